@@ -1,0 +1,156 @@
+package ir
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Encode writes the plan as indented JSON with a trailing newline.
+func Encode(p *Plan) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(p); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode reads a plan written by Encode and checks its version and the
+// consistency of every step index.
+func Decode(data []byte) (*Plan, error) {
+	var p Plan
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("plan is not valid JSON: %w", err)
+	}
+	if p.Version != Version {
+		return nil, fmt.Errorf("plan version %q is not supported (want %q); recompile it with this vmcpc", p.Version, Version)
+	}
+	normalizeNumbers(&p)
+	for _, w := range p.Workflows {
+		if err := checkIndexes(w); err != nil {
+			return nil, fmt.Errorf("workflow %q: %w", w.Name, err)
+		}
+	}
+	return &p, nil
+}
+
+// checkIndexes verifies the invariants the runtime relies on: steps are in
+// topological order and every index points inside the workflow.
+func checkIndexes(w *Workflow) error {
+	n := len(w.Steps)
+	inRange := func(i int) bool { return i >= 0 && i < n }
+	for i, s := range w.Steps {
+		if s == nil {
+			return fmt.Errorf("step %d is null", i)
+		}
+		if s.Index != i {
+			return fmt.Errorf("step %q has index %d at position %d", s.ID, s.Index, i)
+		}
+		for _, d := range s.Deps {
+			if !inRange(d) || d >= i {
+				return fmt.Errorf("step %q depends on index %d, which is not an earlier step", s.ID, d)
+			}
+		}
+		for _, d := range s.Dependents {
+			if !inRange(d) || d <= i {
+				return fmt.Errorf("step %q has dependent index %d, which is not a later step", s.ID, d)
+			}
+		}
+		if s.Type == StepForEach && (s.ForEach == nil || s.ForEach.Step == nil) {
+			return fmt.Errorf("forEach step %q has no inner step", s.ID)
+		}
+		if s.Type == StepTool && s.Tool == nil {
+			return fmt.Errorf("tool step %q has no tool", s.ID)
+		}
+	}
+	for _, lvl := range w.Levels {
+		for _, i := range lvl {
+			if !inRange(i) {
+				return fmt.Errorf("level holds index %d, out of range", i)
+			}
+		}
+	}
+	for _, list := range [][]int{w.CriticalPath, w.Sinks} {
+		for _, i := range list {
+			if !inRange(i) {
+				return fmt.Errorf("index %d out of range", i)
+			}
+		}
+	}
+	return nil
+}
+
+// normalizeNumbers turns json.Number values inside literal values back into
+// the types the compiler produced (int64 when integral, else float64), so a
+// decoded plan equals the plan that was encoded.
+func normalizeNumbers(p *Plan) {
+	for _, w := range p.Workflows {
+		w.InputSchema, _ = fixNumbers(w.InputSchema).(map[string]any)
+		for _, v := range w.Vars {
+			fixValue(v.Value)
+		}
+		if w.Output != nil {
+			w.Output.Schema, _ = fixNumbers(w.Output.Schema).(map[string]any)
+			fixProps(w.Output.Properties)
+		}
+		for _, s := range w.Steps {
+			fixStep(s)
+		}
+	}
+}
+
+func fixStep(s *Step) {
+	s.DefaultResults = fixNumbers(s.DefaultResults)
+	if s.Schema != nil {
+		s.Schema, _ = fixNumbers(s.Schema).(map[string]any)
+	}
+	fixValue(s.Arguments)
+	if s.ForEach != nil && s.ForEach.Step != nil {
+		fixStep(s.ForEach.Step)
+	}
+}
+
+func fixProps(props []*OutputProperty) {
+	for _, p := range props {
+		p.Default = fixNumbers(p.Default)
+		fixProps(p.Properties)
+	}
+}
+
+func fixValue(v *Value) {
+	if v == nil {
+		return
+	}
+	v.Literal = fixNumbers(v.Literal)
+	for _, f := range v.Fields {
+		fixValue(f.Value)
+	}
+	for _, it := range v.Items {
+		fixValue(it)
+	}
+}
+
+func fixNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = fixNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = fixNumbers(e)
+		}
+	}
+	return v
+}

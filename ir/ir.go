@@ -1,0 +1,263 @@
+package ir
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Version identifies the layout of a Plan. Load refuses plans of any other
+// version, so a runtime never guesses at a plan written by another compiler.
+const Version = "vmcp.plan/v1"
+
+// Step types.
+const (
+	StepTool        = "tool"
+	StepElicitation = "elicitation"
+	StepForEach     = "forEach"
+)
+
+// Error and response actions.
+const (
+	ActionAbort         = "abort"
+	ActionContinue      = "continue"
+	ActionRetry         = "retry"
+	ActionSkipRemaining = "skip_remaining"
+)
+
+// Workflow failure modes.
+const (
+	FailureAbort    = "abort"
+	FailureContinue = "continue"
+)
+
+// Plan is the compiled form of one or more workflow sources.
+type Plan struct {
+	Version   string      `json:"version"`
+	Workflows []*Workflow `json:"workflows"`
+}
+
+// Workflow is one composite tool, checked and planned.
+type Workflow struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Pos         Pos    `json:"pos"`
+	// InputSchema is the normalised JSON Schema object of the parameters
+	// (type: object, properties, required), whichever form the source used.
+	InputSchema map[string]any `json:"inputSchema"`
+	Timeout     Duration       `json:"timeout"`
+	FailureMode string         `json:"failureMode"`
+	MaxParallel int            `json:"maxParallel"`
+	Vars        []*Var         `json:"vars,omitempty"`
+	Output      *Output        `json:"output,omitempty"`
+	Annotations *Annotations   `json:"annotations,omitempty"`
+	// Steps are in topological order; Step.Index is the position here and
+	// every dependency index is smaller than the step's own.
+	Steps []*Step `json:"steps"`
+	// Levels groups step indexes by longest-path depth from a root. They are
+	// for display and statistics; the runtime schedules by dependencies.
+	Levels [][]int `json:"levels"`
+	Stats  Stats   `json:"stats"`
+	// CriticalPath is the longest dependency chain, as step indexes from a
+	// root to a sink.
+	CriticalPath []int `json:"criticalPath"`
+	// Sinks are the indexes of steps no other step depends on.
+	Sinks []int `json:"sinks"`
+}
+
+// Stats summarises the shape of a workflow's dependency graph.
+type Stats struct {
+	TotalLevels     int `json:"total_levels"`
+	TotalSteps      int `json:"total_steps"`
+	MaxParallelism  int `json:"max_parallelism"`
+	MinParallelism  int `json:"min_parallelism"`
+	SequentialSteps int `json:"sequential_steps"`
+}
+
+// Var is a named value evaluated once when a run starts.
+type Var struct {
+	Name  string `json:"name"`
+	Value *Value `json:"value"`
+}
+
+// Annotations are the MCP tool annotations advertised for the workflow.
+type Annotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// Step is one node of the workflow graph.
+type Step struct {
+	Index int    `json:"index"`
+	ID    string `json:"id"`
+	Type  string `json:"type"`
+	Pos   Pos    `json:"pos"`
+	// Deps are the indexes of the steps this one depends on, sorted.
+	Deps []int `json:"deps,omitempty"`
+	// Dependents are the indexes of the steps that depend on this one, sorted.
+	Dependents []int `json:"dependents,omitempty"`
+	// Level is the longest-path depth from a root (roots are level 0).
+	Level int `json:"level"`
+	// Remaining is the number of steps on the longest path from this step
+	// to a sink, counting itself; the scheduler starts the highest first.
+	Remaining int `json:"remaining"`
+
+	Condition      *Template `json:"condition,omitempty"`
+	OnError        OnError   `json:"onError"`
+	Timeout        Duration  `json:"timeout"`
+	DefaultResults any       `json:"defaultResults,omitempty"`
+	// MaySkip is true when the step can end without output of its own
+	// (it has a condition, may fail with continue, or is an elicitation
+	// whose decline or cancel continues), so readers see DefaultResults.
+	MaySkip bool `json:"maySkip,omitempty"`
+
+	// Tool steps.
+	Tool      *ToolRef `json:"tool,omitempty"`
+	Arguments *Value   `json:"arguments,omitempty"`
+
+	// Elicitation steps.
+	Message   *Template      `json:"message,omitempty"`
+	Schema    map[string]any `json:"schema,omitempty"`
+	OnDecline string         `json:"onDecline,omitempty"`
+	OnCancel  string         `json:"onCancel,omitempty"`
+
+	// ForEach steps.
+	ForEach *ForEach `json:"forEach,omitempty"`
+}
+
+// ToolRef names a backend tool as backend.tool.
+type ToolRef struct {
+	Backend string `json:"backend"`
+	Name    string `json:"name"`
+	Pos     Pos    `json:"pos"`
+}
+
+func (r ToolRef) String() string { return r.Backend + "." + r.Name }
+
+// OnError says what a failed step does.
+type OnError struct {
+	// Action is abort, continue or retry. Empty means the workflow's
+	// failure mode decides.
+	Action     string   `json:"action,omitempty"`
+	MaxRetries int      `json:"maxRetries,omitempty"`
+	RetryDelay Duration `json:"retryDelay,omitempty"`
+}
+
+// ForEach describes an iterating step.
+type ForEach struct {
+	Collection    *Template `json:"collection"`
+	ItemVar       string    `json:"itemVar"`
+	MaxParallel   int       `json:"maxParallel"`
+	MaxIterations int       `json:"maxIterations"`
+	// Step is the inner tool step run once per item. Its ID is the forEach
+	// step's ID and it has no dependencies of its own.
+	Step *Step `json:"step"`
+}
+
+// Output describes the composite tool's result.
+type Output struct {
+	Properties []*OutputProperty `json:"properties"`
+	Required   []string          `json:"required,omitempty"`
+	// Schema is the JSON Schema advertised as the tool's outputSchema.
+	Schema map[string]any `json:"schema"`
+}
+
+// OutputProperty is one field of the result. A leaf has a Value template;
+// an object has nested Properties.
+type OutputProperty struct {
+	Name        string            `json:"name"`
+	Type        string            `json:"type,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Pos         Pos               `json:"pos"`
+	Value       *Template         `json:"value,omitempty"`
+	Default     any               `json:"default,omitempty"`
+	HasDefault  bool              `json:"hasDefault,omitempty"`
+	Properties  []*OutputProperty `json:"properties,omitempty"`
+	Required    []string          `json:"required,omitempty"`
+}
+
+// Template is the source text of a Go text/template and where it starts.
+// Plans keep the source, not the parsed tree, so that they serialise; a
+// runtime parses each template once when it loads the plan.
+type Template struct {
+	Source string `json:"source"`
+	Pos    Pos    `json:"pos"`
+	// Path is the YAML path of the scalar, e.g. steps[2].arguments.body.
+	Path string `json:"path,omitempty"`
+	// Single is true when the whole string is one action ("{{.x}}"), so the
+	// value keeps its type instead of becoming a string.
+	Single bool `json:"single,omitempty"`
+}
+
+// Value kinds.
+const (
+	KindLiteral  = "literal"  // a scalar with no template action, or null
+	KindTemplate = "template" // a string with at least one action
+	KindObject   = "object"
+	KindArray    = "array"
+)
+
+// Value is an argument tree whose strings may be templates.
+type Value struct {
+	Kind     string    `json:"kind"`
+	Literal  any       `json:"literal,omitempty"`
+	Template *Template `json:"template,omitempty"`
+	Fields   []*Field  `json:"fields,omitempty"` // objects, in source order
+	Items    []*Value  `json:"items,omitempty"`  // arrays
+}
+
+// Field is one key of an object Value.
+type Field struct {
+	Key   string `json:"key"`
+	Value *Value `json:"value"`
+}
+
+// Pos is a 1-based position in a source file. The zero Pos means unknown.
+type Pos struct {
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Col  int    `json:"col,omitempty"`
+}
+
+// IsValid reports whether the position names a line.
+func (p Pos) IsValid() bool { return p.Line > 0 }
+
+// String prints file:line:col, leaving out the parts that are unknown.
+func (p Pos) String() string {
+	switch {
+	case p.Line == 0 && p.File == "":
+		return "-"
+	case p.Line == 0:
+		return p.File
+	case p.Col == 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Duration is a time.Duration that reads and writes Go duration strings
+// ("1m30s") in JSON.
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string such as \"1m30s\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}

@@ -1,0 +1,198 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// This file is the runtime's contract with the layers around it: the MCP
+// client (Backend), the MCP server (Elicitor, events), and the run stores.
+// Everything here is small on purpose, so that tests and benchmarks can drive
+// the same engine with in-process fakes.
+
+// Backend calls one tool on one backend MCP server. The context carries the
+// step's deadline and is cancelled when the run is cancelled or aborts; an
+// implementation must stop the call (and tell the server) when it is.
+type Backend interface {
+	CallTool(ctx context.Context, call ToolCall) (*ToolResult, error)
+}
+
+// ToolCall is one backend tool invocation.
+type ToolCall struct {
+	Backend   string
+	Tool      string
+	Arguments map[string]any // never nil
+	RunID     string
+	StepID    string
+}
+
+// ToolResult is a backend's answer, independent of the MCP library.
+type ToolResult struct {
+	// Structured is the result's structuredContent, or nil.
+	Structured any
+	Content    []Content
+	IsError    bool
+}
+
+// Content is one content item of a tool result.
+type Content struct {
+	Type string // "text", "image", "audio", "resource", "resource_link", ...
+	Text string // for text items
+	// Raw is the MCP JSON form of a non-text item.
+	Raw map[string]any
+}
+
+// SchemaSource gives the input schema of a backend tool when it is known,
+// so string arguments can be coerced to the declared types ("5" -> 5).
+type SchemaSource interface {
+	InputSchema(backend, tool string) (map[string]any, bool)
+}
+
+// Elicitor asks the calling client for input on behalf of an elicitation step.
+type Elicitor interface {
+	Elicit(ctx context.Context, req ElicitRequest) (ElicitResult, error)
+}
+
+// ElicitRequest is the question an elicitation step puts to the user.
+type ElicitRequest struct {
+	RunID   string
+	StepID  string
+	Message string
+	Schema  map[string]any
+}
+
+// Elicitation answers.
+const (
+	ElicitAccept  = "accept"
+	ElicitDecline = "decline"
+	ElicitCancel  = "cancel"
+)
+
+// ElicitResult is the user's answer.
+type ElicitResult struct {
+	Action  string // accept, decline or cancel
+	Content map[string]any
+}
+
+// RunStatus is the state of a whole run.
+type RunStatus string
+
+const (
+	RunPending     RunStatus = "pending"
+	RunRunning     RunStatus = "running"
+	RunCompleted   RunStatus = "completed"
+	RunFailed      RunStatus = "failed"
+	RunCancelled   RunStatus = "cancelled"
+	RunTimedOut    RunStatus = "timed_out"
+	RunInterrupted RunStatus = "interrupted" // set by a persistent store after a crash
+)
+
+// Finished reports whether the status is final.
+func (s RunStatus) Finished() bool { return s != RunPending && s != RunRunning }
+
+// StepStatus is the state of one step in a run.
+type StepStatus string
+
+const (
+	StepPending   StepStatus = "pending"
+	StepRunning   StepStatus = "running"
+	StepCompleted StepStatus = "completed"
+	StepFailed    StepStatus = "failed"
+	StepSkipped   StepStatus = "skipped"
+)
+
+// Run is the observable record of one workflow execution. Values returned by
+// the engine and stores are copies: callers may keep and read them freely.
+type Run struct {
+	ID        string     `json:"id"`
+	Workflow  string     `json:"workflow"`
+	Status    RunStatus  `json:"status"`
+	StartedAt time.Time  `json:"startedAt"`
+	EndedAt   time.Time  `json:"endedAt,omitzero"`
+	Output    any        `json:"output,omitempty"`
+	Error     *StepError `json:"error,omitempty"`
+	// Steps are in the plan's step order.
+	Steps []StepState `json:"steps"`
+}
+
+// StepState is the record of one step in a run.
+type StepState struct {
+	ID        string     `json:"id"`
+	Status    StepStatus `json:"status"`
+	Attempts  int        `json:"attempts"`
+	StartedAt time.Time  `json:"startedAt,omitzero"`
+	EndedAt   time.Time  `json:"endedAt,omitzero"`
+	Output    any        `json:"output,omitempty"`
+	Error     string     `json:"error,omitempty"`
+	// Note explains anything unusual about the record, for example that a
+	// store truncated a large output.
+	Note string `json:"note,omitempty"`
+}
+
+// RunFilter selects runs in Store.ListRuns. Zero fields match everything.
+type RunFilter struct {
+	Workflow string
+	Status   RunStatus
+	Limit    int // 0 means the store's default
+}
+
+// Store keeps runs so they can be read while they go and after they end.
+// The engine calls CreateRun once, UpdateStep whenever a step changes state,
+// and FinishRun once. Implementations must be safe for concurrent use.
+type Store interface {
+	CreateRun(ctx context.Context, run *Run) error
+	UpdateStep(ctx context.Context, runID string, index int, step StepState) error
+	FinishRun(ctx context.Context, run *Run) error
+	GetRun(ctx context.Context, id string) (*Run, error)
+	// ListRuns returns matching runs, newest first.
+	ListRuns(ctx context.Context, filter RunFilter) ([]*Run, error)
+}
+
+// ErrRunNotFound is returned by stores and the engine for an unknown run id.
+var ErrRunNotFound = fmt.Errorf("run not found")
+
+// EventKind names what happened in an Event.
+type EventKind string
+
+const (
+	EventRunStarted    EventKind = "run_started"
+	EventStepStarted   EventKind = "step_started"
+	EventStepRetrying  EventKind = "step_retrying"
+	EventStepCompleted EventKind = "step_completed"
+	EventStepFailed    EventKind = "step_failed"
+	EventStepSkipped   EventKind = "step_skipped"
+	EventRunFinished   EventKind = "run_finished"
+)
+
+// Event reports progress. Done counts finished steps (completed, failed or
+// skipped) out of Total, so a progress display needs no state of its own.
+type Event struct {
+	Kind     EventKind
+	RunID    string
+	Workflow string
+	StepID   string // empty for run events
+	Attempt  int
+	Time     time.Time
+	Err      string // for failures and retries
+	Status   RunStatus
+	Done     int
+	Total    int
+}
+
+// StepError is a run failure: the step, its source position and the cause.
+// Its message never includes parameter values.
+type StepError struct {
+	Step string `json:"step,omitempty"`
+	Pos  ir.Pos `json:"pos"`
+	Msg  string `json:"message"`
+}
+
+func (e *StepError) Error() string {
+	if e.Step == "" {
+		return fmt.Sprintf("%s: %s", e.Pos, e.Msg)
+	}
+	return fmt.Sprintf("step %q (%s): %s", e.Step, e.Pos, e.Msg)
+}
