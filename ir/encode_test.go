@@ -1,0 +1,92 @@
+package ir
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func samplePlan() *Plan {
+	yes := true
+	return &Plan{
+		Version: Version,
+		Workflows: []*Workflow{{
+			Name:        "w",
+			Description: "d",
+			Pos:         Pos{File: "w.yaml", Line: 1, Col: 1},
+			InputSchema: map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer", "default": int64(3)}}},
+			Timeout:     Duration(30 * time.Minute),
+			FailureMode: FailureAbort,
+			MaxParallel: 10,
+			Annotations: &Annotations{Title: "T", ReadOnlyHint: &yes},
+			Steps: []*Step{
+				{Index: 0, ID: "a", Type: StepTool, Tool: &ToolRef{Backend: "b", Name: "t"}, Dependents: []int{1},
+					Timeout: Duration(5 * time.Minute), Remaining: 2,
+					Arguments: &Value{Kind: KindObject, Fields: []*Field{
+						{Key: "n", Value: &Value{Kind: KindLiteral, Literal: int64(5)}},
+						{Key: "f", Value: &Value{Kind: KindLiteral, Literal: 1.5}},
+						{Key: "x", Value: &Value{Kind: KindTemplate, Template: &Template{Source: "{{.params.n}}", Single: true, Pos: Pos{File: "w.yaml", Line: 9, Col: 12}}}},
+					}}},
+				{Index: 1, ID: "b", Type: StepForEach, Deps: []int{0}, Level: 1, Remaining: 1, DefaultResults: map[string]any{"count": int64(0)},
+					ForEach: &ForEach{Collection: &Template{Source: "{{.steps.a.output.items}}"}, ItemVar: "item", MaxParallel: 10, MaxIterations: 100,
+						Step: &Step{Index: 1, ID: "b", Type: StepTool, Tool: &ToolRef{Backend: "b", Name: "u"}}}},
+			},
+			Levels:       [][]int{{0}, {1}},
+			Stats:        Stats{TotalLevels: 2, TotalSteps: 2, MaxParallelism: 1, MinParallelism: 1, SequentialSteps: 2},
+			CriticalPath: []int{0, 1},
+			Sinks:        []int{1},
+		}},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	p := samplePlan()
+	data, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(data)
+	if err != nil {
+		t.Fatalf("Decode(Encode(p)) failed: %v", err)
+	}
+	if diff := cmp.Diff(p, got); diff != "" {
+		t.Errorf("Decode(Encode(p)) differs (-want +got):\n%s", diff)
+	}
+	again, err := Encode(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(data) {
+		t.Errorf("Encode is not stable across a round trip")
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	tests := []struct {
+		name, edit, want string
+	}{
+		{"version", `"version": "vmcp.plan/v1"`, "not supported"},
+		{"forward dep", `"deps": [` + "\n" + `            0` + "\n" + `          ]`, "not an earlier step"},
+	}
+	data, _ := Encode(samplePlan())
+	for _, tt := range tests {
+		var bad string
+		switch tt.name {
+		case "version":
+			bad = strings.Replace(string(data), tt.edit, `"version": "vmcp.plan/v0"`, 1)
+		case "forward dep":
+			bad = strings.Replace(string(data), tt.edit, `"deps": [5]`, 1)
+		}
+		if bad == string(data) {
+			t.Fatalf("%s: edit did not apply", tt.name)
+		}
+		if _, err := Decode([]byte(bad)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Decode(%s) error = %v; want it to contain %q", tt.name, err, tt.want)
+		}
+	}
+	if _, err := Decode([]byte("{")); err == nil {
+		t.Errorf("Decode of truncated JSON succeeded")
+	}
+}
