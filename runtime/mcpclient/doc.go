@@ -1,0 +1,16 @@
+// Package mcpclient is vmcp's MCP client side: it connects to the backend
+// MCP servers named in vmcp.yaml and calls their tools on behalf of
+// workflow steps.
+//
+// In: the config's backends (stdio commands, streamable HTTP and SSE URLs).
+// Out: a [Manager] that implements runtime.Backend (CallTool routes
+// backend.tool to the right server), serves the raw tool lists and a
+// catalog.Catalog for the checker, and reports per-backend health.
+// Entry point: [Connect]; always [Manager.Close] it.
+//
+// Every call has a deadline (the backend's timeout unless the caller's is
+// earlier). Cancelling the caller's context cancels the request on the
+// wire (notifications/cancelled). A stdio backend whose process exits fails
+// the call in flight with an error naming the backend, and is restarted
+// (initialized and listed again) on the next call.
+package mcpclient
