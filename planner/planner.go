@@ -1,0 +1,341 @@
+package planner
+
+// The planner turns checked workflows (steps in source order, Deps as
+// source indexes) into planned ones. Per workflow it does four passes over
+// the dependency graph, each linear in steps plus edges:
+//
+//  1. Order. The graph is a gonum simple.DirectedGraph with an edge from
+//     each dependency to its dependent; node IDs are source indexes. The
+//     order is Kahn's algorithm with a min-heap of ready steps keyed by
+//     source index: repeatedly take the ready step that comes first in the
+//     file, emit it, and release its dependents. This is the "stable"
+//     topological order: a file whose steps are already in dependency order
+//     keeps its order exactly, and a step moves only as far down as its
+//     dependencies force it to. (gonum's topo.SortStabilized orders by a
+//     depth-first search, which does not keep that property, so it is used
+//     only to name the cycle when Kahn's algorithm stalls.)
+//
+//  2. Level = longest-path depth from a root: roots are level 0, any other
+//     step is one more than its deepest dependency. One pass in the new
+//     order suffices, since every dependency comes earlier. Levels[l] lists
+//     the steps of level l in plan order.
+//
+//  3. Remaining = number of steps on the longest path from the step to a
+//     sink, counting itself: sinks have 1, any other step one more than its
+//     largest dependent. One pass in reverse plan order. The runtime starts
+//     the ready step with the highest Remaining first.
+//
+//  4. Critical path: the longest chain has exactly TotalLevels steps, and
+//     every root with Remaining == TotalLevels starts one. Start at the first
+//     such root in source order, then repeatedly step to the dependent with
+//     Remaining one less, again the first in source order. Ties are broken
+//     by source order so the path does not depend on map iteration or on how
+//     the topological sort interleaved independent branches.
+//
+// Statistics (see ir.Stats): total_levels and total_steps are counts;
+// max_parallelism and min_parallelism are the sizes of the largest and
+// smallest level; sequential_steps is the number of levels holding exactly
+// one step, i.e. the points where the workflow runs one step alone and
+// cannot overlap anything else.
+//
+// A dependency cycle, a self-dependency or a dependency index out of range
+// means the checker let a bad graph through; the planner reports it as an
+// error diagnostic with code "internal_error" and leaves that workflow out
+// of the plan, but never panics.
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
+
+	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// CodeInternal is the diagnostic code for a graph the checker should have
+// rejected.
+const CodeInternal = "internal_error"
+
+// Plan reorders each workflow's steps topologically and fills in the graph
+// facts the runtime and the CLI read: Deps (remapped), Dependents, Level,
+// Remaining, Levels, Stats, CriticalPath and Sinks. The workflows are
+// updated in place and returned in a Plan with the current ir.Version.
+// A workflow whose graph is broken is left out of the plan and reported.
+func Plan(wfs []*ir.Workflow) (*ir.Plan, diag.List) {
+	var diags diag.List
+	plan := &ir.Plan{Version: ir.Version, Workflows: make([]*ir.Workflow, 0, len(wfs))}
+	for _, w := range wfs {
+		if w == nil {
+			continue
+		}
+		if err := planWorkflow(w); err != nil {
+			diags.Errorf(w.Pos, "", CodeInternal, "internal error planning workflow %q: %v (please report this bug)", w.Name, err)
+			continue
+		}
+		plan.Workflows = append(plan.Workflows, w)
+	}
+	return plan, diags
+}
+
+// planWorkflow plans one workflow in place. On error it leaves w unchanged.
+func planWorkflow(w *ir.Workflow) error {
+	n := len(w.Steps)
+	for i, s := range w.Steps {
+		if s == nil {
+			return fmt.Errorf("step %d is nil", i)
+		}
+	}
+	g, err := buildGraph(w.Steps)
+	if err != nil {
+		return err
+	}
+	order, err := stableOrder(g, n)
+	if err != nil {
+		return describeCycle(err, g, w.Steps)
+	}
+
+	// newIndex[src] is the plan index of the step at source index src.
+	newIndex := make([]int, n)
+	for pos, src := range order {
+		newIndex[src] = pos
+	}
+	srcOf := order // srcOf[pos] is the source index of the step at pos
+
+	steps := make([]*ir.Step, n)
+	for pos, src := range order {
+		s := w.Steps[src]
+		s.Index = pos
+		s.Deps = remap(g.To(int64(src)), newIndex)
+		s.Dependents = remap(g.From(int64(src)), newIndex)
+		steps[pos] = s
+	}
+
+	levels := assignLevels(steps)
+	assignRemaining(steps)
+
+	w.Steps = steps
+	w.Levels = levels
+	w.Stats = stats(levels, n)
+	w.Sinks = sinks(steps)
+	w.CriticalPath = criticalPath(steps, srcOf)
+
+	for _, s := range steps {
+		if s.ForEach != nil && s.ForEach.Step != nil {
+			// The inner step is not a node of the graph: it runs inside its
+			// forEach, so it shares the forEach's place in the plan.
+			inner := s.ForEach.Step
+			inner.Index = s.Index
+			inner.Level = s.Level
+			inner.Remaining = s.Remaining
+		}
+	}
+	return nil
+}
+
+// buildGraph makes the dependency graph: an edge dep -> step for every
+// dependency, node IDs being source indexes.
+func buildGraph(steps []*ir.Step) (*simple.DirectedGraph, error) {
+	g := simple.NewDirectedGraph()
+	for i := range steps {
+		g.AddNode(simple.Node(int64(i)))
+	}
+	for i, s := range steps {
+		for _, d := range s.Deps {
+			switch {
+			case d < 0 || d >= len(steps):
+				return nil, fmt.Errorf("step %q depends on index %d, out of range", s.ID, d)
+			case d == i:
+				return nil, fmt.Errorf("step %q depends on itself", s.ID)
+			}
+			g.SetEdge(g.NewEdge(simple.Node(int64(d)), simple.Node(int64(i))))
+		}
+	}
+	return g, nil
+}
+
+// readyHeap is a min-heap of source indexes.
+type readyHeap []int
+
+func (h readyHeap) Len() int           { return len(h) }
+func (h readyHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h readyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *readyHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *readyHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// errCycle reports that Kahn's algorithm stalled.
+type errCycle struct{}
+
+func (e errCycle) Error() string { return "dependency cycle" }
+
+// stableOrder returns source indexes in Kahn order, taking the ready step
+// that comes first in the source each time.
+func stableOrder(g *simple.DirectedGraph, n int) ([]int, error) {
+	indeg := make([]int, n)
+	ready := make(readyHeap, 0, n)
+	for i := 0; i < n; i++ {
+		indeg[i] = g.To(int64(i)).Len()
+		if indeg[i] == 0 {
+			ready = append(ready, i)
+		}
+	}
+	heap.Init(&ready)
+	order := make([]int, 0, n)
+	for ready.Len() > 0 {
+		i := heap.Pop(&ready).(int)
+		order = append(order, i)
+		succ := g.From(int64(i))
+		for succ.Next() {
+			j := int(succ.Node().ID())
+			indeg[j]--
+			if indeg[j] == 0 {
+				heap.Push(&ready, j)
+			}
+		}
+	}
+	if len(order) != n {
+		return nil, errCycle{}
+	}
+	return order, nil
+}
+
+// describeCycle names the steps of each cycle, using gonum's strongly
+// connected components, ordered by source index.
+func describeCycle(err error, g *simple.DirectedGraph, steps []*ir.Step) error {
+	_, terr := topo.SortStabilized(g, bySourceIndex)
+	cycles, ok := terr.(topo.Unorderable)
+	if !ok || len(cycles) == 0 {
+		return err
+	}
+	var parts []string
+	for _, c := range cycles {
+		ids := make([]string, len(c))
+		for i, nd := range c {
+			ids[i] = steps[nd.ID()].ID
+		}
+		parts = append(parts, strings.Join(ids, ", "))
+	}
+	return fmt.Errorf("dependency cycle among steps [%s]", strings.Join(parts, "], ["))
+}
+
+func bySourceIndex(nodes []graph.Node) {
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID() < nodes[j].ID() })
+}
+
+// remap converts graph neighbours (source indexes) to sorted plan indexes.
+func remap(it graph.Nodes, newIndex []int) []int {
+	if it.Len() == 0 {
+		return nil
+	}
+	out := make([]int, 0, it.Len())
+	for it.Next() {
+		out = append(out, newIndex[it.Node().ID()])
+	}
+	sort.Ints(out)
+	return out
+}
+
+// assignLevels sets each step's Level and returns the levels; steps must be
+// in topological order with Deps remapped.
+func assignLevels(steps []*ir.Step) [][]int {
+	var levels [][]int
+	for i, s := range steps {
+		lvl := 0
+		for _, d := range s.Deps {
+			if l := steps[d].Level + 1; l > lvl {
+				lvl = l
+			}
+		}
+		s.Level = lvl
+		for len(levels) <= lvl {
+			levels = append(levels, nil)
+		}
+		levels[lvl] = append(levels[lvl], i)
+	}
+	if levels == nil {
+		levels = [][]int{}
+	}
+	return levels
+}
+
+// assignRemaining sets each step's Remaining in reverse topological order.
+func assignRemaining(steps []*ir.Step) {
+	for i := len(steps) - 1; i >= 0; i-- {
+		s := steps[i]
+		r := 1
+		for _, d := range s.Dependents {
+			if x := steps[d].Remaining + 1; x > r {
+				r = x
+			}
+		}
+		s.Remaining = r
+	}
+}
+
+func stats(levels [][]int, n int) ir.Stats {
+	st := ir.Stats{TotalLevels: len(levels), TotalSteps: n}
+	for i, l := range levels {
+		size := len(l)
+		if size > st.MaxParallelism {
+			st.MaxParallelism = size
+		}
+		if i == 0 || size < st.MinParallelism {
+			st.MinParallelism = size
+		}
+		if size == 1 {
+			st.SequentialSteps++
+		}
+	}
+	return st
+}
+
+func sinks(steps []*ir.Step) []int {
+	out := []int{}
+	for i, s := range steps {
+		if len(s.Dependents) == 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// criticalPath follows the longest chain from the first root (in source
+// order) with the most Remaining, each time to the first dependent (in
+// source order) whose Remaining is one less.
+func criticalPath(steps []*ir.Step, srcOf []int) []int {
+	path := []int{}
+	cur := -1
+	for i, s := range steps {
+		if len(s.Deps) != 0 {
+			continue
+		}
+		if cur < 0 || s.Remaining > steps[cur].Remaining ||
+			(s.Remaining == steps[cur].Remaining && srcOf[i] < srcOf[cur]) {
+			cur = i
+		}
+	}
+	for cur >= 0 {
+		path = append(path, cur)
+		next := -1
+		want := steps[cur].Remaining - 1
+		for _, d := range steps[cur].Dependents {
+			if steps[d].Remaining != want {
+				continue
+			}
+			if next < 0 || srcOf[d] < srcOf[next] {
+				next = d
+			}
+		}
+		cur = next
+	}
+	return path
+}
