@@ -1,0 +1,28 @@
+package main
+
+import (
+	"github.com/vmcp-dev/vmcp/catalog"
+	"github.com/vmcp-dev/vmcp/compiler"
+	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/runtime/mcpclient"
+)
+
+// compilePlan compiles the workflow sources (YAML or plan.json) with the
+// backends' live tool schemas, so tool references and argument types are
+// checked against what the backends really offer. It returns the source
+// texts for printing diagnostics with excerpts.
+func compilePlan(paths []string, mgr *mcpclient.Manager) (*ir.Plan, diag.List, diag.Sources) {
+	inputs, err := compiler.Load(paths)
+	if err != nil {
+		var l diag.List
+		l.Errorf(ir.Pos{}, "", "load", "%v", err)
+		return nil, l, nil
+	}
+	var tools *catalog.Catalog
+	if mgr != nil {
+		tools = mgr.Catalog()
+	}
+	plan, diags := compiler.Compile(inputs, compiler.Options{Tools: tools})
+	return plan, diags, compiler.Sources(inputs)
+}

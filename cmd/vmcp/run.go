@@ -1,0 +1,91 @@
+package main
+
+import (
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vmcp-dev/vmcp/config"
+	"github.com/vmcp-dev/vmcp/runtime/server"
+)
+
+func newRunCmd(io streams) *cobra.Command {
+	var configPath, transport, listen, logLevel string
+	cmd := &cobra.Command{
+		Use:   "run --config vmcp.yaml [--transport stdio|http] [--listen 127.0.0.1:8080]",
+		Short: "Serve the workflows as MCP tools",
+		Long: `Serve every workflow of the config as an MCP tool, over stdio or
+streamable HTTP (at /mcp on --listen). The flags override the config's
+server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(io.err, logLevel)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("transport") && transport != "stdio" && transport != "http" {
+				return usageErrorf("--transport must be stdio or http, not %q", transport)
+			}
+			st, err := openStack(cmd.Context(), configPath, log, io.err)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if !cmd.Flags().Changed("transport") && st.cfg.Server.Transport != "" {
+				transport = st.cfg.Server.Transport
+			}
+			if !cmd.Flags().Changed("listen") && st.cfg.Server.Listen != "" {
+				listen = st.cfg.Server.Listen
+			}
+			srv, err := server.New(server.Options{
+				Runner:       st.engine,
+				Backends:     st.backend,
+				BackendNames: backendNames(st.cfg),
+				Expose:       st.cfg.Server.ExposeBackendTools,
+				Logger:       log,
+				Name:         "vmcp",
+				Version:      version,
+			})
+			if err != nil {
+				return failuref("%v", err)
+			}
+			ctx := cmd.Context()
+			switch transport {
+			case "stdio":
+				log.Info("serving MCP on stdio", "tools", len(srv.ToolNames()))
+				if err := srv.ServeStdio(ctx, io.in, io.out); err != nil {
+					return failuref("stdio: %v", err)
+				}
+			case "http":
+				ln, err := net.Listen("tcp", listen)
+				if err != nil {
+					return failuref("listen on %s: %v", listen, err)
+				}
+				mcpHandler := srv.MCPHandler()
+				log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+server.MCPPath, "tools", len(srv.ToolNames()))
+				if err := server.ServeHTTP(ctx, ln, server.HTTPHandler(mcpHandler, nil), mcpHandler, 10*time.Second); err != nil {
+					return failuref("http: %v", err)
+				}
+			default:
+				return usageErrorf("--transport must be stdio or http, not %q", transport)
+			}
+			log.Info("server stopped")
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&configPath, "config", "", "the vmcp.yaml config (required)")
+	f.StringVar(&transport, "transport", "stdio", "stdio or http")
+	f.StringVar(&listen, "listen", config.DefaultListen, "address of the HTTP server")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}
+
+func backendNames(cfg *config.Config) []string {
+	names := make([]string, 0, len(cfg.Backends))
+	for n := range cfg.Backends {
+		names = append(names, n)
+	}
+	return names
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/vmcp-dev/vmcp/config"
+	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/mcpclient"
+)
+
+// version is reported to backends and clients.
+const version = "0.1.0"
+
+// stack is everything a command needs to run workflows: the config, the
+// compiled plan, the connected backends and the engine.
+type stack struct {
+	cfg     *config.Config
+	plan    *ir.Plan
+	backend *mcpclient.Manager
+	engine  *runtime.Engine
+}
+
+// openStack loads the config, connects every backend, compiles the
+// workflows with the backends' live tool schemas (so unknown tools and
+// mistyped arguments are compile errors with positions), and builds the
+// engine. Diagnostics, warnings included, are printed on diagOut. Every
+// failure is an exit-1 error; nothing is left running when it fails.
+func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut io.Writer) (*stack, error) {
+	if configPath == "" {
+		return nil, usageErrorf("--config is required")
+	}
+	cfg, err := config.Load(configPath, os.LookupEnv)
+	if err != nil {
+		return nil, failuref("%v", err)
+	}
+	if len(cfg.Sources()) == 0 {
+		return nil, failuref("%s: no workflows: add workflows: or compositeTools:", configPath)
+	}
+	mgr, err := mcpclient.Connect(ctx, cfg.Backends, mcpclient.Options{Logger: log, ClientName: "vmcp", ClientVersion: version})
+	if err != nil {
+		return nil, failuref("%v", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			mgr.Close()
+		}
+	}()
+	plan, diags, src := compilePlan(cfg.Sources(), mgr)
+	if len(diags) > 0 {
+		diag.Print(diagOut, diags.Sorted(), diag.Text, src)
+	}
+	if diags.HasErrors() {
+		return nil, failuref("%d error(s) in the workflows of %s", len(diags.Errors()), configPath)
+	}
+	eng, err := runtime.New(plan, runtime.Options{Backend: mgr, Schemas: mgr.Catalog(), Logger: log})
+	if err != nil {
+		return nil, failuref("%v", err)
+	}
+	ok = true
+	return &stack{cfg: cfg, plan: plan, backend: mgr, engine: eng}, nil
+}
+
+// Close shuts the backends down.
+func (s *stack) Close() error {
+	if err := s.backend.Close(); err != nil {
+		return fmt.Errorf("closing backends: %w", err)
+	}
+	return nil
+}
+
+// workflow returns the plan's workflow of that name.
+func (s *stack) workflow(name string) (*ir.Workflow, error) {
+	var names []string
+	for _, wf := range s.plan.Workflows {
+		if wf.Name == name {
+			return wf, nil
+		}
+		names = append(names, wf.Name)
+	}
+	return nil, errors.New(unknownToolMessage(name, names))
+}
+
+func unknownToolMessage(name string, names []string) string {
+	msg := fmt.Sprintf("unknown tool %q", name)
+	if len(names) > 0 {
+		msg += fmt.Sprintf("; the workflows are: %v", names)
+	}
+	return msg
+}

@@ -1,0 +1,118 @@
+// Command testbackend is an MCP server (stdio, or streamable HTTP with
+// -http ADDR) for vmcp's end-to-end tests and benchmarks. Its tools
+// misbehave on request so the tests can watch vmcp cope:
+//
+//	echo   {text}            returns {text} at once (the benchmark's tool)
+//	add    {a, b}            returns {sum}
+//	sleep  {ms, label}       waits, or stops when the call is cancelled
+//	fail   {message}         returns an isError result
+//	crash  {after_ms}        kills the whole process mid-call
+//	hang   {}                never answers and ignores cancellation
+//
+// With -record FILE, sleep appends "start LABEL", "done LABEL" or
+// "cancelled LABEL" lines to FILE, so a test can see that a cancel reached
+// the backend.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+func main() {
+	record := flag.String("record", "", "append sleep events to this file")
+	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	flag.Parse()
+	r := &recorder{path: *record}
+	s := server.NewMCPServer("testbackend", "1.0.0", server.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("echo",
+		mcp.WithDescription("Return the text"),
+		mcp.WithString("text", mcp.Required()),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultStructuredOnly(map[string]any{"text": req.GetString("text", "")}), nil
+	})
+	s.AddTool(mcp.NewTool("add",
+		mcp.WithDescription("Add two numbers"),
+		mcp.WithNumber("a", mcp.Required()),
+		mcp.WithNumber("b", mcp.Required()),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultStructuredOnly(map[string]any{"sum": req.GetFloat("a", 0) + req.GetFloat("b", 0)}), nil
+	})
+	s.AddTool(mcp.NewTool("sleep",
+		mcp.WithDescription("Wait ms milliseconds unless cancelled"),
+		mcp.WithNumber("ms", mcp.Required()),
+		mcp.WithString("label"),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		label := req.GetString("label", "sleep")
+		r.add("start " + label)
+		t := time.NewTimer(time.Duration(req.GetFloat("ms", 0)) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			r.add("done " + label)
+			return mcp.NewToolResultStructuredOnly(map[string]any{"label": label, "slept": true}), nil
+		case <-ctx.Done():
+			r.add("cancelled " + label)
+			return nil, ctx.Err()
+		}
+	})
+	s.AddTool(mcp.NewTool("fail",
+		mcp.WithDescription("Return an error result"),
+		mcp.WithString("message"),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultError(req.GetString("message", "failed on purpose")), nil
+	})
+	s.AddTool(mcp.NewTool("crash",
+		mcp.WithDescription("Exit the process mid-call"),
+		mcp.WithNumber("after_ms"),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		time.Sleep(time.Duration(req.GetFloat("after_ms", 0)) * time.Millisecond)
+		fmt.Fprintln(os.Stderr, "testbackend: crashing on purpose")
+		os.Exit(3)
+		return nil, nil
+	})
+	s.AddTool(mcp.NewTool("hang",
+		mcp.WithDescription("Never answer"),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {}
+	})
+
+	var err error
+	if *httpAddr != "" {
+		err = http.ListenAndServe(*httpAddr, server.NewStreamableHTTPServer(s))
+	} else {
+		err = server.ServeStdio(s)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testbackend:", err)
+		os.Exit(1)
+	}
+}
+
+type recorder struct {
+	mu   sync.Mutex
+	path string
+}
+
+func (r *recorder) add(line string) {
+	if r.path == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, err := os.OpenFile(r.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testbackend: record:", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, line)
+}

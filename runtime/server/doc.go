@@ -1,0 +1,20 @@
+// Package server serves the workflows of a compiled plan as MCP tools: it is
+// the server half of the vmcp mediator (the client half is
+// runtime/mcpclient).
+//
+// In: a [Runner] (a *runtime.Engine) whose workflows become tools, and
+// optionally the backend manager, whose tools can be served as they are
+// under <backend>_<tool> names. Out: an mcp-go MCP server, reachable over
+// stdio ([Server.ServeStdio]) or streamable HTTP ([Server.MCPHandler],
+// [HTTPHandler], [ServeHTTP]).
+//
+// Each tools/call of a workflow runs it once: arguments are validated
+// before the run, every finished step becomes a notifications/progress
+// when the client asked for progress, a client's notifications/cancelled
+// stops the run, and elicitation steps are forwarded to the client when it
+// declared the capability. The result carries structuredContent, the same
+// JSON as text, and the run id in _meta; a failed run is an isError result
+// that names the step and its source position, never a protocol error.
+//
+// Entry point: [New].
+package server

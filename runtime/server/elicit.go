@@ -1,0 +1,100 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// ErrNoElicitation is returned by the elicitor when the calling client
+// cannot answer an elicitation; the engine then takes the step's onCancel
+// action or fails the step with this message.
+var ErrNoElicitation = errors.New("the calling MCP client did not declare the elicitation capability")
+
+// ErrElicitationOverModernHTTP is returned for a client that speaks MCP
+// 2026-07-28 or later over streamable HTTP: that protocol removed
+// server-initiated requests, so there is no stream to ask on.
+var ErrElicitationOverModernHTTP = errors.New("elicitation is not available to MCP 2026-07-28 clients over streamable HTTP; connect with protocol 2025-11-25 or over stdio")
+
+// clientElicitor forwards elicitation steps to the client that called the
+// tool. reqCtx is the tools/call context: it carries the client session and
+// the request's protocol information, which the engine's step context may
+// not.
+type clientElicitor struct {
+	s      *Server
+	reqCtx context.Context
+}
+
+func (e *clientElicitor) Elicit(ctx context.Context, req runtime.ElicitRequest) (runtime.ElicitResult, error) {
+	if !ClientCanElicit(e.reqCtx) {
+		return runtime.ElicitResult{}, ErrNoElicitation
+	}
+	if transportOf(e.reqCtx) == transportHTTP && mcpserver.IsModernRequest(e.reqCtx) {
+		return runtime.ElicitResult{}, ErrElicitationOverModernHTTP
+	}
+	ctx, cancel := context.WithTimeout(valuesFrom{ctx, e.reqCtx}, e.s.opts.ElicitTimeout)
+	defer cancel()
+	res, err := e.s.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{
+		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+		Params: mcp.ElicitationParams{
+			Message:         req.Message,
+			RequestedSchema: req.Schema,
+		},
+	})
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return runtime.ElicitResult{}, errors.New("the client did not answer the elicitation before its deadline")
+		}
+		return runtime.ElicitResult{}, fmt.Errorf("elicitation request failed: %w", err)
+	}
+	out := runtime.ElicitResult{Action: string(res.Action)}
+	switch res.Action {
+	case mcp.ElicitationResponseActionAccept, mcp.ElicitationResponseActionDecline, mcp.ElicitationResponseActionCancel:
+	default:
+		return runtime.ElicitResult{}, fmt.Errorf("the client answered the elicitation with unknown action %q", res.Action)
+	}
+	if res.Action == mcp.ElicitationResponseActionAccept {
+		content, ok := res.Content.(map[string]any)
+		if !ok && res.Content != nil {
+			return runtime.ElicitResult{}, fmt.Errorf("the client accepted the elicitation but its content is %s, not an object", jsonKind(res.Content))
+		}
+		if content == nil {
+			content = map[string]any{}
+		}
+		out.Content = content
+	}
+	return out, nil
+}
+
+// ClientCanElicit reports whether the client behind a request declared the
+// elicitation capability: per request for MCP 2026-07-28 clients, per
+// session (from initialize) for earlier ones.
+func ClientCanElicit(ctx context.Context) bool {
+	if info := mcpserver.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
+	}
+	session, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo)
+	if !ok {
+		return false
+	}
+	return session.GetClientCapabilities().Elicitation != nil
+}
+
+// valuesFrom is a context with the deadline and cancellation of its
+// embedded context and the values of both (its own first).
+type valuesFrom struct {
+	context.Context
+	values context.Context
+}
+
+func (v valuesFrom) Value(key any) any {
+	if x := v.Context.Value(key); x != nil {
+		return x
+	}
+	return v.values.Value(key)
+}

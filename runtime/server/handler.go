@@ -1,0 +1,184 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// Keys of the result's _meta.
+const (
+	MetaRunID    = "vmcp/runId"
+	MetaWorkflow = "vmcp/workflow"
+	MetaStatus   = "vmcp/status"
+	// MetaTimeline lists each step's status and its start and end as
+	// milliseconds since the run started, in plan order, so a client can see
+	// what ran in parallel.
+	MetaTimeline = "vmcp/timeline"
+)
+
+// workflowHandler runs wf once per call. Everything that goes wrong with
+// the run (bad arguments, a failed step, a cancel, a timeout) becomes an
+// isError result; the Go error stays nil so the client never sees a
+// protocol error for a workflow problem.
+func (s *Server) workflowHandler(wf *ir.Workflow) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := callArguments(req)
+		if err != nil {
+			return mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", wf.Name, err)), nil
+		}
+		runID := uuid.NewString()
+		log := s.log.With("workflow", wf.Name, "run", runID)
+		opts := runtime.RunOptions{
+			RunID:    runID,
+			Elicitor: &clientElicitor{s: s, reqCtx: ctx},
+		}
+		if p := s.newProgress(ctx, req); p != nil {
+			opts.OnEvent = p.onEvent
+		}
+		log.Debug("run started")
+		run, err := s.opts.Runner.Run(ctx, wf.Name, args, opts)
+		if err != nil {
+			var inErr *runtime.InputError
+			if errors.As(err, &inErr) {
+				log.Info("run refused", "err", err)
+				return mcp.NewToolResultError(inErr.Error()), nil
+			}
+			log.Warn("run could not start", "err", err)
+			return mcp.NewToolResultError(fmt.Sprintf("workflow %s could not start: %v", wf.Name, err)), nil
+		}
+		log.Info("run finished", "status", run.Status, "duration", run.EndedAt.Sub(run.StartedAt).Round(time.Microsecond))
+		return RunResult(run), nil
+	}
+}
+
+// callArguments returns the call's arguments as an object; a missing or
+// null arguments field is an empty object.
+func callArguments(req mcp.CallToolRequest) (map[string]any, error) {
+	switch a := req.Params.Arguments.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case map[string]any:
+		return a, nil
+	default:
+		return nil, fmt.Errorf("arguments must be a JSON object, not %s", jsonKind(a))
+	}
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64, int, int64, json.Number:
+		return "a number"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// RunResult turns a finished run into the tool result. A completed run's
+// output is the structuredContent (an output that is not a JSON object is
+// wrapped as {"result": output}, because MCP requires structuredContent to
+// be an object) and the same JSON is the text content. Any other status is
+// an isError result whose text names the failed step and its position.
+// _meta carries the run id, workflow, status and step timeline either way.
+func RunResult(run *runtime.Run) *mcp.CallToolResult {
+	var res *mcp.CallToolResult
+	if run.Status == runtime.RunCompleted {
+		structured := StructuredOutput(run.Output)
+		text, err := json.Marshal(structured)
+		if err != nil {
+			res = mcp.NewToolResultError(fmt.Sprintf("workflow %s: output is not JSON: %v", run.Workflow, err))
+		} else {
+			res = &mcp.CallToolResult{
+				Content:           []mcp.Content{mcp.NewTextContent(string(text))},
+				StructuredContent: structured,
+			}
+		}
+	} else {
+		res = mcp.NewToolResultError(FailureMessage(run))
+	}
+	res.Meta = &mcp.Meta{AdditionalFields: map[string]any{
+		MetaRunID:    run.ID,
+		MetaWorkflow: run.Workflow,
+		MetaStatus:   string(run.Status),
+		MetaTimeline: Timeline(run),
+	}}
+	return res
+}
+
+// StructuredOutput is the structuredContent for a run output.
+func StructuredOutput(out any) map[string]any {
+	if m, ok := out.(map[string]any); ok {
+		return m
+	}
+	return map[string]any{"result": out}
+}
+
+// FailureMessage says why a run did not complete: the status, and the
+// failing step with its source position when there is one.
+func FailureMessage(run *runtime.Run) string {
+	var what string
+	switch run.Status {
+	case runtime.RunFailed:
+		what = "failed"
+	case runtime.RunCancelled:
+		what = "was cancelled"
+	case runtime.RunTimedOut:
+		what = "timed out"
+	default:
+		what = "ended with status " + string(run.Status)
+	}
+	msg := fmt.Sprintf("workflow %s %s", run.Workflow, what)
+	if run.Error != nil {
+		msg += ": " + run.Error.Error()
+	}
+	return msg
+}
+
+// TimelineEntry is one step of a run's timeline.
+type TimelineEntry struct {
+	Step     string  `json:"step"`
+	Status   string  `json:"status"`
+	Attempts int     `json:"attempts,omitempty"`
+	StartMs  float64 `json:"startMs"`
+	EndMs    float64 `json:"endMs"`
+}
+
+// Timeline lists every step that started, with start and end offsets in
+// milliseconds from the start of the run, in plan order.
+func Timeline(run *runtime.Run) []TimelineEntry {
+	out := []TimelineEntry{}
+	for _, st := range run.Steps {
+		if st.StartedAt.IsZero() {
+			continue
+		}
+		e := TimelineEntry{
+			Step:     st.ID,
+			Status:   string(st.Status),
+			Attempts: st.Attempts,
+			StartMs:  ms(st.StartedAt.Sub(run.StartedAt)),
+		}
+		if !st.EndedAt.IsZero() {
+			e.EndMs = ms(st.EndedAt.Sub(run.StartedAt))
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func ms(d time.Duration) float64 {
+	return float64(d.Round(100*time.Microsecond)) / float64(time.Millisecond)
+}

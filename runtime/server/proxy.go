@@ -1,0 +1,75 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// backendTools serves every tool of every exposed backend as
+// <backend>_<tool>, with the backend's own schemas, forwarding calls
+// unchanged through BackendTools.CallRaw. A failed call (the backend is
+// down, the call timed out) is an isError result naming the backend.
+func (s *Server) backendTools() ([]mcpserver.ServerTool, error) {
+	names := append([]string(nil), s.opts.BackendNames...)
+	sort.Strings(names)
+	var out []mcpserver.ServerTool
+	for _, b := range names {
+		tools := s.opts.Backends.Tools(b)
+		sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+		for _, t := range tools {
+			tool, err := proxiedTool(b, t)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, mcpserver.ServerTool{Tool: tool, Handler: s.proxyHandler(b, t.Name)})
+		}
+	}
+	return out, nil
+}
+
+// ProxiedName is the name a backend tool is served under.
+func ProxiedName(backend, tool string) string { return backend + "_" + tool }
+
+func proxiedTool(backend string, t mcp.Tool) (mcp.Tool, error) {
+	in := t.RawInputSchema
+	if len(in) == 0 {
+		b, err := json.Marshal(t.InputSchema)
+		if err != nil {
+			return mcp.Tool{}, fmt.Errorf("backend %s tool %s: input schema: %w", backend, t.Name, err)
+		}
+		in = b
+	}
+	tool := mcp.NewToolWithRawSchema(ProxiedName(backend, t.Name), t.Description, in)
+	tool.Title = t.Title
+	tool.Annotations = t.Annotations
+	if len(t.RawOutputSchema) > 0 {
+		tool.RawOutputSchema = t.RawOutputSchema
+	} else if t.OutputSchema.Type != "" {
+		b, err := json.Marshal(t.OutputSchema)
+		if err != nil {
+			return mcp.Tool{}, fmt.Errorf("backend %s tool %s: output schema: %w", backend, t.Name, err)
+		}
+		tool.RawOutputSchema = b
+	}
+	return tool, nil
+}
+
+func (s *Server) proxyHandler(backend, tool string) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := callArguments(req)
+		if err != nil {
+			return mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", ProxiedName(backend, tool), err)), nil
+		}
+		res, err := s.opts.Backends.CallRaw(ctx, backend, tool, args)
+		if err != nil {
+			s.log.Warn("backend tool call failed", "backend", backend, "tool", tool, "err", err)
+			return mcp.NewToolResultError(fmt.Sprintf("backend %s tool %s: %v", backend, tool, err)), nil
+		}
+		return res, nil
+	}
+}

@@ -1,0 +1,177 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// Runner runs workflows. *runtime.Engine implements it; tests may use
+// fakes.
+type Runner interface {
+	Workflows() []*ir.Workflow
+	Run(ctx context.Context, workflow string, params map[string]any, opts runtime.RunOptions) (*runtime.Run, error)
+}
+
+// BackendTools is what serving backend tools as they are needs from the
+// backend manager (*mcpclient.Manager implements it).
+type BackendTools interface {
+	// Tools returns the tools a backend listed.
+	Tools(backend string) []mcp.Tool
+	// CallRaw calls a backend tool and returns its MCP result unconverted.
+	CallRaw(ctx context.Context, backend, tool string, args map[string]any) (*mcp.CallToolResult, error)
+}
+
+// Options configure a Server.
+type Options struct {
+	// Runner runs the workflows; each of its workflows becomes a tool.
+	Runner Runner
+	// Backends, with Expose, also serves every backend tool as
+	// <backend>_<tool>. BackendNames lists the backends to expose.
+	Backends     BackendTools
+	BackendNames []string
+	Expose       bool
+	// Logger receives the server's logs; nil discards them.
+	Logger *slog.Logger
+	// Name and Version are reported to clients (defaults "vmcp", "dev").
+	Name, Version string
+	// ElicitTimeout bounds one elicitation round trip when the step's own
+	// context has no earlier deadline (default 10m, the longest an
+	// elicitation step may wait).
+	ElicitTimeout time.Duration
+	// NotifyFlush is how long a tool call that sent progress waits before
+	// returning, so that streamable HTTP delivers the last notification
+	// ahead of the response (default 5ms; see flushMiddleware).
+	NotifyFlush time.Duration
+	// StdioWorkers is how many tool calls a stdio session runs at once
+	// (default 32).
+	StdioWorkers int
+}
+
+// Server is vmcp's MCP server.
+type Server struct {
+	opts   Options
+	mcp    *mcpserver.MCPServer
+	log    *slog.Logger
+	tools  []string
+	byName map[string]*ir.Workflow
+}
+
+// New builds the MCP server and registers one tool per workflow (and, when
+// asked, one per backend tool). It fails when two tools would share a name.
+func New(opts Options) (*Server, error) {
+	if opts.Runner == nil {
+		return nil, fmt.Errorf("server: no runner")
+	}
+	if opts.Name == "" {
+		opts.Name = "vmcp"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.ElicitTimeout <= 0 {
+		opts.ElicitTimeout = 10 * time.Minute
+	}
+	if opts.NotifyFlush <= 0 {
+		opts.NotifyFlush = 5 * time.Millisecond
+	}
+	if opts.StdioWorkers <= 0 {
+		opts.StdioWorkers = 32
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{opts: opts, log: log, byName: map[string]*ir.Workflow{}}
+	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version,
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithElicitation(),
+		// Elicitation steps block inside a tools/call until the user
+		// answers, so vmcp asks with a server-initiated request. mcp-go
+		// refuses those to 2026-07-28 clients unless told otherwise; they
+		// still work on stdio (both directions are open), and Elicit
+		// refuses them on HTTP where they could not arrive.
+		mcpserver.WithLegacyServerInitiatedRequests(),
+		mcpserver.WithToolHandlerMiddleware(s.flushMiddleware),
+		mcpserver.WithRecovery(),
+	)
+
+	var tools []mcpserver.ServerTool
+	for _, wf := range opts.Runner.Workflows() {
+		tool, err := workflowTool(wf)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, mcpserver.ServerTool{Tool: tool, Handler: s.workflowHandler(wf)})
+		s.byName[wf.Name] = wf
+	}
+	if opts.Expose && opts.Backends != nil {
+		proxied, err := s.backendTools()
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, proxied...)
+	}
+	seen := map[string]bool{}
+	for _, t := range tools {
+		if seen[t.Tool.Name] {
+			return nil, fmt.Errorf("server: two tools are named %q (a workflow and an exposed backend tool?)", t.Tool.Name)
+		}
+		seen[t.Tool.Name] = true
+		s.tools = append(s.tools, t.Tool.Name)
+	}
+	sort.Strings(s.tools)
+	s.mcp.AddTools(tools...)
+	return s, nil
+}
+
+// MCP returns the underlying mcp-go server.
+func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
+
+// ToolNames returns the names of the served tools, sorted.
+func (s *Server) ToolNames() []string { return append([]string(nil), s.tools...) }
+
+// workflowTool describes a workflow as an MCP tool. The input schema is
+// the workflow's normalised parameter schema, raw, because mcp-go's typed
+// schema would drop keywords; tools built with mcp.NewTool and a raw
+// schema option break tools/list in mcp-go v1.2.1, so NewToolWithRawSchema
+// is the only safe constructor.
+func workflowTool(wf *ir.Workflow) (mcp.Tool, error) {
+	schema := wf.InputSchema
+	if schema == nil {
+		schema = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	in, err := json.Marshal(schema)
+	if err != nil {
+		return mcp.Tool{}, fmt.Errorf("workflow %q: input schema: %w", wf.Name, err)
+	}
+	tool := mcp.NewToolWithRawSchema(wf.Name, wf.Description, in)
+	if wf.Output != nil && wf.Output.Schema != nil {
+		out, err := json.Marshal(wf.Output.Schema)
+		if err != nil {
+			return mcp.Tool{}, fmt.Errorf("workflow %q: output schema: %w", wf.Name, err)
+		}
+		tool.RawOutputSchema = out
+	}
+	if a := wf.Annotations; a != nil {
+		tool.Annotations = mcp.ToolAnnotation{
+			Title:           a.Title,
+			ReadOnlyHint:    a.ReadOnlyHint,
+			DestructiveHint: a.DestructiveHint,
+			IdempotentHint:  a.IdempotentHint,
+			OpenWorldHint:   a.OpenWorldHint,
+		}
+		tool.Title = a.Title
+	}
+	return tool, nil
+}
