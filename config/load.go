@@ -1,12 +1,591 @@
 package config
 
-import "fmt"
+// Loading walks the YAML syntax tree by hand rather than decoding into
+// structs: every key and value keeps its position, so each problem (an
+// unknown key, a bad duration, an unset ${VAR}) is reported at its own
+// file:line:col, and the walk goes on to report the rest. Keys are accepted
+// in camelCase and snake_case (continuousListening, continuous_listening),
+// as in workflow files.
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	yaml "github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// Error is a config file that failed to load. Diags has one diagnostic per
+// problem, each with its position, for diag.Print; Error lists them all.
+type Error struct {
+	Diags diag.List
+}
+
+func (e *Error) Error() string {
+	var lines []string
+	for _, d := range e.Diags.Sorted() {
+		lines = append(lines, d.String())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// backendNameRE is what may precede the dot in a tool reference.
+var backendNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // Load reads and validates the config file at path. env looks up variables
 // for ${VAR} expansion (os.LookupEnv in production); a variable it does not
 // know is an error naming the variable and the field that used it.
-// Unknown top-level keys are errors with their position, except
-// compositeTools/composite_tools, which belong to the workflow parser.
+// Unknown keys are errors with their position, except compositeTools and
+// composite_tools, which belong to the workflow parser. Problems are
+// returned together as an *Error.
 func Load(path string, env func(string) (string, bool)) (*Config, error) {
-	return nil, fmt.Errorf("config.Load: not implemented yet")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return parse(path, src, env)
+}
+
+// parse is Load after reading the file.
+func parse(path string, src []byte, env func(string) (string, bool)) (*Config, error) {
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	l := &loader{file: filepath.ToSlash(path), env: env}
+	cfg := &Config{
+		Path:     path,
+		Dir:      filepath.Dir(path),
+		Backends: map[string]*Backend{},
+		Server:   Server{Transport: "stdio", Listen: DefaultListen, MaxParallel: DefaultMaxParallel},
+		State:    State{Store: DefaultStore},
+	}
+	l.cfg = cfg
+
+	f, err := parser.ParseBytes(src, 0)
+	if err != nil {
+		var se *yaml.SyntaxError
+		p := ir.Pos{File: l.file}
+		msg := err.Error()
+		if errors.As(err, &se) {
+			msg = se.GetMessage()
+			if tk := se.GetToken(); tk != nil && tk.Position != nil {
+				p.Line, p.Col = tk.Position.Line, tk.Position.Column
+			}
+		}
+		l.diags.Errorf(p, "", "yaml_syntax", "%s", msg)
+		return nil, &Error{Diags: l.diags}
+	}
+	var body ast.Node
+	for _, doc := range f.Docs {
+		if doc == nil || doc.Body == nil {
+			continue
+		}
+		if body != nil {
+			l.errorf(doc.Body, "", "multiple_documents", "a config file holds one YAML document; found another here")
+			break
+		}
+		body = doc.Body
+	}
+	if body != nil {
+		l.top(body)
+	}
+	if l.diags.HasErrors() {
+		return nil, &Error{Diags: l.diags}
+	}
+	return cfg, nil
+}
+
+type loader struct {
+	file  string
+	env   func(string) (string, bool)
+	cfg   *Config
+	diags diag.List
+}
+
+func (l *loader) pos(n ast.Node) ir.Pos {
+	tk := n.GetToken()
+	if tk == nil || tk.Position == nil {
+		return ir.Pos{File: l.file}
+	}
+	return ir.Pos{File: l.file, Line: tk.Position.Line, Col: tk.Position.Column}
+}
+
+func (l *loader) errorf(n ast.Node, path, code, format string, args ...any) {
+	l.diags.Errorf(l.pos(n), path, code, format, args...)
+}
+
+func (l *loader) top(n ast.Node) {
+	known := []string{"backends", "workflows", "compositeTools", "server", "state"}
+	l.fields(n, "", known, func(key string, k, v ast.Node) {
+		switch key {
+		case "backends":
+			l.fields(v, "backends", nil, func(name string, k, v ast.Node) {
+				l.backend(name, k, v)
+			})
+		case "workflows":
+			l.workflows(v)
+		case "compositeTools":
+			// The workflow parser reads this list; here it only makes the
+			// config file a workflow source.
+			if seq, ok := unwrap(v).(*ast.SequenceNode); !ok || len(seq.Values) > 0 {
+				if _, null := unwrap(v).(*ast.NullNode); !null {
+					l.cfg.HasCompositeTools = true
+				}
+			}
+		case "server":
+			l.server(v)
+		case "state":
+			l.state(v)
+		}
+	})
+}
+
+// fields calls fn for every key of the mapping n, in file order, after
+// normalising snake_case keys to camelCase. With known set, other keys are
+// errors (with a did-you-mean hint); a nil known accepts any key. A null n
+// is an empty mapping.
+func (l *loader) fields(n ast.Node, path string, known []string, fn func(key string, k, v ast.Node)) {
+	n = unwrap(n)
+	if _, ok := n.(*ast.NullNode); ok || n == nil {
+		return
+	}
+	m, ok := n.(*ast.MappingNode)
+	if !ok {
+		l.errorf(n, path, "bad_type", "%s must be a mapping, not %s", describePath(path), kind(n))
+		return
+	}
+	seen := map[string]bool{}
+	for _, mv := range m.Values {
+		raw, ok := scalarString(mv.Key)
+		if !ok {
+			l.errorf(mv.Key, path, "bad_key", "%s: keys must be strings", describePath(path))
+			continue
+		}
+		key := raw
+		if known != nil {
+			key = camel(raw)
+		}
+		sub := joinPath(path, raw)
+		if seen[key] {
+			l.errorf(mv.Key, sub, "duplicate_key", "duplicate key %q", raw)
+			continue
+		}
+		seen[key] = true
+		if known != nil && !contains(known, key) {
+			msg := fmt.Sprintf("unknown key %q in %s", raw, describePath(path))
+			if s := suggest(raw, known); s != "" {
+				msg += fmt.Sprintf("; did you mean %s?", s)
+			} else {
+				msg += fmt.Sprintf(" (known keys: %s)", strings.Join(known, ", "))
+			}
+			l.errorf(mv.Key, sub, "unknown_field", "%s", msg)
+			continue
+		}
+		fn(key, mv.Key, mv.Value)
+	}
+}
+
+// describePath names a YAML path for messages.
+func describePath(path string) string {
+	if path == "" {
+		return "the config file"
+	}
+	return path
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// str reads a string-valued scalar and expands ${VAR} in it. what names the
+// field for messages ("backend \"github\" field env.GITHUB_TOKEN").
+func (l *loader) str(n ast.Node, path, what string) (string, bool) {
+	s, ok := scalarString(unwrap(n))
+	if !ok {
+		l.errorf(n, path, "bad_type", "%s must be a string, not %s", what, kind(unwrap(n)))
+		return "", false
+	}
+	out, err := expand(s, l.env)
+	if err != nil {
+		var ee *expandError
+		p := l.pos(n)
+		if errors.As(err, &ee) {
+			// Point at the reference when the scalar is on one line.
+			if !strings.Contains(s[:ee.Offset], "\n") {
+				p.Col += ee.Offset + quoteWidth(n)
+			}
+			code := "bad_env_ref"
+			if ee.Var != "" {
+				code = "missing_env"
+			}
+			l.diags.Errorf(p, path, code, "%s: %s", what, ee.Msg)
+			return "", false
+		}
+		l.diags.Errorf(p, path, "bad_env_ref", "%s: %v", what, err)
+		return "", false
+	}
+	return out, true
+}
+
+// quoteWidth is 1 for a quoted scalar, whose token starts at the quote.
+func quoteWidth(n ast.Node) int {
+	tk := unwrap(n).GetToken()
+	if tk != nil && (strings.HasPrefix(tk.Origin, "\"") || strings.HasPrefix(strings.TrimSpace(tk.Origin), "\"") ||
+		strings.HasPrefix(strings.TrimSpace(tk.Origin), "'")) {
+		return 1
+	}
+	return 0
+}
+
+func (l *loader) strList(n ast.Node, path, what string) []string {
+	n = unwrap(n)
+	if _, ok := n.(*ast.NullNode); ok {
+		return nil
+	}
+	if _, ok := scalarString(n); ok {
+		if v, ok := l.str(n, path, what); ok {
+			return []string{v}
+		}
+		return nil
+	}
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		l.errorf(n, path, "bad_type", "%s must be a list of strings, not %s", what, kind(n))
+		return nil
+	}
+	out := make([]string, 0, len(seq.Values))
+	for i, v := range seq.Values {
+		s, ok := l.str(v, fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("%s[%d]", what, i))
+		if ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (l *loader) strMap(n ast.Node, path, what string) map[string]string {
+	out := map[string]string{}
+	l.fields(n, path, nil, func(key string, k, v ast.Node) {
+		if s, ok := l.str(v, joinPath(path, key), what+"."+key); ok {
+			out[key] = s
+		}
+	})
+	return out
+}
+
+func (l *loader) boolean(n ast.Node, path, what string) bool {
+	b, ok := unwrap(n).(*ast.BoolNode)
+	if !ok {
+		l.errorf(n, path, "bad_type", "%s must be true or false, not %s", what, kind(unwrap(n)))
+		return false
+	}
+	return b.Value
+}
+
+func (l *loader) integer(n ast.Node, path, what string, min int) int {
+	var v int
+	if err := yaml.NodeToValue(unwrap(n), &v); err != nil || !isInt(unwrap(n)) {
+		l.errorf(n, path, "bad_type", "%s must be an integer, not %s", what, kind(unwrap(n)))
+		return 0
+	}
+	if v < min {
+		l.errorf(n, path, "bad_value", "%s must be at least %d, not %d", what, min, v)
+	}
+	return v
+}
+
+func (l *loader) duration(n ast.Node, path, what string) time.Duration {
+	s, ok := l.str(n, path, what)
+	if !ok {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		l.errorf(n, path, "bad_value", "%s: %q is not a Go duration (for example 30s, 5m, 1h30m)", what, s)
+		return 0
+	}
+	if d <= 0 {
+		l.errorf(n, path, "bad_value", "%s must be positive, not %s", what, s)
+		return 0
+	}
+	return d
+}
+
+func (l *loader) oneOf(n ast.Node, path, what string, allowed ...string) (string, bool) {
+	s, ok := l.str(n, path, what)
+	if !ok {
+		return "", false
+	}
+	if !contains(allowed, s) {
+		l.errorf(n, path, "bad_value", "%s %q is not one of %s", what, s, strings.Join(allowed, ", "))
+		return "", false
+	}
+	return s, true
+}
+
+func (l *loader) backend(name string, keyNode, n ast.Node) {
+	path := "backends." + name
+	if !backendNameRE.MatchString(name) {
+		l.errorf(keyNode, path, "bad_name", "backend name %q must be letters, digits, '_' and '-' (it is the prefix of tool references like %s.tool)", name, name)
+		return
+	}
+	b := &Backend{Name: name, Timeout: DefaultCallTimeout}
+	what := func(field string) string { return fmt.Sprintf("backend %q field %s", name, field) }
+	var transportNode ast.Node
+	known := []string{"command", "args", "env", "url", "transport", "headers", "timeout", "continuousListening"}
+	l.fields(n, path, known, func(key string, k, v ast.Node) {
+		p := joinPath(path, key)
+		switch key {
+		case "command":
+			b.Command, _ = l.str(v, p, what(key))
+		case "args":
+			b.Args = l.strList(v, p, what(key))
+		case "env":
+			b.Env = l.strMap(v, p, what(key))
+		case "url":
+			b.URL, _ = l.str(v, p, what(key))
+			if b.URL != "" {
+				if u, err := url.Parse(b.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					l.errorf(v, p, "bad_value", "%s: %q is not an http or https URL", what(key), b.URL)
+				}
+			}
+		case "transport":
+			transportNode = v
+			b.Transport, _ = l.oneOf(v, p, what(key), TransportStdio, TransportStreamableHTTP, TransportSSE)
+		case "headers":
+			b.Headers = l.strMap(v, p, what(key))
+		case "timeout":
+			if d := l.duration(v, p, what(key)); d > 0 {
+				b.Timeout = d
+			}
+		case "continuousListening":
+			b.ContinuousListening = l.boolean(v, p, what(key))
+		}
+	})
+	if _, isMap := unwrap(n).(*ast.MappingNode); !isMap {
+		if _, null := unwrap(n).(*ast.NullNode); null {
+			l.errorf(keyNode, path, "missing_field", "backend %q needs a command (stdio) or a url (streamable-http, sse)", name)
+		}
+		return
+	}
+	switch {
+	case b.Command != "" && b.URL != "":
+		l.errorf(keyNode, path, "bad_value", "backend %q has both command and url; a backend is either a process (command) or a server (url)", name)
+	case b.Command == "" && b.URL == "":
+		l.errorf(keyNode, path, "missing_field", "backend %q needs a command (stdio) or a url (streamable-http, sse)", name)
+	case b.Transport == "" && b.Command != "":
+		b.Transport = TransportStdio
+	case b.Transport == "" && b.URL != "":
+		b.Transport = TransportStreamableHTTP
+	case b.Transport == TransportStdio && b.Command == "":
+		l.errorf(transportNode, path+".transport", "bad_value", "backend %q: transport stdio needs a command, not a url", name)
+	case b.Transport != TransportStdio && b.URL == "":
+		l.errorf(transportNode, path+".transport", "bad_value", "backend %q: transport %s needs a url, not a command", name, b.Transport)
+	}
+	if b.Command != "" && (len(b.Headers) > 0 || b.ContinuousListening) {
+		l.errorf(keyNode, path, "bad_value", "backend %q: headers and continuousListening apply to url backends only", name)
+	}
+	if b.URL != "" && (len(b.Args) > 0 || len(b.Env) > 0) {
+		l.errorf(keyNode, path, "bad_value", "backend %q: args and env apply to command backends only", name)
+	}
+	if b.ContinuousListening && b.Transport == TransportSSE {
+		l.errorf(keyNode, path, "bad_value", "backend %q: continuousListening applies to streamable-http only (sse always listens)", name)
+	}
+	l.cfg.Backends[name] = b
+}
+
+func (l *loader) server(n ast.Node) {
+	s := &l.cfg.Server
+	known := []string{"transport", "listen", "exposeBackendTools", "exposeRunTools", "maxParallel", "auth"}
+	l.fields(n, "server", known, func(key string, k, v ast.Node) {
+		p := "server." + key
+		switch key {
+		case "transport":
+			if t, ok := l.oneOf(v, p, p, "stdio", "http"); ok {
+				s.Transport = t
+			}
+		case "listen":
+			if a, ok := l.str(v, p, p); ok {
+				s.Listen = a
+			}
+		case "exposeBackendTools":
+			s.ExposeBackendTools = l.boolean(v, p, p)
+		case "exposeRunTools":
+			s.ExposeRunTools = l.boolean(v, p, p)
+		case "maxParallel":
+			if m := l.integer(v, p, p, 1); m >= 1 {
+				s.MaxParallel = m
+			}
+		case "auth":
+			l.fields(v, p, []string{"tokens"}, func(key string, k, v ast.Node) {
+				s.Auth.Tokens = l.strList(v, p+".tokens", p+".tokens")
+			})
+		}
+	})
+}
+
+func (l *loader) state(n ast.Node) {
+	s := &l.cfg.State
+	known := []string{"store", "path", "retention", "maxOutputBytes"}
+	l.fields(n, "state", known, func(key string, k, v ast.Node) {
+		p := "state." + key
+		switch key {
+		case "store":
+			if st, ok := l.oneOf(v, p, p, "memory", "sqlite"); ok {
+				s.Store = st
+			}
+		case "path":
+			if path, ok := l.str(v, p, p); ok {
+				s.Path = l.resolve(path)
+			}
+		case "retention":
+			s.Retention = l.duration(v, p, p)
+		case "maxOutputBytes":
+			s.MaxOutputBytes = l.integer(v, p, p, 0)
+		}
+	})
+	if s.Store == "sqlite" && s.Path == "" {
+		s.Path = l.resolve("vmcp-state.db")
+	}
+}
+
+// resolve makes a path from the config file relative to its directory.
+func (l *loader) resolve(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(l.cfg.Dir, filepath.FromSlash(p))
+}
+
+// unwrap looks through tags and anchors to the value node.
+func unwrap(n ast.Node) ast.Node {
+	for {
+		switch t := n.(type) {
+		case *ast.TagNode:
+			n = t.Value
+		case *ast.AnchorNode:
+			n = t.Value
+		default:
+			return n
+		}
+	}
+}
+
+// scalarString returns the text of a scalar node: the value of a string, or
+// the literal text of a number or boolean (env: {PORT: 8080} means "8080").
+func scalarString(n ast.Node) (string, bool) {
+	switch t := n.(type) {
+	case *ast.StringNode:
+		return t.Value, true
+	case *ast.LiteralNode:
+		return t.Value.Value, true
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
+		return t.GetToken().Value, true
+	}
+	return "", false
+}
+
+func isInt(n ast.Node) bool { _, ok := n.(*ast.IntegerNode); return ok }
+
+// kind names a node's type for messages.
+func kind(n ast.Node) string {
+	switch n.(type) {
+	case *ast.MappingNode:
+		return "a mapping"
+	case *ast.SequenceNode:
+		return "a list"
+	case *ast.StringNode, *ast.LiteralNode:
+		return "a string"
+	case *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
+		return "a number"
+	case *ast.BoolNode:
+		return "a boolean"
+	case *ast.NullNode, nil:
+		return "null"
+	case *ast.AliasNode:
+		return "an alias (aliases are not supported here)"
+	}
+	return "a " + strings.ToLower(n.Type().String())
+}
+
+// camel turns snake_case into camelCase; camelCase stays as it is.
+func camel(s string) string {
+	if !strings.Contains(s, "_") {
+		return s
+	}
+	parts := strings.Split(s, "_")
+	var b strings.Builder
+	b.WriteString(parts[0])
+	for _, p := range parts[1:] {
+		if p == "" {
+			continue
+		}
+		b.WriteString(strings.ToUpper(p[:1]) + p[1:])
+	}
+	return b.String()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest returns the known names within edit distance 2 of s, closest
+// first, as "a" or "a or b".
+func suggest(s string, known []string) string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	for _, k := range known {
+		if d := editDistance(strings.ToLower(camel(s)), strings.ToLower(k)); d < 3 {
+			cs = append(cs, cand{k, d})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.name)
+	}
+	return strings.Join(names, " or ")
+}
+
+// editDistance is the Levenshtein distance, one row at a time.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
