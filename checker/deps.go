@@ -1,0 +1,242 @@
+package checker
+
+// The dependency graph and the rules built on it.
+//
+// Edges run from a step to each step it names in dependsOn. Unknown names
+// and self-dependencies are reported where they are written and left out
+// of the graph. Cycles are found with gonum's Tarjan strongly connected
+// components: every component of two or more steps contains a cycle, and
+// each component is reported once, starting at its member that comes first
+// in the file. The cycle shown is the shortest one through that step
+// (breadth-first search inside the component, following dependsOn entries
+// in the order they are written), and every link of it is listed with the
+// position of its dependsOn entry. A component with more steps than the
+// cycle shown names them all, so nothing is hidden.
+//
+// Transitive dependencies (the closure) are computed by a depth-first
+// search from each step; a template may read .steps.X only when X is in
+// the reading step's closure, because only then is X finished when the
+// reader starts.
+//
+// defaultResults rule: a step "may skip" (ir.Step.MaySkip) when readers can
+// see its defaultResults instead of an output of its own: it has a
+// condition; its onError action is continue; it has no onError (or retries
+// and then gives up) while the workflow's failureMode is continue; or it is
+// an elicitation whose onDecline or onCancel action is continue. A read of
+// .steps.X.output.F where X may skip needs F among the top-level keys of
+// X's defaultResults, and a read of the whole .steps.X.output needs
+// non-empty defaultResults. Reads through index are exempt: index is how a
+// template reads a field that may be absent. .status and .error are always
+// defined.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
+
+	"github.com/vmcp-dev/vmcp/parser"
+)
+
+func (w *wfCheck) checkDuplicateIDs() {
+	for _, si := range w.steps {
+		if si.id == "" {
+			continue
+		}
+		if first, dup := w.byID[si.id]; dup {
+			firstLine := w.steps[first].src.ID.Pos.Line
+			w.add(errDuplicateStep(si.src.ID.Pos, si.src.ID.Path, si.id, firstLine))
+			continue
+		}
+		w.byID[si.id] = si.index
+		w.ids = append(w.ids, si.id)
+	}
+}
+
+func (w *wfCheck) resolveDeps() {
+	for _, si := range w.steps {
+		if si.src == nil || si.src.DependsOn == nil {
+			continue
+		}
+		n := si.src.DependsOn
+		var items []*parser.Node
+		switch n.Kind {
+		case parser.Seq:
+			items = n.Items
+		case parser.String:
+			items = []*parser.Node{n}
+		case parser.Null:
+		default:
+			w.add(errWrongType(n.Pos, n.Path, "dependsOn", "a list of step ids", kindPhrase(n.Kind)))
+			continue
+		}
+		seen := map[int]bool{}
+		for _, it := range items {
+			name, ok := w.str(it, "dependsOn entry")
+			if !ok {
+				continue
+			}
+			to, known := w.byID[name]
+			switch {
+			case !known:
+				w.add(errUnknownStep(it.Pos, it.Path, name, w.ids))
+			case to == si.index || (si.id != "" && name == si.id):
+				w.add(errSelfDependency(it.Pos, it.Path, name))
+			case !seen[to]:
+				seen[to] = true
+				si.deps = append(si.deps, depEdge{to: to, node: it})
+			}
+		}
+		for d := range seen {
+			si.ir.Deps = append(si.ir.Deps, d)
+		}
+		sort.Ints(si.ir.Deps)
+	}
+}
+
+func (w *wfCheck) checkCycles() {
+	g := simple.NewDirectedGraph()
+	for _, si := range w.steps {
+		g.AddNode(simple.Node(si.index))
+	}
+	for _, si := range w.steps {
+		for _, d := range si.deps {
+			g.SetEdge(g.NewEdge(simple.Node(si.index), simple.Node(d.to)))
+		}
+	}
+	var comps [][]int
+	for _, c := range topo.TarjanSCC(g) {
+		if len(c) < 2 {
+			continue
+		}
+		ids := make([]int, len(c))
+		for i, n := range c {
+			ids[i] = int(n.ID())
+		}
+		sort.Ints(ids)
+		comps = append(comps, ids)
+	}
+	sort.Slice(comps, func(i, j int) bool { return comps[i][0] < comps[j][0] })
+	for _, comp := range comps {
+		w.reportCycle(comp)
+	}
+}
+
+// reportCycle reports the shortest cycle through the first step of a
+// strongly connected component.
+func (w *wfCheck) reportCycle(comp []int) {
+	in := map[int]bool{}
+	for _, i := range comp {
+		in[i] = true
+	}
+	start := comp[0]
+	// Breadth-first search for a path from start back to start.
+	type hop struct {
+		from int
+		edge depEdge
+	}
+	prev := map[int]hop{}
+	queue := []int{start}
+	visited := map[int]bool{start: true}
+	var last *hop
+	for len(queue) > 0 && last == nil {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, e := range w.steps[cur].deps {
+			if !in[e.to] {
+				continue
+			}
+			if e.to == start {
+				last = &hop{from: cur, edge: e}
+				break
+			}
+			if !visited[e.to] {
+				visited[e.to] = true
+				prev[e.to] = hop{from: cur, edge: e}
+				queue = append(queue, e.to)
+			}
+		}
+	}
+	if last == nil {
+		return // cannot happen in a strongly connected component
+	}
+	// Rebuild the links from start forwards.
+	links := []hop{*last}
+	for at := last.from; at != start; at = prev[at].from {
+		links = append(links, prev[at])
+	}
+	for i, j := 0, len(links)-1; i < j; i, j = i+1, j-1 {
+		links[i], links[j] = links[j], links[i]
+	}
+	names := []string{stepName(w.steps[start])}
+	var details []string
+	for _, l := range links {
+		from, to := stepName(w.steps[l.from]), stepName(w.steps[l.edge.to])
+		names = append(names, to)
+		details = append(details, fmt.Sprintf("%s depends on %s (%s)", from, to, l.edge.node.Pos))
+	}
+	var members []string
+	for _, i := range comp {
+		members = append(members, stepName(w.steps[i]))
+	}
+	first := links[0].edge.node
+	w.add(errDependencyCycle(first.Pos, first.Path, names, details, members))
+}
+
+func (w *wfCheck) computeClosures() {
+	for _, si := range w.steps {
+		seen := map[int]bool{}
+		stack := []int{si.index}
+		for len(stack) > 0 {
+			cur := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, d := range w.steps[cur].deps {
+				if !seen[d.to] {
+					seen[d.to] = true
+					stack = append(stack, d.to)
+				}
+			}
+		}
+		si.closure = seen
+	}
+}
+
+// depNames lists a step's direct dependencies by id, for hints.
+func (w *wfCheck) depNames(si *stepInfo) []string {
+	var out []string
+	for _, d := range si.deps {
+		out = append(out, stepName(w.steps[d.to]))
+	}
+	return out
+}
+
+func (w *wfCheck) computeMaySkip(si *stepInfo) {
+	if si.src == nil || si.src.Node == nil {
+		return
+	}
+	var why []string
+	if si.src.Condition != nil {
+		why = append(why, "has a condition (it may be skipped)")
+	}
+	switch a := si.ir.OnError.Action; {
+	case a == "continue":
+		why = append(why, "may fail with onError: continue")
+	case a != "abort" && w.wf.FailureMode == "continue":
+		why = append(why, "may fail while the workflow's failureMode is continue")
+	}
+	if si.typ == "elicitation" {
+		if si.ir.OnDecline == "continue" {
+			why = append(why, "continues when the user declines")
+		}
+		if si.ir.OnCancel == "continue" {
+			why = append(why, "continues when the user cancels")
+		}
+	}
+	if len(why) > 0 {
+		si.maySkip = true
+		si.ir.MaySkip = true
+		si.why = strings.Join(why, " and ")
+	}
+}

@@ -1,0 +1,455 @@
+package checker
+
+// All diagnostic wording lives in this file: one constructor per kind of
+// problem, each with a stable code. Messages name the offending thing and,
+// where one exists, the fix. They never echo parameter values.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// Diagnostic codes. They are stable: tools and tests match on them.
+const (
+	CodeUnknownField          = "unknown_field"
+	CodeMissingField          = "missing_field"
+	CodeWrongType             = "wrong_type"
+	CodeInvalidName           = "invalid_name"
+	CodeDuplicateWorkflow     = "duplicate_workflow"
+	CodeNoSteps               = "no_steps"
+	CodeTooManySteps          = "too_many_steps"
+	CodeInvalidStepID         = "invalid_step_id"
+	CodeStepIDHyphen          = "step_id_hyphen"
+	CodeDuplicateStep         = "duplicate_step"
+	CodeInvalidStepType       = "invalid_step_type"
+	CodeFieldNotAllowed       = "field_not_allowed"
+	CodeInvalidToolRef        = "invalid_tool_ref"
+	CodeUnknownBackend        = "unknown_backend"
+	CodeUnknownTool           = "unknown_tool"
+	CodeUnknownArgument       = "unknown_argument"
+	CodeMissingArgument       = "missing_argument"
+	CodeArgumentType          = "argument_type"
+	CodeInvalidDuration       = "invalid_duration"
+	CodeTimeoutExceeds        = "timeout_exceeds_workflow"
+	CodeElicitationTimeout    = "elicitation_timeout"
+	CodeInvalidAction         = "invalid_action"
+	CodeTooManyRetries        = "too_many_retries"
+	CodeOutOfRange            = "out_of_range"
+	CodeInvalidFailureMode    = "invalid_failure_mode"
+	CodeInvalidSchema         = "invalid_schema"
+	CodeSchemaTooLarge        = "schema_too_large"
+	CodeInvalidItemVar        = "invalid_item_var"
+	CodeInnerStepType         = "inner_step_type"
+	CodeInnerDependsOn        = "inner_depends_on"
+	CodeUnknownStep           = "unknown_step"
+	CodeSelfDependency        = "self_dependency"
+	CodeDependencyCycle       = "dependency_cycle"
+	CodeNestingTooDeep        = "nesting_too_deep"
+	CodeInvalidParameters     = "invalid_parameters"
+	CodeInvalidType           = "invalid_type"
+	CodeDefaultType           = "default_type"
+	CodeUnknownRequired       = "unknown_required"
+	CodeInvalidVarName        = "invalid_var_name"
+	CodeTemplateSyntax        = "template_syntax"
+	CodeUnknownTemplateRoot   = "unknown_template_root"
+	CodeUnknownParam          = "unknown_param"
+	CodeUnknownVar            = "unknown_var"
+	CodeVarReference          = "var_reference"
+	CodeForEachOutside        = "foreach_outside"
+	CodeUnknownForEachVar     = "unknown_foreach_var"
+	CodeUnknownWorkflowField  = "unknown_workflow_field"
+	CodeUnknownStepField      = "unknown_step_field"
+	CodeUnknownOutputField    = "unknown_output_field"
+	CodeWholeSteps            = "whole_steps_ref"
+	CodeMissingDependency     = "missing_dependency"
+	CodeSelfReference         = "self_reference"
+	CodeMissingDefaultResult  = "missing_default_result"
+	CodeInvalidAnnotation     = "invalid_annotation"
+	CodeConditionNotTemplated = "condition_constant"
+)
+
+func errorAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnostic {
+	return diag.Diagnostic{Severity: diag.Error, Pos: pos, Path: path, Code: code, Message: msg, Detail: detail}
+}
+
+func warnAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnostic {
+	return diag.Diagnostic{Severity: diag.Warning, Pos: pos, Path: path, Code: code, Message: msg, Detail: detail}
+}
+
+// ---- structure ----
+
+func errUnknownField(pos ir.Pos, path, key, object string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownField,
+		fmt.Sprintf("unknown field %q in %s%s", key, object, didYouMean(key, known)))
+}
+
+func errMissingField(pos ir.Pos, path, field, object string) diag.Diagnostic {
+	return errorAt(pos, path, CodeMissingField, fmt.Sprintf("%s is missing required field %q", object, field))
+}
+
+func errWrongType(pos ir.Pos, path, field, want, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeWrongType, fmt.Sprintf("%s must be %s, not %s", field, want, got))
+}
+
+func errFieldNotAllowed(pos ir.Pos, path, field, stepType, hint string) diag.Diagnostic {
+	msg := fmt.Sprintf("field %q does not apply to %s steps", field, stepType)
+	if hint != "" {
+		msg += "; " + hint
+	}
+	return errorAt(pos, path, CodeFieldNotAllowed, msg)
+}
+
+// ---- workflow ----
+
+func errInvalidName(pos ir.Pos, path, name string) diag.Diagnostic {
+	why := "use lowercase letters, digits, '_' and '-', starting and ending with a letter or digit"
+	if len(name) > maxNameLen {
+		why = fmt.Sprintf("it is %d characters long; the limit is %d", len(name), maxNameLen)
+	}
+	if name == "" {
+		why = "it is empty"
+	}
+	return errorAt(pos, path, CodeInvalidName, fmt.Sprintf("workflow name %q is not valid: %s", name, why))
+}
+
+func errDuplicateWorkflow(pos ir.Pos, path, name string, first ir.Pos) diag.Diagnostic {
+	return errorAt(pos, path, CodeDuplicateWorkflow,
+		fmt.Sprintf("workflow %q is already defined at %s", name, first))
+}
+
+func errNoSteps(pos ir.Pos, path string) diag.Diagnostic {
+	return errorAt(pos, path, CodeNoSteps, "workflow has no steps; it needs at least one")
+}
+
+func errTooManySteps(pos ir.Pos, path string, n int) diag.Diagnostic {
+	return errorAt(pos, path, CodeTooManySteps, fmt.Sprintf("workflow has %d steps; the limit is %d", n, maxSteps))
+}
+
+func errInvalidFailureMode(pos ir.Pos, path, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidFailureMode,
+		fmt.Sprintf("failureMode %q is not valid; use abort or continue%s", got, didYouMean(got, []string{ir.FailureAbort, ir.FailureContinue})))
+}
+
+func errOutOfRange(pos ir.Pos, path, field string, got int64, lo, hi int64) diag.Diagnostic {
+	if hi <= 0 {
+		return errorAt(pos, path, CodeOutOfRange, fmt.Sprintf("%s is %d; it must be at least %d", field, got, lo))
+	}
+	return errorAt(pos, path, CodeOutOfRange, fmt.Sprintf("%s is %d; it must be between %d and %d", field, got, lo, hi))
+}
+
+func errInvalidAnnotation(pos ir.Pos, path, key string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidAnnotation,
+		fmt.Sprintf("unknown annotation %q; MCP tool annotations are %s%s", key, strings.Join(known, ", "), didYouMean(key, known)))
+}
+
+// ---- durations ----
+
+func errInvalidDuration(pos ir.Pos, path, field, got string, err error) diag.Diagnostic {
+	_ = err
+	return errorAt(pos, path, CodeInvalidDuration,
+		fmt.Sprintf("%s %q is not a Go duration; write it like 30s, 5m or 1h30m", field, got))
+}
+
+func errNonPositiveDuration(pos ir.Pos, path, field, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidDuration, fmt.Sprintf("%s %q must be greater than zero", field, got))
+}
+
+func warnTimeoutExceeds(pos ir.Pos, path, stepID string, step, workflow string) diag.Diagnostic {
+	return warnAt(pos, path, CodeTimeoutExceeds,
+		fmt.Sprintf("step %q has timeout %s, longer than the workflow timeout %s; the workflow timeout will cut it short", stepID, step, workflow))
+}
+
+func errElicitationTimeout(pos ir.Pos, path, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeElicitationTimeout,
+		fmt.Sprintf("elicitation timeout %s is too long; the limit is %s", got, maxElicitationTimeout))
+}
+
+// ---- steps ----
+
+func errInvalidStepID(pos ir.Pos, path, id string) diag.Diagnostic {
+	why := "use letters, digits and '_' (so templates can read it as .steps." + "<id>" + "), starting with a letter or '_'"
+	if len(id) > maxNameLen {
+		why = fmt.Sprintf("it is %d characters long; the limit is %d", len(id), maxNameLen)
+	}
+	if id == "" {
+		why = "it is empty"
+	}
+	return errorAt(pos, path, CodeInvalidStepID, fmt.Sprintf("step id %q is not valid: %s", id, why))
+}
+
+func warnStepIDHyphen(pos ir.Pos, path, id string) diag.Diagnostic {
+	return warnAt(pos, path, CodeStepIDHyphen,
+		fmt.Sprintf("step id %q contains '-', so templates cannot read it as .steps.%s (text/template stops at '-'); read it with {{index .steps %q \"output\"}} or rename it %s",
+			id, id, id, strings.ReplaceAll(id, "-", "_")))
+}
+
+func errDuplicateStep(pos ir.Pos, path, id string, firstLine int) diag.Diagnostic {
+	return errorAt(pos, path, CodeDuplicateStep,
+		fmt.Sprintf("duplicate step id %q; the first step with this id is on line %d", id, firstLine))
+}
+
+func errInvalidStepType(pos ir.Pos, path, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidStepType,
+		fmt.Sprintf("step type %q is not valid; use tool, elicitation or forEach%s", got, didYouMean(got, []string{ir.StepTool, ir.StepElicitation, ir.StepForEach})))
+}
+
+func errInvalidToolRef(pos ir.Pos, path, got, hint string) diag.Diagnostic {
+	msg := fmt.Sprintf("tool %q is not of the form backend.tool", got)
+	if hint != "" {
+		msg += "; did you mean " + hint + "?"
+	}
+	return errorAt(pos, path, CodeInvalidToolRef, msg,
+		"a tool reference names the backend (the prefix configured under backends:) and the tool, e.g. github.create_issue")
+}
+
+func errUnknownBackend(pos ir.Pos, path, backend string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownBackend,
+		fmt.Sprintf("unknown backend %q%s", backend, didYouMean(backend, known)),
+		"known backends: "+listOrNone(known))
+}
+
+func errUnknownTool(pos ir.Pos, path, backend, tool string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownTool,
+		fmt.Sprintf("backend %q has no tool %q%s", backend, tool, didYouMean(tool, known)))
+}
+
+func errUnknownArgument(pos ir.Pos, path, tool, arg string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownArgument,
+		fmt.Sprintf("tool %s has no argument %q%s", tool, arg, didYouMean(arg, known)),
+		"its arguments are: "+listOrNone(known))
+}
+
+func errMissingArgument(pos ir.Pos, path, tool, arg string) diag.Diagnostic {
+	return errorAt(pos, path, CodeMissingArgument, fmt.Sprintf("tool %s requires argument %q", tool, arg))
+}
+
+func errArgumentType(pos ir.Pos, path, tool, arg, want, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeArgumentType,
+		fmt.Sprintf("argument %q of tool %s must be %s, not %s", arg, tool, want, got))
+}
+
+func errInvalidAction(pos ir.Pos, path, field, got string, valid []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidAction,
+		fmt.Sprintf("%s action %q is not valid; use %s%s", field, got, joinOr(valid), didYouMean(got, valid)))
+}
+
+func warnTooManyRetries(pos ir.Pos, path string, got int64) diag.Diagnostic {
+	return warnAt(pos, path, CodeTooManyRetries,
+		fmt.Sprintf("maxRetries %d is over the limit of %d; it is capped at %d", got, maxRetries, maxRetries))
+}
+
+func errInvalidItemVar(pos ir.Pos, path, got string) diag.Diagnostic {
+	if got == "index" {
+		return errorAt(pos, path, CodeInvalidItemVar,
+			"itemVar cannot be \"index\": .forEach.index is the iteration number; choose another name such as item")
+	}
+	return errorAt(pos, path, CodeInvalidItemVar,
+		fmt.Sprintf("itemVar %q is not a valid identifier; use letters, digits and '_', starting with a letter or '_'", got))
+}
+
+func errInnerStepType(pos ir.Pos, path, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInnerStepType,
+		fmt.Sprintf("the inner step of a forEach must be of type tool, not %s (forEach does not nest)", got))
+}
+
+func errInnerDependsOn(pos ir.Pos, path string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInnerDependsOn,
+		"the inner step of a forEach cannot have dependsOn; put dependsOn on the forEach step itself")
+}
+
+func errUnknownStep(pos ir.Pos, path, id string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownStep, fmt.Sprintf("unknown step %q%s", id, didYouMean(id, known)))
+}
+
+func errSelfDependency(pos ir.Pos, path, id string) diag.Diagnostic {
+	return errorAt(pos, path, CodeSelfDependency, fmt.Sprintf("step %q depends on itself", id))
+}
+
+func errDependencyCycle(pos ir.Pos, path string, cycle []string, links []string, members []string) diag.Diagnostic {
+	msg := "dependency cycle: " + strings.Join(cycle, " -> ")
+	if len(members) > len(cycle)-1 {
+		msg += fmt.Sprintf(" (steps %s all depend on each other)", strings.Join(members, ", "))
+	}
+	return errorAt(pos, path, CodeDependencyCycle, msg, links...)
+}
+
+func errNestingTooDeep(pos ir.Pos, path, what string) diag.Diagnostic {
+	return errorAt(pos, path, CodeNestingTooDeep,
+		fmt.Sprintf("%s are nested more than %d levels deep", what, maxNesting))
+}
+
+func errMissingStepField(pos ir.Pos, path, stepID, stepType, field string) diag.Diagnostic {
+	return errorAt(pos, path, CodeMissingField,
+		fmt.Sprintf("%s step %q is missing required field %q", stepType, stepID, field))
+}
+
+// ---- schemas, parameters, output ----
+
+func errInvalidParameters(pos ir.Pos, path, why string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidParameters, "parameters: "+why)
+}
+
+func errInvalidType(pos ir.Pos, path, what, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidType,
+		fmt.Sprintf("%s has type %q, which is not a JSON Schema type; use %s%s", what, got, joinOr(jsonTypes), didYouMean(got, jsonTypes)))
+}
+
+func errDefaultType(pos ir.Pos, path, what, want, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeDefaultType,
+		fmt.Sprintf("the default of %s is %s, but its type is %s", what, got, want))
+}
+
+func errUnknownRequired(pos ir.Pos, path, what, name string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownRequired,
+		fmt.Sprintf("%s requires %q, which is not one of its properties%s", what, name, didYouMean(name, known)))
+}
+
+func errInvalidSchema(pos ir.Pos, path, what, why string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidSchema, fmt.Sprintf("%s is not a valid JSON Schema: %s", what, why))
+}
+
+func errSchemaTooLarge(pos ir.Pos, path string, size int) diag.Diagnostic {
+	return errorAt(pos, path, CodeSchemaTooLarge,
+		fmt.Sprintf("elicitation schema is %d bytes as JSON; the limit is %d", size, maxElicitationSchema))
+}
+
+func errInvalidVarName(pos ir.Pos, path, name string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidVarName,
+		fmt.Sprintf("var name %q is not valid: use letters, digits and '_', starting with a letter or '_', so templates can read it as .vars.<name>", name))
+}
+
+func errValueAndProperties(pos ir.Pos, path, what string) diag.Diagnostic {
+	return errorAt(pos, path, CodeFieldNotAllowed,
+		fmt.Sprintf("%s has both value and properties; an object property takes its fields from properties", what))
+}
+
+func errNestedNotObject(pos ir.Pos, path, what, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidType,
+		fmt.Sprintf("%s has nested properties, so its type must be object, not %s", what, got))
+}
+
+func errOutputNoValue(pos ir.Pos, path, what string) diag.Diagnostic {
+	return errorAt(pos, path, CodeMissingField, fmt.Sprintf("%s needs a value template (or nested properties)", what))
+}
+
+// ---- templates ----
+
+func errTemplateSyntax(pos ir.Pos, path, msg string, detail ...string) diag.Diagnostic {
+	return errorAt(pos, path, CodeTemplateSyntax, "template syntax error: "+msg, detail...)
+}
+
+func errUnknownTemplateRoot(pos ir.Pos, path, root string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownTemplateRoot,
+		fmt.Sprintf(".%s is not available in templates; the valid roots are .params, .vars, .steps, .workflow and .forEach%s",
+			root, didYouMean(root, templateRoots)))
+}
+
+func errUnknownParam(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
+	if len(known) == 0 {
+		return errorAt(pos, path, CodeUnknownParam,
+			fmt.Sprintf("parameter %q is not declared; the workflow declares no parameters", name))
+	}
+	return errorAt(pos, path, CodeUnknownParam,
+		fmt.Sprintf("parameter %q is not declared%s", name, didYouMean(name, known)),
+		"declared parameters: "+strings.Join(known, ", "))
+}
+
+func errUnknownVar(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
+	if len(known) == 0 {
+		return errorAt(pos, path, CodeUnknownVar,
+			fmt.Sprintf("var %q is not declared; the workflow declares no vars", name))
+	}
+	return errorAt(pos, path, CodeUnknownVar, fmt.Sprintf("var %q is not declared%s", name, didYouMean(name, known)))
+}
+
+func errVarReference(pos ir.Pos, path, root string) diag.Diagnostic {
+	return errorAt(pos, path, CodeVarReference,
+		fmt.Sprintf("vars are evaluated once when the run starts, before any step, so they can read only .params and .workflow, not .%s", root))
+}
+
+func errForEachOutside(pos ir.Pos, path string) diag.Diagnostic {
+	return errorAt(pos, path, CodeForEachOutside,
+		".forEach is only available inside the inner step of a forEach")
+}
+
+func errUnknownForEachVar(pos ir.Pos, path, name, itemVar string) diag.Diagnostic {
+	known := []string{itemVar, "index"}
+	return errorAt(pos, path, CodeUnknownForEachVar,
+		fmt.Sprintf(".forEach.%s is not defined; this forEach has .forEach.%s and .forEach.index%s", name, itemVar, didYouMean(name, known)))
+}
+
+func errUnknownWorkflowField(pos ir.Pos, path, name string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownWorkflowField,
+		fmt.Sprintf(".workflow.%s is not defined; .workflow has only id (the run's id)%s", name, didYouMean(name, []string{"id"})))
+}
+
+func errUnknownStepField(pos ir.Pos, path, id, field string) diag.Diagnostic {
+	known := []string{"output", "status", "error"}
+	return errorAt(pos, path, CodeUnknownStepField,
+		fmt.Sprintf(".steps.%s.%s is not defined; a step has output, status and error%s", id, field, didYouMean(field, known)))
+}
+
+func errUnknownForEachOutput(pos ir.Pos, path, id, field string) diag.Diagnostic {
+	known := []string{"iterations", "count", "completed", "failed"}
+	return errorAt(pos, path, CodeUnknownOutputField,
+		fmt.Sprintf("forEach step %q has no output field %q; its output has iterations, count, completed and failed%s", id, field, didYouMean(field, known)))
+}
+
+func errWholeSteps(pos ir.Pos, path string) diag.Diagnostic {
+	return errorAt(pos, path, CodeWholeSteps,
+		"a template cannot read all of .steps at once; name a step it depends on: .steps.<id>.output")
+}
+
+func errMissingDependency(pos ir.Pos, path, reader, target, what string, deps []string) diag.Diagnostic {
+	hint := fmt.Sprintf("add dependsOn: [%s]", target)
+	if len(deps) > 0 {
+		hint = fmt.Sprintf("add it: dependsOn: [%s, %s]", strings.Join(deps, ", "), target)
+	}
+	return errorAt(pos, path, CodeMissingDependency,
+		fmt.Sprintf("step %q reads the %s of %q but does not depend on it, so it may run first", reader, what, target), hint)
+}
+
+func errSelfReference(pos ir.Pos, path, id, what string) diag.Diagnostic {
+	return errorAt(pos, path, CodeSelfReference, fmt.Sprintf("step %q reads its own %s", id, what))
+}
+
+func errMissingDefaultResult(pos ir.Pos, path, target, field, why string, hasDefaults bool) diag.Diagnostic {
+	if field == "" {
+		return errorAt(pos, path, CodeMissingDefaultResult,
+			fmt.Sprintf("step %q %s, and then its output is its defaultResults, which are empty", target, why),
+			fmt.Sprintf("give %q defaultResults, or read single fields with index", target))
+	}
+	detail := fmt.Sprintf("add %s to the defaultResults of %q, or read it with {{index .steps.%s.output %q}}", field, target, target, field)
+	if !hasDefaults {
+		detail = fmt.Sprintf("give %q defaultResults: {%s: ...}, or read it with {{index .steps.%s.output %q}}", target, field, target, field)
+	}
+	return errorAt(pos, path, CodeMissingDefaultResult,
+		fmt.Sprintf("step %q %s, and its defaultResults have no field %q", target, why, field), detail)
+}
+
+func errConditionConstant(pos ir.Pos, path, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeConditionNotTemplated,
+		fmt.Sprintf("condition %q is neither a template nor true/false", got))
+}
+
+// ---- helpers ----
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, ", ")
+}
+
+func joinOr(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}

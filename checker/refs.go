@@ -1,0 +1,213 @@
+package checker
+
+// Reference rules: what a template may read where.
+//
+//	.params.P            P must be a declared parameter.
+//	.vars.V              V must be a declared var; vars themselves read
+//	                     only .params and .workflow (they are evaluated
+//	                     once, before any step).
+//	.steps.X[.output...|.status|.error]
+//	                     X must be a step; in a step's templates X must be
+//	                     a transitive dependency (not the step itself); in
+//	                     output values any step will do, because output is
+//	                     computed after every step. Reading X's output when
+//	                     X may skip needs defaultResults (see deps.go).
+//	.workflow.id         the run id; nothing else lives under .workflow.
+//	.forEach.<itemVar>|.forEach.index
+//	                     only inside a forEach's inner step.
+//
+// Any other root (.timestamp, .inputs, ...) is an error that lists the
+// valid roots.
+
+import (
+	"strings"
+
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/parser"
+)
+
+type scopeKind int
+
+const (
+	inVars scopeKind = iota
+	inStep
+	inOutput
+)
+
+// scope says where a template is evaluated.
+type scope struct {
+	kind scopeKind
+	// step is the reading step (inStep).
+	step *stepInfo
+	// itemVar is set inside a forEach's inner step.
+	itemVar string
+}
+
+var stepFields = []string{"output", "status", "error"}
+
+var forEachOutputFields = []string{"iterations", "count", "completed", "failed"}
+
+// template parses a string node as a template and checks its references.
+// It returns nil when the node is not a string (reported as wrong_type).
+func (w *wfCheck) template(n *parser.Node, field string, sc scope) *ir.Template {
+	if n == nil {
+		return nil
+	}
+	if _, ok := w.str(n, field); !ok {
+		return nil
+	}
+	t, refs, ok := w.parseTemplate(n)
+	if ok {
+		for _, r := range refs {
+			w.checkRef(n, r, sc)
+		}
+	}
+	return t
+}
+
+func (w *wfCheck) checkRef(n *parser.Node, r ref, sc scope) {
+	if len(r.path) == 0 {
+		return
+	}
+	pos, path := n.OffsetPos(r.off), n.Path
+	switch root := r.path[0]; root {
+	case "params":
+		if len(r.path) >= 2 && !w.params[r.path[1]] {
+			w.add(errUnknownParam(pos, path, r.path[1], w.paramNames))
+		}
+	case "vars":
+		if sc.kind == inVars {
+			w.add(errVarReference(pos, path, root))
+			return
+		}
+		if len(r.path) >= 2 && !w.vars[r.path[1]] {
+			w.add(errUnknownVar(pos, path, r.path[1], w.varNames))
+		}
+	case "workflow":
+		if len(r.path) >= 2 && r.path[1] != "id" {
+			w.add(errUnknownWorkflowField(pos, path, r.path[1]))
+		}
+	case "forEach":
+		if sc.kind == inVars {
+			w.add(errVarReference(pos, path, root))
+			return
+		}
+		if sc.itemVar == "" {
+			w.add(errForEachOutside(pos, path))
+			return
+		}
+		if len(r.path) >= 2 && r.path[1] != sc.itemVar && r.path[1] != "index" {
+			w.add(errUnknownForEachVar(pos, path, r.path[1], sc.itemVar))
+		}
+	case "steps":
+		if sc.kind == inVars {
+			w.add(errVarReference(pos, path, root))
+			return
+		}
+		w.checkStepRef(pos, path, r, sc)
+	default:
+		w.add(errUnknownTemplateRoot(pos, path, root))
+	}
+}
+
+func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
+	if len(r.path) < 2 {
+		w.add(errWholeSteps(pos, path))
+		return
+	}
+	id := r.path[1]
+	ti, known := w.byID[id]
+	if !known {
+		w.add(errUnknownStep(pos, path, id, w.ids))
+		return
+	}
+	target := w.steps[ti]
+	what := "result"
+	if len(r.path) >= 3 {
+		what = r.path[2]
+		if !contains(stepFields, what) {
+			w.add(errUnknownStepField(pos, path, id, what))
+			return
+		}
+	}
+	if sc.kind == inStep {
+		reader := sc.step
+		if ti == reader.index {
+			w.add(errSelfReference(pos, path, id, what))
+			return
+		}
+		if !reader.closure[ti] {
+			w.add(errMissingDependency(pos, path, stepName(reader), id, what, w.depNames(reader)))
+			return
+		}
+	}
+	if what != "output" {
+		return
+	}
+	if target.typ == ir.StepForEach && len(r.path) >= 4 && !contains(forEachOutputFields, r.path[3]) {
+		w.add(errUnknownForEachOutput(pos, path, id, r.path[3]))
+		return
+	}
+	if !target.maySkip {
+		return
+	}
+	switch {
+	case len(r.path) >= 4:
+		if r.optionalFrom > 3 && !target.defaults[r.path[3]] {
+			w.add(errMissingDefaultResult(pos, path, id, r.path[3], target.why, target.hasDefaults))
+		}
+	case !r.indexed && !target.hasDefaults:
+		w.add(errMissingDefaultResult(pos, path, id, "", target.why, false))
+	}
+}
+
+// checkStepTemplates converts and checks every template of a step.
+func (w *wfCheck) checkStepTemplates(si *stepInfo) {
+	s := si.src
+	if s == nil || s.Node == nil || s.Node.Kind != parser.Map {
+		return
+	}
+	sc := scope{kind: inStep, step: si}
+	si.ir.Condition = w.condition(s.Condition, sc)
+	switch si.typ {
+	case ir.StepTool:
+		si.ir.Arguments = w.arguments(s, sc)
+	case ir.StepElicitation:
+		si.ir.Message = w.template(s.Message, "message", sc)
+	case ir.StepForEach:
+		if si.ir.ForEach == nil {
+			return
+		}
+		si.ir.ForEach.Collection = w.template(s.Collection, "collection", sc)
+		in, inner := s.Inner, si.ir.ForEach.Step
+		if in == nil || inner == nil {
+			return
+		}
+		isc := scope{kind: inStep, step: si, itemVar: si.itemVar}
+		inner.Condition = w.condition(in.Condition, isc)
+		inner.Arguments = w.arguments(in, isc)
+		inner.MaySkip = in.Condition != nil || inner.OnError.Action == ir.ActionContinue
+	}
+}
+
+// condition reads a condition: a template, or a literal true/false.
+func (w *wfCheck) condition(n *parser.Node, sc scope) *ir.Template {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == parser.Bool {
+		b, _ := n.Value.(bool)
+		src := "false"
+		if b {
+			src = "true"
+		}
+		return &ir.Template{Source: src, Pos: n.Pos, Path: n.Path}
+	}
+	t := w.template(n, "condition", sc)
+	if t != nil && !isTemplate(t.Source) {
+		if s := strings.ToLower(strings.TrimSpace(t.Source)); s != "true" && s != "false" {
+			w.add(errConditionConstant(n.Pos, n.Path, t.Source))
+		}
+	}
+	return t
+}

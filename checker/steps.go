@@ -1,0 +1,514 @@
+package checker
+
+// Step checks that need no other step: id, type, the fields each type
+// allows and requires, durations, onError, elicitation and forEach
+// settings. Steps are checked in three passes (see checkSteps) so that a
+// broken step never hides the errors of the others.
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/parser"
+)
+
+// stepInfo is what the checker knows about one step.
+type stepInfo struct {
+	index int
+	src   *parser.Step
+	ir    *ir.Step
+	id    string // "" when missing
+	label string // how messages name the step
+	typ   string // "" when invalid
+	deps  []depEdge
+	// closure holds the indexes of every transitive dependency.
+	closure map[int]bool
+	// defaults are the top-level keys of defaultResults.
+	defaults    map[string]bool
+	hasDefaults bool // defaultResults is a non-empty mapping
+	// maySkip is set when readers may see defaultResults; why says why.
+	maySkip bool
+	why     string
+	itemVar string // forEach steps
+	timeout time.Duration
+}
+
+// depEdge is one resolved dependsOn entry.
+type depEdge struct {
+	to   int
+	node *parser.Node
+}
+
+var (
+	errorActions    = []string{ir.ActionAbort, ir.ActionContinue, ir.ActionRetry}
+	responseActions = []string{ir.ActionAbort, ir.ActionContinue, ir.ActionSkipRemaining}
+)
+
+func (w *wfCheck) checkSteps(pos ir.Pos, path string) {
+	n := w.src.StepsNode
+	switch {
+	case n == nil:
+		w.add(errMissingField(pos, path, "steps", "workflow"))
+		return
+	case n.Kind == parser.Null:
+		w.add(errNoSteps(n.Pos, n.Path))
+		return
+	case !w.kind(n, "steps", parser.Seq):
+		return
+	case len(n.Items) == 0:
+		w.add(errNoSteps(n.Pos, n.Path))
+		return
+	case len(n.Items) > maxSteps:
+		w.add(errTooManySteps(n.Pos, n.Path, len(n.Items)))
+	}
+	// Pass 1: each step on its own.
+	for i, s := range w.src.Steps {
+		w.steps = append(w.steps, w.checkStep(i, s))
+	}
+	w.checkDuplicateIDs()
+	// Pass 2: the dependency graph.
+	w.resolveDeps()
+	w.checkCycles()
+	w.computeClosures()
+	for _, si := range w.steps {
+		w.computeMaySkip(si)
+	}
+	// Pass 3: templates, arguments and tool schemas, which need the graph.
+	for _, si := range w.steps {
+		w.checkStepTemplates(si)
+	}
+	for _, si := range w.steps {
+		w.wf.Steps = append(w.wf.Steps, si.ir)
+	}
+}
+
+func (w *wfCheck) checkStep(i int, s *parser.Step) *stepInfo {
+	si := &stepInfo{index: i, src: s, label: fmt.Sprintf("steps[%d]", i)}
+	st := &ir.Step{Index: i, Type: ir.StepTool, Timeout: ir.Duration(defaultStepTimeout)}
+	si.ir = st
+	si.timeout = defaultStepTimeout
+	if s == nil || s.Node == nil {
+		return si
+	}
+	st.Pos = s.Node.Pos
+	if s.Node.Kind != parser.Map {
+		w.add(errWrongType(s.Node.Pos, s.Node.Path, "a step", "a mapping", kindPhrase(s.Node.Kind)))
+		return si
+	}
+	w.checkStepID(si)
+	si.typ = w.stepType(s)
+	if si.typ != "" {
+		st.Type = si.typ
+	}
+	w.checkFieldsAllowed(si)
+	if d, ok := w.duration(s.Timeout, "timeout"); ok {
+		si.timeout = d
+		st.Timeout = ir.Duration(d)
+		if d > w.wf.Timeout.D() {
+			w.add(warnTimeoutExceeds(s.Timeout.Pos, s.Timeout.Path, si.id, d.String(), w.wf.Timeout.D().String()))
+		}
+	}
+	st.OnError = w.checkOnError(s.OnError)
+	w.checkDefaults(si)
+	switch si.typ {
+	case ir.StepTool:
+		w.checkToolRef(si, s, "tool")
+	case ir.StepElicitation:
+		w.checkElicitation(si)
+	case ir.StepForEach:
+		w.checkForEach(si)
+	}
+	return si
+}
+
+func (w *wfCheck) checkStepID(si *stepInfo) {
+	s := si.src
+	if s.ID == nil {
+		w.add(errMissingField(s.Node.Pos, s.Node.Path, "id", si.label))
+		return
+	}
+	id, ok := w.str(s.ID, "step id")
+	if !ok {
+		return
+	}
+	si.ir.ID = id
+	if !validStepID(id) {
+		w.add(errInvalidStepID(s.ID.Pos, s.ID.Path, id))
+		return
+	}
+	si.id = id
+	si.label = fmt.Sprintf("step %q", id)
+	if strings.Contains(id, "-") {
+		w.add(warnStepIDHyphen(s.ID.Pos, s.ID.Path, id))
+	}
+}
+
+// validStepID accepts a template field name (letters, digits, '_',
+// not starting with a digit) or a workflow-style name (which may contain
+// '-' and start with a digit, but then templates must use index).
+func validStepID(id string) bool {
+	if id == "" || len(id) > maxNameLen {
+		return false
+	}
+	return identifierRE.MatchString(id) || nameRE.MatchString(id)
+}
+
+func (w *wfCheck) stepType(s *parser.Step) string {
+	if s.Type == nil {
+		return ir.StepTool
+	}
+	t, ok := w.str(s.Type, "type")
+	if !ok {
+		return ""
+	}
+	switch t {
+	case ir.StepTool, ir.StepElicitation, ir.StepForEach:
+		return t
+	}
+	w.add(errInvalidStepType(s.Type.Pos, s.Type.Path, t))
+	return ""
+}
+
+// typeFields lists, per step type, the type-specific fields it allows.
+var typeFields = map[string][]string{
+	ir.StepTool:        {"tool", "arguments"},
+	ir.StepElicitation: {"message", "schema", "onDecline", "onCancel"},
+	ir.StepForEach:     {"collection", "itemVar", "maxParallel", "maxIterations", "step"},
+}
+
+// typeSpecific returns the step's type-specific fields that are present.
+func typeSpecific(s *parser.Step) map[string]*parser.Node {
+	m := map[string]*parser.Node{}
+	set := func(name string, n *parser.Node) {
+		if n != nil {
+			m[name] = n
+		}
+	}
+	set("tool", s.Tool)
+	set("arguments", s.Arguments)
+	set("message", s.Message)
+	set("schema", s.Schema)
+	if s.OnDecline != nil {
+		set("onDecline", s.OnDecline.Node)
+	}
+	if s.OnCancel != nil {
+		set("onCancel", s.OnCancel.Node)
+	}
+	set("collection", s.Collection)
+	set("itemVar", s.ItemVar)
+	set("maxParallel", s.MaxParallel)
+	set("maxIterations", s.MaxIterations)
+	if s.Inner != nil {
+		set("step", s.Inner.Node)
+	}
+	return m
+}
+
+func (w *wfCheck) checkFieldsAllowed(si *stepInfo) {
+	if si.typ == "" {
+		return
+	}
+	allowed := map[string]bool{}
+	for _, f := range typeFields[si.typ] {
+		allowed[f] = true
+	}
+	present := typeSpecific(si.src)
+	for _, name := range []string{"tool", "arguments", "message", "schema", "onDecline", "onCancel", "collection", "itemVar", "maxParallel", "maxIterations", "step"} {
+		n, ok := present[name]
+		if !ok || allowed[name] {
+			continue
+		}
+		hint := ""
+		if si.typ == ir.StepForEach && (name == "tool" || name == "arguments") {
+			hint = "a forEach runs its inner step: put tool and arguments under step:"
+		}
+		pos, path := keyPos(si.src.Node, n, name)
+		w.add(errFieldNotAllowed(pos, path, name, si.typ, hint))
+	}
+}
+
+// keyPos finds where the key holding value n is written in mapping m.
+func keyPos(m, n *parser.Node, name string) (ir.Pos, string) {
+	if m != nil {
+		for _, f := range m.Fields {
+			if f.Value == n {
+				return f.KeyPos, pathJoin(m.Path, f.Key)
+			}
+		}
+	}
+	return n.Pos, n.Path
+}
+
+func (w *wfCheck) checkOnError(oe *parser.OnError) ir.OnError {
+	var out ir.OnError
+	if oe == nil || oe.Node == nil {
+		return out
+	}
+	if !w.kind(oe.Node, "onError", parser.Map) {
+		return out
+	}
+	if oe.Action != nil {
+		if a, ok := w.str(oe.Action, "onError action"); ok {
+			if contains(errorActions, a) {
+				out.Action = a
+			} else {
+				w.add(errInvalidAction(oe.Action.Pos, oe.Action.Path, "onError", a, errorActions))
+			}
+		}
+	}
+	if n := oe.MaxRetries; n != nil {
+		if v, ok := w.integer(n, "maxRetries"); ok {
+			switch {
+			case v < 0:
+				w.add(errOutOfRange(n.Pos, n.Path, "maxRetries", v, 0, maxRetries))
+			case v > maxRetries:
+				w.add(warnTooManyRetries(n.Pos, n.Path, v))
+				out.MaxRetries = maxRetries
+			default:
+				out.MaxRetries = int(v)
+			}
+		}
+	} else if out.Action == ir.ActionRetry {
+		out.MaxRetries = defaultRetries
+	}
+	if d, ok := w.duration(oe.RetryDelay, "retryDelay"); ok {
+		out.RetryDelay = ir.Duration(d)
+	} else if out.Action == ir.ActionRetry || out.MaxRetries > 0 {
+		out.RetryDelay = ir.Duration(defaultRetryDelay)
+	}
+	return out
+}
+
+// defaultRetries is maxRetries for action retry when none is given.
+const defaultRetries = 3
+
+func (w *wfCheck) checkDefaults(si *stepInfo) {
+	n := si.src.DefaultResults
+	if n == nil || n.Kind == parser.Null {
+		return
+	}
+	if !w.kind(n, "defaultResults", parser.Map) {
+		return
+	}
+	si.defaults = map[string]bool{}
+	for _, f := range n.Fields {
+		si.defaults[f.Key] = true
+	}
+	si.hasDefaults = len(n.Fields) > 0
+	si.ir.DefaultResults = n.Interface()
+}
+
+// checkToolRef checks tool: backend.tool and, with a catalog, that the
+// backend and tool exist.
+func (w *wfCheck) checkToolRef(si *stepInfo, s *parser.Step, object string) {
+	if s.Tool == nil {
+		w.add(errMissingStepField(s.Node.Pos, s.Node.Path, stepName(si), "tool", "tool"))
+		return
+	}
+	ref, ok := w.str(s.Tool, "tool")
+	if !ok {
+		return
+	}
+	backend, tool, found := strings.Cut(ref, ".")
+	if !found || backend == "" || tool == "" {
+		w.add(errInvalidToolRef(s.Tool.Pos, s.Tool.Path, ref, w.toolRefHint(ref)))
+		return
+	}
+	tr := &ir.ToolRef{Backend: backend, Name: tool, Pos: s.Tool.Pos}
+	if si.ir.Type == ir.StepTool || object == "inner" {
+		si.ir.Tool = tr
+	}
+	if cat := w.c.opts.Tools; cat != nil {
+		if _, ok := cat.Backends[backend]; !ok {
+			w.add(errUnknownBackend(s.Tool.Pos, s.Tool.Path, backend, cat.BackendNames()))
+			return
+		}
+		if _, ok := cat.Tool(backend, tool); !ok {
+			w.add(errUnknownTool(s.Tool.Pos, s.Tool.Path, backend, tool, cat.ToolNames(backend)))
+		}
+	}
+}
+
+// toolRefHint guesses the intended backend.tool for a reference without a
+// dot: ToolHive's published examples write backend_tool, the name a
+// backend tool gets when it is re-exported with a prefix.
+func (w *wfCheck) toolRefHint(ref string) string {
+	cat := w.c.opts.Tools
+	if cat == nil {
+		return ""
+	}
+	for i := 0; i < len(ref); i++ {
+		if ref[i] != '_' {
+			continue
+		}
+		if _, ok := cat.Backends[ref[:i]]; ok && i+1 < len(ref) {
+			return ref[:i] + "." + ref[i+1:]
+		}
+	}
+	// A bare tool name that exactly one backend offers.
+	var owners []string
+	for _, b := range cat.BackendNames() {
+		if _, ok := cat.Tool(b, ref); ok {
+			owners = append(owners, b)
+		}
+	}
+	if len(owners) == 1 {
+		return owners[0] + "." + ref
+	}
+	return ""
+}
+
+func stepName(si *stepInfo) string {
+	if si.id != "" {
+		return si.id
+	}
+	return si.label
+}
+
+func (w *wfCheck) checkElicitation(si *stepInfo) {
+	s := si.src
+	st := si.ir
+	st.OnDecline, st.OnCancel = ir.ActionAbort, ir.ActionAbort
+	if s.Message == nil {
+		w.add(errMissingStepField(s.Node.Pos, s.Node.Path, stepName(si), "elicitation", "message"))
+	}
+	if s.Schema == nil {
+		w.add(errMissingStepField(s.Node.Pos, s.Node.Path, stepName(si), "elicitation", "schema"))
+	} else if w.kind(s.Schema, "schema", parser.Map) {
+		w.checkElicitationSchema(si, s.Schema)
+	}
+	if s.Timeout != nil && si.timeout > maxElicitationTimeout {
+		w.add(errElicitationTimeout(s.Timeout.Pos, s.Timeout.Path, si.timeout.String()))
+	}
+	if a, ok := w.response(s.OnDecline, "onDecline"); ok {
+		st.OnDecline = a
+	}
+	if a, ok := w.response(s.OnCancel, "onCancel"); ok {
+		st.OnCancel = a
+	}
+}
+
+func (w *wfCheck) checkElicitationSchema(si *stepInfo, n *parser.Node) {
+	schema, _ := n.Interface().(map[string]any)
+	if size := jsonSize(schema); size > maxElicitationSchema {
+		w.add(errSchemaTooLarge(n.Pos, n.Path, size))
+		return
+	}
+	t := n.Get("type")
+	if t == nil {
+		w.add(errInvalidSchema(n.Pos, n.Path, "elicitation schema", "it must have type: object (a form of named fields)"))
+	} else if s, _ := t.Str(); s != "object" {
+		w.add(errInvalidSchema(t.Pos, t.Path, "elicitation schema", fmt.Sprintf("its type must be object, not %s", describeTypeNode(t))))
+	}
+	if p := n.Get("properties"); p != nil && p.Kind == parser.Map {
+		var names []string
+		for _, f := range p.Fields {
+			names = append(names, f.Key)
+			if f.Value.Kind == parser.Map {
+				w.checkPropertySchema(f.Value, "schema property "+fmt.Sprintf("%q", f.Key))
+			}
+		}
+		w.requiredList(n.Get("required"), "elicitation schema", names)
+	}
+	w.compileSchema(n, schema, "elicitation schema", false)
+	si.ir.Schema = schema
+}
+
+func describeTypeNode(t *parser.Node) string {
+	if s, ok := t.Str(); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return kindPhrase(t.Kind)
+}
+
+func (w *wfCheck) response(r *parser.Response, field string) (string, bool) {
+	if r == nil || r.Node == nil {
+		return "", false
+	}
+	if !w.kind(r.Node, field, parser.Map) {
+		return "", false
+	}
+	if r.Action == nil {
+		w.add(errMissingField(r.Node.Pos, r.Node.Path, "action", field))
+		return "", false
+	}
+	a, ok := w.str(r.Action, field+" action")
+	if !ok {
+		return "", false
+	}
+	if !contains(responseActions, a) {
+		w.add(errInvalidAction(r.Action.Pos, r.Action.Path, field, a, responseActions))
+		return "", false
+	}
+	return a, true
+}
+
+func (w *wfCheck) checkForEach(si *stepInfo) {
+	s := si.src
+	fe := &ir.ForEach{ItemVar: defaultItemVar, MaxParallel: defaultForEachParallel, MaxIterations: defaultIterations}
+	si.ir.ForEach = fe
+	si.itemVar = defaultItemVar
+	if s.Collection == nil {
+		w.add(errMissingStepField(s.Node.Pos, s.Node.Path, stepName(si), "forEach", "collection"))
+	}
+	if n := s.ItemVar; n != nil {
+		if v, ok := w.str(n, "itemVar"); ok {
+			if v == "index" || !identifierRE.MatchString(v) {
+				w.add(errInvalidItemVar(n.Pos, n.Path, v))
+			} else {
+				fe.ItemVar, si.itemVar = v, v
+			}
+		}
+	}
+	if v, ok := w.intRange(s.MaxParallel, "forEach maxParallel", 1, maxForEachParallel); ok {
+		fe.MaxParallel = int(v)
+	}
+	if v, ok := w.intRange(s.MaxIterations, "maxIterations", 1, maxForEachIterations); ok {
+		fe.MaxIterations = int(v)
+	}
+	in := s.Inner
+	if in == nil || in.Node == nil {
+		w.add(errMissingStepField(s.Node.Pos, s.Node.Path, stepName(si), "forEach", "step"))
+		return
+	}
+	if !w.kind(in.Node, "the forEach step", parser.Map) {
+		return
+	}
+	inner := &ir.Step{Index: si.index, ID: si.ir.ID, Type: ir.StepTool, Pos: in.Node.Pos, Timeout: si.ir.Timeout}
+	fe.Step = inner
+	innerInfo := &stepInfo{index: si.index, src: in, ir: inner, id: si.id, label: si.label + " (inner step)", typ: ir.StepTool}
+	if in.Type != nil {
+		if t, ok := w.str(in.Type, "type"); ok && t != ir.StepTool {
+			w.add(errInnerStepType(in.Type.Pos, in.Type.Path, t))
+			return
+		}
+	}
+	if in.DependsOn != nil {
+		pos, path := keyPos(in.Node, in.DependsOn, "dependsOn")
+		w.add(errInnerDependsOn(pos, path))
+	}
+	for name, n := range typeSpecific(in) {
+		if name == "tool" || name == "arguments" {
+			continue
+		}
+		pos, path := keyPos(in.Node, n, name)
+		w.add(errFieldNotAllowed(pos, path, name, "forEach inner", "the inner step of a forEach is a tool step"))
+	}
+	if d, ok := w.duration(in.Timeout, "timeout"); ok {
+		inner.Timeout = ir.Duration(d)
+	}
+	inner.OnError = w.checkOnError(in.OnError)
+	w.checkDefaults(innerInfo)
+	w.checkToolRef(innerInfo, in, "inner")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,87 @@
+package checker
+
+// "Did you mean" suggestions.
+//
+// An unknown name (a field, a step id, a parameter, a backend, ...) is
+// compared with every name that would have been valid there using the
+// Levenshtein edit distance: the number of single-character insertions,
+// deletions and substitutions that turn one string into the other. It is
+// computed with the classic dynamic programme over two rolling rows, so a
+// comparison costs O(len(a)*len(b)) time and O(len(b)) memory. A candidate
+// is suggested when its distance is under 3 and smaller than the name
+// itself (so "x" does not "mean" every other one-letter name). Names that
+// differ only in case (or in '_' versus '-') count as distance 0. Among
+// equally close candidates the first in sorted order wins, so suggestions
+// are deterministic.
+
+import (
+	"sort"
+	"strings"
+)
+
+// maxSuggestDistance is the largest edit distance still worth suggesting.
+const maxSuggestDistance = 2
+
+// levenshtein returns the edit distance between a and b, counting runes.
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) == 0 {
+		return len(rb)
+	}
+	if len(rb) == 0 {
+		return len(ra)
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// normalizeName folds the differences that are never meaningful in a typo:
+// case and the choice between '-' and '_'.
+func normalizeName(s string) string {
+	return strings.ReplaceAll(strings.ToLower(s), "-", "_")
+}
+
+// suggest returns the candidate closest to name, or "" when none is close
+// enough. The name itself is never suggested.
+func suggest(name string, candidates []string) string {
+	sorted := append([]string(nil), candidates...)
+	sort.Strings(sorted)
+	best, bestDist := "", maxSuggestDistance+1
+	for _, c := range sorted {
+		if c == name || c == "" {
+			continue
+		}
+		d := levenshtein(name, c)
+		if normalizeName(c) == normalizeName(name) {
+			d = 0
+		}
+		if d < bestDist && d < len([]rune(name)) {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// didYouMean formats a suggestion as a message suffix: "; did you mean X?"
+// or "" when there is nothing close.
+func didYouMean(name string, candidates []string) string {
+	if s := suggest(name, candidates); s != "" {
+		return "; did you mean " + s + "?"
+	}
+	return ""
+}

@@ -1,0 +1,390 @@
+package checker
+
+// Template analysis.
+//
+// Every string that contains "{{" is a Go text/template. It is parsed once
+// here, with the workflow functions (FuncNames) stubbed out, so that syntax
+// errors and unknown functions are compile-time errors. A syntax error from
+// text/template names only a line inside the template; the column is found
+// by looking on that line for the token the message names (the bad
+// character, the unknown function, the unexpected token, the unclosed
+// "{{"), and the resulting byte offset goes through parser.Node.OffsetPos,
+// which knows how plain, quoted and block scalars map back to the file.
+//
+// The parse tree is then walked to collect references: every field chain
+// rooted at the context (".steps.a.output.x"), every "$"-rooted chain
+// ("$.params.p"), chains on parenthesised pipelines ("(.steps.a.output).x"),
+// and "index" calls whose first argument is a reference followed by
+// string-literal keys ("index .steps "a-b" "output" "f"" is the reference
+// steps/a-b/output/f; components reached through index are marked optional,
+// because index is the sanctioned way to read a field that may be absent).
+// Inside {{with}} and {{range}} the dot is rebound, so plain ".x" chains in
+// their bodies cannot be resolved statically and are skipped; "$" chains
+// there are still resolved. Bodies of {{define}}d templates receive
+// whatever data the caller passes, so nothing in them is resolved. Each
+// reference keeps the byte offset of its first character, so its
+// diagnostics point at the exact file column. refs.go checks them.
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"text/template"
+	"text/template/parse"
+	"unicode/utf8"
+
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/parser"
+)
+
+// FuncNames are the template functions a workflow may call in addition to
+// text/template's built-ins. The runtime implements them; the checker only
+// needs their names to parse templates.
+var FuncNames = []string{"fromJson", "json", "quote"}
+
+// builtinFuncs are text/template's predefined functions.
+var builtinFuncs = []string{"and", "call", "eq", "ge", "gt", "html", "index", "js", "le", "len", "lt", "ne", "not", "or", "print", "printf", "println", "slice", "urlquery"}
+
+// templateRoots are the top-level names of the template context.
+var templateRoots = []string{"params", "vars", "steps", "workflow", "forEach"}
+
+func stubFuncs() template.FuncMap {
+	m := template.FuncMap{}
+	for _, name := range FuncNames {
+		m[name] = func(...any) any { return nil }
+	}
+	return m
+}
+
+// ref is one reference into the template context.
+type ref struct {
+	// path holds the components after the root dot: steps, a, output, f.
+	path []string
+	// off is the byte offset of the reference's first character.
+	off int
+	// optionalFrom is the index of the first component that was reached
+	// through index's string arguments (len(path) when none was).
+	optionalFrom int
+	// indexed is true when the reference is index's first argument, so its
+	// value is only indexed further, never read whole.
+	indexed bool
+}
+
+// isTemplate reports whether a string is a template (has an action).
+func isTemplate(s string) bool { return strings.Contains(s, "{{") }
+
+// parseTemplate parses the string value of n. For a string without
+// actions it returns a plain Template and no references. ok is false when
+// the template does not parse (the error has been reported).
+func (w *wfCheck) parseTemplate(n *parser.Node) (t *ir.Template, refs []ref, ok bool) {
+	src, _ := n.Str()
+	t = &ir.Template{Source: src, Pos: n.OffsetPos(0), Path: n.Path}
+	if !isTemplate(src) {
+		return t, nil, true
+	}
+	tmpl, err := template.New("t").Funcs(stubFuncs()).Parse(src)
+	if err != nil {
+		w.reportSyntax(n, src, err.Error())
+		return t, nil, false
+	}
+	root := tmpl.Tree.Root
+	t.Single = len(root.Nodes) == 1 && isPlainAction(root.Nodes[0])
+	defined := map[string]bool{}
+	for _, d := range tmpl.Templates() {
+		defined[d.Name()] = true
+	}
+	wk := &refWalker{defined: defined}
+	wk.node(root, true, true)
+	for _, d := range tmpl.Templates() {
+		if d.Name() != "t" && d.Tree != nil {
+			wk.node(d.Tree.Root, false, false)
+		}
+	}
+	for _, u := range wk.undefined {
+		w.add(errTemplateSyntax(n.OffsetPos(u.off), n.Path, "no template named "+strconv.Quote(u.name)+" is defined"))
+	}
+	if len(wk.undefined) > 0 {
+		return t, nil, false
+	}
+	return t, wk.refs, true
+}
+
+func isPlainAction(n parse.Node) bool {
+	a, ok := n.(*parse.ActionNode)
+	return ok && len(a.Pipe.Decl) == 0
+}
+
+type undefinedTemplate struct {
+	name string
+	off  int
+}
+
+type refWalker struct {
+	refs      []ref
+	defined   map[string]bool
+	undefined []undefinedTemplate
+}
+
+// node walks n. dotRoot says whether dot is the context root; rootKnown
+// says whether "$" is (it is not inside a {{define}}).
+func (wk *refWalker) node(n parse.Node, dotRoot, rootKnown bool) {
+	switch x := n.(type) {
+	case nil:
+	case *parse.ListNode:
+		if x == nil {
+			return
+		}
+		for _, c := range x.Nodes {
+			wk.node(c, dotRoot, rootKnown)
+		}
+	case *parse.ActionNode:
+		wk.pipe(x.Pipe, dotRoot, rootKnown)
+	case *parse.IfNode:
+		wk.branch(&x.BranchNode, dotRoot, dotRoot, rootKnown)
+	case *parse.WithNode:
+		wk.branch(&x.BranchNode, dotRoot, false, rootKnown)
+	case *parse.RangeNode:
+		wk.branch(&x.BranchNode, dotRoot, false, rootKnown)
+	case *parse.TemplateNode:
+		if !wk.defined[x.Name] {
+			wk.undefined = append(wk.undefined, undefinedTemplate{x.Name, int(x.Pos)})
+		}
+		wk.pipe(x.Pipe, dotRoot, rootKnown)
+	case *parse.PipeNode:
+		wk.pipe(x, dotRoot, rootKnown)
+	case *parse.CommandNode:
+		wk.command(x, dotRoot, rootKnown)
+	case *parse.FieldNode, *parse.VariableNode, *parse.ChainNode:
+		if r, ok := wk.refOf(n, dotRoot, rootKnown); ok {
+			wk.refs = append(wk.refs, r)
+		} else if c, isChain := n.(*parse.ChainNode); isChain {
+			wk.node(c.Node, dotRoot, rootKnown)
+		}
+	}
+}
+
+func (wk *refWalker) branch(b *parse.BranchNode, dotRoot, bodyDotRoot, rootKnown bool) {
+	wk.pipe(b.Pipe, dotRoot, rootKnown)
+	wk.node(b.List, bodyDotRoot, rootKnown)
+	if b.ElseList != nil {
+		wk.node(b.ElseList, dotRoot, rootKnown)
+	}
+}
+
+func (wk *refWalker) pipe(p *parse.PipeNode, dotRoot, rootKnown bool) {
+	if p == nil {
+		return
+	}
+	for _, c := range p.Cmds {
+		wk.command(c, dotRoot, rootKnown)
+	}
+}
+
+func (wk *refWalker) command(c *parse.CommandNode, dotRoot, rootKnown bool) {
+	args := c.Args
+	if len(args) >= 2 {
+		if id, ok := args[0].(*parse.IdentifierNode); ok && id.Ident == "index" {
+			if base, ok := wk.refOf(args[1], dotRoot, rootKnown); ok {
+				base.optionalFrom = len(base.path)
+				rest := args[2:]
+				for len(rest) > 0 {
+					s, isStr := rest[0].(*parse.StringNode)
+					if !isStr {
+						break
+					}
+					base.path = append(base.path, s.Text)
+					rest = rest[1:]
+				}
+				base.indexed = true
+				wk.refs = append(wk.refs, base)
+				for _, a := range rest {
+					wk.node(a, dotRoot, rootKnown)
+				}
+				return
+			}
+		}
+	}
+	for _, a := range args {
+		wk.node(a, dotRoot, rootKnown)
+	}
+}
+
+// refOf turns a field, "$" variable or chain into a reference when its
+// root is the context.
+func (wk *refWalker) refOf(n parse.Node, dotRoot, rootKnown bool) (ref, bool) {
+	switch x := n.(type) {
+	case *parse.FieldNode:
+		if !dotRoot {
+			return ref{}, false
+		}
+		return newRef(x.Ident, chainStart(int(x.Pos), x.Ident, 1)), true
+	case *parse.VariableNode:
+		if !rootKnown || len(x.Ident) < 2 || x.Ident[0] != "$" {
+			return ref{}, false
+		}
+		return newRef(x.Ident[1:], chainStart(int(x.Pos), x.Ident, 0)), true
+	case *parse.ChainNode:
+		// (.steps.a.output).f: a parenthesised reference with more fields.
+		p, ok := x.Node.(*parse.PipeNode)
+		if !ok || len(p.Decl) > 0 || len(p.Cmds) != 1 || len(p.Cmds[0].Args) != 1 {
+			return ref{}, false
+		}
+		inner, ok := wk.refOf(p.Cmds[0].Args[0], dotRoot, rootKnown)
+		if !ok {
+			return ref{}, false
+		}
+		inner.path = append(inner.path, x.Field...)
+		inner.optionalFrom = len(inner.path)
+		return inner, true
+	}
+	return ref{}, false
+}
+
+func newRef(path []string, off int) ref {
+	p := append([]string(nil), path...)
+	return ref{path: p, off: off, optionalFrom: len(p)}
+}
+
+// chainStart finds where a field or variable chain begins: text/template
+// records the position of the second component for chains of two or more.
+// dot is 1 for fields (".steps"), 0 for variables ("$").
+func chainStart(pos int, ident []string, dot int) int {
+	if len(ident) < 2 {
+		return pos
+	}
+	start := pos - len(ident[0]) - dot
+	if start < 0 {
+		return pos
+	}
+	return start
+}
+
+// ---- syntax errors ----
+
+var (
+	syntaxPrefixRE = regexp.MustCompile(`^template: t:(\d+): `)
+	startedAtRE    = regexp.MustCompile(` (?:in action )?started at t:(\d+)`)
+	badCharRE      = regexp.MustCompile(`U\+([0-9A-F]{4,6})`)
+	quotedRE       = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
+	keywordRE      = regexp.MustCompile(`^unexpected <(\w+)>`)
+	stepsHyphenRE  = regexp.MustCompile(`(?:\.|\$\.)steps\.([A-Za-z0-9_]+)$`)
+	idTailRE       = regexp.MustCompile(`^[A-Za-z0-9_-]*`)
+)
+
+// reportSyntax reports a text/template parse error at its file position.
+func (w *wfCheck) reportSyntax(n *parser.Node, src, raw string) {
+	line := 1
+	msg := raw
+	if m := syntaxPrefixRE.FindStringSubmatch(raw); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = raw[len(m[0]):]
+	}
+	if m := startedAtRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = strings.Replace(msg, m[0], "", 1)
+	}
+	off := syntaxOffset(src, line, msg)
+	var detail []string
+	if strings.Contains(msg, "U+002D '-'") {
+		if m := stepsHyphenRE.FindStringSubmatch(src[:off]); m != nil {
+			id := m[1] + idTailRE.FindString(src[off:])
+			detail = append(detail, "step ids containing '-' cannot be written as fields; use {{index .steps "+strconv.Quote(id)+" \"output\"}} or rename the step "+strings.ReplaceAll(id, "-", "_"))
+		}
+	}
+	if m := regexp.MustCompile(`^function "([^"]+)" not defined`).FindStringSubmatch(msg); m != nil {
+		all := append(append([]string(nil), builtinFuncs...), FuncNames...)
+		msg += didYouMean(m[1], all)
+	}
+	w.add(errTemplateSyntax(n.OffsetPos(off), n.Path, msg, detail...))
+}
+
+// syntaxOffset finds the byte offset, in src, of the token that the
+// message on template line line complains about.
+func syntaxOffset(src string, line int, msg string) int {
+	start := 0
+	for i := 1; i < line; i++ {
+		j := strings.IndexByte(src[start:], '\n')
+		if j < 0 {
+			break
+		}
+		start += j + 1
+	}
+	end := len(src)
+	if j := strings.IndexByte(src[start:], '\n'); j >= 0 {
+		end = start + j
+	}
+	text := src[start:end]
+	action := strings.Index(text, "{{")
+	if action < 0 {
+		action = 0
+	}
+	find := func(needle string) (int, bool) {
+		if needle == "" {
+			return 0, false
+		}
+		if i := strings.Index(text[action:], needle); i >= 0 {
+			return start + action + i, true
+		}
+		if i := strings.Index(text, needle); i >= 0 {
+			return start + i, true
+		}
+		return 0, false
+	}
+	last := func(needle string) (int, bool) {
+		if i := strings.LastIndex(text, needle); i >= 0 {
+			return start + i, true
+		}
+		return 0, false
+	}
+	var (
+		off int
+		ok  bool
+	)
+	switch {
+	case strings.HasPrefix(msg, "unclosed action"), strings.HasPrefix(msg, "unexpected EOF"):
+		off, ok = last("{{")
+	case strings.HasPrefix(msg, "unclosed left paren"):
+		off, ok = last("(")
+	case strings.HasPrefix(msg, "unterminated quoted string"):
+		off, ok = last(`"`)
+	case strings.HasPrefix(msg, "unterminated raw quoted string"):
+		off, ok = last("`")
+	case strings.HasPrefix(msg, "unterminated character constant"):
+		off, ok = last("'")
+	case strings.Contains(msg, "comment"):
+		off, ok = find("/*")
+	case strings.Contains(msg, "U+"):
+		if m := badCharRE.FindStringSubmatch(msg); m != nil {
+			if r, err := strconv.ParseUint(m[1], 16, 32); err == nil {
+				off, ok = find(string(rune(r)))
+			}
+		}
+	case strings.HasPrefix(msg, "missing value for "):
+		off, ok = find(strings.TrimPrefix(msg, "missing value for "))
+	case strings.Contains(msg, "{{break}}"):
+		off, ok = find("break")
+	case strings.Contains(msg, "{{continue}}"):
+		off, ok = find("continue")
+	default:
+		if m := keywordRE.FindStringSubmatch(msg); m != nil {
+			off, ok = find(m[1])
+		} else if m := quotedRE.FindStringSubmatch(msg); m != nil {
+			needle, err := strconv.Unquote(`"` + m[1] + `"`)
+			if err != nil {
+				needle = m[1]
+			}
+			needle = strings.TrimSuffix(needle, "...")
+			off, ok = find(needle)
+		}
+	}
+	if !ok {
+		off = start + action
+	}
+	if off > len(src) {
+		off = len(src)
+	}
+	for off > 0 && off < len(src) && !utf8.RuneStart(src[off]) {
+		off--
+	}
+	return off
+}

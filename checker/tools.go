@@ -1,0 +1,168 @@
+package checker
+
+// Argument checks against a backend tool's input schema (only with
+// Options.Tools). For an object schema: every argument must be a declared
+// property unless additionalProperties allows more; every required
+// property must be given; and a literal value must have the declared JSON
+// type. Strings that the runtime will coerce count as having the type when
+// they parse ("5" for an integer, "true" for a boolean), and a template is
+// never type-checked, because its value is known only at run time. Nested
+// objects and array items are checked the same way, recursively.
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/vmcp-dev/vmcp/parser"
+)
+
+func (w *wfCheck) checkToolArgs(s *parser.Step, args *parser.Node) {
+	cat := w.c.opts.Tools
+	if cat == nil || s.Tool == nil {
+		return
+	}
+	ref, _ := s.Tool.Str()
+	backend, name, ok := strings.Cut(ref, ".")
+	if !ok {
+		return
+	}
+	tool, ok := cat.Tool(backend, name)
+	if !ok || tool.InputSchema == nil {
+		return
+	}
+	at := s.Tool
+	if args != nil {
+		at = args
+	}
+	w.checkObjectArgs(ref, "", tool.InputSchema, args, at, s.Node)
+}
+
+// checkObjectArgs checks the mapping n (nil when absent) against an object
+// schema. prefix names the enclosing argument for messages ("" at the top).
+func (w *wfCheck) checkObjectArgs(tool, prefix string, schema map[string]any, n, at, parent *parser.Node) {
+	props, _ := schema["properties"].(map[string]any)
+	var names []string
+	for k := range props {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	open := false
+	switch ap := schema["additionalProperties"].(type) {
+	case bool:
+		open = ap
+	case map[string]any:
+		open = true
+	}
+	if props == nil {
+		open = true
+	}
+	given := map[string]bool{}
+	if n != nil {
+		for _, f := range n.Fields {
+			given[f.Key] = true
+			argName := prefix + f.Key
+			ps, declared := props[f.Key].(map[string]any)
+			if !declared {
+				if !open {
+					w.add(errUnknownArgument(f.KeyPos, pathJoin(n.Path, f.Key), tool, argName, names))
+				}
+				continue
+			}
+			w.checkArgValue(tool, argName, ps, f.Value)
+		}
+	}
+	for _, r := range stringList(schema["required"]) {
+		if !given[r] {
+			pos, path := at.Pos, at.Path
+			if n == nil && parent != nil {
+				pos, path = parent.Pos, parent.Path
+				if at != nil {
+					pos, path = at.Pos, at.Path
+				}
+			}
+			w.add(errMissingArgument(pos, path, tool, prefix+r))
+		}
+	}
+}
+
+func (w *wfCheck) checkArgValue(tool, name string, schema map[string]any, n *parser.Node) {
+	if n.Kind == parser.String {
+		if s, _ := n.Str(); isTemplate(s) {
+			return
+		}
+	}
+	types := stringList(schema["type"])
+	if len(types) > 0 && !literalFits(n, types) {
+		w.add(errArgumentType(n.Pos, n.Path, tool, name, joinOr(types), describeValue(n.Interface())))
+		return
+	}
+	switch n.Kind {
+	case parser.Map:
+		if _, ok := schema["properties"].(map[string]any); ok {
+			w.checkObjectArgs(tool, name+".", schema, n, n, n)
+		}
+	case parser.Seq:
+		if items, ok := schema["items"].(map[string]any); ok {
+			for i, it := range n.Items {
+				w.checkArgValue(tool, fmt.Sprintf("%s[%d]", name, i), items, it)
+			}
+		}
+	}
+}
+
+// literalFits reports whether a literal node is acceptable for one of the
+// types, allowing the string coercions the runtime performs.
+func literalFits(n *parser.Node, types []string) bool {
+	v := n.Interface()
+	if valueHasType(v, types) {
+		return true
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		return false
+	}
+	for _, t := range types {
+		switch t {
+		case "integer":
+			if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+				return true
+			}
+		case "number":
+			if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+				return true
+			}
+		case "boolean":
+			if l := strings.ToLower(strings.TrimSpace(s)); l == "true" || l == "false" {
+				return true
+			}
+		case "array", "object":
+			var x any
+			if json.Unmarshal([]byte(s), &x) == nil && valueHasType(x, []string{t}) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// stringList reads a JSON Schema keyword that is a string or a list of them.
+func stringList(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	case []string:
+		return x
+	}
+	return nil
+}

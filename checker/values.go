@@ -1,0 +1,94 @@
+package checker
+
+// Argument and var values become ir.Value trees: mappings keep their keys
+// in source order, sequences their items, strings with an action become
+// templates (checked like any other), and every other scalar is a literal.
+// Nesting deeper than maxNesting levels is an error reported once, at the
+// first node past the limit.
+
+import (
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/parser"
+)
+
+// arguments converts a tool step's arguments and checks them against the
+// tool's input schema when a catalog is known.
+func (w *wfCheck) arguments(s *parser.Step, sc scope) *ir.Value {
+	n := s.Arguments
+	if n == nil || n.Kind == parser.Null {
+		w.checkToolArgs(s, nil)
+		return &ir.Value{Kind: ir.KindObject}
+	}
+	if !w.kind(n, "arguments", parser.Map) {
+		return nil
+	}
+	tooDeep := false
+	v := w.value(n, sc, 1, "arguments", &tooDeep)
+	w.checkToolArgs(s, n)
+	return v
+}
+
+// value converts n at nesting depth depth (the top is 1).
+func (w *wfCheck) value(n *parser.Node, sc scope, depth int, what string, tooDeep *bool) *ir.Value {
+	if depth > maxNesting {
+		if !*tooDeep {
+			*tooDeep = true
+			w.add(errNestingTooDeep(n.Pos, n.Path, what))
+		}
+		return nil
+	}
+	switch n.Kind {
+	case parser.Map:
+		v := &ir.Value{Kind: ir.KindObject}
+		for _, f := range n.Fields {
+			v.Fields = append(v.Fields, &ir.Field{Key: f.Key, Value: w.value(f.Value, sc, depth+1, what, tooDeep)})
+		}
+		return v
+	case parser.Seq:
+		v := &ir.Value{Kind: ir.KindArray}
+		for _, it := range n.Items {
+			v.Items = append(v.Items, w.value(it, sc, depth+1, what, tooDeep))
+		}
+		if v.Items == nil {
+			v.Items = []*ir.Value{}
+		}
+		return v
+	case parser.String:
+		s, _ := n.Str()
+		if !isTemplate(s) {
+			return &ir.Value{Kind: ir.KindLiteral, Literal: s}
+		}
+		return &ir.Value{Kind: ir.KindTemplate, Template: w.template(n, what, sc)}
+	}
+	return &ir.Value{Kind: ir.KindLiteral, Literal: n.Value}
+}
+
+// checkVars reads vars: a mapping of names to values (templates over
+// .params and .workflow).
+func (w *wfCheck) checkVars() {
+	w.vars = map[string]bool{}
+	n := w.src.Vars
+	if n == nil || n.Kind == parser.Null {
+		return
+	}
+	if !w.kind(n, "vars", parser.Map) {
+		return
+	}
+	// Declare every name first, so the messages can list them.
+	for _, f := range n.Fields {
+		if !identifierRE.MatchString(f.Key) {
+			w.add(errInvalidVarName(f.KeyPos, pathJoin(n.Path, f.Key), f.Key))
+			continue
+		}
+		if !w.vars[f.Key] {
+			w.vars[f.Key] = true
+			w.varNames = append(w.varNames, f.Key)
+		}
+	}
+	sc := scope{kind: inVars}
+	for _, f := range n.Fields {
+		tooDeep := false
+		v := w.value(f.Value, sc, 1, "vars", &tooDeep)
+		w.wf.Vars = append(w.wf.Vars, &ir.Var{Name: f.Key, Value: v})
+	}
+}
