@@ -1,11 +1,14 @@
 package runtime
 
-// TEMPORARY SIGNATURES: the runtime helper replaces this file with the real
-// engine. The signatures below are the contract other packages code against.
-
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"sync"
+
+	"github.com/google/uuid"
 
 	"github.com/vmcp-dev/vmcp/ir"
 )
@@ -29,17 +32,82 @@ type RunOptions struct {
 	// take their onCancel action).
 	Elicitor Elicitor
 	// OnEvent receives progress events, synchronously, in order per step.
+	// The engine calls it from one goroutine per run, so events of one run
+	// are totally ordered; it must not block for long.
 	OnEvent func(Event)
 }
 
-// Engine executes the workflows of a plan.
-type Engine struct{}
+// Engine executes the workflows of a plan. It is safe for concurrent use:
+// many runs, of the same or different workflows, may go at once.
+type Engine struct {
+	plan    *ir.Plan
+	wfs     map[string]*workflowPlan
+	backend Backend
+	schemas SchemaSource
+	store   Store
+	log     *slog.Logger
+	mu      sync.Mutex
+	active  map[string]*runState
+}
 
 // New parses every template of the plan once and returns an engine.
-func New(plan *ir.Plan, opts Options) (*Engine, error) { panic("not implemented") }
+func New(plan *ir.Plan, opts Options) (*Engine, error) {
+	if plan == nil {
+		return nil, errors.New("runtime: nil plan")
+	}
+	if plan.Version != "" && plan.Version != ir.Version {
+		return nil, fmt.Errorf("runtime: plan version %q is not supported (want %q)", plan.Version, ir.Version)
+	}
+	e := &Engine{
+		plan:    plan,
+		wfs:     make(map[string]*workflowPlan, len(plan.Workflows)),
+		backend: opts.Backend,
+		schemas: opts.Schemas,
+		store:   opts.Store,
+		log:     opts.Logger,
+		active:  make(map[string]*runState),
+	}
+	if e.store == nil {
+		e.store = NewMemoryStore(0)
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	funcs := templateFuncs()
+	for _, wf := range plan.Workflows {
+		if wf == nil {
+			return nil, errors.New("runtime: plan holds a null workflow")
+		}
+		if _, dup := e.wfs[wf.Name]; dup {
+			return nil, fmt.Errorf("runtime: workflow %q is defined twice", wf.Name)
+		}
+		wp, err := prepareWorkflow(wf, funcs)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
+		e.wfs[wf.Name] = wp
+	}
+	return e, nil
+}
 
 // Workflows returns the plan's workflows in plan order.
-func (e *Engine) Workflows() []*ir.Workflow { panic("not implemented") }
+func (e *Engine) Workflows() []*ir.Workflow { return e.plan.Workflows }
+
+// Workflow returns the named workflow of the plan.
+func (e *Engine) Workflow(name string) (*ir.Workflow, bool) {
+	wp, ok := e.wfs[name]
+	if !ok {
+		return nil, false
+	}
+	return wp.wf, true
+}
+
+// Store returns the store that keeps the engine's runs.
+func (e *Engine) Store() Store { return e.store }
+
+// ErrUnknownWorkflow is returned (wrapped) by Run for a name the plan
+// does not define.
+var ErrUnknownWorkflow = errors.New("unknown workflow")
 
 // Run validates params against the workflow's input schema (applying
 // defaults) and executes the workflow to the end. It returns the final run
@@ -47,16 +115,73 @@ func (e *Engine) Workflows() []*ir.Workflow { panic("not implemented") }
 // Go error. The error is non-nil only when the run could not start: an
 // unknown workflow or invalid parameters (*InputError).
 func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any, opts RunOptions) (*Run, error) {
-	panic("not implemented")
+	wp, ok := e.wfs[workflow]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownWorkflow, workflow)
+	}
+	params, err := wp.validateParams(params)
+	if err != nil {
+		return nil, err
+	}
+	if e.backend == nil && needsBackend(wp) {
+		return nil, fmt.Errorf("workflow %q calls backend tools but the engine has no backend", workflow)
+	}
+	id := opts.RunID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	r := newRunState(ctx, e, wp, id, params, opts)
+	e.mu.Lock()
+	if _, dup := e.active[id]; dup {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("run id %q is already running", id)
+	}
+	e.active[id] = r
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.active, id)
+		e.mu.Unlock()
+	}()
+	if err := e.store.CreateRun(ctx, r.run); err != nil {
+		r.stopTO()
+		r.cancel(nil)
+		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
+	}
+	r.execute()
+	return r.run, nil
+}
+
+func needsBackend(wp *workflowPlan) bool {
+	for _, sp := range wp.steps {
+		if sp.kind == ir.StepTool || sp.kind == ir.StepForEach {
+			return true
+		}
+	}
+	return false
 }
 
 // Status returns a copy of a run's record, running or finished.
-func (e *Engine) Status(ctx context.Context, id string) (*Run, error) { panic("not implemented") }
+func (e *Engine) Status(ctx context.Context, id string) (*Run, error) {
+	return e.store.GetRun(ctx, id)
+}
 
 // Cancel stops a running run: backend calls in flight are cancelled and the
 // run ends with status cancelled. It returns ErrRunNotFound for an unknown
 // id; cancelling a finished run is not an error.
-func (e *Engine) Cancel(ctx context.Context, id string) error { panic("not implemented") }
+func (e *Engine) Cancel(ctx context.Context, id string) error {
+	e.mu.Lock()
+	r, ok := e.active[id]
+	e.mu.Unlock()
+	if ok {
+		r.cancel(errRunCancelled)
+		return nil
+	}
+	if _, err := e.store.GetRun(ctx, id); err != nil {
+		return err
+	}
+	return nil
+}
 
 // InputError reports parameters that do not match the workflow's input
 // schema. It names the parameter and the rule, never the value.

@@ -1,0 +1,24 @@
+// Package runtime executes compiled workflow plans against backend MCP
+// servers.
+//
+// In: an [ir.Plan] (from the compiler, or decoded from plan JSON), a
+// [Backend] that calls backend tools, and optionally a [SchemaSource] (for
+// argument coercion), a [Store] and, per run, an [Elicitor] and an event
+// callback. Out: a [Run] record per execution, with the composite tool's
+// result, per-step states and a [StepError] that names the failing step
+// and its source position. Entry points: [New], which prepares every
+// workflow once (templates parsed, input schemas compiled, graph facts
+// computed), and [Engine.Run], which validates parameters and executes one
+// workflow; [Engine.Status] and [Engine.Cancel] act on runs by id while they
+// go.
+//
+// The package imports ir, never the parser, checker or planner, so a server
+// that runs plans does not link the compiler's front half.
+//
+// Files: engine.go (the API), scheduler.go (the ready-queue scheduler and
+// run state), step.go (tool calls, retries, elicitation), foreach.go,
+// template.go (templates and their functions), value.go (arguments and
+// coercion), output.go (step outputs and the composite result), input.go
+// (parameter validation), store.go (the in-memory store), api.go (the
+// contract with the MCP layer and stores).
+package runtime

@@ -1,0 +1,195 @@
+package runtime
+
+// forEach steps. The collection template yields an array (a typed array,
+// or a string holding a JSON array, which is parsed). A collection longer
+// than maxIterations fails the step before any iteration starts. A pool of
+// min(maxParallel, len) workers takes iteration indexes from an atomic
+// counter; each iteration evaluates the inner step's arguments with
+// .forEach.<itemVar> and .forEach.index added to the template data, and
+// calls the backend with the inner step's retry policy (or the forEach
+// step's, when the inner step has none). Results go into a slice slot per
+// iteration, so workers never share writes.
+//
+// With onError continue on the forEach step, failed iterations are recorded
+// and the rest go on; the step completes. Otherwise the first failure
+// cancels the iterations in flight, no new one starts, and the step fails
+// with that iteration's error. The forEach step's timeout bounds the whole
+// iteration set. The output is
+// {iterations: [{index, item, status, output, error}], count, completed,
+// failed}; iterations that never started have status skipped.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+var errIterationFailed = errors.New("an iteration failed")
+
+type iterResult struct {
+	done   bool
+	output any
+	err    string
+}
+
+func (r *runState) runForEach(sp *stepPlan) stepMsg {
+	fe := sp.step.ForEach
+	ctx, cancel := context.WithTimeout(r.ctx, sp.timeout)
+	defer cancel()
+
+	r.mu.RLock()
+	cv, err := sp.collection.value(r.data)
+	r.mu.RUnlock()
+	if err != nil {
+		return stepMsg{status: StepFailed, attempts: 1, err: r.templateStepError(sp.id, sp.collection, err, "collection")}
+	}
+	collPos := posOr(sp.collection.src.Pos, sp.step.Pos)
+	var items []any
+	switch x := cv.(type) {
+	case nil:
+	case []any:
+		items = x
+	case string:
+		parsed, err := decodeTyped(x)
+		if err != nil {
+			return failed(sp, collPos, "collection must be an array; it is a string that is not valid JSON", 1)
+		}
+		arr, ok := parsed.([]any)
+		if !ok {
+			return failed(sp, collPos, fmt.Sprintf("collection must be an array; it is a string holding %s", typeName(parsed)), 1)
+		}
+		items = arr
+	default:
+		return failed(sp, collPos, fmt.Sprintf("collection must be an array; it is %s", typeName(cv)), 1)
+	}
+	maxIter := fe.MaxIterations
+	if maxIter <= 0 {
+		maxIter = defaultMaxIterations
+	}
+	if maxIter > maxForEachIterations {
+		maxIter = maxForEachIterations
+	}
+	if len(items) > maxIter {
+		return failed(sp, collPos, fmt.Sprintf("collection has %d items, more than maxIterations (%d)", len(items), maxIter), 1)
+	}
+	par := fe.MaxParallel
+	if par <= 0 {
+		par = defaultMaxParallel
+	}
+	if par > maxForEachParallel {
+		par = maxForEachParallel
+	}
+	if par > len(items) {
+		par = len(items)
+	}
+	itemVar := fe.ItemVar
+	if itemVar == "" {
+		itemVar = "item"
+	}
+	policy := sp.inner
+	if policy.action == "" && sp.action == ir.ActionRetry {
+		policy = sp
+	}
+	keepGoing := sp.action == ir.ActionContinue
+
+	results := make([]iterResult, len(items))
+	iterCtx, stopIters := context.WithCancelCause(ctx)
+	defer stopIters(nil)
+	stop := func() { stopIters(errIterationFailed) }
+	var (
+		next      atomic.Int64
+		wg        sync.WaitGroup
+		failOnce  sync.Once
+		firstFail *StepError
+	)
+	worker := func() {
+		defer wg.Done()
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(items) || iterCtx.Err() != nil {
+				return
+			}
+			out, serr := r.runIteration(iterCtx, sp, policy, itemVar, i, items[i])
+			res := &results[i]
+			res.done = true
+			if serr == nil {
+				res.output = out
+				continue
+			}
+			res.err = serr.Msg
+			if !keepGoing {
+				failOnce.Do(func() {
+					firstFail = serr
+					stop()
+				})
+			}
+		}
+	}
+	wg.Add(par)
+	for w := 0; w < par; w++ {
+		go worker()
+	}
+	wg.Wait()
+
+	iterations := make([]any, len(items))
+	var completed, failedN int64
+	for i, res := range results {
+		status := string(StepSkipped)
+		switch {
+		case res.done && res.err == "":
+			status = string(StepCompleted)
+			completed++
+		case res.done:
+			status = string(StepFailed)
+			failedN++
+		}
+		iterations[i] = map[string]any{"index": int64(i), "item": items[i], "status": status, "output": res.output, "error": res.err}
+	}
+	output := map[string]any{"iterations": iterations, "count": int64(len(items)), "completed": completed, "failed": failedN}
+	if firstFail != nil {
+		m := stepMsg{status: StepFailed, attempts: 1, output: output, err: firstFail}
+		return m
+	}
+	if msg := r.interruptMsg(ctx, sp.timeout); msg != "" && completed+failedN < int64(len(items)) {
+		return failed(sp, sp.step.Pos, msg, 1)
+	}
+	return stepMsg{status: StepCompleted, output: output, attempts: 1}
+}
+
+// runIteration runs the inner step once for item i.
+func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, itemVar string, i int, item any) (any, *StepError) {
+	inner := sp.inner
+	data := make(map[string]any, len(r.data)+1)
+	for k, v := range r.data {
+		data[k] = v
+	}
+	data["forEach"] = map[string]any{itemVar: item, "index": int64(i)}
+	r.mu.RLock()
+	args, serr := r.evalArgs(inner, data)
+	r.mu.RUnlock()
+	if serr != nil {
+		serr.Msg = fmt.Sprintf("iteration %d: %s", i, serr.Msg)
+		return nil, serr
+	}
+	if inner.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, inner.timeout)
+		defer cancel()
+	}
+	timeout := inner.timeout
+	if timeout <= 0 {
+		timeout = sp.timeout
+	}
+	out, _, msg := r.callTool(ctx, inner, policy, args, false, timeout)
+	if msg != "" {
+		if context.Cause(ctx) == errIterationFailed {
+			msg = "cancelled because another iteration failed"
+		}
+		return nil, &StepError{Step: sp.id, Pos: posOr(inner.step.Pos, sp.step.Pos), Msg: fmt.Sprintf("iteration %d: %s", i, msg)}
+	}
+	return out, nil
+}

@@ -1,0 +1,205 @@
+package runtime
+
+// Input validation: each workflow's InputSchema is compiled once in New
+// (santhosh-tekuri/jsonschema). A run first copies the parameters, applies
+// the schema's defaults (top-level properties, and nested object properties
+// where the object is given), then validates. Problems are reported as an
+// *InputError whose messages name the parameter and the rule, never the
+// value: the library's own messages quote values, so they are rebuilt here
+// from the error kinds.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+func compileInputSchema(wf *ir.Workflow) (*jsonschema.Schema, error) {
+	if len(wf.InputSchema) == 0 {
+		return nil, nil
+	}
+	// Round-trip through JSON so every number is in the form the library
+	// expects, whatever Go types the plan holds.
+	raw, err := json.Marshal(wf.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %q: input schema cannot be encoded: %v", wf.Name, err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("workflow %q: input schema: %v", wf.Name, err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "vmcp:///" + wf.Name + "/input.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("workflow %q: input schema: %v", wf.Name, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %q (%s): input schema does not compile: %v", wf.Name, wf.Pos, err)
+	}
+	return s, nil
+}
+
+// validateParams returns the parameters with defaults applied, or an
+// *InputError.
+func (wp *workflowPlan) validateParams(params map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(params)+4)
+	for k, v := range params {
+		out[k] = v
+	}
+	applyDefaults(out, wp.wf.InputSchema, 0)
+	if wp.input == nil {
+		return out, nil
+	}
+	err := wp.input.Validate(normalizeInstance(out))
+	if err == nil {
+		return out, nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return nil, &InputError{Workflow: wp.wf.Name, Problems: []string{"arguments cannot be validated"}}
+	}
+	problems := map[string]bool{}
+	collectProblems(ve, problems)
+	list := make([]string, 0, len(problems))
+	for p := range problems {
+		list = append(list, p)
+	}
+	sort.Strings(list)
+	if len(list) == 0 {
+		list = []string{"arguments do not match the input schema"}
+	}
+	return nil, &InputError{Workflow: wp.wf.Name, Problems: list}
+}
+
+// normalizeInstance converts Go values the validator does not know (for
+// example []string, or named types) into JSON form.
+func normalizeInstance(m map[string]any) any {
+	for _, v := range m {
+		switch v.(type) {
+		case nil, string, bool, int, int64, int32, float64, float32, json.Number, map[string]any, []any:
+			continue
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return m
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return m
+		}
+		return doc
+	}
+	return m
+}
+
+// applyDefaults sets missing properties that declare a default. Nested
+// objects given by the caller are copied before defaults go into them.
+func applyDefaults(obj map[string]any, schema map[string]any, d int) {
+	if d > maxArgumentDepth {
+		return
+	}
+	props, _ := schema["properties"].(map[string]any)
+	for name, ps := range props {
+		pm, _ := ps.(map[string]any)
+		if pm == nil {
+			continue
+		}
+		v, ok := obj[name]
+		if !ok {
+			if def, has := pm["default"]; has {
+				obj[name] = deepCopy(def)
+			}
+			continue
+		}
+		if sub, isObj := v.(map[string]any); isObj {
+			if _, hasProps := pm["properties"]; hasProps {
+				cp := make(map[string]any, len(sub))
+				for k, e := range sub {
+					cp[k] = e
+				}
+				applyDefaults(cp, pm, d+1)
+				obj[name] = cp
+			}
+		}
+	}
+}
+
+// collectProblems walks the error tree and records one message per leaf.
+func collectProblems(e *jsonschema.ValidationError, out map[string]bool) {
+	if len(e.Causes) > 0 {
+		for _, c := range e.Causes {
+			collectProblems(c, out)
+		}
+		return
+	}
+	param := strings.Join(e.InstanceLocation, ".")
+	name := func() string {
+		if param == "" {
+			return "arguments"
+		}
+		return fmt.Sprintf("parameter %q", param)
+	}
+	sub := func(p string) string {
+		if param == "" {
+			return p
+		}
+		return param + "." + p
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		for _, m := range k.Missing {
+			out[fmt.Sprintf("parameter %q is required", sub(m))] = true
+		}
+	case *kind.AdditionalProperties:
+		for _, p := range k.Properties {
+			out[fmt.Sprintf("parameter %q is not declared", sub(p))] = true
+		}
+	case *kind.Type:
+		out[fmt.Sprintf("%s must be %s (got %s)", name(), strings.Join(k.Want, " or "), k.Got)] = true
+	case *kind.Enum:
+		out[fmt.Sprintf("%s must be one of the values its enum allows", name())] = true
+	case *kind.Const:
+		out[fmt.Sprintf("%s must equal its const value", name())] = true
+	case *kind.Format:
+		out[fmt.Sprintf("%s is not a valid %s", name(), k.Want)] = true
+	case *kind.Pattern:
+		out[fmt.Sprintf("%s does not match the pattern %s", name(), k.Want)] = true
+	case *kind.MinLength:
+		out[fmt.Sprintf("%s must be at least %d characters long", name(), k.Want)] = true
+	case *kind.MaxLength:
+		out[fmt.Sprintf("%s must be at most %d characters long", name(), k.Want)] = true
+	case *kind.Minimum:
+		out[fmt.Sprintf("%s must be >= %s", name(), k.Want.RatString())] = true
+	case *kind.Maximum:
+		out[fmt.Sprintf("%s must be <= %s", name(), k.Want.RatString())] = true
+	case *kind.ExclusiveMinimum:
+		out[fmt.Sprintf("%s must be > %s", name(), k.Want.RatString())] = true
+	case *kind.ExclusiveMaximum:
+		out[fmt.Sprintf("%s must be < %s", name(), k.Want.RatString())] = true
+	case *kind.MultipleOf:
+		out[fmt.Sprintf("%s must be a multiple of %s", name(), k.Want.RatString())] = true
+	case *kind.MinItems:
+		out[fmt.Sprintf("%s must have at least %d items", name(), k.Want)] = true
+	case *kind.MaxItems:
+		out[fmt.Sprintf("%s must have at most %d items", name(), k.Want)] = true
+	case *kind.UniqueItems:
+		out[fmt.Sprintf("%s must not contain duplicate items", name())] = true
+	case *kind.MinProperties:
+		out[fmt.Sprintf("%s must have at least %d properties", name(), k.Want)] = true
+	case *kind.MaxProperties:
+		out[fmt.Sprintf("%s must have at most %d properties", name(), k.Want)] = true
+	case *kind.FalseSchema:
+		out[fmt.Sprintf("%s is not allowed", name())] = true
+	default:
+		out[fmt.Sprintf("%s fails the %q rule", name(), strings.Join(e.ErrorKind.KeywordPath(), "/"))] = true
+	}
+}

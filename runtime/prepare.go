@@ -1,0 +1,324 @@
+package runtime
+
+// Preparation: New turns each ir.Workflow into a workflowPlan once. Every
+// template is parsed, every argument tree is converted into a valuePlan
+// whose template leaves point at parsed templates, the input schema is
+// compiled, and the graph facts the scheduler needs (dependency counts,
+// dependents, remaining-path lengths, sinks) are computed from Deps, so a
+// hand-built plan without the planner's extras runs the same way. Runs
+// never parse or compile anything.
+
+import (
+	"fmt"
+	"text/template"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// Defaults used when a hand-built plan leaves a field at zero.
+const (
+	defaultStepTimeout     = 5 * time.Minute
+	defaultWorkflowTimeout = 30 * time.Minute
+	defaultRetryDelay      = time.Second
+	defaultMaxParallel     = 10
+	maxRetriesCap          = 10
+	maxForEachParallel     = 50
+	maxForEachIterations   = 1000
+	defaultMaxIterations   = 100
+)
+
+type workflowPlan struct {
+	wf          *ir.Workflow
+	steps       []*stepPlan
+	byID        map[string]*stepPlan
+	roots       []int
+	sinks       []int
+	timeout     time.Duration
+	maxParallel int
+	input       *jsonschema.Schema
+	vars        []varPlan
+	output      []*outputPlan
+}
+
+type varPlan struct {
+	name  string
+	value *valuePlan
+}
+
+type stepPlan struct {
+	step       *ir.Step
+	index      int
+	id         string
+	kind       string
+	ndeps      int
+	dependents []int
+	remaining  int
+	timeout    time.Duration
+	cond       *tmpl
+	args       *valuePlan
+	message    *tmpl
+	collection *tmpl
+	inner      *stepPlan
+	// retry policy
+	action     string
+	maxRetries int
+	retryDelay time.Duration
+}
+
+type outputPlan struct {
+	prop     *ir.OutputProperty
+	value    *tmpl
+	props    []*outputPlan
+	required map[string]bool
+}
+
+// valuePlan is an ir.Value ready to evaluate.
+type valuePlan struct {
+	kind    string
+	literal any
+	t       *tmpl
+	keys    []string
+	fields  []*valuePlan
+	items   []*valuePlan
+	// static is true when the tree has no templates, so its literal can
+	// be copied instead of evaluated.
+	static bool
+}
+
+func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, error) {
+	if len(wf.Steps) == 0 {
+		return nil, fmt.Errorf("workflow %q (%s) has no steps", wf.Name, wf.Pos)
+	}
+	wp := &workflowPlan{
+		wf:          wf,
+		byID:        make(map[string]*stepPlan, len(wf.Steps)),
+		timeout:     wf.Timeout.D(),
+		maxParallel: wf.MaxParallel,
+	}
+	if wp.timeout <= 0 {
+		wp.timeout = defaultWorkflowTimeout
+	}
+	if wp.maxParallel <= 0 {
+		wp.maxParallel = defaultMaxParallel
+	}
+	for i, s := range wf.Steps {
+		if s == nil || s.Index != i {
+			return nil, fmt.Errorf("workflow %q: step %d is missing or has index out of order", wf.Name, i)
+		}
+		if _, dup := wp.byID[s.ID]; dup {
+			return nil, fmt.Errorf("workflow %q: duplicate step id %q (%s)", wf.Name, s.ID, s.Pos)
+		}
+		sp, err := prepareStep(s, funcs)
+		if err != nil {
+			return nil, fmt.Errorf("workflow %q: %w", wf.Name, err)
+		}
+		for _, d := range s.Deps {
+			if d < 0 || d >= i {
+				return nil, fmt.Errorf("workflow %q: step %q depends on index %d, which is not an earlier step", wf.Name, s.ID, d)
+			}
+		}
+		sp.ndeps = len(s.Deps)
+		wp.steps = append(wp.steps, sp)
+		wp.byID[s.ID] = sp
+	}
+	for _, sp := range wp.steps {
+		for _, d := range sp.step.Deps {
+			wp.steps[d].dependents = append(wp.steps[d].dependents, sp.index)
+		}
+	}
+	// Remaining path lengths, from the sinks back (steps are topological).
+	for i := len(wp.steps) - 1; i >= 0; i-- {
+		sp := wp.steps[i]
+		sp.remaining = 1
+		for _, d := range sp.dependents {
+			if r := wp.steps[d].remaining + 1; r > sp.remaining {
+				sp.remaining = r
+			}
+		}
+		if sp.step.Remaining > sp.remaining {
+			sp.remaining = sp.step.Remaining
+		}
+	}
+	for _, sp := range wp.steps {
+		if sp.ndeps == 0 {
+			wp.roots = append(wp.roots, sp.index)
+		}
+		if len(sp.dependents) == 0 {
+			wp.sinks = append(wp.sinks, sp.index)
+		}
+	}
+	var err error
+	if wp.input, err = compileInputSchema(wf); err != nil {
+		return nil, err
+	}
+	for _, v := range wf.Vars {
+		vp, err := prepareValue(v.Value, funcs, 0)
+		if err != nil {
+			return nil, fmt.Errorf("workflow %q: var %q: %w", wf.Name, v.Name, err)
+		}
+		wp.vars = append(wp.vars, varPlan{name: v.Name, value: vp})
+	}
+	if wf.Output != nil {
+		if wp.output, err = prepareOutput(wf.Output.Properties, funcs); err != nil {
+			return nil, fmt.Errorf("workflow %q: output: %w", wf.Name, err)
+		}
+	}
+	return wp, nil
+}
+
+func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
+	sp := &stepPlan{
+		step:       s,
+		index:      s.Index,
+		id:         s.ID,
+		kind:       s.Type,
+		timeout:    s.Timeout.D(),
+		action:     s.OnError.Action,
+		maxRetries: s.OnError.MaxRetries,
+		retryDelay: s.OnError.RetryDelay.D(),
+	}
+	if sp.kind == "" {
+		sp.kind = ir.StepTool
+	}
+	if sp.timeout <= 0 {
+		sp.timeout = defaultStepTimeout
+	}
+	if sp.maxRetries > maxRetriesCap {
+		sp.maxRetries = maxRetriesCap
+	}
+	if sp.maxRetries < 0 {
+		sp.maxRetries = 0
+	}
+	if sp.retryDelay <= 0 {
+		sp.retryDelay = defaultRetryDelay
+	}
+	var err error
+	parse := func(t *ir.Template) *tmpl {
+		if t == nil || err != nil {
+			return nil
+		}
+		var p *tmpl
+		p, err = parseTemplate(t, funcs)
+		return p
+	}
+	sp.cond = parse(s.Condition)
+	switch sp.kind {
+	case ir.StepTool:
+		if s.Tool == nil {
+			return nil, fmt.Errorf("tool step %q (%s) names no tool", s.ID, s.Pos)
+		}
+		if sp.args, err = prepareValue(s.Arguments, funcs, 0); err != nil {
+			return nil, fmt.Errorf("step %q: %w", s.ID, err)
+		}
+	case ir.StepElicitation:
+		sp.message = parse(s.Message)
+	case ir.StepForEach:
+		fe := s.ForEach
+		if fe == nil || fe.Step == nil || fe.Collection == nil {
+			return nil, fmt.Errorf("forEach step %q (%s) has no collection or inner step", s.ID, s.Pos)
+		}
+		sp.collection = parse(fe.Collection)
+		if err == nil {
+			inner, ierr := prepareStep(fe.Step, funcs)
+			if ierr != nil {
+				return nil, ierr
+			}
+			if inner.kind != ir.StepTool {
+				return nil, fmt.Errorf("forEach step %q (%s): the inner step must be a tool step", s.ID, s.Pos)
+			}
+			if fe.Step.Timeout <= 0 {
+				inner.timeout = 0 // bounded by the forEach step's timeout only
+			}
+			sp.inner = inner
+		}
+	default:
+		return nil, fmt.Errorf("step %q (%s) has unknown type %q", s.ID, s.Pos, s.Type)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("step %q: %w", s.ID, err)
+	}
+	return sp, nil
+}
+
+func prepareValue(v *ir.Value, funcs template.FuncMap, d int) (*valuePlan, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if d > maxArgumentDepth {
+		return nil, fmt.Errorf("arguments are nested deeper than %d levels", maxArgumentDepth)
+	}
+	vp := &valuePlan{kind: v.Kind, static: true}
+	switch v.Kind {
+	case ir.KindLiteral, "":
+		vp.kind = ir.KindLiteral
+		vp.literal = v.Literal
+	case ir.KindTemplate:
+		if v.Template == nil {
+			return nil, fmt.Errorf("template value without a template")
+		}
+		t, err := parseTemplate(v.Template, funcs)
+		if err != nil {
+			return nil, err
+		}
+		vp.t = t
+		vp.static = false
+	case ir.KindObject:
+		for _, f := range v.Fields {
+			fv, err := prepareValue(f.Value, funcs, d+1)
+			if err != nil {
+				return nil, err
+			}
+			vp.keys = append(vp.keys, f.Key)
+			vp.fields = append(vp.fields, fv)
+			if fv != nil && !fv.static {
+				vp.static = false
+			}
+		}
+	case ir.KindArray:
+		for _, it := range v.Items {
+			iv, err := prepareValue(it, funcs, d+1)
+			if err != nil {
+				return nil, err
+			}
+			vp.items = append(vp.items, iv)
+			if iv != nil && !iv.static {
+				vp.static = false
+			}
+		}
+	default:
+		return nil, fmt.Errorf("unknown value kind %q", v.Kind)
+	}
+	return vp, nil
+}
+
+func prepareOutput(props []*ir.OutputProperty, funcs template.FuncMap) ([]*outputPlan, error) {
+	var out []*outputPlan
+	for _, p := range props {
+		op := &outputPlan{prop: p}
+		if p.Value != nil {
+			t, err := parseTemplate(p.Value, funcs)
+			if err != nil {
+				return nil, fmt.Errorf("property %q: %w", p.Name, err)
+			}
+			op.value = t
+		}
+		if len(p.Properties) > 0 {
+			sub, err := prepareOutput(p.Properties, funcs)
+			if err != nil {
+				return nil, err
+			}
+			op.props = sub
+		}
+		if len(p.Required) > 0 {
+			op.required = make(map[string]bool, len(p.Required))
+			for _, r := range p.Required {
+				op.required[r] = true
+			}
+		}
+		out = append(out, op)
+	}
+	return out, nil
+}

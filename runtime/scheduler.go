@@ -1,0 +1,474 @@
+package runtime
+
+// The scheduler: a ready queue, not level barriers.
+//
+// One coordinator goroutine per run owns all run state (the Run record, the
+// counters, the queue). Each step has a counter of unfinished dependencies,
+// set from len(Deps). Steps whose counter is zero are in the ready queue, a
+// binary heap ordered by Remaining (the length of the longest path from the
+// step to a sink, counting itself), highest first, then by index. The loop:
+//
+//	while steps are running or ready:
+//	    while fewer than maxParallel steps run and the queue is not empty:
+//	        pop the step with the longest remaining path and start it
+//	    wait for one message: a step finished (or is retrying), or the run's
+//	        context ended
+//	    on "finished": record the result, publish the step's entry in the
+//	        template data, decrement the counter of each dependent and push
+//	        the dependents that reach zero
+//
+// So a step starts as soon as its own dependencies are done and a slot is
+// free, never waiting for unrelated steps of the same level. Conditions are
+// evaluated by the coordinator when a step is popped: a skipped step takes
+// no slot and no goroutine. Every started step runs in its own goroutine,
+// which evaluates its templates, calls the backend and sends one final
+// message on the results channel; the coordinator waits for every started
+// step before it returns, so no goroutine outlives Run.
+//
+// Template data. The root map (params, vars, steps, workflow) is built once
+// per run. .steps is one map holding one entry per step, created at the
+// start with a shared "pending" entry; when a step starts or finishes, the
+// coordinator replaces its entry (a new small map {output, status, error})
+// under the run's write lock. Step goroutines evaluate templates under the
+// read lock, so the cost of a step's template data does not depend on how
+// many steps came before it, and reads never race with the coordinator's
+// writes. The coordinator itself reads without the lock (it is the only
+// writer).
+//
+// Stopping. A failure whose action is abort records the first error and
+// cancels the run's context (cause errRunAborted): running backend calls see
+// their context cancelled and report back; nothing new starts. Cancel and
+// the workflow timeout cancel the same context with their own causes, which
+// decide the final status (cancelled, timed_out). skip_remaining stops new
+// starts without cancelling: running steps finish, and every step that never
+// started is marked skipped.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+var (
+	errRunCancelled    = errors.New("run cancelled")
+	errRunAborted      = errors.New("run aborted after a step failed")
+	errWorkflowTimeout = errors.New("workflow timed out")
+)
+
+// Shared .steps entries for steps that have not finished. Never modified.
+var (
+	pendingEntry = map[string]any{"status": string(StepPending), "output": nil, "error": ""}
+	runningEntry = map[string]any{"status": string(StepRunning), "output": nil, "error": ""}
+)
+
+// stepMsg is what a step goroutine tells the coordinator.
+type stepMsg struct {
+	index         int
+	retry         bool // a retry notice, not the step's end
+	status        StepStatus
+	output        any
+	err           *StepError
+	attempts      int
+	at            time.Time
+	forceAbort    bool // an explicit abort action (elicitation) ignores failureMode
+	skipRemaining bool
+	note          string
+}
+
+type runState struct {
+	e      *Engine
+	wp     *workflowPlan
+	opts   RunOptions
+	run    *Run
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	stopTO context.CancelFunc
+
+	mu   sync.RWMutex   // guards view
+	view map[string]any // .steps
+	data map[string]any // root template data; only view changes after start
+
+	results chan stepMsg
+
+	// Coordinator-owned state.
+	pending       []int32
+	ready         readyQueue
+	running       int
+	done          int
+	stopped       bool // start nothing new
+	interrupted   bool // the run's context ended before every step finished
+	skipRemaining bool
+	firstErr      *StepError
+}
+
+func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string, params map[string]any, opts RunOptions) *runState {
+	n := len(wp.steps)
+	r := &runState{
+		e:       e,
+		wp:      wp,
+		opts:    opts,
+		view:    make(map[string]any, n),
+		pending: make([]int32, n),
+		results: make(chan stepMsg, wp.maxParallel+1),
+	}
+	tctx, stopTO := context.WithTimeoutCause(parent, wp.timeout, errWorkflowTimeout)
+	r.ctx, r.cancel = context.WithCancelCause(tctx)
+	r.stopTO = stopTO
+	r.run = &Run{
+		ID:        id,
+		Workflow:  wp.wf.Name,
+		Status:    RunRunning,
+		StartedAt: time.Now(),
+		Steps:     make([]StepState, n),
+	}
+	for i, sp := range wp.steps {
+		r.run.Steps[i] = StepState{ID: sp.id, Status: StepPending}
+		r.view[sp.id] = pendingEntry
+		r.pending[i] = int32(sp.ndeps)
+	}
+	r.ready.steps = wp.steps
+	r.ready.items = make([]int, 0, len(wp.roots))
+	for _, i := range wp.roots {
+		r.ready.push(i)
+	}
+	r.data = map[string]any{
+		"params":   params,
+		"vars":     map[string]any{},
+		"steps":    r.view,
+		"workflow": map[string]any{"id": id, "name": wp.wf.Name},
+	}
+	return r
+}
+
+// execute runs the workflow to the end and fills r.run.
+func (r *runState) execute() {
+	defer r.stopTO()
+	defer r.cancel(nil)
+	r.emit(Event{Kind: EventRunStarted})
+	if serr := r.evalVars(); serr != nil {
+		r.firstErr = serr
+	} else {
+		r.loop()
+	}
+	r.finishRun()
+}
+
+func (r *runState) evalVars() *StepError {
+	if len(r.wp.vars) == 0 {
+		return nil
+	}
+	vars := make(map[string]any, len(r.wp.vars))
+	for i, v := range r.wp.vars {
+		x, err := v.value.eval(r.data)
+		if err != nil {
+			pos := r.wp.wf.Vars[i].Value.Template
+			se := &StepError{Pos: r.wp.wf.Pos, Msg: fmt.Sprintf("var %q: %v", v.name, err)}
+			var te *templateError
+			if errors.As(err, &te) {
+				se.Pos = te.pos
+			} else if pos != nil {
+				se.Pos = pos.Pos
+			}
+			return se
+		}
+		vars[v.name] = x
+	}
+	r.data["vars"] = vars
+	return nil
+}
+
+func (r *runState) loop() {
+	ctxDone := r.ctx.Done()
+	maxPar := r.wp.maxParallel
+	for {
+		for !r.stopped && r.running < maxPar && len(r.ready.items) > 0 {
+			r.launch(r.ready.pop())
+		}
+		if r.running == 0 {
+			if r.ctx.Err() != nil && r.done < len(r.wp.steps) && !r.skipRemaining {
+				r.interrupted = true
+			}
+			return
+		}
+		select {
+		case m := <-r.results:
+			r.handle(m)
+		case <-ctxDone:
+			ctxDone = nil
+			r.stopped = true
+			if r.firstErr == nil {
+				r.interrupted = true
+			}
+		}
+	}
+}
+
+// launch starts step i, or finishes it at once when its condition is false
+// or cannot be evaluated.
+func (r *runState) launch(i int) {
+	sp := r.wp.steps[i]
+	if sp.cond != nil {
+		v, err := sp.cond.value(r.data)
+		if err != nil {
+			r.handle(stepMsg{index: i, status: StepFailed, at: time.Now(), err: r.templateStepError(sp.id, sp.cond, err, "condition")})
+			return
+		}
+		ok, err := asBool(v)
+		if err != nil {
+			r.handle(stepMsg{index: i, status: StepFailed, at: time.Now(), err: &StepError{Step: sp.id, Pos: posOr(sp.cond.src.Pos, sp.step.Pos), Msg: err.Error()}})
+			return
+		}
+		if !ok {
+			r.handle(stepMsg{index: i, status: StepSkipped, at: time.Now(), output: sp.step.DefaultResults, note: "condition is false"})
+			return
+		}
+	}
+	st := &r.run.Steps[i]
+	st.Status = StepRunning
+	st.StartedAt = time.Now()
+	st.Attempts = 1
+	r.setView(sp.id, runningEntry)
+	r.storeStep(i)
+	r.emit(Event{Kind: EventStepStarted, StepID: sp.id, Attempt: 1, Time: st.StartedAt})
+	r.running++
+	go r.runStep(sp)
+}
+
+func (r *runState) runStep(sp *stepPlan) {
+	var m stepMsg
+	switch sp.kind {
+	case ir.StepElicitation:
+		m = r.runElicitation(sp)
+	case ir.StepForEach:
+		m = r.runForEach(sp)
+	default:
+		m = r.runTool(sp)
+	}
+	m.index = sp.index
+	m.at = time.Now()
+	r.results <- m
+}
+
+// handle records a step message. It runs on the coordinator only.
+func (r *runState) handle(m stepMsg) {
+	sp := r.wp.steps[m.index]
+	st := &r.run.Steps[m.index]
+	if m.retry {
+		st.Attempts = m.attempts
+		r.storeStep(m.index)
+		r.emit(Event{Kind: EventStepRetrying, StepID: sp.id, Attempt: m.attempts, Err: m.err.Msg})
+		return
+	}
+	if st.Status == StepRunning {
+		r.running--
+	}
+	if m.attempts > 0 {
+		st.Attempts = m.attempts
+	}
+	st.EndedAt = m.at
+	st.Status = m.status
+	st.Note = m.note
+	st.Error = ""
+	output := m.output
+	kind := EventStepCompleted
+	switch m.status {
+	case StepFailed:
+		kind = EventStepFailed
+		st.Error = m.err.Msg
+		switch {
+		case r.ctx.Err() != nil:
+			// Stopped by cancel, timeout or another step's abort.
+			if r.firstErr == nil {
+				r.interrupted = true
+			}
+			r.stopped = true
+		case m.forceAbort || r.effectiveAction(sp) == ir.ActionAbort:
+			r.abort(m.err)
+		default:
+			output = sp.step.DefaultResults
+		}
+	case StepSkipped:
+		kind = EventStepSkipped
+	}
+	if m.skipRemaining {
+		r.skipRemaining = true
+		r.stopped = true
+	}
+	st.Output = output
+	r.setView(sp.id, map[string]any{"output": output, "status": string(m.status), "error": st.Error})
+	r.storeStep(m.index)
+	r.done++
+	r.emit(Event{Kind: kind, StepID: sp.id, Attempt: st.Attempts, Err: st.Error, Time: m.at})
+	for _, d := range sp.dependents {
+		r.pending[d]--
+		if r.pending[d] == 0 {
+			r.ready.push(d)
+		}
+	}
+}
+
+// effectiveAction is what a failed step does once its retries are spent.
+func (r *runState) effectiveAction(sp *stepPlan) string {
+	switch sp.action {
+	case ir.ActionContinue:
+		return ir.ActionContinue
+	case ir.ActionAbort:
+		return ir.ActionAbort
+	}
+	if r.wp.wf.FailureMode == ir.FailureContinue {
+		return ir.ActionContinue
+	}
+	return ir.ActionAbort
+}
+
+func (r *runState) abort(err *StepError) {
+	if r.firstErr == nil {
+		r.firstErr = err
+	}
+	r.stopped = true
+	r.cancel(errRunAborted)
+}
+
+func (r *runState) setView(id string, entry map[string]any) {
+	r.mu.Lock()
+	r.view[id] = entry
+	r.mu.Unlock()
+}
+
+func (r *runState) storeStep(i int) {
+	if err := r.e.store.UpdateStep(r.ctx, r.run.ID, i, r.run.Steps[i]); err != nil {
+		r.e.log.Warn("run store: step update failed", "run", r.run.ID, "step", r.run.Steps[i].ID, "err", err)
+	}
+}
+
+func (r *runState) emit(ev Event) {
+	if r.opts.OnEvent == nil {
+		return
+	}
+	ev.RunID = r.run.ID
+	ev.Workflow = r.run.Workflow
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	ev.Status = r.run.Status
+	ev.Done = r.done
+	ev.Total = len(r.wp.steps)
+	r.opts.OnEvent(ev)
+}
+
+// finishRun decides the final status, builds the result and records it.
+func (r *runState) finishRun() {
+	run := r.run
+	wf := r.wp.wf
+	switch {
+	case r.firstErr != nil:
+		run.Status = RunFailed
+		run.Error = r.firstErr
+	case r.interrupted:
+		if errors.Is(context.Cause(r.ctx), errWorkflowTimeout) {
+			run.Status = RunTimedOut
+			run.Error = &StepError{Pos: wf.Pos, Msg: fmt.Sprintf("workflow timed out after %s", r.wp.timeout)}
+		} else {
+			run.Status = RunCancelled
+			run.Error = &StepError{Pos: wf.Pos, Msg: "run cancelled"}
+		}
+	default:
+		if r.skipRemaining {
+			now := time.Now()
+			for i := range run.Steps {
+				st := &run.Steps[i]
+				if st.Status != StepPending {
+					continue
+				}
+				sp := r.wp.steps[i]
+				st.Status = StepSkipped
+				st.EndedAt = now
+				st.Output = sp.step.DefaultResults
+				st.Note = "skipped by skip_remaining"
+				r.view[sp.id] = map[string]any{"output": st.Output, "status": string(StepSkipped), "error": ""}
+				r.storeStep(i)
+				r.done++
+				r.emit(Event{Kind: EventStepSkipped, StepID: sp.id})
+			}
+		}
+		out, serr := r.compositeResult()
+		if serr != nil {
+			run.Status = RunFailed
+			run.Error = serr
+		} else {
+			run.Status = RunCompleted
+			run.Output = out
+		}
+	}
+	run.EndedAt = time.Now()
+	// The run's own context may be cancelled; the final record must still
+	// be written.
+	if err := r.e.store.FinishRun(context.WithoutCancel(r.ctx), run); err != nil {
+		r.e.log.Warn("run store: finishing run failed", "run", run.ID, "err", err)
+	}
+	r.e.log.Debug("run finished", "run", run.ID, "workflow", run.Workflow, "status", run.Status)
+	r.emit(Event{Kind: EventRunFinished, Err: errString(run.Error)})
+}
+
+func errString(e *StepError) string {
+	if e == nil {
+		return ""
+	}
+	return e.Error()
+}
+
+// readyQueue is a binary max-heap of step indexes by (Remaining desc,
+// index asc).
+type readyQueue struct {
+	steps []*stepPlan
+	items []int
+}
+
+func (q *readyQueue) less(a, b int) bool {
+	ra, rb := q.steps[a].remaining, q.steps[b].remaining
+	if ra != rb {
+		return ra > rb
+	}
+	return a < b
+}
+
+func (q *readyQueue) push(i int) {
+	q.items = append(q.items, i)
+	c := len(q.items) - 1
+	for c > 0 {
+		p := (c - 1) / 2
+		if !q.less(q.items[c], q.items[p]) {
+			break
+		}
+		q.items[c], q.items[p] = q.items[p], q.items[c]
+		c = p
+	}
+}
+
+func (q *readyQueue) pop() int {
+	top := q.items[0]
+	last := len(q.items) - 1
+	q.items[0] = q.items[last]
+	q.items = q.items[:last]
+	p := 0
+	for {
+		l := 2*p + 1
+		if l >= len(q.items) {
+			break
+		}
+		m := l
+		if rr := l + 1; rr < len(q.items) && q.less(q.items[rr], q.items[l]) {
+			m = rr
+		}
+		if !q.less(q.items[m], q.items[p]) {
+			break
+		}
+		q.items[m], q.items[p] = q.items[p], q.items[m]
+		p = m
+	}
+	return top
+}

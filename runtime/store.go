@@ -1,0 +1,155 @@
+package runtime
+
+// MemoryStore is the default Store: runs live in a map guarded by one
+// RWMutex. UpdateStep, called twice per step on the engine's hot path, is a
+// map lookup and a struct assignment. Every value handed in or out is
+// copied (the Steps slice; outputs are shared, as the engine never changes
+// an output after recording it), so callers never alias the store's state.
+// The oldest finished runs are dropped once more than MaxRuns are kept.
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// DefaultMaxRuns is how many runs a MemoryStore keeps by default.
+const DefaultMaxRuns = 1000
+
+// MemoryStore keeps runs in memory. The zero value is not usable; call
+// NewMemoryStore.
+type MemoryStore struct {
+	mu      sync.RWMutex
+	runs    map[string]*Run
+	order   []string // creation order, oldest first
+	maxRuns int
+}
+
+// NewMemoryStore returns an empty store that keeps up to maxRuns runs
+// (DefaultMaxRuns when maxRuns <= 0), dropping the oldest finished ones.
+func NewMemoryStore(maxRuns int) *MemoryStore {
+	if maxRuns <= 0 {
+		maxRuns = DefaultMaxRuns
+	}
+	return &MemoryStore{runs: make(map[string]*Run), maxRuns: maxRuns}
+}
+
+func copyRun(r *Run) *Run {
+	c := *r
+	c.Steps = append([]StepState(nil), r.Steps...)
+	if r.Error != nil {
+		e := *r.Error
+		c.Error = &e
+	}
+	return &c
+}
+
+// CreateRun records a new run; the id must be new.
+func (s *MemoryStore) CreateRun(_ context.Context, run *Run) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.runs[run.ID]; ok {
+		return fmt.Errorf("run %q already exists", run.ID)
+	}
+	s.runs[run.ID] = copyRun(run)
+	s.order = append(s.order, run.ID)
+	s.evict()
+	return nil
+}
+
+// evict drops the oldest finished runs beyond maxRuns. Called with mu held.
+func (s *MemoryStore) evict() {
+	if len(s.runs) <= s.maxRuns {
+		return
+	}
+	keep := s.order[:0]
+	excess := len(s.runs) - s.maxRuns
+	for _, id := range s.order {
+		r, ok := s.runs[id]
+		if !ok {
+			continue
+		}
+		if excess > 0 && r.Status.Finished() {
+			delete(s.runs, id)
+			excess--
+			continue
+		}
+		keep = append(keep, id)
+	}
+	s.order = keep
+}
+
+// UpdateStep replaces one step's record.
+func (s *MemoryStore) UpdateStep(_ context.Context, runID string, index int, step StepState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[runID]
+	if !ok {
+		return ErrRunNotFound
+	}
+	if index < 0 || index >= len(r.Steps) {
+		return fmt.Errorf("run %q has no step %d", runID, index)
+	}
+	r.Steps[index] = step
+	if r.Status == RunPending {
+		r.Status = RunRunning
+	}
+	return nil
+}
+
+// FinishRun records the final state of a run.
+func (s *MemoryStore) FinishRun(_ context.Context, run *Run) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.runs[run.ID]; !ok {
+		s.order = append(s.order, run.ID)
+	}
+	s.runs[run.ID] = copyRun(run)
+	s.evict()
+	return nil
+}
+
+// GetRun returns a copy of a run.
+func (s *MemoryStore) GetRun(_ context.Context, id string) (*Run, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r, ok := s.runs[id]
+	if !ok {
+		return nil, ErrRunNotFound
+	}
+	return copyRun(r), nil
+}
+
+// ListRuns returns matching runs, newest first.
+func (s *MemoryStore) ListRuns(_ context.Context, f RunFilter) ([]*Run, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	var out []*Run
+	for _, r := range s.runs {
+		if f.Workflow != "" && r.Workflow != f.Workflow {
+			continue
+		}
+		if f.Status != "" && r.Status != f.Status {
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].StartedAt.Equal(out[j].StartedAt) {
+			return out[i].StartedAt.After(out[j].StartedAt)
+		}
+		return out[i].ID > out[j].ID
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	for i, r := range out {
+		out[i] = copyRun(r)
+	}
+	return out, nil
+}
