@@ -2,9 +2,16 @@ package mcpclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-dev/vmcp/catalog"
@@ -14,7 +21,8 @@ import (
 
 // Options configure Connect.
 type Options struct {
-	// Logger receives connection and restart logs; nil discards them.
+	// Logger receives connection, restart and backend stderr logs (stderr
+	// lines at debug level); nil discards them.
 	Logger *slog.Logger
 	// ClientName and ClientVersion are sent in initialize (defaults
 	// "vmcp" and "dev").
@@ -22,43 +30,259 @@ type Options struct {
 }
 
 // Manager holds one MCP client per backend. It is safe for concurrent use.
-type Manager struct{}
+type Manager struct {
+	opts  Options
+	log   *slog.Logger
+	names []string // sorted
+	conns map[string]*conn
+
+	// ctx lives as long as the manager: stdio processes and HTTP streams
+	// are bound to it, and Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	closeOnce sync.Once
+	closeErr  error
+}
 
 var _ runtime.Backend = (*Manager)(nil)
 
 // Connect starts or dials every backend concurrently, initializes each one
-// and lists its tools (following pagination). If any backend cannot start,
-// it closes the others and returns an error naming each failed backend and
+// and lists its tools (following pagination). Each start is bounded by ctx
+// and by the backend's timeout. If any backend cannot start, Connect
+// closes the others and returns an error naming each failed backend and
 // what failed (with the stderr tail of a stdio process that exited).
 func Connect(ctx context.Context, backends map[string]*config.Backend, opts Options) (*Manager, error) {
-	return nil, fmt.Errorf("mcpclient.Connect: not implemented yet")
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = "vmcp"
+	}
+	if opts.ClientVersion == "" {
+		opts.ClientVersion = "dev"
+	}
+	m := &Manager{opts: opts, log: opts.Logger, conns: map[string]*conn{}}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	for name, b := range backends {
+		if b == nil {
+			m.cancel()
+			return nil, fmt.Errorf("backend %q has no configuration", name)
+		}
+		cfg := *b
+		cfg.Name = name
+		if cfg.Timeout <= 0 {
+			cfg.Timeout = config.DefaultCallTimeout
+		}
+		if cfg.Transport == "" {
+			cfg.Transport = config.TransportStdio
+			if cfg.URL != "" {
+				cfg.Transport = config.TransportStreamableHTTP
+			}
+		}
+		m.conns[name] = &conn{m: m, cfg: &cfg}
+		m.names = append(m.names, name)
+	}
+	sort.Strings(m.names)
+
+	errs := make([]error, len(m.names))
+	var wg sync.WaitGroup
+	for i, name := range m.names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			_, err := m.conns[name].get(ctx)
+			errs[i] = err
+			if err == nil {
+				m.log.Info("backend connected", "backend", name, "transport", m.conns[name].cfg.Transport,
+					"tools", len(m.conns[name].tools), "took", time.Since(start).Round(time.Millisecond))
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
 }
+
+// Backends returns the backend names, sorted.
+func (m *Manager) Backends() []string { return append([]string(nil), m.names...) }
 
 // CallTool implements runtime.Backend: it calls call.Tool on call.Backend
 // and converts the MCP result. A result with isError is a ToolResult with
 // IsError set, not a Go error; transport failures, timeouts, cancellation
 // and a backend that exited are Go errors naming the backend.
 func (m *Manager) CallTool(ctx context.Context, call runtime.ToolCall) (*runtime.ToolResult, error) {
-	return nil, fmt.Errorf("not implemented yet")
+	res, err := m.CallRaw(ctx, call.Backend, call.Tool, call.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	out, err := toToolResult(res)
+	if err != nil {
+		return nil, fmt.Errorf("backend %q: tool %q: %w", call.Backend, call.Tool, err)
+	}
+	return out, nil
 }
 
 // CallRaw calls a backend tool and returns the MCP result unconverted, for
 // serving backend tools as they are. nil args are sent as {}.
+//
+// The call's deadline is the backend's timeout unless ctx ends earlier.
+// When ctx is cancelled, the request is cancelled on the wire too (mcp-go
+// sends notifications/cancelled over stdio). A stdio backend that exits
+// fails the call with an *ExitError and is restarted by the next call.
 func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[string]any) (*mcp.CallToolResult, error) {
-	return nil, fmt.Errorf("not implemented yet")
+	c, ok := m.conns[backend]
+	if !ok {
+		return nil, fmt.Errorf("unknown backend %q (configured: %s)", backend, strings.Join(m.names, ", "))
+	}
+	s, err := c.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if args == nil {
+		// mcp-go would send "arguments": null, which TypeScript servers
+		// reject.
+		args = map[string]any{}
+	}
+	callCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := s.client.CallTool(callCtx, req)
+	if err == nil {
+		if res == nil {
+			return nil, fmt.Errorf("backend %q: tool %q returned no result", backend, tool)
+		}
+		return res, nil
+	}
+	switch {
+	case ctx.Err() != nil:
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("backend %q: tool %q: deadline exceeded: %w", backend, tool, ctx.Err())
+		}
+		return nil, fmt.Errorf("backend %q: tool %q: call cancelled: %w", backend, tool, ctx.Err())
+	case callCtx.Err() != nil:
+		return nil, &TimeoutError{Backend: backend, Tool: tool, Timeout: c.cfg.Timeout}
+	case !isTransportFailure(err):
+		return nil, fmt.Errorf("backend %q: tool %q: %w", backend, tool, err)
+	}
+	return nil, c.fail(s, err)
 }
 
-// Tools returns the tools a backend listed at its last (re)start, or nil
-// for an unknown backend.
-func (m *Manager) Tools(backend string) []mcp.Tool { return nil }
+// TimeoutError is a call that the backend did not answer within its
+// configured timeout. It matches context.DeadlineExceeded with errors.Is.
+type TimeoutError struct {
+	Backend, Tool string
+	Timeout       time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("backend %q: tool %q did not answer within %s (the backend's timeout)", e.Backend, e.Tool, e.Timeout)
+}
+
+func (e *TimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// isTransportFailure reports whether err came from the transport (mcp-go
+// wraps those in *transport.Error) rather than being the server's JSON-RPC
+// error response (unknown tool, invalid params, ...), after which the
+// session is still fine.
+func isTransportFailure(err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te)
+}
+
+// Tools returns the tools a backend listed at its last (re)start, sorted
+// by name, or nil for an unknown backend.
+func (m *Manager) Tools(backend string) []mcp.Tool {
+	c, ok := m.conns[backend]
+	if !ok {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]mcp.Tool(nil), c.tools...)
+}
 
 // Catalog returns the tool schemas of every backend.
-func (m *Manager) Catalog() *catalog.Catalog { return catalog.New() }
+func (m *Manager) Catalog() *catalog.Catalog {
+	tools := map[string][]mcp.Tool{}
+	for _, n := range m.names {
+		tools[n] = m.Tools(n)
+	}
+	cat, err := toCatalog(tools)
+	if err != nil {
+		// Tools decoded from JSON always encode again; this is a bug.
+		panic(fmt.Sprintf("mcpclient: building the catalog: %v", err))
+	}
+	return cat
+}
 
-// Ready reports each backend's health: nil when it is connected, otherwise
-// why not (for example the exit of a stdio process not yet restarted).
-func (m *Manager) Ready() map[string]error { return nil }
+// Ready reports each backend's health: nil when it has a live session,
+// otherwise why not (for example the exit of a stdio process that the next
+// call will restart).
+func (m *Manager) Ready() map[string]error {
+	out := make(map[string]error, len(m.names))
+	for _, n := range m.names {
+		c := m.conns[n]
+		c.mu.Lock()
+		switch {
+		case c.sess != nil:
+			out[n] = nil
+		case c.down != nil:
+			out[n] = c.down
+		default:
+			out[n] = fmt.Errorf("backend %q is not connected", n)
+		}
+		c.mu.Unlock()
+	}
+	return out
+}
 
-// Close shuts every backend down (killing stdio processes) and waits for
-// their goroutines. It is safe to call more than once.
-func (m *Manager) Close() error { return nil }
+// Close shuts every backend down (closing stdin of stdio processes, then
+// killing what is left of their process groups) and waits for them. It is
+// safe to call more than once; calls after Close fail.
+func (m *Manager) Close() error {
+	m.closeOnce.Do(func() {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var errs []error
+		for _, n := range m.names {
+			c := m.conns[n]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.mu.Lock()
+				s := c.sess
+				c.sess = nil
+				c.down = fmt.Errorf("backend %q: manager is closed", n)
+				c.mu.Unlock()
+				if s == nil {
+					return
+				}
+				if err := s.close(); err != nil && !isExitAfterClose(err) {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("backend %q: close: %w", n, err))
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		m.cancel()
+		sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+		m.closeErr = errors.Join(errs...)
+	})
+	return m.closeErr
+}
+
+// isExitAfterClose reports whether a close error only says that the
+// process ended by a signal we sent or with a non-zero status on shutdown,
+// which is normal for servers that do not exit cleanly on EOF.
+func isExitAfterClose(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "signal:") || strings.HasPrefix(s, "exit status")
+}

@@ -1,0 +1,293 @@
+package mcpclient
+
+// One backend connection and its lifecycle.
+//
+// A conn holds at most one live session (an initialized mcp-go client with
+// its tool list). Calls take the session without holding the lock, so they
+// run concurrently. When a call fails at the transport level (the stdio
+// process exited, the HTTP connection broke), the first caller to notice
+// tears the session down under the lock: closing a dead stdio transport
+// reaps the process and yields its exit status, which becomes the error of
+// that call and of every other call that was in flight on the same session.
+// The next call finds no session and starts a new one (a new process,
+// initialize, tools/list). Sessions are numbered, so a late failure report
+// from an old session never tears down its replacement.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-dev/vmcp/config"
+)
+
+// conn is one configured backend.
+type conn struct {
+	m   *Manager
+	cfg *config.Backend
+
+	mu     sync.Mutex
+	sess   *session // nil when not connected
+	nextID int
+	// down says why there is no session (the last exit or failure); nil
+	// before the first start.
+	down error
+	// tools is the list from the most recent successful start; it stays
+	// when the session goes down, so the catalog does not flicker.
+	tools []mcp.Tool
+}
+
+// session is one live connection: a started, initialized client.
+type session struct {
+	id     int
+	client *client.Client
+	stderr *stderrTail // stdio only
+	cmd    *exec.Cmd   // stdio only: the process, leader of its own group
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// close shuts the session's transport down once; for stdio it waits for
+// the process and returns its exit error (nil for status 0).
+func (s *session) close() error {
+	s.closeOnce.Do(func() {
+		s.closeErr = s.client.Close()
+		if s.cmd != nil && s.cmd.Process != nil {
+			// Stragglers in the process group (a wrapper script's
+			// children) go too; ESRCH just means there are none.
+			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		}
+	})
+	return s.closeErr
+}
+
+// get returns the live session, starting one when there is none.
+func (c *conn) get(ctx context.Context) (*session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess != nil {
+		return c.sess, nil
+	}
+	if err := c.m.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("backend %q: manager is closed", c.cfg.Name)
+	}
+	restart := c.down != nil
+	s, tools, err := c.start(ctx)
+	if err != nil {
+		c.down = err
+		return nil, err
+	}
+	c.sess, c.tools, c.down = s, tools, nil
+	if restart {
+		c.m.log.Info("backend restarted", "backend", c.cfg.Name, "tools", len(tools))
+	}
+	return s, nil
+}
+
+// fail tears the session down after a transport-level failure and returns
+// the error for the call: for stdio, "backend "x" exited: <status>" with
+// the stderr tail.
+func (c *conn) fail(s *session, cause error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess == s {
+		c.sess = nil
+		c.down = c.describeFailure(s, cause)
+		c.m.log.Warn("backend connection lost", "backend", c.cfg.Name, "err", c.down)
+	}
+	if c.down != nil && c.sess == nil {
+		return c.down
+	}
+	return c.describeFailure(s, cause)
+}
+
+// describeFailure closes s and says what happened to it.
+func (c *conn) describeFailure(s *session, cause error) error {
+	exitErr := s.close()
+	if c.cfg.Transport != config.TransportStdio {
+		return fmt.Errorf("backend %q: connection to %s failed: %w", c.cfg.Name, c.cfg.URL, cause)
+	}
+	status := "exited with status 0"
+	if exitErr != nil {
+		status = exitErr.Error()
+		if !strings.HasPrefix(status, "exit status") && !strings.HasPrefix(status, "signal") {
+			status = "closed: " + status
+		}
+	}
+	return &ExitError{Backend: c.cfg.Name, Status: status, Stderr: s.stderr.String(), cause: cause}
+}
+
+// ExitError is the failure of a call (or a start) whose stdio backend
+// process exited.
+type ExitError struct {
+	Backend string
+	Status  string // "exit status 7", "signal: killed", ...
+	Stderr  string // the last lines the process wrote to stderr
+	cause   error
+}
+
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("backend %q exited: %s", e.Backend, e.Status)
+	if e.Stderr != "" {
+		msg += "; its stderr ends with:\n" + indent(e.Stderr)
+	}
+	return msg
+}
+
+func (e *ExitError) Unwrap() error { return e.cause }
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// start makes a new session: transport, client, initialize, tools/list.
+// Everything is bounded by ctx and the backend's timeout; the process and
+// streams themselves live as long as the manager.
+func (c *conn) start(ctx context.Context) (*session, []mcp.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	c.nextID++
+	s := &session{id: c.nextID}
+	var err error
+	switch c.cfg.Transport {
+	case config.TransportStdio:
+		err = c.newStdio(s)
+	case config.TransportStreamableHTTP:
+		err = c.newStreamable(s)
+	case config.TransportSSE:
+		err = c.newSSE(s)
+	default:
+		err = fmt.Errorf("unknown transport %q", c.cfg.Transport)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("backend %q: %w", c.cfg.Name, err)
+	}
+	if err := s.client.Start(c.m.ctx); err != nil {
+		s.close()
+		return nil, nil, c.startError(s, "starting", err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: c.m.opts.ClientName, Version: c.m.opts.ClientVersion}
+	init.Params.Capabilities = mcp.ClientCapabilities{}
+	if _, err := s.client.Initialize(ctx, init); err != nil {
+		return nil, nil, c.startError(s, "initialize", err)
+	}
+	res, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return nil, nil, c.startError(s, "tools/list", err)
+	}
+	tools := res.Tools
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	return s, tools, nil
+}
+
+// startError closes a session that failed to start and says why, with the
+// process's exit status and stderr when it died.
+func (c *conn) startError(s *session, stage string, err error) error {
+	timedOut := errors.Is(err, context.DeadlineExceeded)
+	exitErr := s.close()
+	var b strings.Builder
+	fmt.Fprintf(&b, "backend %q", c.cfg.Name)
+	if c.cfg.URL != "" {
+		fmt.Fprintf(&b, " (%s)", c.cfg.URL)
+	}
+	switch {
+	case c.cfg.Transport == config.TransportStdio && stage == "starting":
+		fmt.Fprintf(&b, ": cannot start %q: %v", c.cfg.Command, unwrapTransport(err))
+	case timedOut:
+		fmt.Fprintf(&b, ": %s: no answer within %s", stage, c.cfg.Timeout)
+	case c.cfg.Transport == config.TransportStdio && s.stderr != nil && exitErr != nil:
+		fmt.Fprintf(&b, " exited during %s: %v", stage, exitErr)
+	default:
+		fmt.Fprintf(&b, ": %s: %v", stage, unwrapTransport(err))
+	}
+	if s.stderr != nil {
+		if tail := s.stderr.String(); tail != "" {
+			b.WriteString("; its stderr ends with:\n" + indent(tail))
+		}
+	}
+	return errors.New(b.String())
+}
+
+// unwrapTransport drops mcp-go's "transport error: " prefix.
+func unwrapTransport(err error) error {
+	var te *transport.Error
+	if errors.As(err, &te) && te.Err != nil {
+		return te.Err
+	}
+	return err
+}
+
+func (c *conn) newStdio(s *session) error {
+	s.stderr = newStderrTail(c.m.log, c.cfg.Name)
+	env := make([]string, 0, len(c.cfg.Env))
+	for k, v := range c.cfg.Env {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	cmdFunc := func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+		cmd := exec.CommandContext(ctx, command, args...)
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stderr = s.stderr
+		// A process group of its own: the terminal's Ctrl-C goes to vmcp,
+		// which shuts backends down in order, and Close can kill whatever
+		// the backend itself started.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error {
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		cmd.WaitDelay = 2 * time.Second
+		s.cmd = cmd
+		return cmd, nil
+	}
+	t := transport.NewStdioWithOptions(c.cfg.Command, env, c.cfg.Args,
+		transport.WithCommandFunc(cmdFunc), transport.WithCommandLogger(c.m.log))
+	s.client = client.NewClient(t)
+	return nil
+}
+
+func (c *conn) newStreamable(s *session) error {
+	opts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(c.m.log)}
+	if len(c.cfg.Headers) > 0 {
+		opts = append(opts, transport.WithHTTPHeaders(c.cfg.Headers))
+	}
+	if c.cfg.ContinuousListening {
+		opts = append(opts, transport.WithContinuousListening())
+	}
+	t, err := transport.NewStreamableHTTP(c.cfg.URL, opts...)
+	if err != nil {
+		return err
+	}
+	s.client = client.NewClient(t)
+	return nil
+}
+
+func (c *conn) newSSE(s *session) error {
+	opts := []transport.ClientOption{
+		transport.WithSSELogger(c.m.log),
+		transport.WithEndpointTimeout(c.cfg.Timeout),
+		// Our own per-call deadline must fire first, with its clearer error.
+		transport.WithResponseTimeout(c.cfg.Timeout + 5*time.Second),
+	}
+	if len(c.cfg.Headers) > 0 {
+		opts = append(opts, transport.WithHeaders(c.cfg.Headers))
+	}
+	t, err := transport.NewSSE(c.cfg.URL, opts...)
+	if err != nil {
+		return err
+	}
+	s.client = client.NewClient(t)
+	return nil
+}

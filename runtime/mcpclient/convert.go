@@ -1,0 +1,105 @@
+package mcpclient
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-dev/vmcp/catalog"
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// toToolResult converts an MCP tool result into the runtime's form: the
+// structured content as decoded JSON, text items as Text, and every other
+// item in its MCP JSON form under Raw.
+func toToolResult(res *mcp.CallToolResult) (*runtime.ToolResult, error) {
+	out := &runtime.ToolResult{IsError: res.IsError}
+	if res.StructuredContent != nil {
+		s, err := plainJSON(res.StructuredContent, res.RawStructuredContent)
+		if err != nil {
+			return nil, fmt.Errorf("decoding structuredContent: %w", err)
+		}
+		out.Structured = s
+	}
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			out.Content = append(out.Content, runtime.Content{Type: "text", Text: t.Text})
+			continue
+		}
+		if t, ok := c.(*mcp.TextContent); ok {
+			out.Content = append(out.Content, runtime.Content{Type: "text", Text: t.Text})
+			continue
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("encoding %T content: %w", c, err)
+		}
+		var raw map[string]any
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return nil, fmt.Errorf("decoding %T content: %w", c, err)
+		}
+		typ, _ := raw["type"].(string)
+		out.Content = append(out.Content, runtime.Content{Type: typ, Raw: raw})
+	}
+	return out, nil
+}
+
+// plainJSON returns v as the generic JSON values encoding/json produces
+// (map[string]any, []any, float64, string, bool, nil), preferring the raw
+// bytes from the wire when the library kept them.
+func plainJSON(v any, raw json.RawMessage) (any, error) {
+	if len(raw) == 0 {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		raw = b
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// toCatalogTool converts a listed MCP tool into a catalog entry, with its
+// input schema as generic JSON.
+func toCatalogTool(t mcp.Tool) (*catalog.Tool, error) {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return nil, fmt.Errorf("encoding tool %q: %w", t.Name, err)
+	}
+	var ct catalog.Tool
+	if err := json.Unmarshal(b, &ct); err != nil {
+		return nil, fmt.Errorf("decoding tool %q: %w", t.Name, err)
+	}
+	if ct.InputSchema == nil {
+		ct.InputSchema = map[string]any{"type": "object"}
+	}
+	return &ct, nil
+}
+
+// toCatalog builds a catalog from per-backend tool lists.
+func toCatalog(tools map[string][]mcp.Tool) (*catalog.Catalog, error) {
+	c := catalog.New()
+	names := make([]string, 0, len(tools))
+	for n := range tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b := &catalog.Backend{Tools: []*catalog.Tool{}}
+		for _, t := range tools[n] {
+			ct, err := toCatalogTool(t)
+			if err != nil {
+				return nil, fmt.Errorf("backend %q: %w", n, err)
+			}
+			b.Tools = append(b.Tools, ct)
+		}
+		sort.Slice(b.Tools, func(i, j int) bool { return b.Tools[i].Name < b.Tools[j].Name })
+		c.Backends[n] = b
+	}
+	return c, nil
+}
