@@ -116,7 +116,11 @@ func applyDefaults(obj map[string]any, schema map[string]any, d int) {
 		v, ok := obj[name]
 		if !ok {
 			if def, has := pm["default"]; has {
-				obj[name] = deepCopy(def)
+				v := deepCopy(def)
+				if sub, isObj := v.(map[string]any); isObj {
+					applyDefaults(sub, pm, d+1)
+				}
+				obj[name] = v
 			}
 			continue
 		}

@@ -110,7 +110,7 @@ func parseTemplate(t *ir.Template, funcs template.FuncMap) (*tmpl, error) {
 	if len(action.Pipe.Cmds) == 1 && len(action.Pipe.Cmds[0].Args) == 1 {
 		if f, ok := action.Pipe.Cmds[0].Args[0].(*parse.FieldNode); ok {
 			out.chain = f.Ident
-			out.chainPos = int(f.Position())
+			out.chainPos = nodeOffset(t.Source, int(f.Position()), f.String())
 			out.text = nil
 			return out, nil
 		}
@@ -285,6 +285,37 @@ func describeChain(chain []string) string {
 	return "." + strings.Join(chain, ".")
 }
 
+// nodeOffset corrects the offset text/template reports for a node: for a
+// field chain it points at the second field, so look for the node's text
+// just before the reported offset.
+func nodeOffset(src string, offset int, text string) int {
+	start := offset - len(text)
+	if start < 0 {
+		start = 0
+	}
+	if offset > len(src) {
+		return offset
+	}
+	if i := strings.Index(src[start:], text); i >= 0 && start+i <= offset {
+		return start + i
+	}
+	return offset
+}
+
+// lineColOffset converts a 1-based line and a 0-based column (as
+// text/template reports them) to a byte offset.
+func lineColOffset(src string, line, col int) int {
+	off := 0
+	for l := 1; l < line; l++ {
+		i := strings.IndexByte(src[off:], '\n')
+		if i < 0 {
+			break
+		}
+		off += i + 1
+	}
+	return off + col
+}
+
 // offsetPos converts a byte offset inside the template source to an
 // absolute file position.
 func (t *tmpl) offsetPos(offset int) ir.Pos {
@@ -332,11 +363,8 @@ func (t *tmpl) execError(err error) error {
 	}
 	line, _ := strconv.Atoi(m[1])
 	col, _ := strconv.Atoi(m[2])
-	pos := addPos(t.src.Pos, line-1, col)
-	if line > 1 {
-		pos.Col = col + 1
-	}
 	node, msg := m[3], m[4]
+	pos := t.offsetPos(nodeOffset(t.src.Source, lineColOffset(t.src.Source, line, col), node))
 	chain := nodeChain(node)
 	if k := missingKeyRE.FindStringSubmatch(msg); k != nil {
 		return &templateError{pos: pos, missing: true, msg: fmt.Sprintf("%s has no field %q (in {{%s}}); use index to read an optional field", describeChain(chainBefore(chain, k[1])), k[1], node)}
