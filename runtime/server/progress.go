@@ -8,11 +8,14 @@ package server
 // a lock: progress always increases, as MCP requires, and no step is
 // reported twice.
 //
-// Over streamable HTTP mcp-go v1.2.1 moves notifications to the response
-// stream on a forwarder goroutine; one taken off the channel just as the
-// handler returns is dropped when the response wins the race. The
-// flushMiddleware below waits NotifyFlush after a handler that sent
-// progress over HTTP, which lets the forwarder write it first.
+// Over streamable HTTP mcp-go v1.2.1 moves notifications from the session's
+// channel to the response stream on a forwarder goroutine. When the handler
+// returns, the response path drains what is still in the channel, but a
+// notification the forwarder has already taken and not yet written is
+// dropped (any of them, not only the last, when the machine is busy). The
+// flushMiddleware below therefore waits, after a handler that sent progress
+// over HTTP, until the channel is empty and then NotifyFlush more, so the
+// forwarder finishes the one in its hands; the wait is bounded by a second.
 
 import (
 	"context"
@@ -81,6 +84,36 @@ func (p *progress) onEvent(ev runtime.Event) {
 
 type flushKey struct{}
 
+// awaitForwarder waits until the session's notification channel is empty,
+// plus NotifyFlush, at most one second in all.
+func (s *Server) awaitForwarder(ctx context.Context) {
+	session := mcpserver.ClientSessionFromContext(ctx)
+	if session == nil {
+		return
+	}
+	ch := session.NotificationChannel()
+	deadline := time.NewTimer(time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(200 * time.Microsecond)
+	defer tick.Stop()
+	for len(ch) > 0 {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+	t := time.NewTimer(s.opts.NotifyFlush)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-deadline.C:
+	case <-ctx.Done():
+	}
+}
+
 // flushMiddleware gives every tool call a flag that progress sets when it
 // sends a notification, and after an HTTP call that sent one, waits
 // NotifyFlush before returning the result (see the top of this file).
@@ -89,12 +122,7 @@ func (s *Server) flushMiddleware(next mcpserver.ToolHandlerFunc) mcpserver.ToolH
 		sent := new(atomic.Bool)
 		res, err := next(context.WithValue(ctx, flushKey{}, sent), req)
 		if sent.Load() && transportOf(ctx) == transportHTTP {
-			t := time.NewTimer(s.opts.NotifyFlush)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-			}
+			s.awaitForwarder(ctx)
 		}
 		return res, err
 	}
