@@ -1,0 +1,596 @@
+package sqlite
+
+// Schema (PRAGMA user_version = 1)
+//
+//	runs   one row per run: id (TEXT primary key), workflow, status,
+//	       started_at and ended_at (INTEGER Unix nanoseconds, ended_at NULL
+//	       while the run goes), output and error (JSON text or NULL),
+//	       step_count. Indexed on started_at, (workflow, started_at) and
+//	       (status, started_at) so every list filter is an index scan.
+//	steps  one row per step of a run, keyed (run_id, idx) where idx is the
+//	       step's position in the plan: id, status, attempts, started_at,
+//	       ended_at, output (JSON), error, note. ON DELETE CASCADE from runs.
+//
+// CreateRun inserts the run and all its steps in one transaction;
+// UpdateStep is one UPDATE of one step row, committed before it returns;
+// FinishRun rewrites the run row and every step row in one transaction.
+// Writes go through a single connection (SQLite has one writer anyway), so
+// they never fail with SQLITE_BUSY among themselves; reads use a separate
+// pool and, thanks to WAL, never wait for a writer. Other processes (such as
+// `vmcp runs list --db`) can read the file while vmcp writes it; the busy
+// timeout covers the short checkpoint locks.
+//
+// Durability: the journal is WAL with synchronous=NORMAL. A committed
+// transaction is in the WAL file before the commit returns, so killing the
+// process (kill -9) loses nothing that was committed: every step whose
+// UpdateStep returned is on disk. (Only a power loss or OS crash may lose
+// the last transactions; Options.Synchronous = "FULL" closes that gap at the
+// cost of an fsync per write.)
+//
+// Recovery: Open runs in one transaction before anything else. Every run
+// still pending or running was cut off by a crash or kill, since a live
+// engine finishes its runs with FinishRun. Such a run becomes interrupted:
+// ended_at is the recovery time, steps left running become failed with the
+// error "interrupted", and Run.Error says when the run was recovered, which
+// step finished last and when, and how many steps finished. Finished steps
+// keep their outputs.
+//
+// Retention: when Options.Retention > 0, a goroutine deletes finished runs
+// (any final status, interrupted included) whose ended_at is older than the
+// retention, once at Open and then every Retention/4 (at least 10ms, at
+// most 10 minutes). Close stops it. Running runs are never deleted.
+//
+// Truncation: an output (a step's or the run's) whose JSON is larger than
+// Options.MaxOutputBytes is stored as a marker object instead, still valid
+// JSON: {"truncated": true, "bytes": N, "limit": M, "preview": "<first bytes
+// of the JSON>"}. The step's Note says that the store truncated it. The
+// engine's own run record is never touched: only the stored copy shrinks.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// schemaVersion is stored in PRAGMA user_version. Open refuses a file with a
+// newer version, and migrates older ones step by step.
+const schemaVersion = 1
+
+// DefaultListLimit is the number of runs ListRuns returns when the filter
+// sets no limit.
+const DefaultListLimit = 100
+
+// Options configure a Store. The zero value keeps runs forever and never
+// truncates.
+type Options struct {
+	// Retention is how long finished runs are kept; 0 keeps them forever.
+	Retention time.Duration
+	// MaxOutputBytes caps the JSON size of each stored output; 0 means no cap.
+	MaxOutputBytes int
+	// Synchronous is SQLite's synchronous setting: "NORMAL" (the default,
+	// safe against process crashes) or "FULL" (also against power loss).
+	Synchronous string
+	// Logger receives recovery and retention reports; nil discards them.
+	Logger *slog.Logger
+	// now replaces time.Now in tests.
+	now func() time.Time
+}
+
+// Store is a runtime.Store backed by one SQLite file.
+type Store struct {
+	w, r *sql.DB // writer (one connection) and readers
+	opts Options
+	log  *slog.Logger
+
+	// Recovered lists the ids of runs that Open marked interrupted.
+	Recovered []string
+
+	stop     chan struct{}
+	done     chan struct{}
+	closeErr error
+	once     sync.Once
+}
+
+var _ runtime.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at path, brings its schema up
+// to date, marks runs left running by a previous process as interrupted and
+// starts the retention loop.
+func Open(path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite store: empty path")
+	}
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("sqlite store: path %q must not contain '?' or '#'", path)
+	}
+	if opts.MaxOutputBytes < 0 || opts.Retention < 0 {
+		return nil, errors.New("sqlite store: retention and max output bytes must not be negative")
+	}
+	syncMode := strings.ToUpper(opts.Synchronous)
+	switch syncMode {
+	case "":
+		syncMode = "NORMAL"
+	case "NORMAL", "FULL":
+	default:
+		return nil, fmt.Errorf("sqlite store: synchronous %q: want NORMAL or FULL", opts.Synchronous)
+	}
+	if opts.now == nil {
+		opts.now = time.Now
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	common := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+syncMode+")&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	s := &Store{w: w, opts: opts, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+	if err := s.migrate(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite store: %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", path+"?"+common+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	s.r = r
+	if err := s.recover(); err != nil {
+		s.w.Close()
+		s.r.Close()
+		return nil, fmt.Errorf("sqlite store: recovering %s: %w", path, err)
+	}
+	if opts.Retention > 0 {
+		if _, err := s.Prune(context.Background(), opts.now().Add(-opts.Retention)); err != nil {
+			log.Warn("retention: pruning old runs failed", "err", err)
+		}
+		go s.retain()
+	} else {
+		close(s.done)
+	}
+	return s, nil
+}
+
+// Close stops the retention loop and closes the database.
+func (s *Store) Close() error {
+	s.once.Do(func() {
+		close(s.stop)
+		<-s.done
+		s.closeErr = errors.Join(s.r.Close(), s.w.Close())
+	})
+	return s.closeErr
+}
+
+var migrations = []string{
+	// 0 -> 1
+	`CREATE TABLE runs (
+		id         TEXT PRIMARY KEY,
+		workflow   TEXT NOT NULL,
+		status     TEXT NOT NULL,
+		started_at INTEGER NOT NULL,
+		ended_at   INTEGER,
+		output     TEXT,
+		error      TEXT,
+		step_count INTEGER NOT NULL
+	);
+	CREATE INDEX runs_started ON runs(started_at);
+	CREATE INDEX runs_workflow ON runs(workflow, started_at);
+	CREATE INDEX runs_status ON runs(status, started_at);
+	CREATE TABLE steps (
+		run_id     TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+		idx        INTEGER NOT NULL,
+		id         TEXT NOT NULL,
+		status     TEXT NOT NULL,
+		attempts   INTEGER NOT NULL,
+		started_at INTEGER,
+		ended_at   INTEGER,
+		output     TEXT,
+		error      TEXT NOT NULL DEFAULT '',
+		note       TEXT NOT NULL DEFAULT '',
+		PRIMARY KEY (run_id, idx)
+	) WITHOUT ROWID;`,
+}
+
+func (s *Store) migrate() error {
+	ctx := context.Background()
+	var v int
+	if err := s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("schema version %d is newer than this vmcp understands (%d)", v, schemaVersion)
+	}
+	for ; v < schemaVersion; v++ {
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrating schema to version %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateRun inserts a run and its steps.
+func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
+	out, _, err := s.encodeOutput(run.Output)
+	if err != nil {
+		return fmt.Errorf("run %s output: %w", run.ID, err)
+	}
+	errJSON, err := encodeError(run.Error)
+	if err != nil {
+		return err
+	}
+	rows := make([]stepRow, len(run.Steps))
+	for i, st := range run.Steps {
+		if rows[i], err = s.stepRow(st); err != nil {
+			return fmt.Errorf("run %s step %s: %w", run.ID, st.ID, err)
+		}
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps))
+		if err != nil {
+			if strings.Contains(err.Error(), "UNIQUE constraint") {
+				return fmt.Errorf("run %s already exists", run.ID)
+			}
+			return err
+		}
+		for i, row := range rows {
+			if err := row.insert(ctx, tx, run.ID, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// UpdateStep replaces the record of step index of a run, durably.
+func (s *Store) UpdateStep(ctx context.Context, runID string, index int, step runtime.StepState) error {
+	row, err := s.stepRow(step)
+	if err != nil {
+		return fmt.Errorf("run %s step %s: %w", runID, step.ID, err)
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE steps SET id = ?, status = ?, attempts = ?, started_at = ?, ended_at = ?,
+			output = ?, error = ?, note = ? WHERE run_id = ? AND idx = ?`,
+			row.id, row.status, row.attempts, row.started, row.ended, row.output, row.err, row.note, runID, index)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
+		}
+		var count int
+		if err := tx.QueryRowContext(ctx, `SELECT step_count FROM runs WHERE id = ?`, runID).Scan(&count); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("run %s: %w", runID, runtime.ErrRunNotFound)
+			}
+			return err
+		}
+		return fmt.Errorf("run %s has %d steps; no step index %d", runID, count, index)
+	})
+}
+
+// FinishRun records a run's final status, output and error, and the final
+// state of every step.
+func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
+	out, _, err := s.encodeOutput(run.Output)
+	if err != nil {
+		return fmt.Errorf("run %s output: %w", run.ID, err)
+	}
+	errJSON, err := encodeError(run.Error)
+	if err != nil {
+		return err
+	}
+	rows := make([]stepRow, len(run.Steps))
+	for i, st := range run.Steps {
+		if rows[i], err = s.stepRow(st); err != nil {
+			return fmt.Errorf("run %s step %s: %w", run.ID, st.ID, err)
+		}
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET workflow = ?, status = ?, started_at = ?, ended_at = ?, output = ?, error = ?, step_count = ?
+			WHERE id = ?`,
+			run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps), run.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("run %s: %w", run.ID, runtime.ErrRunNotFound)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM steps WHERE run_id = ?`, run.ID); err != nil {
+			return err
+		}
+		for i, row := range rows {
+			if err := row.insert(ctx, tx, run.ID, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// GetRun reads one run and its steps.
+func (s *Store) GetRun(ctx context.Context, id string) (*runtime.Run, error) {
+	runs, err := s.query(ctx, `SELECT id, workflow, status, started_at, ended_at, output, error FROM runs WHERE id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("run %s: %w", id, runtime.ErrRunNotFound)
+	}
+	return runs[0], nil
+}
+
+// ListRuns returns matching runs with their steps, newest first.
+func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.Run, error) {
+	var where []string
+	var args []any
+	if f.Workflow != "" {
+		where = append(where, "workflow = ?")
+		args = append(args, f.Workflow)
+	}
+	if f.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, string(f.Status))
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	q := `SELECT id, workflow, status, started_at, ended_at, output, error FROM runs`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY started_at DESC, rowid DESC LIMIT ?"
+	args = append(args, limit)
+	return s.query(ctx, q, args...)
+}
+
+// query reads runs selected by q, then their steps, in one read transaction
+// so a run and its steps are one consistent snapshot.
+func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Run, error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	var runs []*runtime.Run
+	byID := map[string]*runtime.Run{}
+	for rows.Next() {
+		var (
+			r            runtime.Run
+			status       string
+			started      int64
+			ended        sql.NullInt64
+			out, errJSON sql.NullString
+		)
+		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		r.Status = runtime.RunStatus(status)
+		r.StartedAt = fromNanos(started)
+		if ended.Valid {
+			r.EndedAt = fromNanos(ended.Int64)
+		}
+		if r.Output, err = decodeJSON(out); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("run %s output: %w", r.ID, err)
+		}
+		if errJSON.Valid {
+			r.Error = new(runtime.StepError)
+			if err := json.Unmarshal([]byte(errJSON.String), r.Error); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("run %s error: %w", r.ID, err)
+			}
+		}
+		r.Steps = []runtime.StepState{}
+		runs = append(runs, &r)
+		byID[r.ID] = &r
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return runs, nil
+	}
+	// Steps of all selected runs in one query.
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(runs)), ",")
+	idArgs := make([]any, len(runs))
+	for i, r := range runs {
+		idArgs[i] = r.ID
+	}
+	srows, err := tx.QueryContext(ctx, `SELECT run_id, id, status, attempts, started_at, ended_at, output, error, note
+		FROM steps WHERE run_id IN (`+ph+`) ORDER BY run_id, idx`, idArgs...)
+	if err != nil {
+		return nil, err
+	}
+	defer srows.Close()
+	for srows.Next() {
+		var (
+			runID, status    string
+			st               runtime.StepState
+			started, ended   sql.NullInt64
+			out              sql.NullString
+			errText, noteTxt string
+		)
+		if err := srows.Scan(&runID, &st.ID, &status, &st.Attempts, &started, &ended, &out, &errText, &noteTxt); err != nil {
+			return nil, err
+		}
+		st.Status = runtime.StepStatus(status)
+		if started.Valid {
+			st.StartedAt = fromNanos(started.Int64)
+		}
+		if ended.Valid {
+			st.EndedAt = fromNanos(ended.Int64)
+		}
+		if st.Output, err = decodeJSON(out); err != nil {
+			return nil, fmt.Errorf("run %s step %s output: %w", runID, st.ID, err)
+		}
+		st.Error, st.Note = errText, noteTxt
+		r := byID[runID]
+		r.Steps = append(r.Steps, st)
+	}
+	return runs, srows.Err()
+}
+
+// tx runs fn in a write transaction on the single writer connection.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// stepRow is a step encoded for the steps table.
+type stepRow struct {
+	id, status, err, note string
+	attempts              int
+	started, ended        sql.NullInt64
+	output                sql.NullString
+}
+
+func (s *Store) stepRow(st runtime.StepState) (stepRow, error) {
+	out, truncated, err := s.encodeOutput(st.Output)
+	if err != nil {
+		return stepRow{}, err
+	}
+	note := st.Note
+	if truncated > 0 {
+		msg := fmt.Sprintf("output of %d bytes truncated by the store (limit %d bytes)", truncated, s.opts.MaxOutputBytes)
+		if note == "" {
+			note = msg
+		} else {
+			note += "; " + msg
+		}
+	}
+	return stepRow{id: st.ID, status: string(st.Status), attempts: st.Attempts, err: st.Error, note: note,
+		started: nullNanos(st.StartedAt), ended: nullNanos(st.EndedAt), output: out}, nil
+}
+
+func (row stepRow) insert(ctx context.Context, tx *sql.Tx, runID string, idx int) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO steps (run_id, idx, id, status, attempts, started_at, ended_at, output, error, note)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		runID, idx, row.id, row.status, row.attempts, row.started, row.ended, row.output, row.err, row.note)
+	return err
+}
+
+// encodeOutput returns v as JSON text (NULL for nil). When the JSON is over
+// MaxOutputBytes it returns the truncation marker instead and the original
+// size.
+func (s *Store) encodeOutput(v any) (sql.NullString, int, error) {
+	if v == nil {
+		return sql.NullString{}, 0, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return sql.NullString{}, 0, err
+	}
+	limit := s.opts.MaxOutputBytes
+	if limit <= 0 || len(b) <= limit {
+		return sql.NullString{String: string(b), Valid: true}, 0, nil
+	}
+	preview := b[:min(len(b), max(limit/2, 16), 4096)]
+	for !utf8.Valid(preview) && len(preview) > 0 {
+		preview = preview[:len(preview)-1]
+	}
+	marker, err := json.Marshal(map[string]any{"truncated": true, "bytes": len(b), "limit": limit, "preview": string(preview)})
+	if err != nil {
+		return sql.NullString{}, 0, err
+	}
+	return sql.NullString{String: string(marker), Valid: true}, len(b), nil
+}
+
+func decodeJSON(s sql.NullString) (any, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(s.String), &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func encodeError(e *runtime.StepError) (sql.NullString, error) {
+	if e == nil {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return sql.NullString{}, err
+	}
+	return sql.NullString{String: string(b), Valid: true}, nil
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func nullNanos(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// interruptedError builds the error recorded on a recovered run.
+func interruptedError(at time.Time, last string, lastAt time.Time, finished, total int) *runtime.StepError {
+	msg := fmt.Sprintf("run interrupted: vmcp stopped while the run was going; marked interrupted at %s", at.UTC().Format(time.RFC3339Nano))
+	if last != "" {
+		msg += fmt.Sprintf("; last finished step %q at %s", last, lastAt.UTC().Format(time.RFC3339Nano))
+	} else {
+		msg += "; no step had finished"
+	}
+	msg += fmt.Sprintf(" (%d of %d steps finished)", finished, total)
+	return &runtime.StepError{Pos: ir.Pos{}, Msg: msg}
+}
