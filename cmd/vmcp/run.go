@@ -41,7 +41,7 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 			srv, err := server.New(server.Options{
 				Runner:       st.engine,
 				Backends:     st.backend,
-				BackendNames: backendNames(st.cfg),
+				BackendNames: st.backend.Backends(),
 				Expose:       st.cfg.Server.ExposeBackendTools,
 				Logger:       log,
 				Name:         "vmcp",
@@ -80,12 +80,4 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 	f.StringVar(&listen, "listen", config.DefaultListen, "address of the HTTP server")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	return cmd
-}
-
-func backendNames(cfg *config.Config) []string {
-	names := make([]string, 0, len(cfg.Backends))
-	for n := range cfg.Backends {
-		names = append(names, n)
-	}
-	return names
 }
