@@ -103,6 +103,9 @@ type Output struct {
 	Node       *Node
 	Properties []*OutputProperty
 	Required   *Node
+	// PropertiesNode is the properties value itself (nil when absent), so
+	// the checker can report one that is not a mapping.
+	PropertiesNode *Node
 }
 
 // OutputProperty is one declared output field.
@@ -116,6 +119,8 @@ type OutputProperty struct {
 	Default     *Node
 	Properties  []*OutputProperty
 	Required    *Node
+	// PropertiesNode is the properties value itself (nil when absent).
+	PropertiesNode *Node
 }
 
 // Kind is the kind of a Node.

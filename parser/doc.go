@@ -1,0 +1,31 @@
+// Package parser reads composite-tool workflow sources into a syntax tree
+// with exact positions.
+//
+// In: one file's name and bytes, in any of the source formats of the design
+// (a multi-document YAML stream is normal):
+//   - Kubernetes VirtualMCPCompositeToolDefinition resources
+//     (apiVersion toolhive.stacklok.dev/v1alpha1 or v1beta1), the workflow
+//     under spec; documents of other kinds are recorded in File.Skipped;
+//   - vMCP configs with a compositeTools (or composite_tools) list, whose
+//     other keys are ignored;
+//   - bare workflow definitions (a top-level mapping with steps);
+//   - JSON of any of these.
+//
+// Out: a File holding one Workflow per definition, in source order. Every
+// field of a Workflow, Step, OnError, ... is the raw Node of its value (nil
+// when absent): the parser accepts each field in camelCase and snake_case
+// (and retryCount for maxRetries) but does not judge kinds or values; the
+// checker does. Keys that name no field are listed in File.Unknown for the
+// checker to report with a hint. Each Node knows its position, its YAML path
+// relative to the workflow (steps[2].arguments.body) and, for strings, how
+// to map an offset inside the value back to a file line and column
+// (Node.OffsetPos), whatever the scalar style.
+//
+// Alongside the File, Parse returns diagnostics for what stopped it from
+// building the tree: YAML syntax errors (one per broken document; the other
+// documents are still parsed), documents that are not mappings, duplicate
+// keys and duplicate spellings of a field, aliases that expand too far and
+// nesting that goes too deep. Parse never panics on any input.
+//
+// Entry point: [Parse].
+package parser

@@ -1,0 +1,110 @@
+package parser
+
+// The wording of every diagnostic the parser reports, one constructor per
+// kind. Codes are stable: tools and tests match on them.
+//
+// The parser reports only what stops it from building the syntax tree:
+// broken YAML, documents that are not mappings, duplicate keys, limits.
+// Unknown keys are recorded in File.Unknown and worded by the checker, and
+// the kinds and values of fields are the checker's business too.
+
+import (
+	"fmt"
+
+	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// Diagnostic codes reported by the parser.
+const (
+	CodeSyntax         = "yaml_syntax"
+	CodeNotAMapping    = "not_a_mapping"
+	CodeNotASequence   = "not_a_sequence"
+	CodeDuplicateKey   = "duplicate_key"
+	CodeDuplicateField = "duplicate_field"
+	CodeNestingTooDeep = "nesting_too_deep"
+	CodeAliasBudget    = "alias_budget"
+	CodeUnknownAnchor  = "unknown_anchor"
+	CodeComplexKey     = "complex_key"
+	CodeBadMerge       = "bad_merge"
+	CodeUnsupported    = "unsupported_yaml"
+	CodeMissingSpec    = "missing_spec"
+	CodeAPIVersion     = "unsupported_api_version"
+)
+
+func errorAt(pos ir.Pos, path, code, format string, args ...any) diag.Diagnostic {
+	return diag.Diagnostic{Severity: diag.Error, Pos: pos, Path: path, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func errSyntax(pos ir.Pos, msg string) diag.Diagnostic {
+	return errorAt(pos, "", CodeSyntax, "invalid YAML: %s", msg)
+}
+
+// errNotAMapping reports a document, or a compositeTools entry, that is not
+// a mapping. what names the thing ("document 2", "compositeTools[1]").
+func errNotAMapping(pos ir.Pos, path, what string, kind Kind) diag.Diagnostic {
+	return errorAt(pos, path, CodeNotAMapping,
+		"%s is a %s; a workflow definition must be a mapping (with steps, a Kubernetes kind, or compositeTools)", what, kind)
+}
+
+func errCompositeToolsNotList(pos ir.Pos, key string, kind Kind) diag.Diagnostic {
+	return errorAt(pos, key, CodeNotASequence, "%s must be a list of workflow definitions, not a %s", key, kind)
+}
+
+func errCompositeToolNotMapping(pos ir.Pos, path string, kind Kind) diag.Diagnostic {
+	return errorAt(pos, path, CodeNotAMapping, "%s is a %s; each entry of the list must be a workflow definition (a mapping)", path, kind)
+}
+
+func errDuplicateKey(pos ir.Pos, path, key string, first ir.Pos) diag.Diagnostic {
+	d := errorAt(pos, path, CodeDuplicateKey, "duplicate key %q in this mapping (first at line %d)", key, first.Line)
+	d.Detail = []string{fmt.Sprintf("%s: first %q is here; only the first is used", first, key)}
+	return d
+}
+
+func errDuplicateField(pos ir.Pos, path, object, field, key, firstKey string, first ir.Pos) diag.Diagnostic {
+	d := errorAt(pos, path, CodeDuplicateField,
+		"duplicate field: %q and %q both set %s %s; write it once", firstKey, key, object, field)
+	d.Detail = []string{fmt.Sprintf("%s: %q is set here first; only that one is used", first, firstKey)}
+	return d
+}
+
+func errNestingTooDeep(pos ir.Pos, path string, limit int) diag.Diagnostic {
+	return errorAt(pos, path, CodeNestingTooDeep, "values nest more than %d levels deep", limit)
+}
+
+func errAliasBudget(pos ir.Pos, path string, limit int) diag.Diagnostic {
+	return errorAt(pos, path, CodeAliasBudget,
+		"file expands to more than %d values (aliases of aliases?); refusing to expand further", limit)
+}
+
+func errUnknownAnchor(pos ir.Pos, path, name string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownAnchor, "alias *%s names no anchor defined before it", name)
+}
+
+func errComplexKey(pos ir.Pos, path string) diag.Diagnostic {
+	return errorAt(pos, path, CodeComplexKey, "mapping keys must be strings or other scalars, not mappings or lists")
+}
+
+func errBadMerge(pos ir.Pos, path string, kind Kind) diag.Diagnostic {
+	return errorAt(pos, path, CodeBadMerge, "merge key << needs a mapping or a list of mappings, not a %s", kind)
+}
+
+func errUnsupportedNode(pos ir.Pos, path, typ string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnsupported, "unsupported YAML construct (%s)", typ)
+}
+
+func errMissingSpec(pos ir.Pos, name string) diag.Diagnostic {
+	if name == "" {
+		return errorAt(pos, "", CodeMissingSpec, "VirtualMCPCompositeToolDefinition has no spec mapping holding the workflow")
+	}
+	return errorAt(pos, "", CodeMissingSpec, "VirtualMCPCompositeToolDefinition %q has no spec mapping holding the workflow", name)
+}
+
+func errAPIVersion(pos ir.Pos, got string) diag.Diagnostic {
+	if got == "" {
+		return errorAt(pos, "apiVersion", CodeAPIVersion,
+			"VirtualMCPCompositeToolDefinition needs apiVersion toolhive.stacklok.dev/v1alpha1 or toolhive.stacklok.dev/v1beta1")
+	}
+	return errorAt(pos, "apiVersion", CodeAPIVersion,
+		"unsupported apiVersion %q for VirtualMCPCompositeToolDefinition (want toolhive.stacklok.dev/v1alpha1 or toolhive.stacklok.dev/v1beta1)", got)
+}

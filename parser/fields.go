@@ -1,0 +1,216 @@
+package parser
+
+// Field tables and the extraction of workflow objects from mappings.
+//
+// Each object (workflow, step, onError, ...) has a table of canonical
+// camelCase field names. A key matches a field when it is the canonical
+// name, its snake_case form (dependsOn -> depends_on), or a listed synonym
+// (retryCount and retry_count for maxRetries). A key that matches nothing
+// is recorded in File.Unknown; two keys that match the same field are a
+// duplicate_field error, and the first one wins.
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/vmcp-dev/vmcp/diag"
+)
+
+// Object names used in UnknownKey.Object.
+const (
+	ObjWorkflow       = "workflow"
+	ObjStep           = "step"
+	ObjOnError        = "onError"
+	ObjOnDecline      = "onDecline"
+	ObjOnCancel       = "onCancel"
+	ObjOutput         = "output"
+	ObjOutputProperty = "output property"
+)
+
+// fieldSet is the table of one object's fields.
+type fieldSet struct {
+	object string
+	known  []string          // canonical names, in documentation order
+	spell  map[string]string // accepted spelling -> canonical name
+}
+
+func newFieldSet(object string, known []string, synonyms map[string]string) *fieldSet {
+	fs := &fieldSet{object: object, known: known, spell: map[string]string{}}
+	for _, k := range known {
+		fs.spell[k] = k
+		fs.spell[snake(k)] = k
+	}
+	for syn, canon := range synonyms {
+		fs.spell[syn] = canon
+		fs.spell[snake(syn)] = canon
+	}
+	return fs
+}
+
+// snake converts a camelCase name to snake_case.
+func snake(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			b.WriteByte('_')
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+var (
+	workflowFields = newFieldSet(ObjWorkflow, []string{
+		"name", "description", "parameters", "timeout", "failureMode", "maxParallel",
+		"vars", "output", "annotations", "steps",
+	}, nil)
+	stepFields = newFieldSet(ObjStep, []string{
+		"id", "type", "tool", "arguments", "dependsOn", "condition", "onError", "timeout",
+		"defaultResults", "message", "schema", "onDecline", "onCancel", "collection",
+		"itemVar", "maxParallel", "maxIterations", "step",
+	}, nil)
+	onErrorFields = newFieldSet(ObjOnError, []string{"action", "maxRetries", "retryDelay"},
+		map[string]string{"retryCount": "maxRetries"})
+	onDeclineFields      = newFieldSet(ObjOnDecline, []string{"action"}, nil)
+	onCancelFields       = newFieldSet(ObjOnCancel, []string{"action"}, nil)
+	outputFields         = newFieldSet(ObjOutput, []string{"properties", "required"}, nil)
+	outputPropertyFields = newFieldSet(ObjOutputProperty, []string{
+		"type", "description", "value", "default", "properties", "required",
+	}, nil)
+)
+
+// extractor turns converted Nodes into workflow objects, recording unknown
+// keys in the file and duplicate spellings as diagnostics.
+type extractor struct {
+	file  *File
+	diags *diag.List
+}
+
+// fields matches the keys of mapping n against fs. It returns nil when n
+// is not a mapping.
+func (x *extractor) fields(n *Node, fs *fieldSet) map[string]*Node {
+	if n == nil || n.Kind != Map {
+		return nil
+	}
+	got := map[string]*Field{}
+	for _, f := range n.Fields {
+		canon, ok := fs.spell[f.Key]
+		if !ok {
+			x.file.Unknown = append(x.file.Unknown, UnknownKey{
+				Key:    f.Key,
+				Pos:    f.KeyPos,
+				Path:   fieldPath(n.Path, f.Key),
+				Object: fs.object,
+				Known:  fs.known,
+			})
+			continue
+		}
+		if first, dup := got[canon]; dup {
+			x.diags.Add(errDuplicateField(f.KeyPos, fieldPath(n.Path, f.Key), fs.object, canon, f.Key, first.Key, first.KeyPos))
+			continue
+		}
+		got[canon] = f
+	}
+	out := make(map[string]*Node, len(got))
+	for k, f := range got {
+		out[k] = f.Value
+	}
+	return out
+}
+
+// workflow builds a Workflow from its mapping.
+func (x *extractor) workflow(n *Node, doc int, resource string) *Workflow {
+	f := x.fields(n, workflowFields)
+	w := &Workflow{
+		Node:        n,
+		Doc:         doc,
+		Resource:    resource,
+		Name:        f["name"],
+		Description: f["description"],
+		Parameters:  f["parameters"],
+		Timeout:     f["timeout"],
+		FailureMode: f["failureMode"],
+		MaxParallel: f["maxParallel"],
+		Vars:        f["vars"],
+		Output:      x.output(f["output"]),
+		Annotations: f["annotations"],
+		StepsNode:   f["steps"],
+	}
+	if w.StepsNode != nil && w.StepsNode.Kind == Seq {
+		for _, item := range w.StepsNode.Items {
+			w.Steps = append(w.Steps, x.step(item))
+		}
+	}
+	return w
+}
+
+// step builds a Step from its mapping. A step that is not a mapping keeps
+// only its Node, for the checker to report.
+func (x *extractor) step(n *Node) *Step {
+	f := x.fields(n, stepFields)
+	s := &Step{
+		Node:           n,
+		ID:             f["id"],
+		Type:           f["type"],
+		Tool:           f["tool"],
+		Arguments:      f["arguments"],
+		DependsOn:      f["dependsOn"],
+		Condition:      f["condition"],
+		Timeout:        f["timeout"],
+		DefaultResults: f["defaultResults"],
+		Message:        f["message"],
+		Schema:         f["schema"],
+		Collection:     f["collection"],
+		ItemVar:        f["itemVar"],
+		MaxParallel:    f["maxParallel"],
+		MaxIterations:  f["maxIterations"],
+	}
+	if n := f["onError"]; n != nil {
+		g := x.fields(n, onErrorFields)
+		s.OnError = &OnError{Node: n, Action: g["action"], MaxRetries: g["maxRetries"], RetryDelay: g["retryDelay"]}
+	}
+	if n := f["onDecline"]; n != nil {
+		s.OnDecline = &Response{Node: n, Action: x.fields(n, onDeclineFields)["action"]}
+	}
+	if n := f["onCancel"]; n != nil {
+		s.OnCancel = &Response{Node: n, Action: x.fields(n, onCancelFields)["action"]}
+	}
+	if n := f["step"]; n != nil {
+		s.Inner = x.step(n)
+	}
+	return s
+}
+
+// output builds the workflow's output declaration.
+func (x *extractor) output(n *Node) *Output {
+	if n == nil {
+		return nil
+	}
+	f := x.fields(n, outputFields)
+	o := &Output{Node: n, PropertiesNode: f["properties"], Required: f["required"]}
+	o.Properties = x.outputProperties(o.PropertiesNode)
+	return o
+}
+
+// outputProperties builds the properties of an output or of an object
+// property, in source order.
+func (x *extractor) outputProperties(n *Node) []*OutputProperty {
+	if n == nil || n.Kind != Map {
+		return nil
+	}
+	var props []*OutputProperty
+	for _, fld := range n.Fields {
+		p := &OutputProperty{Name: fld.Key, Node: fld.Value, KeyPos: fld.KeyPos}
+		f := x.fields(fld.Value, outputPropertyFields)
+		p.Type = f["type"]
+		p.Description = f["description"]
+		p.Value = f["value"]
+		p.Default = f["default"]
+		p.PropertiesNode = f["properties"]
+		p.Required = f["required"]
+		p.Properties = x.outputProperties(p.PropertiesNode)
+		props = append(props, p)
+	}
+	return props
+}

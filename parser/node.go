@@ -1,0 +1,402 @@
+package parser
+
+// Conversion of go-yaml's syntax tree into Nodes.
+//
+// go-yaml gives a tree of ast.Node values whose tokens carry (line, rune
+// column) positions relative to the document chunk we handed it. The
+// builder turns that tree into plain Nodes:
+//   - positions become file positions (chunk line offset added, then
+//     through the source's line index), moved past any blank go-yaml left
+//     in front of the token;
+//   - paths are built from the workflow root as the walk descends;
+//   - aliases are expanded. A first pass over the document (collectAnchors)
+//     records, for every alias, the anchored node it names at that point
+//     of the stream, so expansion later needs no state and an alias always
+//     refers to an anchor defined before it (which makes expansion finite);
+//   - merge keys (<<) add the fields of the merged mappings that the mapping
+//     does not set itself, earlier merge sources first;
+//   - every created Node counts against one budget per file, so a
+//     "billion laughs" stream of nested aliases stops with a diagnostic
+//     instead of exhausting memory, and nesting beyond maxDepth stops with
+//     a diagnostic instead of recursing further.
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
+
+	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+const (
+	// maxNodes bounds the nodes built for one file, aliases expanded.
+	maxNodes = 1_000_000
+	// maxDepth bounds how deeply values may nest.
+	maxDepth = 200
+)
+
+// builder converts one file's documents.
+type builder struct {
+	s     *source
+	diags *diag.List
+
+	// Per document.
+	lineBase  int                         // file line of the chunk's first line, minus one
+	aliases   map[*ast.AliasNode]ast.Node // alias -> anchored value
+	depthHit  bool                        // nesting_too_deep reported for this document
+	budgetHit bool                        // alias_budget reported (once per file)
+
+	budget  int // nodes left for this file
+	inexact int // string scalars whose position mapping fell back to the start
+}
+
+func newBuilder(s *source, diags *diag.List) *builder {
+	return &builder{s: s, diags: diags, budget: maxNodes}
+}
+
+// offset returns the file byte offset of a token's first character.
+func (b *builder) offset(tk *token.Token) int {
+	if tk == nil || tk.Position == nil {
+		return -1
+	}
+	return b.s.skipBlanks(b.s.offset(tk.Position.Line+b.lineBase, tk.Position.Column))
+}
+
+// tokenPos returns the file position of a token.
+func (b *builder) tokenPos(tk *token.Token) ir.Pos {
+	off := b.offset(tk)
+	if off < 0 {
+		return ir.Pos{File: b.s.name}
+	}
+	return b.s.pos(off)
+}
+
+// collectAnchors walks a document in source order and records what each
+// alias refers to. An anchor is registered after its own value, so an alias
+// inside the value it would name does not resolve to it.
+func (b *builder) collectAnchors(n ast.Node, anchors map[string]ast.Node) {
+	switch n := n.(type) {
+	case *ast.DocumentNode:
+		b.collectAnchors(n.Body, anchors)
+	case *ast.AnchorNode:
+		b.collectAnchors(n.Value, anchors)
+		if n.Name != nil {
+			anchors[n.Name.GetToken().Value] = n.Value
+		}
+	case *ast.AliasNode:
+		if n.Value != nil {
+			if target, ok := anchors[n.Value.GetToken().Value]; ok {
+				b.aliases[n] = target
+			}
+		}
+	case *ast.TagNode:
+		b.collectAnchors(n.Value, anchors)
+	case *ast.MappingNode:
+		for _, mv := range n.Values {
+			b.collectAnchors(mv, anchors)
+		}
+	case *ast.MappingValueNode:
+		b.collectAnchors(n.Key, anchors)
+		b.collectAnchors(n.Value, anchors)
+	case *ast.MappingKeyNode:
+		b.collectAnchors(n.Value, anchors)
+	case *ast.SequenceNode:
+		for _, v := range n.Values {
+			b.collectAnchors(v, anchors)
+		}
+	}
+}
+
+// take counts one node against the budget and reports when it runs out.
+func (b *builder) take(pos ir.Pos, path string) bool {
+	if b.budget <= 0 {
+		if !b.budgetHit {
+			b.budgetHit = true
+			b.diags.Add(errAliasBudget(pos, path, maxNodes))
+		}
+		return false
+	}
+	b.budget--
+	return true
+}
+
+func (b *builder) null(pos ir.Pos, path string) *Node {
+	return &Node{Kind: Null, Pos: pos, Path: path}
+}
+
+// node converts a go-yaml node found at path, depth levels below the
+// document root. pos is where the value should be placed if it has no
+// token of its own (a missing value).
+func (b *builder) node(n ast.Node, path string, depth int, pos ir.Pos) *Node {
+	if n == nil {
+		return b.null(pos, path)
+	}
+	if tk := n.GetToken(); tk != nil {
+		pos = b.tokenPos(tk)
+	}
+	if depth > maxDepth {
+		if !b.depthHit {
+			b.depthHit = true
+			b.diags.Add(errNestingTooDeep(pos, path, maxDepth))
+		}
+		return b.null(pos, path)
+	}
+	if !b.take(pos, path) {
+		return b.null(pos, path)
+	}
+	switch n := n.(type) {
+	case *ast.AnchorNode:
+		b.budget++ // the anchor is a wrapper, not a node of its own
+		return b.node(n.Value, path, depth, pos)
+	case *ast.AliasNode:
+		b.budget++
+		target, ok := b.aliases[n]
+		if !ok {
+			name := ""
+			if n.Value != nil {
+				name = n.Value.GetToken().Value
+			}
+			b.diags.Add(errUnknownAnchor(pos, path, name))
+			return b.null(pos, path)
+		}
+		return b.node(target, path, depth, pos)
+	case *ast.TagNode:
+		b.budget++
+		return b.tagged(n, path, depth, pos)
+	case *ast.NullNode:
+		return b.null(pos, path)
+	case *ast.BoolNode:
+		return &Node{Kind: Bool, Pos: pos, Path: path, Value: n.Value}
+	case *ast.IntegerNode:
+		return b.integer(n, pos, path)
+	case *ast.FloatNode:
+		return &Node{Kind: Float, Pos: pos, Path: path, Value: n.Value}
+	case *ast.InfinityNode, *ast.NanNode:
+		// Kept as written: JSON has no infinities, and no workflow field
+		// means them as numbers.
+		return b.str(n.GetToken().Value, Plain, b.offset(n.GetToken()), pos, path)
+	case *ast.StringNode:
+		return b.str(n.Value, tokenStyle(n.Token), b.offset(n.Token), pos, path)
+	case *ast.LiteralNode:
+		st := Literal
+		if n.Start != nil && n.Start.Type == token.FoldedType {
+			st = Folded
+		}
+		v := ""
+		if n.Value != nil {
+			v = n.Value.Value
+		}
+		return b.str(v, st, b.offset(n.Start), pos, path)
+	case *ast.MappingNode:
+		m := &Node{Kind: Map, Pos: pos, Path: path, Fields: []*Field{}}
+		if !n.IsFlowStyle && len(n.Values) > 0 {
+			m.Pos = b.keyPos(n.Values[0].Key, pos)
+		}
+		b.fields(m, n.Values, depth)
+		return m
+	case *ast.MappingValueNode:
+		m := &Node{Kind: Map, Pos: b.keyPos(n.Key, pos), Path: path, Fields: []*Field{}}
+		b.fields(m, []*ast.MappingValueNode{n}, depth)
+		return m
+	case *ast.SequenceNode:
+		sq := &Node{Kind: Seq, Pos: pos, Path: path, Items: []*Node{}}
+		for i, v := range n.Values {
+			sq.Items = append(sq.Items, b.node(v, indexPath(path, i), depth+1, pos))
+		}
+		return sq
+	case *ast.CommentGroupNode, *ast.CommentNode, *ast.DirectiveNode:
+		b.budget++
+		return b.null(pos, path)
+	}
+	b.diags.Add(errUnsupportedNode(pos, path, n.Type().String()))
+	return b.null(pos, path)
+}
+
+func tokenStyle(tk *token.Token) Style {
+	if tk == nil {
+		return Plain
+	}
+	switch tk.Type {
+	case token.SingleQuoteType:
+		return SingleQuoted
+	case token.DoubleQuoteType:
+		return DoubleQuoted
+	}
+	return Plain
+}
+
+// str builds a string node and maps its value back to the file.
+func (b *builder) str(v string, st Style, off int, pos ir.Pos, path string) *Node {
+	n := &Node{Kind: String, Pos: pos, Path: path, Value: v, Style: st}
+	if off < 0 {
+		n.lines = []segment{{Off: 0, Pos: pos}}
+		b.inexact++
+		return n
+	}
+	segs, ok := b.s.scalarSegments(st, off, v)
+	if !ok {
+		b.inexact++
+	}
+	n.lines = segs
+	return n
+}
+
+func (b *builder) integer(n *ast.IntegerNode, pos ir.Pos, path string) *Node {
+	switch v := n.Value.(type) {
+	case int64:
+		return &Node{Kind: Int, Pos: pos, Path: path, Value: v}
+	case uint64:
+		if v <= math.MaxInt64 {
+			return &Node{Kind: Int, Pos: pos, Path: path, Value: int64(v)}
+		}
+		return &Node{Kind: Float, Pos: pos, Path: path, Value: float64(v)}
+	}
+	// go-yaml documents int64 or uint64; anything else is kept as written.
+	return &Node{Kind: String, Pos: pos, Path: path, Value: n.Token.Value, lines: []segment{{Pos: pos}}}
+}
+
+// tagged applies the standard scalar tags and ignores any other tag.
+func (b *builder) tagged(n *ast.TagNode, path string, depth int, pos ir.Pos) *Node {
+	tag := ""
+	if n.Start != nil {
+		tag = n.Start.Value
+	}
+	val := n.Value
+	if val == nil {
+		return b.null(pos, path)
+	}
+	if tag == "!!str" || tag == "tag:yaml.org,2002:str" {
+		if _, ok := val.(ast.ScalarNode); ok {
+			switch sv := val.(type) {
+			case *ast.StringNode:
+				return b.node(sv, path, depth, pos)
+			case *ast.LiteralNode:
+				return b.node(sv, path, depth, pos)
+			}
+			tk := val.GetToken()
+			return b.str(tk.Value, tokenStyle(tk), b.offset(tk), b.tokenPos(tk), path)
+		}
+	}
+	return b.node(val, path, depth, pos)
+}
+
+// keyPos is the position of a mapping key.
+func (b *builder) keyPos(k ast.MapKeyNode, fallback ir.Pos) ir.Pos {
+	if k == nil || k.GetToken() == nil {
+		return fallback
+	}
+	if mk, ok := k.(*ast.MappingKeyNode); ok && mk.Value != nil {
+		return b.tokenPos(mk.Value.GetToken())
+	}
+	return b.tokenPos(k.GetToken())
+}
+
+// key returns a mapping key as a string. Only scalar keys are allowed.
+func (b *builder) key(k ast.Node) (string, bool) {
+	switch k := k.(type) {
+	case *ast.MappingKeyNode:
+		return b.key(k.Value)
+	case *ast.AnchorNode:
+		return b.key(k.Value)
+	case *ast.TagNode:
+		return b.key(k.Value)
+	case *ast.AliasNode:
+		if t, ok := b.aliases[k]; ok {
+			return b.key(t)
+		}
+		return "", false
+	case *ast.StringNode:
+		return k.Value, true
+	case *ast.LiteralNode:
+		if k.Value != nil {
+			return k.Value.Value, true
+		}
+		return "", true
+	case *ast.NullNode:
+		return "null", true
+	case ast.ScalarNode:
+		return k.GetToken().Value, true
+	}
+	return "", false
+}
+
+// fields converts the key/value pairs of a mapping into m, then applies
+// merge keys.
+func (b *builder) fields(m *Node, values []*ast.MappingValueNode, depth int) {
+	seen := map[string]ir.Pos{}
+	var merges []*ast.MappingValueNode
+	for _, mv := range values {
+		if mv == nil {
+			continue
+		}
+		if mv.Key != nil && mv.Key.IsMergeKey() {
+			merges = append(merges, mv)
+			continue
+		}
+		kpos := b.keyPos(mv.Key, m.Pos)
+		key, ok := b.key(mv.Key)
+		if !ok {
+			b.diags.Add(errComplexKey(kpos, m.Path))
+			continue
+		}
+		path := fieldPath(m.Path, key)
+		if first, dup := seen[key]; dup {
+			b.diags.Add(errDuplicateKey(kpos, path, key, first))
+			continue
+		}
+		seen[key] = kpos
+		m.Fields = append(m.Fields, &Field{Key: key, KeyPos: kpos, Value: b.node(mv.Value, path, depth+1, kpos)})
+	}
+	for _, mv := range merges {
+		kpos := b.keyPos(mv.Key, m.Pos)
+		src := b.node(mv.Value, m.Path, depth, kpos)
+		var sources []*Node
+		switch src.Kind {
+		case Map:
+			sources = []*Node{src}
+		case Seq:
+			sources = src.Items
+		}
+		if len(sources) == 0 && src.Kind != Seq {
+			b.diags.Add(errBadMerge(kpos, m.Path, src.Kind))
+			continue
+		}
+		for _, s := range sources {
+			if s.Kind != Map {
+				b.diags.Add(errBadMerge(s.Pos, m.Path, s.Kind))
+				continue
+			}
+			for _, f := range s.Fields {
+				if _, dup := seen[f.Key]; dup {
+					continue
+				}
+				seen[f.Key] = f.KeyPos
+				m.Fields = append(m.Fields, f)
+			}
+		}
+	}
+}
+
+var simpleKey = regexp.MustCompile(`^[A-Za-z0-9_$-]+$`)
+
+// fieldPath appends a mapping key to a YAML path. Keys that are not simple
+// names are written quoted in brackets: arguments["Content-Type"].
+func fieldPath(parent, key string) string {
+	if !simpleKey.MatchString(key) {
+		return parent + "[" + strconv.Quote(key) + "]"
+	}
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// indexPath appends a sequence index to a YAML path.
+func indexPath(parent string, i int) string {
+	return fmt.Sprintf("%s[%d]", parent, i)
+}

@@ -1,0 +1,428 @@
+package parser
+
+// Position mapping for string scalars.
+//
+// A template error is found at a byte offset inside a string value, but the
+// user needs the file line and column of that byte. The value is not a copy
+// of the source text: quotes are removed, '' and backslash escapes collapse,
+// line breaks fold into spaces, indentation disappears. So while building a
+// string Node we walk the scalar's source text again and record, in
+// Node.lines, a list of segments: "value bytes from Off onwards come from the
+// file at Pos, one rune per column, on that line". Node.OffsetPos then finds
+// the last segment starting at or before the offset and adds the number of
+// runes between the segment start and the offset to its column.
+//
+// Segments are made by a spanner while it reproduces the value:
+//   - copy(from, to) appends source bytes that stand for themselves. It
+//     extends the current segment when the bytes follow on directly in the
+//     same line, and starts a new one otherwise (after an escape, at the start
+//     of each line).
+//   - synth(b, at) appends bytes that the source spells differently (an
+//     escape such as \" or \u00e9, the space or newlines of a line fold, the
+//     newline ending a block-scalar line). They get a segment of their own
+//     pointing at the source text that produced them, and the next copied
+//     byte starts a new segment.
+//
+// Each style has its own walk:
+//   - double- and single-quoted scalars are decoded in full from the opening
+//     quote (escapes, '' pairs, line folding with trailing blanks trimmed and
+//     empty lines kept as newlines);
+//   - plain scalars are matched against the value go-yaml produced, line by
+//     line: each line contributes its content up to where the value says the
+//     scalar ends (a comment, a flow indicator), and line breaks between
+//     lines must appear in the value as one space or as one newline per
+//     empty line;
+//   - literal block scalars (|) are matched line by line: each line of the
+//     value must be the tail of its source line with only indentation before
+//     it, so the indentation indicator and chomping need no interpretation;
+//   - folded block scalars (>) are matched the same way, where a content
+//     line's text starts at the smallest indentation that makes it match the
+//     rest of the value, and spaces and newline runs between lines are the
+//     folds.
+//
+// The reproduced value must equal go-yaml's value exactly. When it does not
+// (a construct this walk does not model), the node keeps a single segment at
+// its start, so OffsetPos still points at the scalar, and the builder counts
+// the miss so tests can insist that it never happens for known inputs.
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// rawSeg is a segment before conversion to a file position.
+type rawSeg struct {
+	off int // offset in the value
+	src int // byte offset in the file
+}
+
+// spanner reproduces a scalar's value from its source text and records the
+// segments that map it back.
+type spanner struct {
+	s       *source
+	want    string
+	out     []byte
+	segs    []rawSeg
+	nextSrc int // source offset that continues the last segment, or -1
+}
+
+func (sp *spanner) rest() string { return sp.want[min(len(sp.out), len(sp.want)):] }
+
+func (sp *spanner) done() bool { return len(sp.out) >= len(sp.want) }
+
+// copy appends src[from:to], which must lie within one line.
+func (sp *spanner) copy(from, to int) {
+	if from >= to {
+		return
+	}
+	lineStart := from == 0 || sp.s.src[from-1] == '\n'
+	if sp.nextSrc != from || lineStart {
+		sp.segs = append(sp.segs, rawSeg{off: len(sp.out), src: from})
+	}
+	sp.out = append(sp.out, sp.s.src[from:to]...)
+	sp.nextSrc = to
+}
+
+// synth appends bytes that the source text at offset at stands for.
+func (sp *spanner) synth(b []byte, at int) {
+	if len(b) == 0 {
+		return
+	}
+	sp.segs = append(sp.segs, rawSeg{off: len(sp.out), src: at})
+	sp.out = append(sp.out, b...)
+	sp.nextSrc = -1
+}
+
+// segments converts the recorded segments to file positions.
+func (sp *spanner) segments() []segment {
+	segs := make([]segment, 0, len(sp.segs))
+	for _, r := range sp.segs {
+		segs = append(segs, segment{Off: r.off, Pos: sp.s.pos(r.src)})
+	}
+	return segs
+}
+
+// scalarSegments maps the string value v, written in style st starting at
+// byte offset start, back to the file. ok is false when the source could
+// not be matched with the value; segs then holds one segment at start.
+func (s *source) scalarSegments(st Style, start int, v string) (segs []segment, ok bool) {
+	sp := &spanner{s: s, want: v, nextSrc: -1}
+	if start < 0 || start > len(s.src) {
+		return nil, false
+	}
+	switch st {
+	case Plain:
+		ok = sp.plain(start)
+	case SingleQuoted:
+		ok = sp.quoted(start, '\'')
+	case DoubleQuoted:
+		ok = sp.quoted(start, '"')
+	case Literal:
+		ok = sp.literal(start)
+	case Folded:
+		ok = sp.folded(start)
+	}
+	if !ok || string(sp.out) != v {
+		return []segment{{Off: 0, Pos: s.pos(start)}}, false
+	}
+	if len(sp.segs) == 0 {
+		return []segment{{Off: 0, Pos: s.pos(start)}}, true
+	}
+	return sp.segments(), true
+}
+
+// nextLine returns the start of the line after the one containing off, or
+// -1 at the end of the file.
+func (s *source) nextLine(off int) int {
+	i := bytes.IndexByte(s.src[off:], '\n')
+	if i < 0 {
+		return -1
+	}
+	return off + i + 1
+}
+
+func isBlankLine(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// fold consumes the line break at brk and any empty lines after it, and
+// appends what they stand for: one space for a single break, otherwise one
+// newline per empty line. It returns the offset of the first non-blank byte
+// of the next non-empty line, or -1 at the end of the file.
+func (sp *spanner) fold(brk int) int {
+	i := sp.s.nextLine(brk)
+	empties := 0
+	for i >= 0 {
+		j := sp.s.skipBlanks(i)
+		if j < len(sp.s.src) && (sp.s.src[j] == '\n' || sp.s.src[j] == '\r') {
+			empties++
+			i = sp.s.nextLine(j)
+			continue
+		}
+		i = j
+		break
+	}
+	if empties == 0 {
+		sp.synth([]byte{' '}, brk)
+	} else {
+		sp.synth(bytes.Repeat([]byte{'\n'}, empties), brk)
+	}
+	return i
+}
+
+// plain matches a plain scalar starting at start against the value.
+func (sp *spanner) plain(start int) bool {
+	src := sp.s.src
+	i := start
+	for !sp.done() {
+		end := sp.s.lineEnd(i)
+		content := src[i:end]
+		rest := sp.rest()
+		if len(rest) <= len(content) && string(content[:len(rest)]) == rest {
+			sp.copy(i, i+len(rest))
+			return true
+		}
+		trimmed := bytes.TrimRight(content, " \t")
+		if len(trimmed) == 0 || len(trimmed) > len(rest) || string(trimmed) != rest[:len(trimmed)] {
+			return false
+		}
+		sp.copy(i, i+len(trimmed))
+		i = sp.fold(i + len(trimmed))
+		if i < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// quoted decodes a single- or double-quoted scalar whose opening quote is
+// at start.
+func (sp *spanner) quoted(start int, q byte) bool {
+	src := sp.s.src
+	if start >= len(src) || src[start] != q {
+		return false
+	}
+	i := start + 1
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == q && q == '\'' && i+1 < len(src) && src[i+1] == '\'':
+			sp.synth([]byte{'\''}, i)
+			i += 2
+		case c == q:
+			return true
+		case c == '\n' || c == '\r':
+			i = sp.fold(i)
+			if i < 0 {
+				return false
+			}
+		case c == ' ' || c == '\t':
+			j := sp.s.skipBlanks(i)
+			if j < len(src) && (src[j] == '\n' || src[j] == '\r') {
+				i = j // trailing blanks before a line break are not content
+				continue
+			}
+			sp.copy(i, j)
+			i = j
+		case c == '\\' && q == '"':
+			n, ok := sp.escape(i)
+			if !ok {
+				return false
+			}
+			i = n
+		default:
+			j := i + 1
+			for j < len(src) && !isQuotedSpecial(src[j], q) {
+				j++
+			}
+			sp.copy(i, j)
+			i = j
+		}
+	}
+	return false
+}
+
+func isQuotedSpecial(c, q byte) bool {
+	return c == q || c == '\n' || c == '\r' || c == ' ' || c == '\t' || (q == '"' && c == '\\')
+}
+
+var simpleEscapes = map[byte]rune{
+	'0': 0, 'a': '\a', 'b': '\b', 't': '\t', '\t': '\t', 'n': '\n', 'v': '\v', 'f': '\f',
+	'r': '\r', 'e': 0x1b, ' ': ' ', '"': '"', '/': '/', '\\': '\\', 'N': 0x85,
+	'_': 0xa0, 'L': 0x2028, 'P': 0x2029,
+}
+
+// escape decodes the backslash escape at i and returns the offset after it.
+func (sp *spanner) escape(i int) (int, bool) {
+	src := sp.s.src
+	if i+1 >= len(src) {
+		return 0, false
+	}
+	e := src[i+1]
+	if e == '\n' || e == '\r' {
+		// An escaped line break joins the lines without a space; empty
+		// lines after it still stand for newlines.
+		j := sp.s.nextLine(i + 1)
+		empties := 0
+		for j >= 0 {
+			k := sp.s.skipBlanks(j)
+			if k < len(src) && (src[k] == '\n' || src[k] == '\r') {
+				empties++
+				j = sp.s.nextLine(k)
+				continue
+			}
+			j = k
+			break
+		}
+		if j < 0 {
+			return 0, false
+		}
+		sp.synth(bytes.Repeat([]byte{'\n'}, empties), i)
+		sp.nextSrc = -1
+		return j, true
+	}
+	if r, ok := simpleEscapes[e]; ok {
+		sp.synth(utf8.AppendRune(nil, r), i)
+		return i + 2, true
+	}
+	width := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+	if width == 0 || i+2+width > len(src) {
+		return 0, false
+	}
+	var r rune
+	for _, h := range src[i+2 : i+2+width] {
+		d, ok := hexDigit(h)
+		if !ok {
+			return 0, false
+		}
+		r = r<<4 | d
+	}
+	sp.synth(utf8.AppendRune(nil, r), i)
+	return i + 2 + width, true
+}
+
+func hexDigit(c byte) (rune, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return rune(c - '0'), true
+	case c >= 'a' && c <= 'f':
+		return rune(c-'a') + 10, true
+	case c >= 'A' && c <= 'F':
+		return rune(c-'A') + 10, true
+	}
+	return 0, false
+}
+
+// literal matches a | block scalar whose indicator is at start.
+func (sp *spanner) literal(start int) bool {
+	src := sp.s.src
+	ls := sp.s.nextLine(start)
+	for !sp.done() {
+		if ls < 0 {
+			return false
+		}
+		le := sp.s.lineEnd(ls)
+		line := src[ls:le]
+		rest := sp.rest()
+		piece := rest
+		nl := bytes.IndexByte([]byte(rest), '\n')
+		if nl >= 0 {
+			piece = rest[:nl]
+		}
+		if piece == "" {
+			if !isBlankLine(line) {
+				return false
+			}
+		} else {
+			if !bytes.HasSuffix(line, []byte(piece)) {
+				return false
+			}
+			st := le - len(piece)
+			if !isBlankLine(src[ls:st]) {
+				return false
+			}
+			sp.copy(st, le)
+		}
+		if nl >= 0 {
+			sp.synth([]byte{'\n'}, le)
+		}
+		ls = sp.s.nextLine(ls)
+	}
+	return true
+}
+
+// folded matches a > block scalar whose indicator is at start.
+func (sp *spanner) folded(start int) bool {
+	src := sp.s.src
+	prevEnd := sp.s.lineEnd(start)
+	ls := sp.s.nextLine(start)
+	needSep := false
+	for !sp.done() {
+		rest := sp.rest()
+		if rest[0] == '\n' {
+			n := len(rest) - len(bytes.TrimLeft([]byte(rest), "\n"))
+			sp.synth(bytes.Repeat([]byte{'\n'}, n), prevEnd)
+			needSep = false
+			continue
+		}
+		if rest[0] == ' ' && needSep {
+			sp.synth([]byte{' '}, prevEnd)
+			needSep = false
+			continue
+		}
+		// Find the source line that holds the next content.
+		for {
+			if ls < 0 {
+				return false
+			}
+			le := sp.s.lineEnd(ls)
+			line := src[ls:le]
+			if k, ok := contentStart(line, rest); ok {
+				sp.copy(ls+k, le)
+				prevEnd = le
+				ls = sp.s.nextLine(ls)
+				needSep = true
+				break
+			}
+			if !isBlankLine(line) {
+				return false
+			}
+			ls = sp.s.nextLine(ls)
+		}
+	}
+	return true
+}
+
+// contentStart returns the smallest k within the line's indentation such
+// that line[k:] is a non-empty prefix of rest. A line of blanks only counts
+// as content when a newline follows it in rest.
+func contentStart(line []byte, rest string) (int, bool) {
+	indent := len(line) - len(bytes.TrimLeft(line, " \t"))
+	blank := indent == len(line)
+	for k := 0; k <= indent && k < len(line); k++ {
+		t := string(line[k:])
+		if blank {
+			t += "\n"
+		}
+		if len(t) <= len(rest) && rest[:len(t)] == t {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// offsetPos is Node.OffsetPos for callers that hold segments directly.
+func offsetPos(segs []segment, s string, off int) ir.Pos {
+	n := &Node{Kind: String, Value: s, lines: segs}
+	if len(segs) > 0 {
+		n.Pos = segs[0].Pos
+	}
+	return n.OffsetPos(off)
+}
