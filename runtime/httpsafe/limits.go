@@ -1,0 +1,119 @@
+package httpsafe
+
+// Body limits and timeouts. net/http's ReadTimeout cannot be used on an MCP
+// server: it also covers the time a handler streams its response, and when
+// it fires the server cancels the request's context, which would kill
+// long tool calls and the server-sent-event streams of streamable HTTP. So
+// the server sets only ReadHeaderTimeout and IdleTimeout, and LimitBody
+// bounds the body instead: it reads the whole body (at most MaxBody bytes)
+// under a read deadline set through http.ResponseController, then clears
+// the deadline before the handler runs. A body over the limit gets 413
+// before the handler sees anything; a client that sends its body too
+// slowly gets 408.
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// Defaults for Limits.
+const (
+	DefaultMaxBody           = 4 << 20 // 4 MiB
+	DefaultBodyTimeout       = 30 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultMaxHeaderBytes    = 64 << 10
+)
+
+// Limits bound what one request may cost. Zero fields take the defaults.
+type Limits struct {
+	MaxBody           int64
+	BodyTimeout       time.Duration
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBody <= 0 {
+		l.MaxBody = DefaultMaxBody
+	}
+	if l.BodyTimeout <= 0 {
+		l.BodyTimeout = DefaultBodyTimeout
+	}
+	if l.ReadHeaderTimeout <= 0 {
+		l.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = DefaultIdleTimeout
+	}
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	return l
+}
+
+// LimitBody buffers each request body of at most l.MaxBody bytes, read
+// within l.BodyTimeout, before calling next.
+func LimitBody(l Limits, next http.Handler) http.Handler {
+	l = l.withDefaults()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.ContentLength > l.MaxBody {
+			w.Header().Set("Connection", "close")
+			httpError(w, http.StatusRequestEntityTooLarge, "request body too large")
+			return
+		}
+		rc := http.NewResponseController(w)
+		deadline := rc.SetReadDeadline(time.Now().Add(l.BodyTimeout)) == nil
+		body, err := io.ReadAll(io.LimitReader(r.Body, l.MaxBody+1))
+		// The deadline stays on when the read failed or the body was too
+		// long: the connection is closed after the error response, and the
+		// server's attempt to drain the rest of the body must not hang.
+		if deadline && err == nil && int64(len(body)) <= l.MaxBody {
+			_ = rc.SetReadDeadline(time.Time{})
+		}
+		switch {
+		case err != nil && isTimeout(err):
+			w.Header().Set("Connection", "close")
+			httpError(w, http.StatusRequestTimeout, "request body not received in time")
+			return
+		case err != nil:
+			httpError(w, http.StatusBadRequest, "cannot read request body")
+			return
+		case int64(len(body)) > l.MaxBody:
+			w.Header().Set("Connection", "close")
+			httpError(w, http.StatusRequestEntityTooLarge, "request body too large")
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// NewServer returns an *http.Server for handler with header and idle
+// timeouts and a header size cap. It sets no ReadTimeout or WriteTimeout
+// (see the top of this file); wrap handler with LimitBody (Protect does).
+func NewServer(handler http.Handler, l Limits) *http.Server {
+	l = l.withDefaults()
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+	}
+}

@@ -1,0 +1,49 @@
+package httpsafe
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// Options configure Protect.
+type Options struct {
+	// Tokens are the accepted bearer tokens; none disables authentication.
+	Tokens []string
+	// AllowedOrigins are browser origins allowed besides loopback ones.
+	AllowedOrigins []string
+	Limits         Limits
+}
+
+// Protect wraps next with, in order: the Origin check, authentication
+// (GET /healthz stays open), and the body limit. The order means a forged
+// cross-site request is refused before its token is even looked at, and an
+// unauthenticated client cannot make the server buffer a body.
+func Protect(opts Options, next http.Handler) http.Handler {
+	h := LimitBody(opts.Limits, next)
+	h = Auth(opts.Tokens, isHealthz, h)
+	return CheckOrigin(opts.AllowedOrigins, h)
+}
+
+func isHealthz(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/healthz"
+}
+
+// CheckListen refuses to serve an unauthenticated HTTP listener on anything
+// but loopback. addr is a host:port as given to --listen; an empty host
+// (":8080") means every interface. insecure overrides the check.
+func CheckListen(addr string, haveAuth, insecure bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %v", addr, err)
+	}
+	if haveAuth || insecure || isLoopbackHost(strings.Trim(host, "[]")) {
+		return nil
+	}
+	where := host
+	if where == "" {
+		where = "every interface"
+	}
+	return fmt.Errorf("refusing to listen on %s (%s) without authentication: set server.auth.tokens, listen on 127.0.0.1, or pass --insecure", addr, where)
+}
