@@ -240,10 +240,61 @@ func (b *builder) str(v string, st Style, off int, pos ir.Pos, path string) *Nod
 	}
 	segs, ok := b.s.scalarSegments(st, off, v)
 	if !ok {
+		if start, rs, found := b.resync(st, off, v); found {
+			segs, ok = rs, true
+			n.Pos = b.s.pos(start)
+		}
+	}
+	if !ok {
 		b.inexact++
 	}
 	n.lines = segs
 	return n
+}
+
+// maxResync bounds the start offsets tried by resync.
+const maxResync = 64
+
+// resync looks for the real start of a scalar on the line go-yaml gave when
+// the reported column is wrong (go-yaml's column for a multi-line plain
+// scalar is off by the trailing blanks of its first line, for example). It
+// tries the offsets of that line nearest to the reported one first.
+func (b *builder) resync(st Style, off int, v string) (int, []segment, bool) {
+	src := b.s.src
+	ls := off
+	for ls > 0 && src[ls-1] != '\n' {
+		ls--
+	}
+	le := b.s.lineEnd(ls)
+	var first byte
+	switch st {
+	case SingleQuoted:
+		first = '\''
+	case DoubleQuoted:
+		first = '"'
+	case Literal:
+		first = '|'
+	case Folded:
+		first = '>'
+	default:
+		if v == "" {
+			return 0, nil, false
+		}
+		first = v[0]
+	}
+	tries := 0
+	for d := 1; d <= le-ls && tries < maxResync; d++ {
+		for _, c := range [2]int{off - d, off + d} {
+			if c < ls || c >= le || src[c] != first {
+				continue
+			}
+			tries++
+			if segs, ok := b.s.scalarSegments(st, c, v); ok {
+				return c, segs, true
+			}
+		}
+	}
+	return 0, nil, false
 }
 
 func (b *builder) integer(n *ast.IntegerNode, pos ir.Pos, path string) *Node {

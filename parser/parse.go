@@ -19,9 +19,11 @@ package parser
 // keys and limits.
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 
 	yaml "github.com/goccy/go-yaml"
@@ -64,16 +66,28 @@ func Parse(name string, src []byte) (*File, diag.List) {
 	name = filepath.ToSlash(name)
 	var diags diag.List
 	f := &File{Name: name, Src: src}
+	// Line breaks are normalised so that go-yaml and the position mapping
+	// see the same text. Lines and columns do not change: a carriage
+	// return only ever ends a line.
+	text := src
+	if bytes.Contains(src, []byte("\r\n")) {
+		text = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
+	}
 	p := &parse{
 		file: f,
-		s:    newSource(name, src),
+		s:    newSource(name, text),
 		x:    &extractor{file: f, diags: &diags},
 	}
 	p.b = newBuilder(p.s, &diags)
 	p.diags = &diags
-	for i, c := range splitDocuments(src) {
+	for i, c := range splitDocuments(text) {
 		p.document(i, c)
 	}
+	// Unknown keys are found object by object; report them in file order.
+	sort.SliceStable(f.Unknown, func(i, j int) bool {
+		a, b := f.Unknown[i].Pos, f.Unknown[j].Pos
+		return a.Line < b.Line || (a.Line == b.Line && a.Col < b.Col)
+	})
 	return f, diags
 }
 
