@@ -292,9 +292,19 @@ func errInvalidParameters(pos ir.Pos, path, why string) diag.Diagnostic {
 	return errorAt(pos, path, CodeInvalidParameters, "parameters: "+why)
 }
 
+// typeAliases maps type names from other languages to JSON Schema's.
+var typeAliases = map[string]string{
+	"str": "string", "text": "string", "bool": "boolean", "int": "integer", "long": "integer",
+	"float": "number", "double": "number", "list": "array", "dict": "object", "map": "object",
+}
+
 func errInvalidType(pos ir.Pos, path, what, got string) diag.Diagnostic {
+	hint := didYouMean(got, jsonTypes)
+	if alias, ok := typeAliases[strings.ToLower(got)]; ok {
+		hint = "; did you mean " + alias + "?"
+	}
 	return errorAt(pos, path, CodeInvalidType,
-		fmt.Sprintf("%s has type %q, which is not a JSON Schema type; use %s%s", what, got, joinOr(jsonTypes), didYouMean(got, jsonTypes)))
+		fmt.Sprintf("%s has type %q, which is not a JSON Schema type; use %s%s", what, got, joinOr(jsonTypes), hint))
 }
 
 func errDefaultType(pos ir.Pos, path, what, want, got string) diag.Diagnostic {

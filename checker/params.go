@@ -58,7 +58,15 @@ func (w *wfCheck) checkParameters() {
 	if len(required) > 0 {
 		schema["required"] = required
 	}
-	w.compileSchema(n, schema, "parameters", !isSchemaForm(n))
+	// The top level is compiled without its properties, which were
+	// compiled one by one.
+	top := map[string]any{}
+	for k, v := range schema {
+		if k != "properties" {
+			top[k] = v
+		}
+	}
+	w.compileSchema(n, top, "parameters")
 }
 
 func isSchemaForm(n *parser.Node) bool {
@@ -97,8 +105,8 @@ func (w *wfCheck) schemaParams(n *parser.Node, schema, props map[string]any) []s
 				continue
 			}
 			w.declareParam(f)
-			w.checkPropertySchema(f.Value, "parameter "+strconv.Quote(f.Key))
 			props[f.Key] = f.Value.Interface()
+			w.checkPropertySchema(f.Value, props[f.Key], "parameter "+strconv.Quote(f.Key))
 		}
 	}
 	return w.requiredList(n.Get("required"), "parameters", w.paramNames)
@@ -123,8 +131,8 @@ func (w *wfCheck) shorthandParams(n *parser.Node, props map[string]any) []string
 			}
 			prop[pf.Key] = pf.Value.Interface()
 		}
-		w.checkPropertySchema(f.Value, what)
 		props[f.Key] = prop
+		w.checkPropertySchema(f.Value, prop, what)
 	}
 	return required
 }
@@ -160,8 +168,16 @@ func (w *wfCheck) requiredList(n *parser.Node, what string, known []string) []st
 	return out
 }
 
-// checkPropertySchema checks the type and default of one property schema.
-func (w *wfCheck) checkPropertySchema(n *parser.Node, what string) {
+// checkPropertySchema checks the type and default of one property schema
+// (n in the source, schema once normalised) and, when those are right,
+// compiles it.
+func (w *wfCheck) checkPropertySchema(n *parser.Node, schema any, what string) {
+	before := len(w.diags)
+	defer func() {
+		if len(w.diags) == before {
+			w.compileSchema(n, schema, what)
+		}
+	}()
 	types, ok := w.schemaTypes(n.Get("type"), what)
 	if !ok {
 		return
@@ -272,10 +288,7 @@ func describeValue(v any) string {
 // compileSchema compiles a schema built from node n and reports what the
 // JSON Schema meta-schema rejects, at the offending node when it can be
 // found.
-//
-// A shorthand parameter list has no "properties" level in the source, so
-// shorthand drops that first pointer token when looking up the node.
-func (w *wfCheck) compileSchema(n *parser.Node, schema map[string]any, what string, shorthand bool) {
+func (w *wfCheck) compileSchema(n *parser.Node, schema any, what string) {
 	doc, err := jsonRoundTrip(schema)
 	if err != nil {
 		w.add(errInvalidSchema(n.Pos, n.Path, what, err.Error()))
@@ -297,12 +310,12 @@ func (w *wfCheck) compileSchema(n *parser.Node, schema map[string]any, what stri
 		if errors.As(sve.Err, &ve) {
 			p := message.NewPrinter(language.English)
 			for _, leaf := range leafCauses(ve) {
-				loc := leaf.InstanceLocation
-				if shorthand && len(loc) > 0 && loc[0] == "properties" {
-					loc = loc[1:]
+				at := nodeAt(n, leaf.InstanceLocation)
+				why := leaf.ErrorKind.LocalizedString(p)
+				if len(leaf.InstanceLocation) > 0 {
+					why = strings.Join(leaf.InstanceLocation, ".") + ": " + why
 				}
-				at := nodeAt(n, loc)
-				w.add(errInvalidSchema(at.Pos, at.Path, what, leaf.ErrorKind.LocalizedString(p)))
+				w.add(errInvalidSchema(at.Pos, at.Path, what, why))
 			}
 			return
 		}

@@ -402,17 +402,25 @@ func (w *wfCheck) checkElicitationSchema(si *stepInfo, n *parser.Node) {
 	} else if s, _ := t.Str(); s != "object" {
 		w.add(errInvalidSchema(t.Pos, t.Path, "elicitation schema", fmt.Sprintf("its type must be object, not %s", describeTypeNode(t))))
 	}
-	if p := n.Get("properties"); p != nil && p.Kind == parser.Map {
+	top := map[string]any{}
+	for k, v := range schema {
+		if k != "properties" {
+			top[k] = v
+		}
+	}
+	if p := n.Get("properties"); p != nil && w.kind(p, "schema properties", parser.Map) {
 		var names []string
 		for _, f := range p.Fields {
 			names = append(names, f.Key)
-			if f.Value.Kind == parser.Map {
-				w.checkPropertySchema(f.Value, "schema property "+fmt.Sprintf("%q", f.Key))
+			what := "schema property " + fmt.Sprintf("%q", f.Key)
+			if w.kind(f.Value, what, parser.Map) {
+				w.checkPropertySchema(f.Value, f.Value.Interface(), what)
 			}
 		}
 		w.requiredList(n.Get("required"), "elicitation schema", names)
+		delete(top, "required")
 	}
-	w.compileSchema(n, schema, "elicitation schema", false)
+	w.compileSchema(n, top, "elicitation schema")
 	si.ir.Schema = schema
 }
 

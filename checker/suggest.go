@@ -12,7 +12,9 @@ package checker
 // itself (so "x" does not "mean" every other one-letter name). Names that
 // differ only in case (or in '_' versus '-') count as distance 0. Among
 // equally close candidates the first in sorted order wins, so suggestions
-// are deterministic.
+// are deterministic. When nothing is that close, a name of three or more
+// characters that is the start of exactly one candidate (".params.incident"
+// for incident_id) suggests that candidate.
 
 import (
 	"sort"
@@ -74,7 +76,19 @@ func suggest(name string, candidates []string) string {
 			best, bestDist = c, d
 		}
 	}
-	return best
+	if best != "" || len(name) < 3 {
+		return best
+	}
+	var prefixed []string
+	for _, c := range sorted {
+		if c != name && strings.HasPrefix(normalizeName(c), normalizeName(name)) {
+			prefixed = append(prefixed, c)
+		}
+	}
+	if len(prefixed) == 1 {
+		return prefixed[0]
+	}
+	return ""
 }
 
 // didYouMean formats a suggestion as a message suffix: "; did you mean X?"

@@ -266,7 +266,7 @@ var (
 	startedAtRE    = regexp.MustCompile(` (?:in action )?started at t:(\d+)`)
 	badCharRE      = regexp.MustCompile(`U\+([0-9A-F]{4,6})`)
 	quotedRE       = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
-	keywordRE      = regexp.MustCompile(`^unexpected <(\w+)>`)
+	keywordRE      = regexp.MustCompile(`^unexpected (?:<(\w+)>|\{\{(\w+)\}\})`)
 	stepsHyphenRE  = regexp.MustCompile(`(?:\.|\$\.)steps\.([A-Za-z0-9_]+)$`)
 	idTailRE       = regexp.MustCompile(`^[A-Za-z0-9_-]*`)
 )
@@ -367,7 +367,7 @@ func syntaxOffset(src string, line int, msg string) int {
 		off, ok = find("continue")
 	default:
 		if m := keywordRE.FindStringSubmatch(msg); m != nil {
-			off, ok = find(m[1])
+			off, ok = find(m[1] + m[2])
 		} else if m := quotedRE.FindStringSubmatch(msg); m != nil {
 			needle, err := strconv.Unquote(`"` + m[1] + `"`)
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/parser"
 )
 
@@ -33,16 +34,18 @@ func (w *wfCheck) checkToolArgs(s *parser.Step, args *parser.Node) {
 	if !ok || tool.InputSchema == nil {
 		return
 	}
-	at := s.Tool
+	// Missing arguments are reported at the arguments key, or at the tool
+	// reference when there are no arguments.
+	pos, path := s.Tool.Pos, s.Tool.Path
 	if args != nil {
-		at = args
+		pos, path = keyPos(s.Node, args, "arguments")
 	}
-	w.checkObjectArgs(ref, "", tool.InputSchema, args, at, s.Node)
+	w.checkObjectArgs(ref, "", tool.InputSchema, args, pos, path)
 }
 
 // checkObjectArgs checks the mapping n (nil when absent) against an object
 // schema. prefix names the enclosing argument for messages ("" at the top).
-func (w *wfCheck) checkObjectArgs(tool, prefix string, schema map[string]any, n, at, parent *parser.Node) {
+func (w *wfCheck) checkObjectArgs(tool, prefix string, schema map[string]any, n *parser.Node, missingPos ir.Pos, missingPath string) {
 	props, _ := schema["properties"].(map[string]any)
 	var names []string
 	for k := range props {
@@ -76,14 +79,7 @@ func (w *wfCheck) checkObjectArgs(tool, prefix string, schema map[string]any, n,
 	}
 	for _, r := range stringList(schema["required"]) {
 		if !given[r] {
-			pos, path := at.Pos, at.Path
-			if n == nil && parent != nil {
-				pos, path = parent.Pos, parent.Path
-				if at != nil {
-					pos, path = at.Pos, at.Path
-				}
-			}
-			w.add(errMissingArgument(pos, path, tool, prefix+r))
+			w.add(errMissingArgument(missingPos, missingPath, tool, prefix+r))
 		}
 	}
 }
@@ -102,7 +98,7 @@ func (w *wfCheck) checkArgValue(tool, name string, schema map[string]any, n *par
 	switch n.Kind {
 	case parser.Map:
 		if _, ok := schema["properties"].(map[string]any); ok {
-			w.checkObjectArgs(tool, name+".", schema, n, n, n)
+			w.checkObjectArgs(tool, name+".", schema, n, n.Pos, n.Path)
 		}
 	case parser.Seq:
 		if items, ok := schema["items"].(map[string]any); ok {

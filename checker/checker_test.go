@@ -1,0 +1,123 @@
+package checker
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/parser"
+)
+
+// checkSources parses and checks several in-memory files together.
+func checkSources(t *testing.T, opts Options, files ...[2]string) diag.List {
+	t.Helper()
+	var parsed []*parser.File
+	var all diag.List
+	for _, f := range files {
+		pf, pd := parser.Parse(f[0], []byte(f[1]))
+		all = append(all, pd...)
+		parsed = append(parsed, pf)
+	}
+	_, cd := Check(parsed, opts)
+	return append(all, cd...)
+}
+
+func TestCycleDetail(t *testing.T) {
+	src := `compositeTools:
+  - name: cyc
+    description: three steps in a ring
+    steps:
+      - id: a
+        tool: x.y
+        dependsOn: [c]
+      - id: b
+        tool: x.y
+        dependsOn: [a]
+      - id: c
+        tool: x.y
+        dependsOn:
+          - b
+`
+	diags := checkSources(t, Options{}, [2]string{"ring.yaml", src})
+	if len(diags) != 1 {
+		t.Fatalf("Check(ring) = %v; want one dependency_cycle", diags)
+	}
+	d := diags[0]
+	want := diag.Diagnostic{
+		Severity: diag.Error,
+		Pos:      d.Pos,
+		Path:     d.Path,
+		Code:     CodeDependencyCycle,
+		Message:  "dependency cycle: a -> c -> b -> a",
+		Detail: []string{
+			"a depends on c (ring.yaml:7:21)",
+			"c depends on b (ring.yaml:14:13)",
+			"b depends on a (ring.yaml:10:21)",
+		},
+	}
+	if diff := cmp.Diff(want, d); diff != "" {
+		t.Errorf("cycle diagnostic differs (-want +got):\n%s", diff)
+	}
+	if d.Pos.Line != 7 || d.Pos.Col != 21 {
+		t.Errorf("cycle reported at %s; want ring.yaml:7:21 (a's dependsOn entry)", d.Pos)
+	}
+}
+
+func TestDuplicateWorkflowAcrossFiles(t *testing.T) {
+	one := "compositeTools:\n  - name: same\n    description: first\n    steps: [{id: a, tool: x.y}]\n"
+	two := "compositeTools:\n  - name: other\n    description: fine\n    steps: [{id: a, tool: x.y}]\n  - name: same\n    description: second\n    steps: [{id: a, tool: x.y}]\n"
+	diags := checkSources(t, Options{}, [2]string{"one.yaml", one}, [2]string{"two.yaml", two})
+	if len(diags) != 1 {
+		t.Fatalf("Check(one, two) = %v; want one duplicate_workflow", diags)
+	}
+	d := diags[0]
+	if d.Code != CodeDuplicateWorkflow || d.Pos.File != "two.yaml" || d.Pos.Line != 5 ||
+		!strings.Contains(d.Message, "already defined at one.yaml:2:11") {
+		t.Errorf("got %s %s: %s; want duplicate_workflow at two.yaml:5 pointing to one.yaml:2:11", d.Pos, d.Code, d.Message)
+	}
+}
+
+func TestSchemaTooLarge(t *testing.T) {
+	big := strings.Repeat("x", 101*1024)
+	src := fmt.Sprintf("compositeTools:\n  - name: big\n    description: d\n    steps:\n      - id: ask\n        type: elicitation\n        message: m\n        schema: {type: object, description: %q}\n", big)
+	diags := checkSources(t, Options{}, [2]string{"big.yaml", src})
+	if len(diags) != 1 || diags[0].Code != CodeSchemaTooLarge || diags[0].Pos.Line != 8 {
+		t.Errorf("Check(big schema) = %v; want one schema_too_large on line 8", diags)
+	}
+}
+
+// TestInvalidWorkflowsAreDropped checks that only workflows without errors
+// are returned, and that warnings do not drop a workflow.
+func TestInvalidWorkflowsAreDropped(t *testing.T) {
+	src := `compositeTools:
+  - name: good
+    description: fine
+    steps: [{id: a, tool: x.y}]
+  - name: bad
+    description: broken
+    steps: [{id: a, tool: nodot}]
+  - name: warned
+    description: only a warning
+    steps: [{id: a-b, tool: x.y}]
+`
+	f, pd := parser.Parse("mixed.yaml", []byte(src))
+	wfs, diags := Check([]*parser.File{f}, Options{})
+	diags = append(pd, diags...)
+	var names []string
+	for _, w := range wfs {
+		names = append(names, w.Name)
+	}
+	if diff := cmp.Diff([]string{"good", "warned"}, names); diff != "" {
+		t.Errorf("returned workflows differ (-want +got):\n%s", diff)
+	}
+	var codes []string
+	for _, d := range diags {
+		codes = append(codes, d.Code)
+	}
+	if diff := cmp.Diff([]string{CodeInvalidToolRef, CodeStepIDHyphen}, codes); diff != "" {
+		t.Errorf("diagnostic codes differ (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,144 @@
+package checker
+
+import (
+	"strings"
+	"testing"
+	"text/template"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// walkRefs parses src and returns the references refWalker finds.
+func walkRefs(t *testing.T, src string) []ref {
+	t.Helper()
+	tmpl, err := template.New("t").Funcs(stubFuncs()).Parse(src)
+	if err != nil {
+		t.Fatalf("Parse(%q): %v", src, err)
+	}
+	wk := &refWalker{defined: map[string]bool{"t": true}}
+	wk.node(tmpl.Tree.Root, true, true)
+	return wk.refs
+}
+
+func TestRefWalker(t *testing.T) {
+	type r = ref
+	tests := []struct {
+		src  string
+		want []ref
+	}{
+		{`{{.steps.a.output}}`, []ref{{path: []string{"steps", "a", "output"}, off: 2, optionalFrom: 3}}},
+		{`x {{ .params.p }} y`, []ref{{path: []string{"params", "p"}, off: 5, optionalFrom: 2}}},
+		{`{{.x}}`, []ref{{path: []string{"x"}, off: 2, optionalFrom: 1}}},
+		{`ab {{ $.steps.a.output.f }}`, []ref{{path: []string{"steps", "a", "output", "f"}, off: 6, optionalFrom: 4}}},
+		{`{{(fromJson .steps.a.output.text).user.name}}`, []ref{{path: []string{"steps", "a", "output", "text"}, off: 12, optionalFrom: 4}}},
+		{`{{(.steps.a.output).f}}`, []ref{{path: []string{"steps", "a", "output", "f"}, off: 3, optionalFrom: 4}}},
+		{`{{index .steps "a-b" "output" "f"}}`, []ref{{path: []string{"steps", "a-b", "output", "f"}, off: 8, optionalFrom: 1, indexed: true}}},
+		{`{{index .steps.a.output "f"}}`, []ref{{path: []string{"steps", "a", "output", "f"}, off: 8, optionalFrom: 3, indexed: true}}},
+		{`{{index .steps.a.output .params.k}}`, []ref{
+			{path: []string{"steps", "a", "output"}, off: 8, optionalFrom: 3, indexed: true},
+			{path: []string{"params", "k"}, off: 24, optionalFrom: 2},
+		}},
+		// with and range rebind dot: the body's .output is not a reference,
+		// but $ still is, and the else branch keeps the outer dot.
+		{`{{with .steps.a}}{{.output}}{{$.vars.v}}{{else}}{{.params.p}}{{end}}`, []ref{
+			{path: []string{"steps", "a"}, off: 7, optionalFrom: 2},
+			{path: []string{"vars", "v"}, off: 30, optionalFrom: 2},
+			{path: []string{"params", "p"}, off: 50, optionalFrom: 2},
+		}},
+		{`{{range $i, $x := .params.list}}{{$x.name}}{{.name}}{{end}}`, []ref{{path: []string{"params", "list"}, off: 18, optionalFrom: 2}}},
+		{`{{if and (eq .steps.a.status "completed") (gt (len .steps.a.output.items) 0)}}ok{{end}}`, []ref{
+			{path: []string{"steps", "a", "status"}, off: 13, optionalFrom: 3},
+			{path: []string{"steps", "a", "output", "items"}, off: 51, optionalFrom: 4},
+		}},
+		{`{{ .steps.a.output | json }}`, []ref{{path: []string{"steps", "a", "output"}, off: 3, optionalFrom: 3}}},
+		{`{{ $x := .steps.a }}{{ $x.output.f }}`, []ref{{path: []string{"steps", "a"}, off: 9, optionalFrom: 2}}},
+		{`{{.}}{{json .}}`, nil},
+		{"line1\n  {{ .timestamp }}", []ref{{path: []string{"timestamp"}, off: 11, optionalFrom: 1}}},
+	}
+	for _, tt := range tests {
+		got := walkRefs(t, tt.src)
+		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(r{})); diff != "" {
+			t.Errorf("refs of %q differ (-want +got):\n%s", tt.src, diff)
+		}
+		for _, g := range got {
+			if !strings.HasPrefix(tt.src[g.off:], "."+g.path[0]) && !strings.HasPrefix(tt.src[g.off:], "$") && !strings.HasPrefix(tt.src[g.off:], "(") {
+				t.Errorf("ref %v of %q starts at %q, not at the reference", g.path, tt.src, tt.src[g.off:])
+			}
+		}
+	}
+}
+
+func TestSyntaxOffset(t *testing.T) {
+	tests := []struct {
+		src  string
+		want string // the text at the reported offset
+	}{
+		{`{{.steps.my-id.output}}`, "-id.output}}"},
+		{`hello {{.params.p`, "{{.params.p"},
+		{`a {{ nope .x }}`, "nope .x }}"},
+		{"first\nsecond {{ if }}{{end}}", "if }}{{end}}"},
+		{`{{ .x @ }}`, "@ }}"},
+		{`{{ eq .x "open }}`, `"open }}`},
+		{`{{ .x }} {{ end }}`, "end }}"},
+		{`{{ (.x }}`, "(.x }}"},
+		{`{{ .a.1x }}`, ".1x }}"},
+	}
+	for _, tt := range tests {
+		_, err := template.New("t").Funcs(stubFuncs()).Parse(tt.src)
+		if err != nil {
+			var line int
+			msg := err.Error()
+			if m := syntaxPrefixRE.FindStringSubmatch(msg); m != nil {
+				line = atoi(m[1])
+				msg = msg[len(m[0]):]
+			}
+			if m := startedAtRE.FindStringSubmatch(msg); m != nil {
+				line = atoi(m[1])
+				msg = strings.Replace(msg, m[0], "", 1)
+			}
+			off := syntaxOffset(tt.src, line, msg)
+			if got := tt.src[off:]; got != tt.want {
+				t.Errorf("syntaxOffset(%q, %q) points at %q; want %q", tt.src, msg, got, tt.want)
+			}
+			continue
+		}
+		t.Errorf("Parse(%q) succeeded; want a syntax error", tt.src)
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+func TestSuggest(t *testing.T) {
+	cands := []string{"dependsOn", "condition", "defaultResults", "onError", "id"}
+	tests := []struct {
+		name, want string
+	}{
+		{"dependOn", "dependsOn"},
+		{"depends_on", "dependsOn"},
+		{"DependsOn", "dependsOn"},
+		{"conditon", "condition"},
+		{"onErrors", "onError"},
+		{"banana", ""},
+		{"x", ""},
+		{"dependsOn", ""},
+	}
+	for _, tt := range tests {
+		if got := suggest(tt.name, cands); got != tt.want {
+			t.Errorf("suggest(%q) = %q; want %q", tt.name, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2}, {"héllo", "hello", 1}} {
+		if got := levenshtein(tt.a, tt.b); got != tt.want {
+			t.Errorf("levenshtein(%q, %q) = %d; want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
