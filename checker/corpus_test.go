@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,11 +19,9 @@ const corpusDir = "../testdata/corpus/toolhive/upstream"
 // corpusCodes is the exact set of diagnostic codes each published ToolHive
 // file produces, worked out by reading each file:
 //
-//   - chainsaw-test.yaml embeds six definitions. deploy_and_verify reads
-//     .params.manifest and .params.namespace without declaring parameters;
-//     invalid_duplicate, invalid_tool_ref and circular_workflow are invalid
-//     on purpose; parameterized_deploy gives the integer "replicas" the
-//     string default "3"; resilient_deploy (retryCount) is valid.
+//   - chainsaw-test.yaml is a chainsaw Test document, which the parser
+//     skips as a whole; its embedded definitions are checked one by one in
+//     TestCorpusChainsaw.
 //   - the simple and complex examples call tools without a backend
 //     (tool: fetch, tool: echo) and read {{.timestamp}}, which no template
 //     context provides.
@@ -32,8 +31,7 @@ const corpusDir = "../testdata/corpus/toolhive/upstream"
 //     could only read it through index, hence the warning.
 //   - vmcp-config.yaml has its composite tools commented out.
 var corpusCodes = map[string][]string{
-	"test/e2e/chainsaw/operator/single-tenancy/test-scenarios/vmcp/chainsaw-test.yaml": {
-		"default_type", "dependency_cycle", "duplicate_step", "invalid_tool_ref", "unknown_param"},
+	"test/e2e/chainsaw/operator/single-tenancy/test-scenarios/vmcp/chainsaw-test.yaml": nil,
 	"examples/operator/virtual-mcps/composite_tool_with_elicitations.yaml": {"invalid_tool_ref"},
 	"examples/operator/virtual-mcps/composite_tool_simple.yaml":            {"invalid_tool_ref", "unknown_template_root"},
 	"examples/operator/virtual-mcps/composite_tool_complex.yaml":           {"invalid_tool_ref", "unknown_template_root"},
@@ -102,5 +100,75 @@ func TestCorpusWithCatalog(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int{97, 175, 192}, lines); diff != "" {
 		t.Errorf("invalid_tool_ref lines differ (-want +got):\n%s", diff)
+	}
+}
+
+// chainsawCodes lists, per definition embedded in the chainsaw scenario,
+// the diagnostics it must produce (code and line in chainsaw-test.yaml):
+// deploy_and_verify reads .params.manifest and .params.namespace without
+// declaring parameters; invalid_duplicate, invalid_tool_ref and
+// circular_workflow are invalid on purpose (the scenario's TODOs say a
+// webhook should reject them); parameterized_deploy gives the integer
+// "replicas" the string default "3"; resilient_deploy (retryCount) is valid.
+var chainsawCodes = map[string][]string{
+	"deploy_and_verify":    {"unknown_param@37:30", "unknown_param@38:31", "unknown_param@45:31"},
+	"invalid_duplicate":    {"duplicate_step@94:19"},
+	"invalid_tool_ref":     {"invalid_tool_ref@132:21"},
+	"circular_workflow":    {"dependency_cycle@166:17"},
+	"parameterized_deploy": {"default_type@208:26"},
+	"resilient_deploy":     nil,
+}
+
+// TestCorpusChainsaw checks the definitions that the chainsaw scenario
+// embeds under "resource:". Each block is cut out of the file as text,
+// de-indented and parsed on its own; positions are shifted back so they
+// name lines and columns of chainsaw-test.yaml.
+func TestCorpusChainsaw(t *testing.T) {
+	path := filepath.Join(corpusDir, "test/e2e/chainsaw/operator/single-tenancy/test-scenarios/vmcp/chainsaw-test.yaml")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(src), "\n")
+	got := map[string][]string{}
+	for i, l := range lines {
+		if strings.TrimSpace(l) != "resource:" {
+			continue
+		}
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		first := i + 1
+		inner := len(lines[first]) - len(strings.TrimLeft(lines[first], " "))
+		var block []string
+		for j := first; j < len(lines); j++ {
+			lj := lines[j]
+			if strings.TrimSpace(lj) != "" && len(lj)-len(strings.TrimLeft(lj, " ")) <= indent {
+				break
+			}
+			if len(lj) >= inner {
+				lj = lj[inner:]
+			}
+			block = append(block, lj)
+		}
+		text := strings.Join(block, "\n")
+		if !strings.Contains(text, "kind: VirtualMCPCompositeToolDefinition") || !strings.Contains(text, "steps:") {
+			continue
+		}
+		f, pd := parser.Parse("chainsaw-test.yaml", []byte(text))
+		wfs, cd := Check([]*parser.File{f}, Options{})
+		if len(f.Workflows) != 1 {
+			t.Fatalf("block at line %d holds %d workflows; want 1", first+1, len(f.Workflows))
+		}
+		name, _ := f.Workflows[0].Name.Str()
+		got[name] = nil
+		for _, d := range append(pd, cd...) {
+			got[name] = append(got[name], fmt.Sprintf("%s@%d:%d", d.Code, d.Pos.Line+first, d.Pos.Col+inner))
+		}
+		sort.Strings(got[name])
+		if len(wfs) == 0 && len(got[name]) == 0 {
+			t.Errorf("%s: dropped without a diagnostic", name)
+		}
+	}
+	if diff := cmp.Diff(chainsawCodes, got); diff != "" {
+		t.Errorf("chainsaw definitions differ (-want +got):\n%s", diff)
 	}
 }
