@@ -36,10 +36,8 @@ type iterResult struct {
 	err    string
 }
 
-func (r *runState) runForEach(sp *stepPlan) stepMsg {
+func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
 	fe := sp.step.ForEach
-	ctx, cancel := context.WithTimeout(r.ctx, sp.timeout)
-	defer cancel()
 
 	r.mu.RLock()
 	cv, err := sp.collection.value(r.data)
@@ -184,7 +182,7 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, itemV
 	if timeout <= 0 {
 		timeout = sp.timeout
 	}
-	out, _, msg := r.callTool(ctx, inner, policy, args, false, timeout)
+	out, _, msg := r.callTool(ctx, inner, policy, args, nil, timeout)
 	if msg != "" {
 		if context.Cause(ctx) == errIterationFailed {
 			msg = "cancelled because another iteration failed"

@@ -23,7 +23,12 @@ package runtime
 // no slot and no goroutine. Every started step runs in its own goroutine,
 // which evaluates its templates, calls the backend and sends one final
 // message on the results channel; the coordinator waits for every started
-// step before it returns, so no goroutine outlives Run.
+// step before it returns, so no goroutine outlives Run. One exception: when
+// the step just popped is the only step running or ready, every unfinished
+// step depends on it (the roots of the unfinished part of the graph are
+// exactly the ready and running steps), so the coordinator runs it itself:
+// no parallelism is lost, and a chain pays no goroutine hand-offs. Such a
+// step still stops on cancel and timeout, through its context.
 //
 // Template data. The root map (params, vars, steps, workflow) is built once
 // per run. .steps is one map holding one entry per step, created at the
@@ -93,6 +98,9 @@ type runState struct {
 	data map[string]any // root template data; only view changes after start
 
 	results chan stepMsg
+	// handleFn and notifyFn are the method values r.handle and
+	// r.notifyAsync, made once so passing them does not allocate.
+	handleFn, notifyFn func(stepMsg)
 
 	// Coordinator-owned state.
 	pending       []int32
@@ -103,6 +111,8 @@ type runState struct {
 	interrupted   bool // the run's context ended before every step finished
 	skipRemaining bool
 	firstErr      *StepError
+	deadlines     []sharedDeadline
+	spent         []context.CancelFunc
 }
 
 func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string, params map[string]any, opts RunOptions) *runState {
@@ -115,6 +125,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		pending: make([]int32, n),
 		results: make(chan stepMsg, wp.maxParallel+1),
 	}
+	r.handleFn, r.notifyFn = r.handle, r.notifyAsync
 	tctx, stopTO := context.WithTimeoutCause(parent, wp.timeout, errWorkflowTimeout)
 	r.ctx, r.cancel = context.WithCancelCause(tctx)
 	r.stopTO = stopTO
@@ -148,6 +159,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 func (r *runState) execute() {
 	defer r.stopTO()
 	defer r.cancel(nil)
+	defer r.releaseDeadlines()
 	r.emit(Event{Kind: EventRunStarted})
 	if serr := r.evalVars(); serr != nil {
 		r.firstErr = serr
@@ -235,22 +247,89 @@ func (r *runState) launch(i int) {
 	r.storeStep(i)
 	r.emit(Event{Kind: EventStepStarted, StepID: sp.id, Attempt: 1, Time: st.StartedAt})
 	r.running++
-	go r.runStep(sp)
+	ctx := r.stepContext(sp.timeout)
+	if r.running == 1 && len(r.ready.items) == 0 {
+		// Every unfinished step depends on this one: run it here.
+		r.handle(r.runStep(ctx, sp, r.handleFn))
+		return
+	}
+	go r.runStepAsync(ctx, sp)
 }
 
-func (r *runState) runStep(sp *stepPlan) {
+func (r *runState) runStepAsync(ctx context.Context, sp *stepPlan) {
+	r.results <- r.runStep(ctx, sp, r.notifyFn)
+}
+
+// stepContext returns a context that ends at most timeout from now. Step
+// deadlines are shared: a context made for an earlier step with the same
+// timeout is reused while its deadline is at most timeout/1000 earlier than
+// a fresh one would be (a 5m step timeout may end up to 300ms early, never
+// late). Chains and wide fan-outs then need one timer per run instead of
+// one per step. Shared contexts are never cancelled early; they end with
+// the run. When the run's own deadline comes first, the run's context is
+// used as it is. Coordinator only.
+func (r *runState) stepContext(timeout time.Duration) context.Context {
+	now := time.Now()
+	want := now.Add(timeout)
+	if dl, ok := r.ctx.Deadline(); ok && !dl.After(want) {
+		return r.ctx
+	}
+	slack := timeout / 1000
+	for i := range r.deadlines {
+		d := &r.deadlines[i]
+		if d.timeout != timeout {
+			continue
+		}
+		if d.ctx.Err() == nil && want.Sub(d.at) <= slack {
+			return d.ctx
+		}
+		// Steps may still hold the old context: it ends with the run.
+		r.spent = append(r.spent, d.cancel)
+		d.ctx, d.cancel = context.WithDeadline(r.ctx, want)
+		d.at = want
+		return d.ctx
+	}
+	ctx, cancel := context.WithDeadline(r.ctx, want)
+	r.deadlines = append(r.deadlines, sharedDeadline{timeout: timeout, at: want, ctx: ctx, cancel: cancel})
+	return ctx
+}
+
+// releaseDeadlines stops the timers of the shared step contexts once no
+// step runs any more.
+func (r *runState) releaseDeadlines() {
+	for _, d := range r.deadlines {
+		d.cancel()
+	}
+	for _, c := range r.spent {
+		c()
+	}
+}
+
+// sharedDeadline is a step context shared by steps with the same timeout.
+type sharedDeadline struct {
+	timeout time.Duration
+	at      time.Time
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+func (r *runState) notifyAsync(m stepMsg) { r.results <- m }
+
+// runStep executes a step and returns its final message; notify receives
+// retry notices.
+func (r *runState) runStep(ctx context.Context, sp *stepPlan, notify func(stepMsg)) stepMsg {
 	var m stepMsg
 	switch sp.kind {
 	case ir.StepElicitation:
-		m = r.runElicitation(sp)
+		m = r.runElicitation(ctx, sp)
 	case ir.StepForEach:
-		m = r.runForEach(sp)
+		m = r.runForEach(ctx, sp)
 	default:
-		m = r.runTool(sp)
+		m = r.runTool(ctx, sp, notify)
 	}
 	m.index = sp.index
 	m.at = time.Now()
-	r.results <- m
+	return m
 }
 
 // handle records a step message. It runs on the coordinator only.

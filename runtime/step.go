@@ -38,16 +38,14 @@ func failed(sp *stepPlan, pos ir.Pos, msg string, attempts int) stepMsg {
 	return stepMsg{status: StepFailed, attempts: attempts, err: &StepError{Step: sp.id, Pos: posOr(pos, sp.step.Pos), Msg: msg}}
 }
 
-func (r *runState) runTool(sp *stepPlan) stepMsg {
-	ctx, cancel := context.WithTimeout(r.ctx, sp.timeout)
-	defer cancel()
+func (r *runState) runTool(ctx context.Context, sp *stepPlan, notify func(stepMsg)) stepMsg {
 	r.mu.RLock()
 	args, serr := r.evalArgs(sp, r.data)
 	r.mu.RUnlock()
 	if serr != nil {
 		return stepMsg{status: StepFailed, attempts: 1, err: serr}
 	}
-	out, attempts, msg := r.callTool(ctx, sp, sp, args, true, sp.timeout)
+	out, attempts, msg := r.callTool(ctx, sp, sp, args, notify, sp.timeout)
 	if msg != "" {
 		return failed(sp, sp.step.Pos, msg, attempts)
 	}
@@ -102,9 +100,9 @@ func (r *runState) argError(sp *stepPlan, err error) *StepError {
 
 // callTool calls the backend with the retry policy of policy (the step, or
 // for forEach iterations the inner step). It returns the output, the number
-// of attempts and, on failure, a message. notify sends retry notices to the
-// coordinator.
-func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify bool, timeout time.Duration) (any, int, string) {
+// of attempts and, on failure, a message. notify, when set, passes retry
+// notices to the coordinator.
+func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify func(stepMsg), timeout time.Duration) (any, int, string) {
 	tool := sp.step.Tool
 	call := ToolCall{Backend: tool.Backend, Tool: tool.Name, Arguments: args, RunID: r.run.ID, StepID: sp.id}
 	attempt := func() (any, error) {
@@ -138,9 +136,9 @@ func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[
 		backoff.WithMaxTries(uint(policy.maxRetries + 1)),
 		backoff.WithMaxElapsedTime(0),
 	}
-	if notify {
+	if notify != nil {
 		opts = append(opts, backoff.WithNotify(func(err error, next time.Duration) {
-			r.results <- stepMsg{index: sp.index, retry: true, attempts: tries + 1, err: &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: fmt.Sprintf("%v; retrying in %s", err, next.Round(time.Millisecond))}}
+			notify(stepMsg{index: sp.index, retry: true, attempts: tries + 1, err: &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: fmt.Sprintf("%v; retrying in %s", err, next.Round(time.Millisecond))}})
 		}))
 	}
 	if dl, ok := ctx.Deadline(); ok {
@@ -196,7 +194,7 @@ func (r *runState) interruptMsg(ctx context.Context, timeout time.Duration) stri
 	return ""
 }
 
-func (r *runState) runElicitation(sp *stepPlan) stepMsg {
+func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 	var message string
 	if sp.message != nil {
 		r.mu.RLock()
@@ -211,8 +209,6 @@ func (r *runState) runElicitation(sp *stepPlan) stepMsg {
 	if el == nil {
 		return r.elicitOutcome(sp, sp.step.OnCancel, "the client cannot answer elicitation requests (no elicitor)", "onCancel")
 	}
-	ctx, cancel := context.WithTimeout(r.ctx, sp.timeout)
-	defer cancel()
 	res, err := el.Elicit(ctx, ElicitRequest{RunID: r.run.ID, StepID: sp.id, Message: message, Schema: sp.step.Schema})
 	if err != nil {
 		if r.ctx.Err() == nil && ctx.Err() != nil {

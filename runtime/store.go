@@ -58,26 +58,28 @@ func (s *MemoryStore) CreateRun(_ context.Context, run *Run) error {
 	return nil
 }
 
-// evict drops the oldest finished runs beyond maxRuns. Called with mu held.
+// evict drops the oldest finished runs beyond maxRuns. Runs are in
+// creation order, so the oldest finished run is almost always first and
+// eviction costs O(1). Called with mu held.
 func (s *MemoryStore) evict() {
-	if len(s.runs) <= s.maxRuns {
-		return
-	}
-	keep := s.order[:0]
-	excess := len(s.runs) - s.maxRuns
-	for _, id := range s.order {
-		r, ok := s.runs[id]
-		if !ok {
-			continue
+	for len(s.runs) > s.maxRuns {
+		idx := -1
+		for i, id := range s.order {
+			if r, ok := s.runs[id]; !ok || r.Status.Finished() {
+				idx = i
+				break
+			}
 		}
-		if excess > 0 && r.Status.Finished() {
-			delete(s.runs, id)
-			excess--
-			continue
+		if idx < 0 {
+			return
 		}
-		keep = append(keep, id)
+		delete(s.runs, s.order[idx])
+		if idx == 0 {
+			s.order = s.order[1:]
+		} else {
+			s.order = append(s.order[:idx], s.order[idx+1:]...)
+		}
 	}
-	s.order = keep
 }
 
 // UpdateStep replaces one step's record.

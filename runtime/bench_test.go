@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// benchBackend answers every call at once with a small fresh structured
+// result, like the cheapest possible real backend.
+type benchBackend struct{}
+
+func (benchBackend) CallTool(_ context.Context, call ToolCall) (*ToolResult, error) {
+	return &ToolResult{Structured: map[string]any{"v": call.Arguments["v"]}}, nil
+}
+
+// benchShape is a workflow and the number of backend calls one run makes.
+type benchShape struct {
+	name  string
+	wf    *ir.Workflow
+	calls int
+}
+
+func chainShape(n int) benchShape {
+	steps := []step{tool("s0", "svc.x", M{"v": 1})}
+	for i := 1; i < n; i++ {
+		steps = append(steps, tool(fmt.Sprintf("s%d", i), "svc.x", M{"v": fmt.Sprintf("{{.steps.s%d.output.v}}", i-1)}, fmt.Sprintf("s%d", i-1)))
+	}
+	return benchShape{fmt.Sprintf("chain%d", n), build(fmt.Sprintf("chain%d", n), steps...), n}
+}
+
+func benchShapes() []benchShape {
+	var wide []step
+	for i := 0; i < 100; i++ {
+		wide = append(wide, tool(fmt.Sprintf("w%d", i), "svc.x", M{"v": "{{.params.x}}"}))
+	}
+	wideWF := build("wide100", wide...)
+	wideWF.InputSchema = M{"type": "object", "properties": M{"x": M{"type": "integer", "default": int64(1)}}}
+
+	fan := build("fanout3_fanin1",
+		tool("root", "svc.x", M{"v": 1}),
+		tool("a", "svc.x", M{"v": "{{.steps.root.output.v}}"}, "root"),
+		tool("b", "svc.x", M{"v": "{{.steps.root.output.v}}"}, "root"),
+		tool("c", "svc.x", M{"v": "{{.steps.root.output.v}}"}, "root"),
+		tool("join", "svc.x", M{"v": "{{.steps.a.output.v}}", "b": "{{.steps.b.output.v}}", "c": "{{.steps.c.output.v}}"}, "a", "b", "c"),
+	)
+
+	items := make([]any, 100)
+	for i := range items {
+		items[i] = int64(i)
+	}
+	fe := build("foreach100",
+		tool("list", "svc.list", M{"v": val(items)}),
+		forEach("each", "{{.steps.list.output.v}}", "n", tool("", "svc.x", M{"v": "{{.forEach.n}}"}), "list").with(func(s *ir.Step) {
+			s.ForEach.MaxIterations = 100
+		}),
+	)
+	return []benchShape{
+		chainShape(10),
+		chainShape(100),
+		{"wide100", wideWF, 100},
+		{"fanout3_fanin1", fan, 5},
+		{"foreach100", fe, 101},
+	}
+}
+
+// processCPU is the CPU time (user and system, all threads, GC included)
+// the test process has used. On a shared machine wall time per step
+// includes waiting for a CPU; CPU time does not.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRun measures the engine's cost per step at zero backend latency.
+// ns/step and allocs/step divide a whole run (validation, store writes,
+// result) by the number of backend calls it makes.
+func BenchmarkRun(b *testing.B) {
+	for _, sh := range benchShapes() {
+		sh.wf.Timeout = ir.Duration(30 * time.Minute) // the default, so step timers are real
+		b.Run(sh.name, func(b *testing.B) {
+			e := mustEngine(b, plan(sh.wf), Options{Backend: benchBackend{}})
+			ctx := context.Background()
+			// Check once that the shape really runs.
+			if run, err := e.Run(ctx, sh.wf.Name, nil, RunOptions{}); err != nil || run.Status != RunCompleted {
+				b.Fatalf("Run(%s) = %v, %v", sh.name, run, err)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			cpu0 := processCPU()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := e.Run(ctx, sh.wf.Name, nil, RunOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			cpu := processCPU() - cpu0
+			runtime.ReadMemStats(&after)
+			steps := float64(b.N * sh.calls)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/steps, "ns/step")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/steps, "allocs/step")
+			b.ReportMetric(float64(cpu.Nanoseconds())/steps, "cpu-ns/step")
+		})
+	}
+}
