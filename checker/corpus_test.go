@@ -32,12 +32,12 @@ const corpusDir = "../testdata/corpus/toolhive/upstream"
 //   - vmcp-config.yaml has its composite tools commented out.
 var corpusCodes = map[string][]string{
 	"test/e2e/chainsaw/operator/single-tenancy/test-scenarios/vmcp/chainsaw-test.yaml": nil,
-	"examples/operator/virtual-mcps/composite_tool_with_elicitations.yaml": {"invalid_tool_ref"},
-	"examples/operator/virtual-mcps/composite_tool_simple.yaml":            {"invalid_tool_ref", "unknown_template_root"},
-	"examples/operator/virtual-mcps/composite_tool_complex.yaml":           {"invalid_tool_ref", "unknown_template_root"},
-	"examples/vmcp-config.yaml":                                            nil,
-	"docs/operator/upgrade-guide/crs-v1alpha1.yaml":                        {"step_id_hyphen"},
-	"docs/operator/upgrade-guide/crs-v1beta1.yaml":                         {"step_id_hyphen"},
+	"examples/operator/virtual-mcps/composite_tool_with_elicitations.yaml":             {"invalid_tool_ref"},
+	"examples/operator/virtual-mcps/composite_tool_simple.yaml":                        {"invalid_tool_ref", "unknown_template_root"},
+	"examples/operator/virtual-mcps/composite_tool_complex.yaml":                       {"invalid_tool_ref", "unknown_template_root"},
+	"examples/vmcp-config.yaml":                                                        nil,
+	"docs/operator/upgrade-guide/crs-v1alpha1.yaml":                                    {"step_id_hyphen"},
+	"docs/operator/upgrade-guide/crs-v1beta1.yaml":                                     {"step_id_hyphen"},
 }
 
 func TestCorpus(t *testing.T) {
