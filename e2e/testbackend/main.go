@@ -8,6 +8,7 @@
 //	fail   {message}         returns an isError result
 //	crash  {after_ms}        kills the whole process mid-call
 //	hang   {}                never answers and ignores cancellation
+//	pid    {}                returns {pid} of this process
 //
 // With -record FILE, sleep appends "start LABEL", "done LABEL" or
 // "cancelled LABEL" lines to FILE, so a test can see that a cancel reached
@@ -78,6 +79,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testbackend: crashing on purpose")
 		os.Exit(3)
 		return nil, nil
+	})
+	s.AddTool(mcp.NewTool("pid",
+		mcp.WithDescription("Return the process id"),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultStructuredOnly(map[string]any{"pid": os.Getpid()}), nil
 	})
 	s.AddTool(mcp.NewTool("hang",
 		mcp.WithDescription("Never answer"),

@@ -1,0 +1,272 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-dev/vmcp/internal/testenv"
+)
+
+// Ports of this package: 17350-17449.
+const portLo, portHi = 17350, 17449
+
+// bins holds the binaries TestMain builds: vmcp (with -race), the test
+// backend and the demo backend.
+var bins struct {
+	dir, vmcp, testbackend, demo string
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "vmcp-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bins.dir = dir
+	bins.vmcp = filepath.Join(dir, "vmcp")
+	bins.testbackend = filepath.Join(dir, "testbackend")
+	bins.demo = filepath.Join(dir, "demo-backend")
+	builds := [][]string{
+		{"build", "-race", "-o", bins.vmcp, "./cmd/vmcp"},
+		{"build", "-o", bins.testbackend, "./e2e/testbackend"},
+		{"build", "-o", bins.demo, "./examples/demo/backends"},
+	}
+	for _, args := range builds {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = testenv.RepoRoot()
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "go %s: %v\n%s", strings.Join(args, " "), err, out)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// writeFile writes text to name in a fresh temp dir and returns the path.
+// ${TB}, ${DEMO}, ${REC} and ${DIR} in text are replaced by the test
+// backend, the demo backend, rec and the directory.
+func writeConfig(t *testing.T, text string, rec string) string {
+	t.Helper()
+	dir := t.TempDir()
+	r := strings.NewReplacer("${TB}", bins.testbackend, "${DEMO}", bins.demo, "${REC}", rec, "${DIR}", dir)
+	p := filepath.Join(dir, "vmcp.yaml")
+	if err := os.WriteFile(p, []byte(r.Replace(text)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// lockedBuffer collects a process's stderr for failure messages.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// stdioVMCP starts `vmcp run --config cfg` on stdio and connects an mcp-go
+// client to it. The client closes (and vmcp exits) when the test ends.
+func stdioVMCP(t *testing.T, cfg string, opts ...client.ClientOption) (*client.Client, *lockedBuffer) {
+	t.Helper()
+	stderr := &lockedBuffer{}
+	tr := transport.NewStdio(bins.vmcp, nil, "run", "--config", cfg, "--log-level", "debug")
+	c := client.NewClient(tr, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("start vmcp: %v", err)
+	}
+	go io.Copy(stderr, tr.Stderr())
+	t.Cleanup(func() {
+		c.Close()
+		if t.Failed() {
+			t.Logf("vmcp stderr:\n%s", stderr.String())
+		}
+	})
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatalf("initialize vmcp: %v\nstderr:\n%s", err, stderr.String())
+	}
+	return c, stderr
+}
+
+// httpVMCP starts `vmcp run --transport http` on a free port and returns
+// the MCP URL. At the end of the test it sends SIGTERM and requires a clean
+// exit within 10 seconds.
+func httpVMCP(t *testing.T, cfg string) (string, *lockedBuffer) {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, portLo, portHi))
+	stderr := &lockedBuffer{}
+	cmd := exec.Command(bins.vmcp, "run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug")
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("vmcp run --transport http exited with %v after SIGTERM\nstderr:\n%s", err, stderr.String())
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Errorf("vmcp run did not exit within 10s of SIGTERM")
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			conn.Close()
+			break
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("vmcp run exited before listening: %v\nstderr:\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("vmcp run did not listen on %s within 60s\nstderr:\n%s", addr, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "http://" + addr + "/mcp", stderr
+}
+
+func httpClient(t *testing.T, url string, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// callTool calls a tool with a 60s deadline.
+func callTool(t *testing.T, c *client.Client, name string, args map[string]any, meta *mcp.Meta) (*mcp.CallToolResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	req.Params.Meta = meta
+	return c.CallTool(ctx, req)
+}
+
+func mustCall(t *testing.T, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := callTool(t, c, name, args, nil)
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// run runs a command with a timeout and returns stdout, stderr and the exit
+// code (-1 when it could not run or was killed by the timeout).
+func run(t *testing.T, timeout time.Duration, dir string, name string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Errorf("%s %v: killed after %s\nstderr:\n%s", name, args, timeout, errb.String())
+		code = -1
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// waitGone waits until process pid no longer exists.
+func waitGone(t *testing.T, pid int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("%s (pid %d) is still running 10s after vmcp exited", what, pid)
+}
+
+// waitFor polls cond until it holds or 10s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
