@@ -1,0 +1,158 @@
+package mcpclient
+
+// Streamable HTTP against the fake server served in-process, so the test
+// can see the requests' headers and the server's cancellations.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-dev/vmcp/config"
+	"github.com/vmcp-dev/vmcp/internal/testenv"
+	"github.com/vmcp-dev/vmcp/internal/testservers"
+)
+
+// serveFakeHTTP serves a fake server over streamable HTTP at /mcp on a free
+// port, rejecting requests without the bearer token. It returns the URL
+// and a function reporting the Authorization headers seen.
+func serveFakeHTTP(t *testing.T, token string) (url string, seen func() []string) {
+	t.Helper()
+	port := testenv.FreePort(t, portLo, portHi)
+	seen, stop := serveFakeHTTPOn(t, port, token)
+	t.Cleanup(stop)
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port), seen
+}
+
+// serveFakeHTTPOn is serveFakeHTTP on a given port; stop ends the server
+// and waits for it.
+func serveFakeHTTPOn(t *testing.T, port int, token string) (seen func() []string, stop func()) {
+	t.Helper()
+	fake := testservers.NewFake(0)
+	mcpHandler := server.NewStreamableHTTPServer(fake.Server())
+	var mu sync.Mutex
+	var auths []string
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	})
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: handler}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Serve(l)
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			mcpHandler.Shutdown(ctx)
+			srv.Shutdown(ctx)
+			srv.Close()
+			<-done
+		})
+	}
+	seen = func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), auths...)
+	}
+	return seen, stop
+}
+
+func TestStreamableHTTPHeadersAndCancel(t *testing.T) {
+	url, seen := serveFakeHTTP(t, "s3cret")
+	b := &config.Backend{URL: url, Transport: config.TransportStreamableHTTP, Headers: map[string]string{"Authorization": "Bearer s3cret"}, Timeout: 20 * time.Second}
+	m := connect(t, map[string]*config.Backend{"fake": b})
+	for _, a := range seen() {
+		if a != "Bearer s3cret" {
+			t.Errorf("server saw Authorization %q; want every request to carry the configured header", a)
+		}
+	}
+	r, err := call(m, context.Background(), "echo", map[string]any{"message": "over http"})
+	if err != nil || r.Content[0].Text != "over http" {
+		t.Fatalf("echo over HTTP = %+v, %v", r, err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := call(m, ctx, "sleep", map[string]any{"ms": 10000})
+		errc <- err
+	}()
+	if !eventually(10*time.Second, func() bool { return sleepStats(t, m)["started"] == float64(1) }) {
+		t.Fatal("sleep did not start")
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled HTTP call error = %v; want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancelled HTTP call did not return within 5s")
+	}
+	if !eventually(5*time.Second, func() bool { return sleepStats(t, m)["cancelled"] == float64(1) }) {
+		t.Errorf("server stats = %v; want cancelled 1 (the server stops the handler)", sleepStats(t, m))
+	}
+}
+
+func TestStreamableHTTPWrongToken(t *testing.T) {
+	url, _ := serveFakeHTTP(t, "right")
+	b := &config.Backend{URL: url, Transport: config.TransportStreamableHTTP, Headers: map[string]string{"Authorization": "Bearer wrong"}, Timeout: 5 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	m, err := Connect(ctx, map[string]*config.Backend{"fake": b}, Options{Logger: testLogger(t)})
+	if err == nil {
+		m.Close()
+		t.Fatal("Connect with a wrong token succeeded")
+	}
+	if !strings.Contains(err.Error(), `backend "fake" (`+url+`): initialize:`) {
+		t.Errorf("Connect error = %v; want it to name the backend, URL and stage", err)
+	}
+}
+
+func TestHTTPServerGoneThenBack(t *testing.T) {
+	// A call to an HTTP backend whose server went away fails naming the
+	// backend; once a server is back on the URL, the next call reconnects.
+	port := testenv.FreePort(t, portLo, portHi)
+	_, stop := serveFakeHTTPOn(t, port, "tok")
+	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	b := &config.Backend{URL: url, Transport: config.TransportStreamableHTTP, Headers: map[string]string{"Authorization": "Bearer tok"}, Timeout: 5 * time.Second}
+	m := connect(t, map[string]*config.Backend{"fake": b})
+	if _, err := call(m, context.Background(), "echo", map[string]any{"message": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	_, err := call(m, context.Background(), "echo", map[string]any{"message": "x"})
+	if err == nil || !strings.Contains(err.Error(), `backend "fake"`) || !strings.Contains(err.Error(), url) {
+		t.Errorf("call with the server gone: error = %v; want one naming backend and URL", err)
+	}
+	if err := m.Ready()["fake"]; err == nil {
+		t.Errorf("Ready()[fake] = nil with the server gone; want an error")
+	}
+	_, stop2 := serveFakeHTTPOn(t, port, "tok")
+	defer stop2()
+	if r, err := call(m, context.Background(), "echo", map[string]any{"message": "back"}); err != nil || r.Content[0].Text != "back" {
+		t.Errorf("call after the server came back = %+v, %v; want a reconnect", r, err)
+	}
+}
