@@ -1,0 +1,91 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// genWorkflow writes a workflow of n steps (n a multiple of 5) in blocks of
+// five: a hub that depends on the previous block's join, three fan steps
+// that depend on the hub, and a join that depends on the three. Every step
+// reads its dependencies' outputs through templates, so the checker's
+// template and reference work is part of the measurement.
+func genWorkflow(n int) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: toolhive.stacklok.dev/v1beta1
+kind: VirtualMCPCompositeToolDefinition
+metadata:
+  name: bench
+spec:
+  name: bench_%d
+  description: Generated chain of fan-out/fan-in blocks
+  parameters:
+    type: object
+    properties:
+      query: {type: string, description: What to look for}
+      limit: {type: integer, default: 10}
+    required: [query]
+  steps:
+`, n)
+	prevJoin := ""
+	for blk := 0; blk*5 < n; blk++ {
+		hub := fmt.Sprintf("hub_%d", blk)
+		fmt.Fprintf(&b, "    - id: %s\n      tool: search.query\n", hub)
+		if prevJoin != "" {
+			fmt.Fprintf(&b, "      dependsOn: [%s]\n", prevJoin)
+			fmt.Fprintf(&b, "      arguments:\n        q: \"{{.params.query}} after {{.steps.%s.output.summary}}\"\n        limit: \"{{.params.limit}}\"\n", prevJoin)
+		} else {
+			b.WriteString("      arguments:\n        q: \"{{.params.query}}\"\n        limit: \"{{.params.limit}}\"\n")
+		}
+		var fans []string
+		for f := 0; f < 3; f++ {
+			id := fmt.Sprintf("fan_%d_%d", blk, f)
+			fans = append(fans, id)
+			fmt.Fprintf(&b, "    - id: %s\n      tool: worker.process\n      dependsOn: [%s]\n", id, hub)
+			fmt.Fprintf(&b, "      arguments:\n        items: \"{{.steps.%s.output.items}}\"\n        shard: %d\n        label: \"shard {{.params.query}} #%d\"\n", hub, f, f)
+		}
+		join := fmt.Sprintf("join_%d", blk)
+		fmt.Fprintf(&b, "    - id: %s\n      tool: worker.merge\n      dependsOn: [%s]\n      arguments:\n        parts:\n", join, strings.Join(fans, ", "))
+		for _, f := range fans {
+			fmt.Fprintf(&b, "          - \"{{.steps.%s.output}}\"\n", f)
+		}
+		prevJoin = join
+	}
+	return []byte(b.String())
+}
+
+func TestGenWorkflowCompiles(t *testing.T) {
+	for _, n := range []int{5, 10, 100} {
+		in := Source{Name: "bench.yaml", Src: genWorkflow(n)}
+		p, diags := Compile([]Source{in}, Options{})
+		if diags.HasErrors() || len(diags) != 0 {
+			t.Fatalf("Compile(genWorkflow(%d)) diagnostics:\n%s", n, printed(diags, []Source{in}))
+		}
+		w := p.Workflows[0]
+		blocks := n / 5
+		want := stats(3*blocks, n, 3, 1, 2*blocks)
+		if w.Stats != want {
+			t.Errorf("genWorkflow(%d) stats = %+v; want %+v", n, w.Stats, want)
+		}
+	}
+}
+
+// BenchmarkCompile measures parse + check + plan of one generated
+// workflow. Growth should be linear in the number of steps.
+func BenchmarkCompile(b *testing.B) {
+	for _, n := range []int{10, 25, 50, 100} {
+		src := genWorkflow(n)
+		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
+			in := []Source{{Name: "bench.yaml", Src: src}}
+			b.SetBytes(int64(len(src)))
+			b.ReportAllocs()
+			for b.Loop() {
+				p, diags := Compile(in, Options{})
+				if p == nil || diags.HasErrors() {
+					b.Fatalf("Compile failed: %v", diags)
+				}
+			}
+		})
+	}
+}
