@@ -102,6 +102,9 @@ func TestInvalidWorkflowsAreDropped(t *testing.T) {
   - name: warned
     description: only a warning
     steps: [{id: a-b, tool: x.y}]
+  - name: typo
+    description: an unknown key makes the workflow invalid
+    steps: [{id: a, tool: x.y, dependOn: []}]
 `
 	f, pd := parser.Parse("mixed.yaml", []byte(src))
 	wfs, diags := Check([]*parser.File{f}, Options{})
@@ -117,7 +120,7 @@ func TestInvalidWorkflowsAreDropped(t *testing.T) {
 	for _, d := range diags {
 		codes = append(codes, d.Code)
 	}
-	if diff := cmp.Diff([]string{CodeInvalidToolRef, CodeStepIDHyphen}, codes); diff != "" {
+	if diff := cmp.Diff([]string{CodeUnknownField, CodeInvalidToolRef, CodeStepIDHyphen}, codes); diff != "" {
 		t.Errorf("diagnostic codes differ (-want +got):\n%s", diff)
 	}
 }

@@ -172,3 +172,25 @@ func TestCorpusChainsaw(t *testing.T) {
 		t.Errorf("chainsaw definitions differ (-want +got):\n%s", diff)
 	}
 }
+
+// TestSnippetsWellFormed runs the documentation snippets (many are
+// fragments) through parse and check: whatever they produce, every
+// diagnostic must name a code, a message and a position in the snippet.
+func TestSnippetsWellFormed(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/corpus/toolhive/snippets/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no snippets found")
+	}
+	for _, path := range files {
+		_, diags := checkFile(t, path, Options{})
+		name := filepath.Base(path)
+		for _, d := range diags {
+			if d.Code == "" || d.Message == "" || d.Pos.File != name || d.Pos.Line < 1 || d.Pos.Col < 1 {
+				t.Errorf("%s: malformed diagnostic %+v", name, d)
+			}
+			if strings.Contains(d.Message, "<no value>") || strings.Contains(d.Message, "%!") {
+				t.Errorf("%s: garbled message %q", name, d.Message)
+			}
+		}
+	}
+}
