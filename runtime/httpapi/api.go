@@ -1,0 +1,318 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// Engine is what the API needs from the engine (*runtime.Engine).
+type Engine interface {
+	Status(ctx context.Context, id string) (*runtime.Run, error)
+	Cancel(ctx context.Context, id string) error
+}
+
+// Lister reads the run history (any runtime.Store).
+type Lister interface {
+	GetRun(ctx context.Context, id string) (*runtime.Run, error)
+	ListRuns(ctx context.Context, filter runtime.RunFilter) ([]*runtime.Run, error)
+}
+
+// MaxLimit is the largest limit GET /api/v1/runs accepts.
+const MaxLimit = 1000
+
+// DefaultLimit is the limit when the request gives none.
+const DefaultLimit = 50
+
+// Options configure the API.
+type Options struct {
+	// Engine answers status and cancel; nil makes cancel answer 501 and
+	// status read from Store only.
+	Engine Engine
+	// Store lists runs; required.
+	Store Lister
+	// Ready reports each backend's connection error (nil when connected);
+	// nil means ready.
+	Ready func() map[string]error
+	// Metrics serves GET /metrics; nil leaves the route out.
+	Metrics http.Handler
+	// CancelWait is how long POST cancel waits for the run to reach a final
+	// status before answering 202 (default 5s).
+	CancelWait time.Duration
+	Logger     *slog.Logger
+}
+
+// API is the operations API handler.
+type API struct {
+	opts Options
+	mux  *http.ServeMux
+	log  *slog.Logger
+}
+
+// New builds the API.
+func New(opts Options) (*API, error) {
+	if opts.Store == nil {
+		return nil, errors.New("httpapi: no store")
+	}
+	if opts.CancelWait <= 0 {
+		opts.CancelWait = 5 * time.Second
+	}
+	a := &API{opts: opts, mux: http.NewServeMux(), log: opts.Logger}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	a.mux.HandleFunc("GET /api/v1/runs", a.list)
+	a.mux.HandleFunc("GET /api/v1/runs/{id}", a.show)
+	a.mux.HandleFunc("POST /api/v1/runs/{id}/cancel", a.cancel)
+	a.mux.HandleFunc("GET /healthz", a.healthz)
+	a.mux.HandleFunc("GET /readyz", a.readyz)
+	if opts.Metrics != nil {
+		a.mux.Handle("GET /metrics", opts.Metrics)
+	}
+	return a, nil
+}
+
+// Patterns are the ServeMux patterns the API answers, for mounting it in
+// another mux next to /mcp.
+func (a *API) Patterns() []string {
+	p := []string{"/api/v1/", "GET /healthz", "GET /readyz"}
+	if a.opts.Metrics != nil {
+		p = append(p, "GET /metrics")
+	}
+	return p
+}
+
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+// RunSummary is one run in a list.
+type RunSummary struct {
+	ID         string             `json:"id"`
+	Workflow   string             `json:"workflow"`
+	Status     runtime.RunStatus  `json:"status"`
+	StartedAt  time.Time          `json:"startedAt"`
+	EndedAt    time.Time          `json:"endedAt,omitzero"`
+	DurationMS int64              `json:"durationMs"`
+	StepCount  int                `json:"stepCount"`
+	Finished   int                `json:"finishedSteps"`
+	Error      *runtime.StepError `json:"error,omitempty"`
+}
+
+// RunList is the body of GET /api/v1/runs.
+type RunList struct {
+	Runs []RunSummary `json:"runs"`
+}
+
+// RunDetail is the body of GET /api/v1/runs/{id} and of cancel.
+type RunDetail struct {
+	RunSummary
+	Output any          `json:"output,omitempty"`
+	Steps  []StepDetail `json:"steps"`
+}
+
+// StepDetail is one step of a RunDetail.
+type StepDetail struct {
+	runtime.StepState
+	DurationMS int64 `json:"durationMs"`
+}
+
+// Error is the body of every error response.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// Summarize makes the list form of a run. Durations of runs still going
+// count up to now.
+func Summarize(r *runtime.Run, now time.Time) RunSummary {
+	s := RunSummary{ID: r.ID, Workflow: r.Workflow, Status: r.Status, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+		DurationMS: durationMS(r.StartedAt, r.EndedAt, now), StepCount: len(r.Steps), Error: r.Error}
+	for _, st := range r.Steps {
+		switch st.Status {
+		case runtime.StepCompleted, runtime.StepFailed, runtime.StepSkipped:
+			s.Finished++
+		}
+	}
+	return s
+}
+
+// Detail makes the full form of a run.
+func Detail(r *runtime.Run, now time.Time) RunDetail {
+	d := RunDetail{RunSummary: Summarize(r, now), Output: r.Output, Steps: make([]StepDetail, len(r.Steps))}
+	for i, st := range r.Steps {
+		d.Steps[i] = StepDetail{StepState: st}
+		if !st.StartedAt.IsZero() {
+			d.Steps[i].DurationMS = durationMS(st.StartedAt, st.EndedAt, now)
+		}
+	}
+	return d
+}
+
+func durationMS(start, end, now time.Time) int64 {
+	if start.IsZero() {
+		return 0
+	}
+	if end.IsZero() {
+		end = now
+	}
+	return end.Sub(start).Milliseconds()
+}
+
+var statuses = map[runtime.RunStatus]bool{
+	runtime.RunPending: true, runtime.RunRunning: true, runtime.RunCompleted: true, runtime.RunFailed: true,
+	runtime.RunCancelled: true, runtime.RunTimedOut: true, runtime.RunInterrupted: true,
+}
+
+func (a *API) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := runtime.RunFilter{Workflow: q.Get("workflow"), Status: runtime.RunStatus(q.Get("status")), Limit: DefaultLimit}
+	if f.Status != "" && !statuses[f.Status] {
+		names := make([]string, 0, len(statuses))
+		for s := range statuses {
+			names = append(names, string(s))
+		}
+		sort.Strings(names)
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown status %q; want one of %v", f.Status, names))
+		return
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > MaxLimit {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit must be a whole number from 1 to %d, not %q", MaxLimit, l))
+			return
+		}
+		f.Limit = n
+	}
+	runs, err := a.opts.Store.ListRuns(r.Context(), f)
+	if err != nil {
+		a.internal(w, "listing runs", err)
+		return
+	}
+	now := time.Now()
+	out := RunList{Runs: make([]RunSummary, 0, len(runs))}
+	for _, run := range runs {
+		out.Runs = append(out.Runs, Summarize(run, now))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// get reads a run from the engine (live record) or, failing that, the store.
+func (a *API) get(ctx context.Context, id string) (*runtime.Run, error) {
+	if a.opts.Engine != nil {
+		run, err := a.opts.Engine.Status(ctx, id)
+		if err == nil || !errors.Is(err, runtime.ErrRunNotFound) {
+			return run, err
+		}
+	}
+	return a.opts.Store.GetRun(ctx, id)
+}
+
+func (a *API) show(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	run, err := a.get(r.Context(), id)
+	if errors.Is(err, runtime.ErrRunNotFound) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no run %q", id))
+		return
+	}
+	if err != nil {
+		a.internal(w, "reading run "+id, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, Detail(run, time.Now()))
+}
+
+// cancel asks the engine to stop the run, then polls until the run has a
+// final status or CancelWait passes: 200 with the final record, or 202 with
+// the record as it is when it has not stopped yet.
+func (a *API) cancel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if a.opts.Engine == nil {
+		writeError(w, http.StatusNotImplemented, "this server cannot cancel runs")
+		return
+	}
+	err := a.opts.Engine.Cancel(r.Context(), id)
+	if errors.Is(err, runtime.ErrRunNotFound) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no run %q", id))
+		return
+	}
+	if err != nil {
+		a.internal(w, "cancelling run "+id, err)
+		return
+	}
+	a.log.Info("run cancel requested over the API", "run_id", id)
+	deadline := time.Now().Add(a.opts.CancelWait)
+	for {
+		run, err := a.get(r.Context(), id)
+		if err != nil {
+			a.internal(w, "reading run "+id, err)
+			return
+		}
+		if run.Status.Finished() {
+			writeJSON(w, http.StatusOK, Detail(run, time.Now()))
+			return
+		}
+		if time.Now().After(deadline) {
+			writeJSON(w, http.StatusAccepted, Detail(run, time.Now()))
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte("ok\n"))
+}
+
+// Readiness is the body of GET /readyz.
+type Readiness struct {
+	Ready    bool              `json:"ready"`
+	Backends map[string]string `json:"backends"`
+}
+
+func (a *API) readyz(w http.ResponseWriter, _ *http.Request) {
+	out := Readiness{Ready: true, Backends: map[string]string{}}
+	if a.opts.Ready != nil {
+		for name, err := range a.opts.Ready() {
+			if err != nil {
+				out.Ready = false
+				out.Backends[name] = err.Error()
+			} else {
+				out.Backends[name] = "ok"
+			}
+		}
+	}
+	code := http.StatusOK
+	if !out.Ready {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, out)
+}
+
+func (a *API) internal(w http.ResponseWriter, what string, err error) {
+	a.log.Error("api: "+what, "err", err)
+	writeError(w, http.StatusInternalServerError, what+": "+err.Error())
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, Error{Error: msg})
+}
