@@ -24,7 +24,7 @@ import (
 // serveFakeHTTP serves a fake server over streamable HTTP at /mcp on a free
 // port, rejecting requests without the bearer token. It returns the URL
 // and a function reporting the Authorization headers seen.
-func serveFakeHTTP(t *testing.T, token string) (url string, seen func() []string) {
+func serveFakeHTTP(t testing.TB, token string) (url string, seen func() []string) {
 	t.Helper()
 	port := testenv.FreePort(t, portLo, portHi)
 	seen, stop := serveFakeHTTPOn(t, port, token)
@@ -34,7 +34,7 @@ func serveFakeHTTP(t *testing.T, token string) (url string, seen func() []string
 
 // serveFakeHTTPOn is serveFakeHTTP on a given port; stop ends the server
 // and waits for it.
-func serveFakeHTTPOn(t *testing.T, port int, token string) (seen func() []string, stop func()) {
+func serveFakeHTTPOn(t testing.TB, port int, token string) (seen func() []string, stop func()) {
 	t.Helper()
 	fake := testservers.NewFake(0)
 	mcpHandler := server.NewStreamableHTTPServer(fake.Server())

@@ -40,19 +40,19 @@ func everythingStdio(t *testing.T) *config.Backend {
 }
 
 // testLogger logs to the test output at debug level when -v is given.
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	if !testing.Verbose() {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-type tWriter struct{ t *testing.T }
+type tWriter struct{ t testing.TB }
 
 func (w tWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
 // connect connects to the backends and closes the manager when the test ends.
-func connect(t *testing.T, backends map[string]*config.Backend) *Manager {
+func connect(t testing.TB, backends map[string]*config.Backend) *Manager {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

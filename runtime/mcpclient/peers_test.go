@@ -53,6 +53,7 @@ func TestEverythingAllTransports(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			checkNoGoroutineLeak(t)
 			m := connect(t, map[string]*config.Backend{"ev": tt.backend(t)})
 			var names []string
 			for _, tl := range m.Tools("ev") {
