@@ -88,13 +88,13 @@ func (a answer) Elicit(context.Context, runtime.ElicitRequest) (runtime.ElicitRe
 
 type exampleCase struct {
 	file, workflow, name string
-	params                M
-	tools                 map[string]func(M, int) (*runtime.ToolResult, error)
-	elicitor              runtime.Elicitor
-	status                runtime.RunStatus
-	output                any
-	steps                 map[string]runtime.StepStatus
-	check                 func(t *testing.T, run *runtime.Run, be *scripted)
+	params               M
+	tools                map[string]func(M, int) (*runtime.ToolResult, error)
+	elicitor             runtime.Elicitor
+	status               runtime.RunStatus
+	output               any
+	steps                map[string]runtime.StepStatus
+	check                func(t *testing.T, run *runtime.Run, be *scripted)
 }
 
 // compileExample compiles one example file and shortens retry delays so
@@ -174,9 +174,9 @@ func exampleCases() []exampleCase {
 			file: "default_results.yaml", workflow: "qualify_lead", name: "enrichment, scoring fails",
 			params: M{"email": "ada@example.com", "enrich": true},
 			tools: map[string]func(M, int) (*runtime.ToolResult, error){
-				"crm.find_contact":         returns(M{"name": "Ada", "domain": "example.com"}),
+				"crm.find_contact":          returns(M{"name": "Ada", "domain": "example.com"}),
 				"enrichment.lookup_company": returns(M{"company": "Example Ltd", "employees": float64(120)}),
-				"scoring.score_lead":       toolError("model unavailable"),
+				"scoring.score_lead":        toolError("model unavailable"),
 			},
 			status: runtime.RunCompleted,
 			steps:  map[string]runtime.StepStatus{"enrich": runtime.StepCompleted, "score": runtime.StepFailed, "notify_sales": runtime.StepSkipped},
