@@ -124,3 +124,43 @@ func TestInvalidWorkflowsAreDropped(t *testing.T) {
 		t.Errorf("diagnostic codes differ (-want +got):\n%s", diff)
 	}
 }
+
+// TestHints checks the detail lines that explain how to fix a problem.
+func TestHints(t *testing.T) {
+	src := `compositeTools:
+  - name: hints
+    description: d
+    steps:
+      - id: my-id
+        tool: x.y
+      - id: reader
+        tool: x.y
+        dependsOn: [my-id]
+        arguments:
+          a: "{{.steps.my-id.output}}"
+          b: "{{index .steps \"my-id\" \"output\" \"f\"}}"
+      - id: racy
+        tool: x.y
+        dependsOn: [reader]
+        arguments:
+          c: "{{.steps.my_id.output}}"
+`
+	diags := checkSources(t, Options{}, [2]string{"hints.yaml", src})
+	var got []string
+	for _, d := range diags {
+		got = append(got, fmt.Sprintf("%d:%d %s %v", d.Pos.Line, d.Pos.Col, d.Code, d.Detail))
+	}
+	want := []string{
+		`5:13 step_id_hyphen []`,
+		`11:26 template_syntax [step ids containing '-' cannot be written as fields; use {{index .steps "my-id" "output"}} or rename the step my_id]`,
+		`17:17 unknown_step []`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("hints differ (-want +got):\n%s", diff)
+	}
+	for _, d := range diags {
+		if d.Code == CodeUnknownStep && !strings.HasSuffix(d.Message, "did you mean my-id?") {
+			t.Errorf("unknown_step message %q; want a suggestion of my-id", d.Message)
+		}
+	}
+}
