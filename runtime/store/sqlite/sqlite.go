@@ -35,6 +35,12 @@ package sqlite
 // step finished last and when, and how many steps finished. Finished steps
 // keep their outputs.
 //
+// Ownership: recovery is only correct when no other process is running
+// runs in the file, so Open takes an exclusive flock on PATH.lock for the
+// life of the Store and fails with ErrLocked when another vmcp holds it.
+// OpenReadOnly takes no lock and never writes: it is how `vmcp runs --db`
+// reads the history of a running server.
+//
 // Retention: when Options.Retention > 0, a goroutine deletes finished runs
 // (any final status, interrupted included) whose ended_at is older than the
 // retention, once at Open and then every Retention/4 (at least 10ms, at
@@ -53,6 +59,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -88,9 +95,16 @@ type Options struct {
 	now func() time.Time
 }
 
+// ErrLocked is returned by Open when another process owns the file.
+var ErrLocked = errors.New("the state file is in use by another vmcp process")
+
+// errReadOnly is returned by writes on a store from OpenReadOnly.
+var errReadOnly = errors.New("sqlite store opened read-only")
+
 // Store is a runtime.Store backed by one SQLite file.
 type Store struct {
-	w, r *sql.DB // writer (one connection) and readers
+	w, r *sql.DB // writer (one connection; nil when read-only) and readers
+	lock *os.File
 	opts Options
 	log  *slog.Logger
 
@@ -133,28 +147,28 @@ func Open(path string, opts Options) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	common := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
-	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+syncMode+")&_txlock=immediate")
+	lock, err := lockFile(path + ".lock")
 	if err != nil {
+		return nil, fmt.Errorf("sqlite store: %s: %w", path, err)
+	}
+	w, err := sql.Open("sqlite", path+"?"+commonDSN+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+syncMode+")&_txlock=immediate")
+	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{w: w, opts: opts, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{w: w, lock: lock, opts: opts, log: log, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := s.migrate(); err != nil {
 		w.Close()
+		lock.Close()
 		return nil, fmt.Errorf("sqlite store: %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", path+"?"+common+"&_pragma=query_only(1)")
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
-	}
-	r.SetMaxOpenConns(4)
-	s.r = r
+	s.r = openReader(path)
 	if err := s.recover(); err != nil {
 		s.w.Close()
 		s.r.Close()
+		lock.Close()
 		return nil, fmt.Errorf("sqlite store: recovering %s: %w", path, err)
 	}
 	if opts.Retention > 0 {
@@ -168,12 +182,54 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close stops the retention loop and closes the database.
+const commonDSN = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+
+func openReader(path string) *sql.DB {
+	// sql.Open only validates its arguments, and these are fixed.
+	r, _ := sql.Open("sqlite", path+"?"+commonDSN+"&_pragma=query_only(1)")
+	r.SetMaxOpenConns(4)
+	return r
+}
+
+// OpenReadOnly opens an existing database for reading only, without the
+// ownership lock, recovery or retention, so it can read the file of a
+// running vmcp. Runs that a crashed process left running show as running
+// until the next Open recovers them.
+func OpenReadOnly(path string) (*Store, error) {
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("sqlite store: path %q must not contain '?' or '#'", path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
+	s := &Store{r: openReader(path), log: slog.New(slog.DiscardHandler), stop: make(chan struct{}), done: make(chan struct{})}
+	close(s.done)
+	var v int
+	if err := s.r.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		s.r.Close()
+		return nil, fmt.Errorf("sqlite store: %s: %w", path, err)
+	}
+	if v != schemaVersion {
+		s.r.Close()
+		return nil, fmt.Errorf("sqlite store: %s: schema version %d; this vmcp reads version %d (is it a vmcp state file?)", path, v, schemaVersion)
+	}
+	return s, nil
+}
+
+// Close stops the retention loop, closes the database and releases the
+// ownership lock.
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		close(s.stop)
 		<-s.done
-		s.closeErr = errors.Join(s.r.Close(), s.w.Close())
+		errs := []error{s.r.Close()}
+		if s.w != nil {
+			errs = append(errs, s.w.Close())
+		}
+		if s.lock != nil {
+			errs = append(errs, s.lock.Close())
+		}
+		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
 }
@@ -469,7 +525,15 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Ru
 }
 
 // tx runs fn in a write transaction on the single writer connection.
+//
+// Writes ignore the cancellation of ctx (they keep its values): a step
+// that finished must be recorded even when its run is being cancelled, and
+// one write takes well under a millisecond.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	if s.w == nil {
+		return errReadOnly
+	}
+	ctx = context.WithoutCancel(ctx)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -59,48 +59,81 @@ func run(id string, steps ...string) *runtime.Run {
 	return r
 }
 
-// TestTwoStoresOneFile writes to one file from two Store values at once, as
-// two processes would; the busy timeout must absorb the lock contention.
-func TestTwoStoresOneFile(t *testing.T) {
+// TestOneOwner checks the ownership lock: a second Open of a file in use
+// fails with ErrLocked (its recovery would mark live runs interrupted), and
+// the file is free again once the owner closes it.
+func TestOneOwner(t *testing.T) {
 	a, path := openTemp(t, Options{})
+	if err := a.CreateRun(context.Background(), run("live", "x")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := Open(path, Options{}); !errors.Is(err, ErrLocked) {
+		if b != nil {
+			b.Close()
+		}
+		t.Fatalf("second Open of a file in use = %v; want ErrLocked", err)
+	}
+	if r, _ := a.GetRun(context.Background(), "live"); r.Status != runtime.RunRunning {
+		t.Fatalf("after a refused second Open, live run = %s; want running", r.Status)
+	}
+	a.Close()
 	b, err := Open(path, Options{})
 	if err != nil {
-		t.Fatalf("second Open(%s) = %v", path, err)
+		t.Fatalf("Open after the owner closed = %v; want nil", err)
 	}
-	defer b.Close()
+	b.Close()
+}
+
+// TestReadOnlyWhileWriting reads the file through OpenReadOnly while the
+// owner writes to it, as `vmcp runs --db` does next to a running server.
+func TestReadOnlyWhileWriting(t *testing.T) {
+	w, path := openTemp(t, Options{})
+	r, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatalf("OpenReadOnly(%s) = %v", path, err)
+	}
+	defer r.Close()
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
-	for i, s := range []*Store{a, b} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := 0; k < 25; k++ {
-				id := fmt.Sprintf("s%d-%d", i, k)
-				if err := s.CreateRun(ctx, run(id, "x", "y")); err != nil {
-					errs <- err
-					return
-				}
-				if err := s.UpdateStep(ctx, id, 1, runtime.StepState{ID: "y", Status: runtime.StepCompleted, Attempts: 1}); err != nil {
-					errs <- err
-					return
-				}
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for k := 0; k < 40; k++ {
+			id := fmt.Sprintf("r%02d", k)
+			if err := w.CreateRun(ctx, run(id, "x", "y")); err != nil {
+				errs <- err
+				return
 			}
-		}()
-	}
+			if err := w.UpdateStep(ctx, id, 1, runtime.StepState{ID: "y", Status: runtime.StepCompleted, Attempts: 1}); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for k := 0; k < 40; k++ {
+			if _, err := r.ListRuns(ctx, runtime.RunFilter{Limit: 5}); err != nil {
+				errs <- fmt.Errorf("read-only ListRuns: %w", err)
+				return
+			}
+		}
+	}()
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Errorf("concurrent write through a second Store: %v", err)
+		t.Error(err)
 	}
-	runs, err := a.ListRuns(ctx, runtime.RunFilter{Limit: 1000})
-	if err != nil || len(runs) != 50 {
-		t.Fatalf("ListRuns = %d runs, %v; want 50, nil", len(runs), err)
+	runs, err := r.ListRuns(ctx, runtime.RunFilter{Limit: 1000})
+	if err != nil || len(runs) != 40 || runs[0].ID != "r39" || runs[0].Steps[1].Status != runtime.StepCompleted {
+		t.Fatalf("read-only ListRuns after the writes = %d runs, %v; want 40, newest r39 with step y completed", len(runs), err)
 	}
-	for _, r := range runs {
-		if r.Steps[1].Status != runtime.StepCompleted {
-			t.Errorf("run %s step y = %s; want completed", r.ID, r.Steps[1].Status)
-		}
+	if err := r.CreateRun(ctx, run("nope", "x")); err == nil {
+		t.Errorf("CreateRun on a read-only store = nil; want an error")
+	}
+	if _, err := OpenReadOnly(filepath.Join(t.TempDir(), "missing.db")); err == nil {
+		t.Errorf("OpenReadOnly of a missing file = nil; want an error")
 	}
 }
 
