@@ -35,6 +35,9 @@
 //     because templates cannot write .steps.my-id and must use
 //     {{index .steps "my-id" "output"}}.
 //   - A condition may be a template or the literal true/false.
+//   - Output values are computed after the run, so a step that an
+//     elicitation's skip_remaining may leave unstarted also needs
+//     defaultResults for the fields the output reads (refs.go).
 //   - The defaultResults rule (deps.go) is conservative: a guard such as
 //     {{if eq .steps.x.status "completed"}} does not exempt a read of
 //     .steps.x.output.f; index is the way to read fields that may be absent.

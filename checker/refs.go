@@ -11,7 +11,10 @@ package checker
 //	                     a transitive dependency (not the step itself); in
 //	                     output values any step will do, because output is
 //	                     computed after every step. Reading X's output when
-//	                     X may skip needs defaultResults (see deps.go).
+//	                     X may skip needs defaultResults (see deps.go); for
+//	                     output values X may also skip because an
+//	                     elicitation that does not depend on it ends the
+//	                     run with skip_remaining.
 //	.workflow.id         the run id; nothing else lives under .workflow.
 //	.forEach.<itemVar>|.forEach.index
 //	                     only inside a forEach's inner step.
@@ -20,6 +23,7 @@ package checker
 // valid roots.
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/vmcp-dev/vmcp/ir"
@@ -148,17 +152,37 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 		w.add(errUnknownForEachOutput(pos, path, id, r.path[3]))
 		return
 	}
-	if !target.maySkip {
+	why := target.why
+	if sc.kind == inOutput && why == "" {
+		why = w.skippedByRemaining(target)
+	}
+	if why == "" {
 		return
 	}
 	switch {
 	case len(r.path) >= 4:
 		if r.optionalFrom > 3 && !target.defaults[r.path[3]] {
-			w.add(errMissingDefaultResult(pos, path, id, r.path[3], target.why, target.hasDefaults))
+			w.add(errMissingDefaultResult(pos, path, id, r.path[3], why, target.hasDefaults))
 		}
 	case !r.indexed && !target.hasDefaults:
-		w.add(errMissingDefaultResult(pos, path, id, "", target.why, false))
+		w.add(errMissingDefaultResult(pos, path, id, "", why, false))
 	}
+}
+
+// skippedByRemaining says why target may be skipped by an elicitation
+// whose decline or cancel ends the run with skip_remaining: every step
+// that is not among that elicitation's dependencies may not have started
+// by then. Only output values see such steps; no later step runs.
+func (w *wfCheck) skippedByRemaining(target *stepInfo) string {
+	for _, e := range w.steps {
+		if e.typ != ir.StepElicitation || e == target || e.closure[target.index] {
+			continue
+		}
+		if e.ir.OnDecline == ir.ActionSkipRemaining || e.ir.OnCancel == ir.ActionSkipRemaining {
+			return fmt.Sprintf("may not have run when %q ends the run with skip_remaining", stepName(e))
+		}
+	}
+	return ""
 }
 
 // checkStepTemplates converts and checks every template of a step.
