@@ -105,11 +105,13 @@ func stdioVMCP(t *testing.T, cfg string, opts ...client.ClientOption) (*client.C
 	stderr := &lockedBuffer{}
 	tr := transport.NewStdio(bins.vmcp, nil, "run", "--config", cfg, "--log-level", "debug")
 	c := client.NewClient(tr, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
+	// The stdio transport ties the process to Start's context, so it gets
+	// one that lasts until Close; initialize has its own deadline.
+	if err := c.Start(context.Background()); err != nil {
 		t.Fatalf("start vmcp: %v", err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	go io.Copy(stderr, tr.Stderr())
 	t.Cleanup(func() {
 		c.Close()

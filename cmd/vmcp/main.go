@@ -46,6 +46,11 @@ type streams struct {
 }
 
 func main() {
+	// A client that closes vmcp's stderr (mcp-go's stdio client does, on
+	// Close) must not kill vmcp with SIGPIPE at its next log line: it would
+	// die without stopping its backend processes. Ignored, the write just
+	// fails.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := execute(ctx, os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr})
 	stop()
