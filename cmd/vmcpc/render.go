@@ -1,0 +1,244 @@
+package main
+
+// Renderers for `vmcpc plan`. Each takes planned workflows (steps in plan
+// order, Levels, Stats and CriticalPath filled in by the planner) and
+// writes them in one format, several workflows one after another. All
+// output is deterministic: it follows plan order, never map order.
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// renderText prints a level timeline, the statistics, the critical path
+// and a step table:
+//
+//	workflow investigate_incident (examples/incident_investigation.yaml:15:9)
+//
+//	level 0 | fetch_logs  fetch_metrics  fetch_traces
+//	level 1 | correlate
+//	level 2 | create_ticket
+//	...
+func renderText(w io.Writer, wfs []*ir.Workflow) error {
+	var b strings.Builder
+	for i, wf := range wfs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "workflow %s (%s)\n", wf.Name, wf.Pos)
+		if d := firstLine(wf.Description); d != "" {
+			fmt.Fprintf(&b, "  %s\n", d)
+		}
+		b.WriteString("\n")
+
+		labelWidth := len(fmt.Sprintf("level %d", len(wf.Levels)-1))
+		for l, level := range wf.Levels {
+			ids := make([]string, len(level))
+			for j, idx := range level {
+				ids[j] = wf.Steps[idx].ID
+			}
+			fmt.Fprintf(&b, "%-*s | %s\n", labelWidth, fmt.Sprintf("level %d", l), strings.Join(ids, "  "))
+		}
+
+		st := wf.Stats
+		b.WriteString("\nstatistics\n")
+		for _, row := range []struct {
+			name string
+			v    int
+		}{
+			{"total_levels", st.TotalLevels},
+			{"total_steps", st.TotalSteps},
+			{"max_parallelism", st.MaxParallelism},
+			{"min_parallelism", st.MinParallelism},
+			{"sequential_steps", st.SequentialSteps},
+		} {
+			fmt.Fprintf(&b, "  %-17s %d\n", row.name, row.v)
+		}
+
+		fmt.Fprintf(&b, "\ncritical path (%s)\n  %s\n", plural(len(wf.CriticalPath), "step"), strings.Join(stepIDs(wf, wf.CriticalPath), " -> "))
+
+		b.WriteString("\nsteps\n")
+		idWidth, actionWidth := 0, 0
+		for _, s := range wf.Steps {
+			idWidth = max(idWidth, len(s.ID))
+			actionWidth = max(actionWidth, len(stepAction(s)))
+		}
+		for _, s := range wf.Steps {
+			line := fmt.Sprintf("  %-*s  %-*s", idWidth, s.ID, actionWidth, stepAction(s))
+			if len(s.Deps) > 0 {
+				line += "  after " + strings.Join(stepIDs(wf, s.Deps), ", ")
+			}
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// stepAction says what a step does in a few words.
+func stepAction(s *ir.Step) string {
+	var what string
+	switch s.Type {
+	case ir.StepElicitation:
+		what = "elicitation"
+	case ir.StepForEach:
+		what = "forEach"
+		if s.ForEach != nil && s.ForEach.Step != nil && s.ForEach.Step.Tool != nil {
+			what = fmt.Sprintf("forEach %s: %s", s.ForEach.ItemVar, s.ForEach.Step.Tool)
+		}
+	default:
+		if s.Tool != nil {
+			what = s.Tool.String()
+		} else {
+			what = s.Type
+		}
+	}
+	if s.Condition != nil {
+		what += " (conditional)"
+	}
+	return what
+}
+
+func stepIDs(wf *ir.Workflow, idx []int) []string {
+	out := make([]string, len(idx))
+	for i, x := range idx {
+		out[i] = wf.Steps[x].ID
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	return s
+}
+
+// criticalEdges returns the set of edges (from, to) on the critical path.
+func criticalEdges(wf *ir.Workflow) map[[2]int]bool {
+	edges := map[[2]int]bool{}
+	for i := 1; i < len(wf.CriticalPath); i++ {
+		edges[[2]int{wf.CriticalPath[i-1], wf.CriticalPath[i]}] = true
+	}
+	return edges
+}
+
+func onCriticalPath(wf *ir.Workflow) map[int]bool {
+	on := map[int]bool{}
+	for _, i := range wf.CriticalPath {
+		on[i] = true
+	}
+	return on
+}
+
+// renderDOT prints one Graphviz digraph per workflow. Each level is a
+// rank=same subgraph, so levels line up in rows; critical-path nodes are
+// bold and critical-path edges red and thick.
+func renderDOT(w io.Writer, wfs []*ir.Workflow) error {
+	var b strings.Builder
+	for i, wf := range wfs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		crit := criticalEdges(wf)
+		onPath := onCriticalPath(wf)
+		fmt.Fprintf(&b, "digraph %s {\n", dotID(wf.Name))
+		b.WriteString("  rankdir=TB;\n")
+		fmt.Fprintf(&b, "  label=%s;\n  labelloc=t;\n", dotID(wf.Name))
+		b.WriteString("  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n")
+		b.WriteString("  edge [color=\"#555555\"];\n")
+		for l, level := range wf.Levels {
+			fmt.Fprintf(&b, "  subgraph level_%d {\n    rank=same;\n", l)
+			for _, idx := range level {
+				s := wf.Steps[idx]
+				attrs := fmt.Sprintf("label=%s", dotID(s.ID+"\n"+stepAction(s)))
+				if onPath[idx] {
+					attrs += ", style=\"rounded,bold\", color=\"#d62728\""
+				}
+				if s.Type == ir.StepElicitation {
+					attrs += ", shape=parallelogram"
+				}
+				if s.Type == ir.StepForEach {
+					attrs += ", peripheries=2"
+				}
+				fmt.Fprintf(&b, "    %s [%s];\n", dotID(s.ID), attrs)
+			}
+			b.WriteString("  }\n")
+		}
+		for _, s := range wf.Steps {
+			for _, d := range s.Deps {
+				attrs := ""
+				if crit[[2]int{d, s.Index}] {
+					attrs = " [color=\"#d62728\", penwidth=2.5]"
+				}
+				fmt.Fprintf(&b, "  %s -> %s%s;\n", dotID(wf.Steps[d].ID), dotID(s.ID), attrs)
+			}
+		}
+		b.WriteString("}\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// dotID quotes s as a DOT string.
+func dotID(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
+
+// renderMermaid prints one `flowchart TD` per workflow, titled with the
+// workflow name. Nodes are named s0, s1, ... by plan index so any step id
+// is safe; labels carry the id and the action. Critical-path edges are
+// drawn thick (==>) and critical-path nodes get the "critical" class.
+func renderMermaid(w io.Writer, wfs []*ir.Workflow) error {
+	var b strings.Builder
+	for i, wf := range wfs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		crit := criticalEdges(wf)
+		onPath := onCriticalPath(wf)
+		fmt.Fprintf(&b, "---\ntitle: %s\n---\nflowchart TD\n", wf.Name)
+		for _, s := range wf.Steps {
+			open, closing := "[", "]"
+			switch s.Type {
+			case ir.StepElicitation:
+				open, closing = "[/", "/]"
+			case ir.StepForEach:
+				open, closing = "[[", "]]"
+			}
+			fmt.Fprintf(&b, "  s%d%s\"%s<br/>%s\"%s\n", s.Index, open, mermaidText(s.ID), mermaidText(stepAction(s)), closing)
+		}
+		for _, s := range wf.Steps {
+			for _, d := range s.Deps {
+				arrow := "-->"
+				if crit[[2]int{d, s.Index}] {
+					arrow = "==>"
+				}
+				fmt.Fprintf(&b, "  s%d %s s%d\n", d, arrow, s.Index)
+			}
+		}
+		var critNodes []string
+		for _, idx := range wf.CriticalPath {
+			if onPath[idx] {
+				critNodes = append(critNodes, fmt.Sprintf("s%d", idx))
+			}
+		}
+		b.WriteString("  classDef critical stroke:#d62728,stroke-width:3px\n")
+		if len(critNodes) > 0 {
+			fmt.Fprintf(&b, "  class %s critical\n", strings.Join(critNodes, ","))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mermaidText escapes text for a quoted Mermaid label.
+func mermaidText(s string) string {
+	r := strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "\n", " ")
+	return r.Replace(s)
+}
