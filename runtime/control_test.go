@@ -542,3 +542,94 @@ func TestNoFrontEndDependencies(t *testing.T) {
 		}
 	}
 }
+
+// slowStore is a Store other than MemoryStore, with slow step writes, so
+// the engine writes through its background writer.
+type slowStore struct {
+	*MemoryStore
+	delay   time.Duration
+	mu      sync.Mutex
+	updates int
+}
+
+func (s *slowStore) UpdateStep(ctx context.Context, runID string, index int, step StepState) error {
+	time.Sleep(s.delay)
+	s.mu.Lock()
+	s.updates++
+	s.mu.Unlock()
+	return s.MemoryStore.UpdateStep(ctx, runID, index, step)
+}
+
+func TestSlowStoreGetsEveryUpdate(t *testing.T) {
+	var steps []step
+	for i := 0; i < 10; i++ {
+		steps = append(steps, tool(fmt.Sprintf("s%d", i), "svc.x", nil))
+	}
+	store := &slowStore{MemoryStore: NewMemoryStore(0), delay: time.Millisecond}
+	e := mustEngine(t, plan(build("slow", steps...)), Options{Backend: newFake(nil), Store: store})
+	run, err := e.Run(context.Background(), "slow", nil, RunOptions{})
+	if err != nil || run.Status != RunCompleted {
+		t.Fatalf("Run = %v, %v", run, err)
+	}
+	got, err := store.GetRun(context.Background(), run.ID)
+	if err != nil || got.Status != RunCompleted {
+		t.Fatalf("stored run = %v, %v; want completed", got, err)
+	}
+	for _, s := range got.Steps {
+		if s.Status != StepCompleted {
+			t.Errorf("stored step %s = %s; want completed", s.ID, s.Status)
+		}
+	}
+	if store.updates != 20 {
+		t.Errorf("UpdateStep calls = %d; want 20 (start and end of 10 steps)", store.updates)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	t.Run("template output over 10 MB", func(t *testing.T) {
+		runCase{
+			wf:     build("big", tool("a", "svc.x", M{"v": "x" + strings.Repeat("{{.params.mb}}", 11)})),
+			params: M{"mb": strings.Repeat("m", 1<<20)},
+			status: RunFailed,
+			errHas: []string{`step "a"`, "exceeds the 10 MB limit"},
+		}.run(t)
+	})
+	t.Run("argument nesting over 100 levels", func(t *testing.T) {
+		var v any = "leaf"
+		for i := 0; i < 102; i++ {
+			v = M{"k": v}
+		}
+		_, err := New(plan(build("deep", tool("a", "svc.x", M{"v": v}))), Options{})
+		if err == nil || !strings.Contains(err.Error(), "nested deeper than 100 levels") {
+			t.Errorf("New(deep arguments) = %v; want a nesting error", err)
+		}
+	})
+	t.Run("typed value nested over 100 levels", func(t *testing.T) {
+		deep := strings.Repeat("[", 150) + strings.Repeat("]", 150)
+		runCase{
+			wf:     build("deepjson", tool("a", "svc.x", M{"v": "{{fromJson .params.j}}"})),
+			params: M{"j": deep},
+			status: RunFailed,
+			errHas: []string{`step "a"`, "fromJson"},
+		}.run(t)
+	})
+	t.Run("maxRetries over 10 is capped", func(t *testing.T) {
+		runCase{
+			wf:       build("cap", tool("a", "svc.down", nil).with(onError(ir.ActionRetry, 50))),
+			tools:    map[string]*fakeTool{"svc.down": {fail: true}},
+			status:   RunFailed,
+			attempts: map[string]int{"a": 11},
+		}.run(t)
+	})
+}
+
+func TestTemplatePositions(t *testing.T) {
+	w := build("pos", tool("a", "svc.x", nil), tool("b", "svc.y", M{"v": "line one\n  and {{.steps.a.output.gone}}"}, "a"))
+	w.Steps[1].Arguments.Fields[0].Value.Template.Pos = at(12, 14)
+	runCase{
+		wf:     w,
+		status: RunFailed,
+		// line 12 + 1; the action starts at column 7 of that line.
+		errHas: []string{`step "b" (wf.yaml:13:9)`, `no field "gone"`},
+	}.run(t)
+}

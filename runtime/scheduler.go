@@ -113,6 +113,19 @@ type runState struct {
 	firstErr      *StepError
 	deadlines     []sharedDeadline
 	spent         []context.CancelFunc
+
+	// Store writes. storeCtx outlives cancellation so the final states
+	// are recorded. With a store other than MemoryStore, step updates go
+	// through updates to one writer goroutine, so a slow (disk) store
+	// never stalls scheduling; FinishRun waits for the writer to drain.
+	storeCtx   context.Context
+	updates    chan stepUpdate
+	writerDone chan struct{}
+}
+
+type stepUpdate struct {
+	index int
+	state StepState
 }
 
 func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string, params map[string]any, opts RunOptions) *runState {
@@ -126,6 +139,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		results: make(chan stepMsg, wp.maxParallel+1),
 	}
 	r.handleFn, r.notifyFn = r.handle, r.notifyAsync
+	r.storeCtx = context.WithoutCancel(parent)
 	tctx, stopTO := context.WithTimeoutCause(parent, wp.timeout, errWorkflowTimeout)
 	r.ctx, r.cancel = context.WithCancelCause(tctx)
 	r.stopTO = stopTO
@@ -160,6 +174,11 @@ func (r *runState) execute() {
 	defer r.stopTO()
 	defer r.cancel(nil)
 	defer r.releaseDeadlines()
+	if _, sync := r.e.store.(*MemoryStore); !sync {
+		r.updates = make(chan stepUpdate, 256)
+		r.writerDone = make(chan struct{})
+		go r.storeWriter()
+	}
 	r.emit(Event{Kind: EventRunStarted})
 	if serr := r.evalVars(); serr != nil {
 		r.firstErr = serr
@@ -419,8 +438,23 @@ func (r *runState) setView(id string, entry map[string]any) {
 }
 
 func (r *runState) storeStep(i int) {
-	if err := r.e.store.UpdateStep(r.ctx, r.run.ID, i, r.run.Steps[i]); err != nil {
-		r.e.log.Warn("run store: step update failed", "run", r.run.ID, "step", r.run.Steps[i].ID, "err", err)
+	if r.updates != nil {
+		r.updates <- stepUpdate{i, r.run.Steps[i]}
+		return
+	}
+	r.writeStep(i, r.run.Steps[i])
+}
+
+func (r *runState) writeStep(i int, st StepState) {
+	if err := r.e.store.UpdateStep(r.storeCtx, r.run.ID, i, st); err != nil {
+		r.e.log.Warn("run store: step update failed", "run", r.run.ID, "step", st.ID, "err", err)
+	}
+}
+
+func (r *runState) storeWriter() {
+	defer close(r.writerDone)
+	for u := range r.updates {
+		r.writeStep(u.index, u.state)
 	}
 }
 
@@ -484,9 +518,11 @@ func (r *runState) finishRun() {
 		}
 	}
 	run.EndedAt = time.Now()
-	// The run's own context may be cancelled; the final record must still
-	// be written.
-	if err := r.e.store.FinishRun(context.WithoutCancel(r.ctx), run); err != nil {
+	if r.updates != nil {
+		close(r.updates)
+		<-r.writerDone
+	}
+	if err := r.e.store.FinishRun(r.storeCtx, run); err != nil {
 		r.e.log.Warn("run store: finishing run failed", "run", run.ID, "err", err)
 	}
 	r.e.log.Debug("run finished", "run", run.ID, "workflow", run.Workflow, "status", run.Status)

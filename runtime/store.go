@@ -100,12 +100,12 @@ func (s *MemoryStore) UpdateStep(_ context.Context, runID string, index int, ste
 	return nil
 }
 
-// FinishRun records the final state of a run.
+// FinishRun records the final state of a run made by CreateRun.
 func (s *MemoryStore) FinishRun(_ context.Context, run *Run) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.runs[run.ID]; !ok {
-		s.order = append(s.order, run.ID)
+		return ErrRunNotFound
 	}
 	s.runs[run.ID] = copyRun(run)
 	s.evict()
