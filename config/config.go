@@ -11,10 +11,11 @@ const (
 
 // Defaults applied by Load.
 const (
-	DefaultCallTimeout = 60 * time.Second
-	DefaultListen      = "127.0.0.1:8080"
-	DefaultMaxParallel = 10
-	DefaultStore       = "memory"
+	DefaultCallTimeout  = 60 * time.Second
+	DefaultStartTimeout = 60 * time.Second
+	DefaultListen       = "127.0.0.1:8080"
+	DefaultMaxParallel  = 10
+	DefaultStore        = "memory"
 )
 
 // Config is a loaded vmcp.yaml.
@@ -55,6 +56,11 @@ type Backend struct {
 	// Timeout bounds every tool call on this backend (default 60s); a
 	// shorter deadline on the caller's context wins.
 	Timeout time.Duration
+	// StartTimeout bounds connecting: starting the process or dialing,
+	// initialize and tools/list (default 60s). It is separate from Timeout
+	// because a server that answers calls in milliseconds may still take
+	// seconds to start.
+	StartTimeout time.Duration
 	// ContinuousListening opens the streamable HTTP GET stream so the
 	// backend can send requests not tied to a call. It also forces the
 	// older handshake in mcp-go, so it is off unless asked for.

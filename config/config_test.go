@@ -64,9 +64,9 @@ state:
 		Path: path,
 		Dir:  dir,
 		Backends: map[string]*Backend{
-			"github":  {Name: "github", Command: "github-mcp-server", Args: []string{"stdio"}, Env: map[string]string{"GITHUB_TOKEN": "gh-secret"}, Transport: "stdio", Timeout: 60 * time.Second},
-			"metrics": {Name: "metrics", URL: "http://127.0.0.1:9000/mcp", Transport: "streamable-http", Headers: map[string]string{"Authorization": "Bearer m-secret"}, Timeout: 60 * time.Second},
-			"legacy":  {Name: "legacy", URL: "http://127.0.0.1:9001/sse", Transport: "sse", Timeout: 5 * time.Second},
+			"github":  {Name: "github", Command: "github-mcp-server", Args: []string{"stdio"}, Env: map[string]string{"GITHUB_TOKEN": "gh-secret"}, Transport: "stdio", Timeout: 60 * time.Second, StartTimeout: 60 * time.Second},
+			"metrics": {Name: "metrics", URL: "http://127.0.0.1:9000/mcp", Transport: "streamable-http", Headers: map[string]string{"Authorization": "Bearer m-secret"}, Timeout: 60 * time.Second, StartTimeout: 60 * time.Second},
+			"legacy":  {Name: "legacy", URL: "http://127.0.0.1:9001/sse", Transport: "sse", Timeout: 5 * time.Second, StartTimeout: 60 * time.Second},
 		},
 		Workflows: []string{
 			filepath.Join(dir, "build/plan.json"),
@@ -116,7 +116,7 @@ func TestLoadValues(t *testing.T) {
 		{
 			name: "snake_case keys and url default transport",
 			src: `backends:
-  web: {url: "https://x.example/mcp", continuous_listening: true, timeout: 2m}
+  web: {url: "https://x.example/mcp", continuous_listening: true, timeout: 2m, start_timeout: 90s}
 server: {expose_backend_tools: true, expose_run_tools: true, max_parallel: 3, auth: {tokens: ["${TOK}"]}}
 state: {store: memory, max_output_bytes: 1000, retention: 24h}
 composite_tools:
@@ -124,7 +124,7 @@ composite_tools:
 `,
 			env: map[string]string{"TOK": "t1"},
 			check: func(t *testing.T, c *Config) {
-				want := &Backend{Name: "web", URL: "https://x.example/mcp", Transport: "streamable-http", Timeout: 2 * time.Minute, ContinuousListening: true}
+				want := &Backend{Name: "web", URL: "https://x.example/mcp", Transport: "streamable-http", Timeout: 2 * time.Minute, StartTimeout: 90 * time.Second, ContinuousListening: true}
 				if diff := cmp.Diff(want, c.Backends["web"]); diff != "" {
 					t.Errorf("backend web (-want +got):\n%s", diff)
 				}

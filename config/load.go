@@ -343,10 +343,10 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 		l.errorf(keyNode, path, "bad_name", "backend name %q must be letters, digits, '_' and '-' (it is the prefix of tool references like %s.tool)", name, name)
 		return
 	}
-	b := &Backend{Name: name, Timeout: DefaultCallTimeout}
+	b := &Backend{Name: name, Timeout: DefaultCallTimeout, StartTimeout: DefaultStartTimeout}
 	what := func(field string) string { return fmt.Sprintf("backend %q field %s", name, field) }
 	var transportNode ast.Node
-	known := []string{"command", "args", "env", "url", "transport", "headers", "timeout", "continuousListening"}
+	known := []string{"command", "args", "env", "url", "transport", "headers", "timeout", "startTimeout", "continuousListening"}
 	l.fields(n, path, known, func(key string, k, v ast.Node) {
 		p := joinPath(path, key)
 		switch key {
@@ -371,6 +371,10 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 		case "timeout":
 			if d := l.duration(v, p, what(key)); d > 0 {
 				b.Timeout = d
+			}
+		case "startTimeout":
+			if d := l.duration(v, p, what(key)); d > 0 {
+				b.StartTimeout = d
 			}
 		case "continuousListening":
 			b.ContinuousListening = l.boolean(v, p, what(key))

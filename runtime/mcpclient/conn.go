@@ -153,10 +153,10 @@ func indent(s string) string {
 }
 
 // start makes a new session: transport, client, initialize, tools/list.
-// Everything is bounded by ctx and the backend's timeout; the process and
+// Everything is bounded by ctx and the backend's StartTimeout; the process and
 // streams themselves live as long as the manager.
 func (c *conn) start(ctx context.Context) (*session, []mcp.Tool, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.StartTimeout)
 	defer cancel()
 	c.nextID++
 	s := &session{id: c.nextID}
@@ -207,7 +207,7 @@ func (c *conn) startError(s *session, stage string, err error) error {
 	case c.cfg.Transport == config.TransportStdio && stage == "starting":
 		fmt.Fprintf(&b, ": cannot start %q: %v", c.cfg.Command, unwrapTransport(err))
 	case timedOut:
-		fmt.Fprintf(&b, ": %s: no answer within %s", stage, c.cfg.Timeout)
+		fmt.Fprintf(&b, ": %s: no answer within %s (the backend's startTimeout)", stage, c.cfg.StartTimeout)
 	case c.cfg.Transport == config.TransportStdio && s.stderr != nil && exitErr != nil:
 		fmt.Fprintf(&b, " exited during %s: %v", stage, exitErr)
 	default:
@@ -277,7 +277,7 @@ func (c *conn) newStreamable(s *session) error {
 func (c *conn) newSSE(s *session) error {
 	opts := []transport.ClientOption{
 		transport.WithSSELogger(c.m.log),
-		transport.WithEndpointTimeout(c.cfg.Timeout),
+		transport.WithEndpointTimeout(c.cfg.StartTimeout),
 		// Our own per-call deadline must fire first, with its clearer error.
 		transport.WithResponseTimeout(c.cfg.Timeout + 5*time.Second),
 	}

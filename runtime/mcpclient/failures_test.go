@@ -263,7 +263,7 @@ func TestContextCancelReachesServer(t *testing.T) {
 
 func TestConnectErrors(t *testing.T) {
 	hang := fakeBackend(map[string]string{testservers.EnvHangInit: "1"})
-	hang.Timeout = 500 * time.Millisecond
+	hang.StartTimeout = 500 * time.Millisecond
 	tests := []struct {
 		name    string
 		backend *config.Backend
@@ -273,7 +273,7 @@ func TestConnectErrors(t *testing.T) {
 			[]string{`backend "bad": cannot start "/nonexistent/vmcp-no-such-server"`, "no such file or directory"}},
 		{"exits at start", fakeBackend(map[string]string{testservers.EnvExitAtStart: "fatal: GITHUB_TOKEN is empty"}),
 			[]string{`backend "bad" exited during initialize: exit status 3`, "its stderr ends with:\n    fatal: GITHUB_TOKEN is empty"}},
-		{"never answers", hang, []string{`backend "bad": initialize: no answer within 500ms`}},
+		{"never answers", hang, []string{`backend "bad": initialize: no answer within 500ms (the backend's startTimeout)`}},
 		{"nothing listening", &config.Backend{URL: "http://127.0.0.1:17198/mcp", Transport: config.TransportStreamableHTTP, Timeout: 5 * time.Second},
 			[]string{`backend "bad" (http://127.0.0.1:17198/mcp): initialize:`, "connection refused"}},
 		{"sse nothing listening", &config.Backend{URL: "http://127.0.0.1:17198/sse", Transport: config.TransportSSE, Timeout: 5 * time.Second},

@@ -49,7 +49,7 @@ var _ runtime.Backend = (*Manager)(nil)
 
 // Connect starts or dials every backend concurrently, initializes each one
 // and lists its tools (following pagination). Each start is bounded by ctx
-// and by the backend's timeout. If any backend cannot start, Connect
+// and by the backend's StartTimeout. If any backend cannot start, Connect
 // closes the others and returns an error naming each failed backend and
 // what failed (with the stderr tail of a stdio process that exited).
 func Connect(ctx context.Context, backends map[string]*config.Backend, opts Options) (*Manager, error) {
@@ -73,6 +73,9 @@ func Connect(ctx context.Context, backends map[string]*config.Backend, opts Opti
 		cfg.Name = name
 		if cfg.Timeout <= 0 {
 			cfg.Timeout = config.DefaultCallTimeout
+		}
+		if cfg.StartTimeout <= 0 {
+			cfg.StartTimeout = config.DefaultStartTimeout
 		}
 		if cfg.Transport == "" {
 			cfg.Transport = config.TransportStdio
