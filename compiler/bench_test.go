@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/vmcp-dev/vmcp/checker"
+	"github.com/vmcp-dev/vmcp/parser"
 )
 
 // genWorkflow writes a workflow of n steps (n a multiple of 5) in blocks of
@@ -88,4 +91,27 @@ func BenchmarkCompile(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCompileStages splits BenchmarkCompile/steps=100 by stage, to
+// show where the time goes: parse alone, then parse and check.
+func BenchmarkCompileStages(b *testing.B) {
+	src := genWorkflow(100)
+	b.Run("parse", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, diags := parser.Parse("bench.yaml", src); diags.HasErrors() {
+				b.Fatal(diags)
+			}
+		}
+	})
+	b.Run("parse+check", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			f, _ := parser.Parse("bench.yaml", src)
+			if _, diags := checker.Check([]*parser.File{f}, checker.Options{}); diags.HasErrors() {
+				b.Fatal(diags)
+			}
+		}
+	})
 }

@@ -15,7 +15,7 @@ type spec string
 
 // build makes a checked workflow (source order, source-index Deps) from
 // step specs, the way checker.Check hands it to the planner.
-func build(t *testing.T, specs ...spec) *ir.Workflow {
+func build(t testing.TB, specs ...spec) *ir.Workflow {
 	t.Helper()
 	index := map[string]int{}
 	for i, s := range specs {
