@@ -37,9 +37,15 @@ type conn struct {
 	m   *Manager
 	cfg *config.Backend
 
+	// startMu serialises (re)starts, so concurrent calls to a dead backend
+	// start it once. It is held for as long as a start takes; mu never is,
+	// so Ready and Tools answer at once even while a backend starts.
+	startMu sync.Mutex
+	nextID  int // guarded by startMu
+
 	mu     sync.Mutex
 	sess   *session // nil when not connected
-	nextID int
+	closed bool     // set by Manager.Close
 	// down says why there is no session (the last exit or failure); nil
 	// before the first start.
 	down error
@@ -75,16 +81,27 @@ func (s *session) close() error {
 
 // get returns the live session, starting one when there is none.
 func (c *conn) get(ctx context.Context) (*session, error) {
+	if s, err := c.current(); s != nil || err != nil {
+		return s, err
+	}
+	c.startMu.Lock()
+	defer c.startMu.Unlock()
+	// Another caller may have started it while we waited.
+	if s, err := c.current(); s != nil || err != nil {
+		return s, err
+	}
+	c.mu.Lock()
+	restart := c.down != nil
+	c.mu.Unlock()
+	s, tools, err := c.start(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.sess != nil {
-		return c.sess, nil
+	if c.closed {
+		if s != nil {
+			s.close()
+		}
+		return nil, c.closedErr()
 	}
-	if err := c.m.ctx.Err(); err != nil {
-		return nil, fmt.Errorf("backend %q: manager is closed", c.cfg.Name)
-	}
-	restart := c.down != nil
-	s, tools, err := c.start(ctx)
 	if err != nil {
 		c.down = err
 		return nil, err
@@ -94,6 +111,21 @@ func (c *conn) get(ctx context.Context) (*session, error) {
 		c.m.log.Info("backend restarted", "backend", c.cfg.Name, "tools", len(tools))
 	}
 	return s, nil
+}
+
+// current returns the live session, or an error once the manager is
+// closed, or neither.
+func (c *conn) current() (*session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, c.closedErr()
+	}
+	return c.sess, nil
+}
+
+func (c *conn) closedErr() error {
+	return fmt.Errorf("backend %q: manager is closed", c.cfg.Name)
 }
 
 // fail tears the session down after a transport-level failure and returns

@@ -6,6 +6,8 @@ package mcpclient
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -327,5 +329,44 @@ func TestCloseLeavesNothing(t *testing.T) {
 	}
 	if _, err := call(m, ctx, "echo", map[string]any{"message": "x"}); err == nil || !strings.Contains(err.Error(), "manager is closed") {
 		t.Errorf("call after Close: error = %v; want manager is closed", err)
+	}
+}
+
+func TestReadyAnswersDuringSlowRestart(t *testing.T) {
+	// The first start serves the fake server; every later start hangs, so
+	// the restart after a crash takes the whole startTimeout.
+	marker := filepath.Join(t.TempDir(), "started")
+	b := fakeBackend(nil)
+	b.Command = "/bin/sh"
+	b.Args = []string{"-c", `if [ -e "$1" ]; then exec sleep 60; fi; touch "$1"; exec "$2"`, "sh", marker, os.Args[0]}
+	b.StartTimeout = 3 * time.Second
+	m := connect(t, map[string]*config.Backend{"fake": b})
+	if _, err := call(m, context.Background(), "crash", nil); err == nil {
+		t.Fatal("crash returned no error")
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := call(m, context.Background(), "echo", map[string]any{"message": "x"})
+		errc <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // let the restart begin
+	start := time.Now()
+	ready := m.Ready()
+	if took := time.Since(start); took > 200*time.Millisecond {
+		t.Errorf("Ready() took %v during a restart; want an immediate answer", took)
+	}
+	if err := ready["fake"]; err == nil || !strings.Contains(err.Error(), "exit status 7") {
+		t.Errorf("Ready()[fake] during the restart = %v; want the crash", err)
+	}
+	if n := len(m.Tools("fake")); n != 9 {
+		t.Errorf("Tools(fake) during the restart has %d tools; want the 9 from the last start", n)
+	}
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), `backend "fake": initialize: no answer within 3s`) {
+			t.Errorf("call during a hanging restart: error = %v; want initialize: no answer within 3s", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("call during a hanging restart did not return")
 	}
 }

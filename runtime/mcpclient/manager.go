@@ -262,7 +262,8 @@ func (m *Manager) Close() error {
 				c.mu.Lock()
 				s := c.sess
 				c.sess = nil
-				c.down = fmt.Errorf("backend %q: manager is closed", n)
+				c.closed = true
+				c.down = c.closedErr()
 				c.mu.Unlock()
 				if s == nil {
 					return
@@ -275,6 +276,7 @@ func (m *Manager) Close() error {
 			}()
 		}
 		wg.Wait()
+		// Starts still in flight fail now; get closes what they made.
 		m.cancel()
 		sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 		m.closeErr = errors.Join(errs...)
