@@ -43,7 +43,9 @@ type Config struct {
 type Backend struct {
 	Name string
 	// Command and Args start a stdio backend; Env is added to vmcp's own
-	// environment for that process.
+	// environment for that process. A relative command with a slash
+	// (./bin/server) is resolved against the config's directory; a bare
+	// name is looked up on PATH when the backend starts.
 	Command string
 	Args    []string
 	Env     map[string]string

@@ -165,6 +165,21 @@ composite_tools:
 			},
 		},
 		{
+			name: "relative command paths resolve against the config directory",
+			src:  "backends: {a: {command: ./bin/srv}, b: {command: node}, c: {command: /usr/bin/env}}\n",
+			check: func(t *testing.T, c *Config) {
+				if got := c.Backends["a"].Command; got != filepath.Join(c.Dir, "bin", "srv") {
+					t.Errorf("Command(./bin/srv) = %q; want it under the config directory %s", got, c.Dir)
+				}
+				if got := c.Backends["b"].Command; got != "node" {
+					t.Errorf("Command(node) = %q; want node (a PATH lookup)", got)
+				}
+				if got := c.Backends["c"].Command; got != "/usr/bin/env" {
+					t.Errorf("Command(/usr/bin/env) = %q; want it unchanged", got)
+				}
+			},
+		},
+		{
 			name: "empty compositeTools is not a source",
 			src:  "compositeTools: []\n",
 			check: func(t *testing.T, c *Config) {

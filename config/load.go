@@ -352,6 +352,9 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 		switch key {
 		case "command":
 			b.Command, _ = l.str(v, p, what(key))
+			if strings.ContainsRune(b.Command, '/') && !filepath.IsAbs(b.Command) {
+				b.Command = l.resolve(b.Command)
+			}
 		case "args":
 			b.Args = l.strList(v, p, what(key))
 		case "env":

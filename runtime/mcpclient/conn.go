@@ -130,19 +130,26 @@ func (c *conn) closedErr() error {
 
 // fail tears the session down after a transport-level failure and returns
 // the error for the call: for stdio, "backend "x" exited: <status>" with
-// the stderr tail.
+// the stderr tail. Every call that was in flight on s gets the same error.
+// Closing (and reaping) happens outside mu, so Ready never waits for it.
 func (c *conn) fail(s *session, cause error) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.sess == s {
+	mine := c.sess == s
+	if mine {
 		c.sess = nil
-		c.down = c.describeFailure(s, cause)
-		c.m.log.Warn("backend connection lost", "backend", c.cfg.Name, "err", c.down)
+		c.down = fmt.Errorf("backend %q: connection lost: %w", c.cfg.Name, unwrapTransport(cause))
 	}
-	if c.down != nil && c.sess == nil {
-		return c.down
+	c.mu.Unlock()
+	err := c.describeFailure(s, cause)
+	if mine {
+		c.mu.Lock()
+		if c.sess == nil && !c.closed {
+			c.down = err
+		}
+		c.mu.Unlock()
+		c.m.log.Warn("backend connection lost", "backend", c.cfg.Name, "err", err)
 	}
-	return c.describeFailure(s, cause)
+	return err
 }
 
 // describeFailure closes s and says what happened to it.
