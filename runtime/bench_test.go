@@ -113,3 +113,42 @@ func BenchmarkRun(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSchedulingProbe runs the design's probe with real latencies:
+// slow (50ms) and fast (5ms) without dependencies, after_fast (5ms) after
+// fast, join (5ms) after slow and after_fast. It reports how long after
+// fast's end after_fast started (a level-barrier scheduler would wait for
+// slow, about 45ms) and the makespan against the 55ms critical path.
+func BenchmarkSchedulingProbe(b *testing.B) {
+	wf := build("probe",
+		tool("slow", "svc.slow", nil),
+		tool("fast", "svc.fast", nil),
+		tool("after_fast", "svc.fast", nil, "fast"),
+		tool("join", "svc.fast", nil, "slow", "after_fast"),
+	)
+	fb := newFake(map[string]*fakeTool{"svc.slow": {latency: 50 * time.Millisecond}, "svc.fast": {latency: 5 * time.Millisecond}})
+	e := mustEngine(b, plan(wf), Options{Backend: fb})
+	var lag, makespan, afterStart time.Duration
+	for i := 0; i < b.N; i++ {
+		run, err := e.Run(context.Background(), "probe", nil, RunOptions{})
+		if err != nil || run.Status != RunCompleted {
+			b.Fatalf("Run = %v, %v", run, err)
+		}
+		var fast, after StepState
+		for _, s := range run.Steps {
+			switch s.ID {
+			case "fast":
+				fast = s
+			case "after_fast":
+				after = s
+			}
+		}
+		lag += after.StartedAt.Sub(fast.EndedAt)
+		afterStart += after.StartedAt.Sub(run.StartedAt)
+		makespan += run.EndedAt.Sub(run.StartedAt)
+	}
+	n := float64(b.N) * float64(time.Millisecond)
+	b.ReportMetric(float64(lag)/n, "after_fast-lag-ms")
+	b.ReportMetric(float64(afterStart)/n, "after_fast-start-ms")
+	b.ReportMetric(float64(makespan)/n, "makespan-ms")
+}

@@ -136,13 +136,13 @@ func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
 	iterations := make([]any, len(items))
 	var completed, failedN int64
 	for i, res := range results {
-		status := string(StepSkipped)
+		status := skippedValue
 		switch {
 		case res.done && res.err == "":
-			status = string(StepCompleted)
+			status = completedValue
 			completed++
 		case res.done:
-			status = string(StepFailed)
+			status = failedValue
 			failedN++
 		}
 		iterations[i] = map[string]any{"index": int64(i), "item": items[i], "status": status, "output": res.output, "error": res.err}

@@ -70,6 +70,25 @@ var (
 	runningEntry = map[string]any{"status": string(StepRunning), "output": nil, "error": ""}
 )
 
+// Step statuses as template values, boxed once.
+var (
+	completedValue any = string(StepCompleted)
+	failedValue    any = string(StepFailed)
+	skippedValue   any = string(StepSkipped)
+)
+
+func statusValue(s StepStatus) any {
+	switch s {
+	case StepCompleted:
+		return completedValue
+	case StepFailed:
+		return failedValue
+	case StepSkipped:
+		return skippedValue
+	}
+	return string(s)
+}
+
 // stepMsg is what a step goroutine tells the coordinator.
 type stepMsg struct {
 	index         int
@@ -136,7 +155,6 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		opts:    opts,
 		view:    make(map[string]any, n),
 		pending: make([]int32, n),
-		results: make(chan stepMsg, wp.maxParallel+1),
 	}
 	r.handleFn, r.notifyFn = r.handle, r.notifyAsync
 	r.storeCtx = context.WithoutCancel(parent)
@@ -156,7 +174,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		r.pending[i] = int32(sp.ndeps)
 	}
 	r.ready.steps = wp.steps
-	r.ready.items = make([]int, 0, len(wp.roots))
+	r.ready.items = make([]int, 0, n)
 	for _, i := range wp.roots {
 		r.ready.push(i)
 	}
@@ -271,6 +289,9 @@ func (r *runState) launch(i int) {
 		// Every unfinished step depends on this one: run it here.
 		r.handle(r.runStep(ctx, sp, r.handleFn))
 		return
+	}
+	if r.results == nil {
+		r.results = make(chan stepMsg, r.wp.maxParallel+1)
 	}
 	go r.runStepAsync(ctx, sp)
 }
@@ -397,7 +418,7 @@ func (r *runState) handle(m stepMsg) {
 		r.stopped = true
 	}
 	st.Output = output
-	r.setView(sp.id, map[string]any{"output": output, "status": string(m.status), "error": st.Error})
+	r.setView(sp.id, map[string]any{"output": output, "status": statusValue(m.status), "error": st.Error})
 	r.storeStep(m.index)
 	r.done++
 	r.emit(Event{Kind: kind, StepID: sp.id, Attempt: st.Attempts, Err: st.Error, Time: m.at})
@@ -502,7 +523,7 @@ func (r *runState) finishRun() {
 				st.EndedAt = now
 				st.Output = sp.step.DefaultResults
 				st.Note = "skipped by skip_remaining"
-				r.view[sp.id] = map[string]any{"output": st.Output, "status": string(StepSkipped), "error": ""}
+				r.view[sp.id] = map[string]any{"output": st.Output, "status": statusValue(StepSkipped), "error": ""}
 				r.storeStep(i)
 				r.done++
 				r.emit(Event{Kind: EventStepSkipped, StepID: sp.id})
