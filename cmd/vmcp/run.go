@@ -11,7 +11,8 @@ import (
 )
 
 func newRunCmd(io streams) *cobra.Command {
-	var configPath, transport, listen, logLevel string
+	var configPath, transport, listen, logLevel, adminListen string
+	var insecure bool
 	cmd := &cobra.Command{
 		Use:   "run --config vmcp.yaml [--transport stdio|http] [--listen 127.0.0.1:8080]",
 		Short: "Serve the workflows as MCP tools",
@@ -39,7 +40,7 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 				listen = st.cfg.Server.Listen
 			}
 			srv, err := server.New(server.Options{
-				Runner:       st.engine,
+				Runner:       st.ops.runner(st.engine), // metrics and run logs: ops.go
 				Backends:     st.backend,
 				BackendNames: st.backend.Backends(),
 				Expose:       st.cfg.Server.ExposeBackendTools,
@@ -50,21 +51,41 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 			if err != nil {
 				return failuref("%v", err)
 			}
+			if err := st.ops.addRunTools(srv, st.engine); err != nil {
+				return failuref("%v", err)
+			}
 			ctx := cmd.Context()
 			switch transport {
 			case "stdio":
+				if adminListen != "" {
+					if err := st.ops.checkListen(adminListen, insecure); err != nil {
+						return usageErrorf("%v", err)
+					}
+					go func() {
+						if err := st.ops.serveAdmin(ctx, adminListen, st.engine, st.backend.Ready); err != nil {
+							log.Error("admin API stopped", "err", err)
+						}
+					}()
+				}
 				log.Info("serving MCP on stdio", "tools", len(srv.ToolNames()))
 				if err := srv.ServeStdio(ctx, io.in, io.out); err != nil {
 					return failuref("stdio: %v", err)
 				}
 			case "http":
+				if err := st.ops.checkListen(listen, insecure); err != nil {
+					return usageErrorf("%v", err)
+				}
+				routes, err := st.ops.routes(st.engine, st.backend.Ready)
+				if err != nil {
+					return failuref("%v", err)
+				}
 				ln, err := net.Listen("tcp", listen)
 				if err != nil {
 					return failuref("listen on %s: %v", listen, err)
 				}
 				mcpHandler := srv.MCPHandler()
 				log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+server.MCPPath, "tools", len(srv.ToolNames()))
-				if err := server.ServeHTTP(ctx, ln, server.HTTPHandler(mcpHandler, nil), mcpHandler, 10*time.Second); err != nil {
+				if err := server.ServeHTTP(ctx, ln, server.HTTPHandler(mcpHandler, st.ops.protect, routes...), mcpHandler, 10*time.Second); err != nil {
 					return failuref("http: %v", err)
 				}
 			default:
@@ -79,5 +100,7 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 	f.StringVar(&transport, "transport", "stdio", "stdio or http")
 	f.StringVar(&listen, "listen", config.DefaultListen, "address of the HTTP server")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringVar(&adminListen, "admin-listen", "", "with --transport stdio, also serve the run API, health and metrics on this address")
+	f.BoolVar(&insecure, "insecure", false, "allow listening beyond loopback without server.auth.tokens")
 	return cmd
 }

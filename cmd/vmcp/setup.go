@@ -25,6 +25,7 @@ type stack struct {
 	plan    *ir.Plan
 	backend *mcpclient.Manager
 	engine  *runtime.Engine
+	ops     *ops
 }
 
 // openStack loads the config, connects every backend, compiles the
@@ -60,17 +61,26 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 	if diags.HasErrors() {
 		return nil, failuref("%d error(s) in the workflows of %s", len(diags.Errors()), configPath)
 	}
-	eng, err := runtime.New(plan, runtime.Options{Backend: mgr, Schemas: mgr.Catalog(), Logger: log})
+	o, err := openOps(cfg, log) // store, metrics: see ops.go
 	if err != nil {
 		return nil, failuref("%v", err)
 	}
+	eng, err := runtime.New(plan, o.engineOptions(runtime.Options{Backend: mgr, Schemas: mgr.Catalog(), Logger: log}))
+	if err != nil {
+		o.Close()
+		return nil, failuref("%v", err)
+	}
 	ok = true
-	return &stack{cfg: cfg, plan: plan, backend: mgr, engine: eng}, nil
+	return &stack{cfg: cfg, plan: plan, backend: mgr, engine: eng, ops: o}, nil
 }
 
-// Close shuts the backends down.
+// Close shuts the backends down, then closes the run store.
 func (s *stack) Close() error {
-	if err := s.backend.Close(); err != nil {
+	err := s.backend.Close()
+	if cerr := s.ops.Close(); cerr != nil {
+		return fmt.Errorf("closing the run store: %w", errors.Join(err, cerr))
+	}
+	if err != nil {
 		return fmt.Errorf("closing backends: %w", err)
 	}
 	return nil

@@ -1,0 +1,162 @@
+package main
+
+// Operations wiring for `vmcp run` and `vmcp call`: the run store chosen by
+// state.store, Prometheus metrics fed by engine events and a timing
+// decorator on the backends, structured run logs, the HTTP API
+// (/api/v1/runs, /healthz, /readyz, /metrics) mounted next to /mcp, bearer
+// auth and Origin checks on the whole listener, the loopback-only rule for
+// unauthenticated listeners, the stdio --admin-listen server, and the
+// optional vmcp_run_status and vmcp_run_cancel tools. Everything the other
+// files need is one call each: openOps in openStack, and the ops methods
+// in run.go.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/vmcp-dev/vmcp/config"
+	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpapi"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
+	"github.com/vmcp-dev/vmcp/runtime/metrics"
+	"github.com/vmcp-dev/vmcp/runtime/observe"
+	"github.com/vmcp-dev/vmcp/runtime/runtools"
+	"github.com/vmcp-dev/vmcp/runtime/server"
+	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
+)
+
+// ops holds the store, metrics and logger shared by the engine, the MCP
+// server and the HTTP API.
+type ops struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	store   runtime.Store
+	close   func() error
+	metrics *metrics.Metrics
+}
+
+// openOps opens the run store the config asks for.
+func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
+	o := &ops{cfg: cfg, log: log, metrics: metrics.New(), close: func() error { return nil }}
+	switch cfg.State.Store {
+	case "", "memory":
+		o.store = runtime.NewMemoryStore(0)
+	case "sqlite":
+		s, err := sqlite.Open(cfg.State.Path, sqlite.Options{
+			Retention: cfg.State.Retention, MaxOutputBytes: cfg.State.MaxOutputBytes, Logger: log,
+		})
+		if err != nil {
+			if errors.Is(err, sqlite.ErrLocked) {
+				return nil, fmt.Errorf("%w; stop the other vmcp or give this one another state.path", err)
+			}
+			return nil, err
+		}
+		if n := len(s.Recovered); n > 0 {
+			log.Warn("runs interrupted by the previous stop marked interrupted", "count", n, "state", cfg.State.Path)
+		}
+		o.store, o.close = s, s.Close
+	default:
+		return nil, fmt.Errorf("state.store must be memory or sqlite, not %q", cfg.State.Store)
+	}
+	return o, nil
+}
+
+// engineOptions adds the store and the metered backend to the engine's
+// options.
+func (o *ops) engineOptions(opts runtime.Options) runtime.Options {
+	opts.Store = o.store
+	if opts.Backend != nil {
+		opts.Backend = o.metrics.WrapBackend(opts.Backend)
+	}
+	return opts
+}
+
+// runner makes every run started by the MCP server feed the metrics and
+// the run log.
+func (o *ops) runner(eng *runtime.Engine) server.Runner {
+	return observe.WithEvents(eng, observe.Tee(o.metrics.Observe, observe.Logger(o.log)))
+}
+
+// addRunTools registers vmcp_run_status and vmcp_run_cancel when the config
+// asks for them.
+func (o *ops) addRunTools(srv *server.Server, eng *runtime.Engine) error {
+	if !o.cfg.Server.ExposeRunTools {
+		return nil
+	}
+	tools, err := runtools.Tools(runtools.Options{Engine: eng, Store: o.store})
+	if err != nil {
+		return err
+	}
+	srv.MCP().AddTools(tools...)
+	return nil
+}
+
+// api builds the operations API for the engine and backends.
+func (o *ops) api(eng *runtime.Engine, ready func() map[string]error) (*httpapi.API, error) {
+	return httpapi.New(httpapi.Options{Engine: eng, Store: o.store, Ready: ready, Metrics: o.metrics.Handler(), Logger: o.log})
+}
+
+// routes are the API's routes for server.HTTPHandler.
+func (o *ops) routes(eng *runtime.Engine, ready func() map[string]error) ([]server.Route, error) {
+	a, err := o.api(eng, ready)
+	if err != nil {
+		return nil, err
+	}
+	var rs []server.Route
+	for _, p := range a.Patterns() {
+		rs = append(rs, server.Route{Pattern: p, Handler: a})
+	}
+	return rs, nil
+}
+
+// protect wraps the whole HTTP listener (MCP and API) with the Origin
+// check, bearer auth (server.auth.tokens) and body limits.
+func (o *ops) protect(h http.Handler) http.Handler {
+	return httpsafe.Protect(httpsafe.Options{Tokens: o.cfg.Server.Auth.Tokens}, h)
+}
+
+// checkListen applies the loopback-only rule to an HTTP listen address.
+func (o *ops) checkListen(addr string, insecure bool) error {
+	if err := httpsafe.CheckListen(addr, len(o.cfg.Server.Auth.Tokens) > 0, insecure); err != nil {
+		return err
+	}
+	if insecure && len(o.cfg.Server.Auth.Tokens) == 0 {
+		o.log.Warn("serving HTTP without authentication (--insecure)", "listen", addr)
+	}
+	return nil
+}
+
+// serveAdmin serves the API alone on addr until ctx ends (stdio mode's
+// --admin-listen).
+func (o *ops) serveAdmin(ctx context.Context, addr string, eng *runtime.Engine, ready func() map[string]error) error {
+	a, err := o.api(eng, ready)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := httpsafe.NewServer(o.protect(a), httpsafe.Limits{})
+	o.log.Info("serving the admin API", "url", "http://"+ln.Addr().String()+"/api/v1/runs")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+	<-errc
+	return nil
+}
+
+// Close closes the store.
+func (o *ops) Close() error { return o.close() }

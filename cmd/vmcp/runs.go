@@ -1,0 +1,387 @@
+package main
+
+// `vmcp runs list|show|cancel`: the run history for people. The commands
+// talk to the HTTP API of a running vmcp (--url, --token; the token may
+// also come from VMCP_TOKEN so it stays out of shell history), or, for list
+// and show, read a SQLite state file directly (--db), which works whether or
+// not a vmcp is running on it. Cancel always goes through the API, because
+// only the process running a workflow can stop it.
+//
+// show prints a timeline: one row per step in plan order with its status,
+// attempts, start offset and duration, and a bar placing the step inside
+// the run's total time (like `vmcpc plan`'s level timeline, but measured).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpapi"
+	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
+)
+
+// runsSource is where the runs commands read from.
+type runsSource interface {
+	list(ctx context.Context, f runtime.RunFilter) ([]httpapi.RunSummary, error)
+	show(ctx context.Context, id string) (httpapi.RunDetail, error)
+	cancel(ctx context.Context, id string) (httpapi.RunDetail, error)
+	Close() error
+}
+
+type runsFlags struct {
+	url, token, db string
+	jsonOut        bool
+}
+
+func newRunsCmd(io streams) *cobra.Command {
+	var rf runsFlags
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List, inspect and cancel workflow runs",
+		Long: `List, inspect and cancel the runs of a vmcp server, through its HTTP API
+(--url, with --token or VMCP_TOKEN when the server requires one), or read
+a SQLite state file directly with --db (list and show only).`,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&rf.url, "url", "http://127.0.0.1:8080", "base URL of a running vmcp's HTTP listener")
+	pf.StringVar(&rf.token, "token", "", "bearer token for the API (default $VMCP_TOKEN)")
+	pf.StringVar(&rf.db, "db", "", "read this SQLite state file instead of asking a server")
+	pf.BoolVar(&rf.jsonOut, "json", false, "print the API's JSON instead of text")
+
+	var filter runtime.RunFilter
+	var status string
+	list := &cobra.Command{
+		Use:   "list [--workflow NAME] [--status STATUS] [--limit N]",
+		Short: "List runs, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			src, err := rf.open(false)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			filter.Status = runtime.RunStatus(status)
+			runs, err := src.list(cmd.Context(), filter)
+			if err != nil {
+				return failuref("%v", err)
+			}
+			if rf.jsonOut {
+				return printJSON(io.out, httpapi.RunList{Runs: runs})
+			}
+			printRunList(io.out, runs)
+			return nil
+		},
+	}
+	list.Flags().StringVar(&filter.Workflow, "workflow", "", "only runs of this workflow")
+	list.Flags().StringVar(&status, "status", "", "only runs with this status (running, completed, failed, cancelled, timed_out, interrupted)")
+	list.Flags().IntVar(&filter.Limit, "limit", 20, "at most this many runs")
+
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a run's steps as a timeline",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := rf.open(false)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			d, err := src.show(cmd.Context(), args[0])
+			if err != nil {
+				return failuref("%v", err)
+			}
+			if rf.jsonOut {
+				return printJSON(io.out, d)
+			}
+			printRunDetail(io.out, d, time.Now())
+			return nil
+		},
+	}
+
+	cancel := &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Cancel a running run (its backend calls are cancelled)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := rf.open(true)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			d, err := src.cancel(cmd.Context(), args[0])
+			if err != nil {
+				return failuref("%v", err)
+			}
+			if rf.jsonOut {
+				return printJSON(io.out, d)
+			}
+			if d.Status.Finished() {
+				fmt.Fprintf(io.out, "run %s: %s\n", d.ID, d.Status)
+			} else {
+				fmt.Fprintf(io.out, "run %s: cancel requested; still %s\n", d.ID, d.Status)
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(list, show, cancel)
+	return cmd
+}
+
+func (rf runsFlags) open(needServer bool) (runsSource, error) {
+	if rf.db != "" {
+		if needServer {
+			return nil, usageErrorf("cancel needs a running vmcp: use --url, not --db")
+		}
+		s, err := sqlite.OpenReadOnly(rf.db)
+		if err != nil {
+			return nil, failuref("%v", err)
+		}
+		return dbSource{s}, nil
+	}
+	u, err := url.Parse(rf.url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usageErrorf("--url must be an http(s) URL such as http://127.0.0.1:8080, not %q", rf.url)
+	}
+	token := rf.token
+	if token == "" {
+		token = os.Getenv("VMCP_TOKEN")
+	}
+	return &apiSource{base: strings.TrimSuffix(rf.url, "/"), token: token, client: &http.Client{Timeout: 30 * time.Second}}, nil
+}
+
+// dbSource reads a state file.
+type dbSource struct{ s *sqlite.Store }
+
+func (d dbSource) list(ctx context.Context, f runtime.RunFilter) ([]httpapi.RunSummary, error) {
+	runs, err := d.s.ListRuns(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	out := make([]httpapi.RunSummary, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, httpapi.Summarize(r, now))
+	}
+	return out, nil
+}
+
+func (d dbSource) show(ctx context.Context, id string) (httpapi.RunDetail, error) {
+	r, err := d.s.GetRun(ctx, id)
+	if err != nil {
+		return httpapi.RunDetail{}, err
+	}
+	return httpapi.Detail(r, time.Now()), nil
+}
+
+func (d dbSource) cancel(context.Context, string) (httpapi.RunDetail, error) {
+	return httpapi.RunDetail{}, fmt.Errorf("cannot cancel through a state file")
+}
+
+func (d dbSource) Close() error { return d.s.Close() }
+
+// apiSource talks to a running vmcp.
+type apiSource struct {
+	base, token string
+	client      *http.Client
+}
+
+func (a *apiSource) list(ctx context.Context, f runtime.RunFilter) ([]httpapi.RunSummary, error) {
+	q := url.Values{}
+	if f.Workflow != "" {
+		q.Set("workflow", f.Workflow)
+	}
+	if f.Status != "" {
+		q.Set("status", string(f.Status))
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	var out httpapi.RunList
+	err := a.do(ctx, "GET", "/api/v1/runs?"+q.Encode(), &out)
+	return out.Runs, err
+}
+
+func (a *apiSource) show(ctx context.Context, id string) (httpapi.RunDetail, error) {
+	var d httpapi.RunDetail
+	err := a.do(ctx, "GET", "/api/v1/runs/"+url.PathEscape(id), &d)
+	return d, err
+}
+
+func (a *apiSource) cancel(ctx context.Context, id string) (httpapi.RunDetail, error) {
+	var d httpapi.RunDetail
+	err := a.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(id)+"/cancel", &d)
+	return d, err
+}
+
+func (a *apiSource) Close() error { return nil }
+
+func (a *apiSource) do(ctx context.Context, method, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, nil)
+	if err != nil {
+		return err
+	}
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, a.base+path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("%s %s: reading the answer: %w", method, a.base+path, err)
+	}
+	if resp.StatusCode >= 300 {
+		var e httpapi.Error
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			return fmt.Errorf("%s: %s", resp.Status, e.Error)
+		}
+		if resp.StatusCode == http.StatusUnauthorized {
+			return fmt.Errorf("%s: pass --token or set VMCP_TOKEN", resp.Status)
+		}
+		return fmt.Errorf("%s %s: %s", method, a.base+path, resp.Status)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("%s %s: the answer is not the API's JSON: %w", method, a.base+path, err)
+	}
+	return nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+const timeLayout = "2006-01-02 15:04:05.000Z07:00"
+
+// printRunList prints one line per run.
+func printRunList(w io.Writer, runs []httpapi.RunSummary) {
+	if len(runs) == 0 {
+		fmt.Fprintln(w, "no runs")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tWORKFLOW\tSTATUS\tSTARTED (UTC)\tDURATION\tSTEPS")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\n", r.ID, r.Workflow, r.Status,
+			r.StartedAt.UTC().Format("2006-01-02 15:04:05"), fmtMS(r.DurationMS), r.Finished, r.StepCount)
+	}
+	tw.Flush()
+}
+
+// timelineWidth is the number of cells of a timeline bar.
+const timelineWidth = 40
+
+// printRunDetail prints the run's header and its step timeline. now places
+// the end of runs and steps that are still going.
+func printRunDetail(w io.Writer, d httpapi.RunDetail, now time.Time) {
+	fmt.Fprintf(w, "run       %s\nworkflow  %s\nstatus    %s\n", d.ID, d.Workflow, d.Status)
+	fmt.Fprintf(w, "started   %s\n", d.StartedAt.UTC().Format(timeLayout))
+	end := d.EndedAt
+	if end.IsZero() {
+		fmt.Fprintf(w, "ended     (still going)\n")
+		end = now
+	} else {
+		fmt.Fprintf(w, "ended     %s\n", d.EndedAt.UTC().Format(timeLayout))
+	}
+	total := end.Sub(d.StartedAt)
+	fmt.Fprintf(w, "duration  %s\nsteps     %d of %d finished\n", fmtMS(total.Milliseconds()), d.Finished, d.StepCount)
+	if e := d.Error; e != nil {
+		switch {
+		case e.Step != "":
+			fmt.Fprintf(w, "error     %s\n", e.Error())
+		case e.Pos.IsValid():
+			fmt.Fprintf(w, "error     %s: %s\n", e.Pos, e.Msg)
+		default:
+			fmt.Fprintf(w, "error     %s\n", e.Msg)
+		}
+	}
+	if len(d.Steps) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "STEP\tSTATUS\tTRIES\tSTART\tDURATION\tTIMELINE (0 → %s)\n", fmtMS(total.Milliseconds()))
+	for _, st := range d.Steps {
+		start, dur := "-", "-"
+		if !st.StartedAt.IsZero() {
+			start = "+" + fmtMS(st.StartedAt.Sub(d.StartedAt).Milliseconds())
+			dur = fmtMS(st.DurationMS)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", st.ID, st.Status, st.Attempts, start, dur, bar(d.StartedAt, total, st, now))
+	}
+	tw.Flush()
+	w.Write(buf.Bytes())
+	for _, st := range d.Steps {
+		if st.Error != "" {
+			fmt.Fprintf(w, "  %s: error: %s\n", st.ID, st.Error)
+		}
+		if st.Note != "" {
+			fmt.Fprintf(w, "  %s: note: %s\n", st.ID, st.Note)
+		}
+	}
+}
+
+// bar draws where a step ran inside the run: '#' for the time it ran,
+// '>' at the end of a step still running, spaces elsewhere. A step that ran
+// gets at least one cell, so a fast step is still visible.
+func bar(runStart time.Time, total time.Duration, st httpapi.StepDetail, now time.Time) string {
+	cells := []byte(strings.Repeat(" ", timelineWidth))
+	if !st.StartedAt.IsZero() && total > 0 {
+		end := st.EndedAt
+		running := end.IsZero()
+		if running {
+			end = now
+		}
+		from := cell(st.StartedAt.Sub(runStart), total)
+		to := cell(end.Sub(runStart), total)
+		if to <= from {
+			to = from + 1
+		}
+		if from >= timelineWidth {
+			from, to = timelineWidth-1, timelineWidth
+		}
+		to = min(to, timelineWidth)
+		for i := from; i < to; i++ {
+			cells[i] = '#'
+		}
+		if running {
+			cells[to-1] = '>'
+		}
+	}
+	return "|" + string(cells) + "|"
+}
+
+func cell(d, total time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(int64(d) * timelineWidth / int64(total))
+}
+
+// fmtMS prints milliseconds the way a person reads a duration.
+func fmtMS(ms int64) string {
+	switch {
+	case ms < 1000:
+		return fmt.Sprintf("%dms", ms)
+	case ms < 60_000:
+		return fmt.Sprintf("%.2fs", float64(ms)/1000)
+	default:
+		return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+	}
+}
