@@ -41,6 +41,7 @@ const CrashStatus = 7
 //	stats               structured {cancelled, started, finished}
 //	pid                 structured {pid}
 //	crash               writes to stderr and exits with CrashStatus
+//	exit_later {ms}     answers, then exits with CrashStatus after ms
 //	structured          structured {total: 3, items: [a, b, c]} plus text
 //	fail                an isError result "disk on fire"
 //	mixed               a text item and an image item
@@ -108,6 +109,15 @@ func NewFake(extraTools int) *Fake {
 			fmt.Fprintln(os.Stderr, "fake: crashing on purpose")
 			os.Exit(CrashStatus)
 			return nil, nil
+		})
+	s.AddTool(mcp.NewTool("exit_later", mcp.WithDescription("Answer, then exit after ms milliseconds."), mcp.WithNumber("ms", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ms := req.GetFloat("ms", 0)
+			time.AfterFunc(time.Duration(ms*float64(time.Millisecond)), func() {
+				fmt.Fprintln(os.Stderr, "fake: exiting while idle")
+				os.Exit(CrashStatus)
+			})
+			return mcp.NewToolResultText("bye"), nil
 		})
 	s.AddTool(mcp.NewTool("structured", mcp.WithDescription("Structured content.")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -3,20 +3,22 @@ package mcpclient
 // One backend connection and its lifecycle.
 //
 // A conn holds at most one live session (an initialized mcp-go client with
-// its tool list). Calls take the session without holding the lock, so they
+// its tool list). Calls take the session without holding any lock, so they
 // run concurrently. When a call fails at the transport level (the stdio
 // process exited, the HTTP connection broke), the first caller to notice
-// tears the session down under the lock: closing a dead stdio transport
-// reaps the process and yields its exit status, which becomes the error of
-// that call and of every other call that was in flight on the same session.
-// The next call finds no session and starts a new one (a new process,
-// initialize, tools/list). Sessions are numbered, so a late failure report
-// from an old session never tears down its replacement.
+// detaches the session; closing it (once) reaps a dead stdio process and
+// yields its exit status, which becomes the error of that call and of every
+// other call that was in flight on the same session. The next call finds no
+// session and starts a new one (a new process, initialize, tools/list)
+// under startMu, so concurrent callers start it once. Failure reports are
+// matched by session identity, so a late report from an old session never
+// tears down its replacement.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sort"
@@ -28,6 +30,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sys/unix"
 
 	"github.com/vmcp-dev/vmcp/config"
 )
@@ -41,7 +44,6 @@ type conn struct {
 	// start it once. It is held for as long as a start takes; mu never is,
 	// so Ready and Tools answer at once even while a backend starts.
 	startMu sync.Mutex
-	nextID  int // guarded by startMu
 
 	mu     sync.Mutex
 	sess   *session // nil when not connected
@@ -56,10 +58,13 @@ type conn struct {
 
 // session is one live connection: a started, initialized client.
 type session struct {
-	id     int
 	client *client.Client
 	stderr *stderrTail // stdio only
 	cmd    *exec.Cmd   // stdio only: the process, leader of its own group
+	// stdio only: the process's stderr pipe. Its end of file is how an exit
+	// is noticed while no call is in flight; exited closes then.
+	stderrR, stderrW *os.File
+	exited           chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -158,7 +163,8 @@ func (c *conn) describeFailure(s *session, cause error) error {
 	if c.cfg.Transport != config.TransportStdio {
 		return fmt.Errorf("backend %q: connection to %s failed: %w", c.cfg.Name, c.cfg.URL, cause)
 	}
-	status := "exited with status 0"
+	s.awaitStderr()
+	status := "exit status 0"
 	if exitErr != nil {
 		status = exitErr.Error()
 		if !strings.HasPrefix(status, "exit status") && !strings.HasPrefix(status, "signal") {
@@ -197,8 +203,7 @@ func indent(s string) string {
 func (c *conn) start(ctx context.Context) (*session, []mcp.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.StartTimeout)
 	defer cancel()
-	c.nextID++
-	s := &session{id: c.nextID}
+	s := &session{}
 	var err error
 	switch c.cfg.Transport {
 	case config.TransportStdio:
@@ -213,9 +218,30 @@ func (c *conn) start(ctx context.Context) (*session, []mcp.Tool, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("backend %q: %w", c.cfg.Name, err)
 	}
-	if err := s.client.Start(c.m.ctx); err != nil {
+	err = s.client.Start(c.m.ctx)
+	if s.stderrW != nil {
+		// The child has its copy; ours would hide the end of file.
+		s.stderrW.Close()
+	}
+	if err != nil {
+		if s.stderrR != nil {
+			s.stderrR.Close()
+			close(s.exited)
+		}
 		s.close()
 		return nil, nil, c.startError(s, "starting", err)
+	}
+	if s.stderrR != nil {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			s.stderrR.Close()
+			s.close()
+			return nil, nil, c.closedErr()
+		}
+		c.m.watchers.Add(1) // under mu, so never after Close's Wait began
+		c.mu.Unlock()
+		go c.watch(s)
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ClientInfo = mcp.Implementation{Name: c.m.opts.ClientName, Version: c.m.opts.ClientVersion}
@@ -237,6 +263,7 @@ func (c *conn) start(ctx context.Context) (*session, []mcp.Tool, error) {
 func (c *conn) startError(s *session, stage string, err error) error {
 	timedOut := errors.Is(err, context.DeadlineExceeded)
 	exitErr := s.close()
+	s.awaitStderr()
 	var b strings.Builder
 	fmt.Fprintf(&b, "backend %q", c.cfg.Name)
 	if c.cfg.URL != "" {
@@ -269,8 +296,60 @@ func unwrapTransport(err error) error {
 	return err
 }
 
+// watch copies a stdio session's stderr into its tail until end of file,
+// then waits for the process to exit (without reaping it: the transport
+// does that and reports the status). A process that exits by itself while
+// idle is so torn down at once: Ready reports it, and the next call
+// restarts it rather than failing.
+func (c *conn) watch(s *session) {
+	defer c.m.watchers.Done()
+	_, _ = io.Copy(s.stderr, s.stderrR)
+	s.stderrR.Close()
+	close(s.exited)
+	awaitExit(s.cmd.Process.Pid)
+	c.mu.Lock()
+	mine := c.sess == s
+	c.mu.Unlock()
+	if mine {
+		c.fail(s, errProcessExited)
+	}
+}
+
+// awaitExit blocks until the child pid has exited, leaving it to be reaped
+// by its exec.Cmd. It returns at once if the child is already reaped.
+func awaitExit(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// errProcessExited is the cause recorded for an exit noticed while idle.
+var errProcessExited = errors.New("process exited")
+
+// awaitStderr waits briefly for the stderr copy to reach end of file after
+// the process ended, so the tail quoted in errors is complete. A
+// grandchild that keeps stderr open only costs the wait.
+func (s *session) awaitStderr() {
+	if s.exited == nil {
+		return
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(time.Second):
+	}
+}
+
 func (c *conn) newStdio(s *session) error {
 	s.stderr = newStderrTail(c.m.log, c.cfg.Name)
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("stderr pipe: %w", err)
+	}
+	s.stderrR, s.stderrW, s.exited = r, w, make(chan struct{})
 	env := make([]string, 0, len(c.cfg.Env))
 	for k, v := range c.cfg.Env {
 		env = append(env, k+"="+v)
@@ -279,7 +358,7 @@ func (c *conn) newStdio(s *session) error {
 	cmdFunc := func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 		cmd := exec.CommandContext(ctx, command, args...)
 		cmd.Env = append(os.Environ(), env...)
-		cmd.Stderr = s.stderr
+		cmd.Stderr = w
 		// A process group of its own: the terminal's Ctrl-C goes to vmcp,
 		// which shuts backends down in order, and Close can kill whatever
 		// the backend itself started.

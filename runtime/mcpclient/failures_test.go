@@ -77,15 +77,15 @@ func TestConvertResults(t *testing.T) {
 func TestPagination(t *testing.T) {
 	m := connect(t, map[string]*config.Backend{"fake": fakeBackend(map[string]string{testservers.EnvExtraTools: "25"})})
 	tools := m.Tools("fake")
-	// 9 fixed tools + 25 generated, served PageSize at a time.
-	if len(tools) != 34 {
-		t.Fatalf("Tools(fake) has %d tools; want 34 (pages of %d)", len(tools), testservers.PageSize)
+	// 10 fixed tools + 25 generated, served PageSize at a time.
+	if len(tools) != 35 {
+		t.Fatalf("Tools(fake) has %d tools; want 35 (pages of %d)", len(tools), testservers.PageSize)
 	}
 	if tools[0].Name != "args" || tools[len(tools)-1].Name != "tool_024" {
 		t.Errorf("Tools(fake) = [%s ... %s]; want sorted [args ... tool_024]", tools[0].Name, tools[len(tools)-1].Name)
 	}
-	if got := len(m.Catalog().ToolNames("fake")); got != 34 {
-		t.Errorf("Catalog has %d fake tools; want 34", got)
+	if got := len(m.Catalog().ToolNames("fake")); got != 35 {
+		t.Errorf("Catalog has %d fake tools; want 35", got)
 	}
 }
 
@@ -164,8 +164,8 @@ func TestCrashFailsCallAndNextCallRestarts(t *testing.T) {
 	if err := m.Ready()["fake"]; err != nil {
 		t.Errorf("Ready()[fake] after restart = %v; want nil", err)
 	}
-	if len(m.Tools("fake")) != 9 {
-		t.Errorf("Tools(fake) after restart has %d tools; want 9", len(m.Tools("fake")))
+	if len(m.Tools("fake")) != 10 {
+		t.Errorf("Tools(fake) after restart has %d tools; want 10", len(m.Tools("fake")))
 	}
 }
 
@@ -358,8 +358,8 @@ func TestReadyAnswersDuringSlowRestart(t *testing.T) {
 	if err := ready["fake"]; err == nil || !strings.Contains(err.Error(), "exit status 7") {
 		t.Errorf("Ready()[fake] during the restart = %v; want the crash", err)
 	}
-	if n := len(m.Tools("fake")); n != 9 {
-		t.Errorf("Tools(fake) during the restart has %d tools; want the 9 from the last start", n)
+	if n := len(m.Tools("fake")); n != 10 {
+		t.Errorf("Tools(fake) during the restart has %d tools; want the 10 from the last start", n)
 	}
 	select {
 	case err := <-errc:
@@ -368,5 +368,29 @@ func TestReadyAnswersDuringSlowRestart(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("call during a hanging restart did not return")
+	}
+}
+
+func TestIdleExitIsNoticedAndNextCallRestarts(t *testing.T) {
+	m := connect(t, map[string]*config.Backend{"fake": fakeBackend(nil)})
+	pid := pidOf(t, m, "fake")
+	if _, err := call(m, context.Background(), "exit_later", map[string]any{"ms": 100}); err != nil {
+		t.Fatalf("exit_later: %v", err)
+	}
+	var ready error
+	if !eventually(10*time.Second, func() bool { ready = m.Ready()["fake"]; return ready != nil }) {
+		t.Fatalf("Ready()[fake] stayed nil after the process exited")
+	}
+	want := "backend \"fake\" exited: exit status 7; its stderr ends with:\n    fake: exiting while idle"
+	if ready.Error() != want {
+		t.Errorf("Ready()[fake] = %q; want %q", ready, want)
+	}
+	if !processGone(pid) {
+		t.Errorf("exited process %d was not reaped", pid)
+	}
+	// No call was in flight, so none fails: the next one restarts it.
+	r, err := call(m, context.Background(), "echo", map[string]any{"message": "fresh"})
+	if err != nil || r.Content[0].Text != "fresh" {
+		t.Errorf("first call after an idle exit = %+v, %v; want a restarted backend to answer", r, err)
 	}
 }

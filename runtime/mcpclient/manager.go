@@ -41,6 +41,9 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// watchers counts the goroutines reading stdio backends' stderr.
+	watchers sync.WaitGroup
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -278,6 +281,16 @@ func (m *Manager) Close() error {
 		wg.Wait()
 		// Starts still in flight fail now; get closes what they made.
 		m.cancel()
+		// The processes are gone, so their stderr readers end; a
+		// grandchild that escaped the process group could hold one open,
+		// and is not worth hanging for.
+		watched := make(chan struct{})
+		go func() { m.watchers.Wait(); close(watched) }()
+		select {
+		case <-watched:
+		case <-time.After(5 * time.Second):
+			m.log.Warn("a backend's stderr is still open after Close")
+		}
 		sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 		m.closeErr = errors.Join(errs...)
 	})
