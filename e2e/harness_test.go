@@ -99,31 +99,70 @@ func (l *lockedBuffer) String() string {
 }
 
 // stdioVMCP starts `vmcp run --config cfg` on stdio and connects an mcp-go
-// client to it. The client closes (and vmcp exits) when the test ends.
+// client to it. The test owns the process: closing the client closes
+// vmcp's stdin, and vmcp must then exit on its own, cleanly, within 15
+// seconds (it is killed and the test fails otherwise). Clients such as
+// mcp-go's own stdio transport are less patient, but on a loaded machine
+// with a race-enabled binary their deadline would measure the machine, not
+// vmcp.
 func stdioVMCP(t *testing.T, cfg string, opts ...client.ClientOption) (*client.Client, *lockedBuffer) {
 	t.Helper()
 	stderr := &lockedBuffer{}
-	tr := transport.NewStdio(bins.vmcp, nil, "run", "--config", cfg, "--log-level", "debug")
-	c := client.NewClient(tr, opts...)
-	// The stdio transport ties the process to Start's context, so it gets
-	// one that lasts until Close; initialize has its own deadline.
-	if err := c.Start(context.Background()); err != nil {
+	cmd := exec.Command(bins.vmcp, "run", "--config", cfg, "--log-level", "debug")
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
 		t.Fatalf("start vmcp: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	c := client.NewClient(transport.NewIO(stdout, stdin, io.NopCloser(strings.NewReader(""))), opts...)
+	var once sync.Once
+	shutdown := func() {
+		once.Do(func() {
+			c.Close()
+			stdin.Close()
+			start := time.Now()
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Errorf("vmcp run exited with %v after its stdin closed", err)
+				}
+				t.Logf("vmcp run exited %s after its stdin closed", time.Since(start).Round(time.Millisecond))
+			case <-time.After(15 * time.Second):
+				cmd.Process.Kill()
+				<-exited
+				t.Errorf("vmcp run did not exit within 15s of its stdin closing")
+			}
+			if t.Failed() {
+				t.Logf("vmcp stderr:\n%s", stderr.String())
+			}
+		})
+	}
+	t.Cleanup(shutdown)
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatalf("start client: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	go io.Copy(stderr, tr.Stderr())
-	t.Cleanup(func() {
-		c.Close()
-		if t.Failed() {
-			t.Logf("vmcp stderr:\n%s", stderr.String())
-		}
-	})
 	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
 		t.Fatalf("initialize vmcp: %v\nstderr:\n%s", err, stderr.String())
 	}
+	stdioShutdown[c] = shutdown
 	return c, stderr
 }
+
+// stdioShutdown maps a client from stdioVMCP to the function that closes
+// it and waits for vmcp to exit. Tests run sequentially, so a plain map is
+// enough.
+var stdioShutdown = map[*client.Client]func(){}
 
 // httpVMCP starts `vmcp run --transport http` on a free port and returns
 // the MCP URL. At the end of the test it sends SIGTERM and requires a clean

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"sort"
 	"time"
@@ -41,6 +40,9 @@ type Options struct {
 	Backends     BackendTools
 	BackendNames []string
 	Expose       bool
+	// ExtraTools are served too (for example the run status and cancel
+	// tools of runtime/runtools).
+	ExtraTools []mcpserver.ServerTool
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
 	// Name and Version are reported to clients (defaults "vmcp", "dev").
@@ -90,7 +92,7 @@ func New(opts Options) (*Server, error) {
 	}
 	log := opts.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, log: log, byName: map[string]*ir.Workflow{}}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version,
@@ -122,10 +124,11 @@ func New(opts Options) (*Server, error) {
 		}
 		tools = append(tools, proxied...)
 	}
+	tools = append(tools, opts.ExtraTools...)
 	seen := map[string]bool{}
 	for _, t := range tools {
 		if seen[t.Tool.Name] {
-			return nil, fmt.Errorf("server: two tools are named %q (a workflow and an exposed backend tool?)", t.Tool.Name)
+			return nil, fmt.Errorf("server: two tools are named %q (a workflow, an exposed backend tool or an extra tool)", t.Tool.Name)
 		}
 		seen[t.Tool.Name] = true
 		s.tools = append(s.tools, t.Tool.Name)

@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
@@ -495,5 +496,16 @@ func TestElicitation(t *testing.T) {
 				t.Errorf("client saw message %q; want %q", req.Params.Message, "Deploy?")
 			}
 		})
+	}
+}
+
+func TestDuplicateToolNames(t *testing.T) {
+	extra := mcpserver.ServerTool{Tool: mcp.NewTool("greet"), Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("x"), nil
+	}}
+	_, err := New(Options{Runner: &fakeRunner{wfs: testWorkflows}, ExtraTools: []mcpserver.ServerTool{extra}})
+	want := `server: two tools are named "greet" (a workflow, an exposed backend tool or an extra tool)`
+	if err == nil || err.Error() != want {
+		t.Errorf("New with a clashing extra tool: error %v; want %q", err, want)
 	}
 }
