@@ -633,3 +633,64 @@ func TestTemplatePositions(t *testing.T) {
 		errHas: []string{`step "b" (wf.yaml:13:9)`, `no field "gone"`},
 	}.run(t)
 }
+
+// TestRetryEventsFromParallelSteps covers retry notices sent by step
+// goroutines (not the coordinator's own inline step).
+func TestRetryEventsFromParallelSteps(t *testing.T) {
+	wf := build("pretry",
+		tool("flaky", "svc.flaky", nil).with(onError(ir.ActionRetry, 3)),
+		tool("other", "svc.slow", nil),
+	)
+	fb := newFake(map[string]*fakeTool{"svc.flaky": {failFirst: 2}, "svc.slow": {latency: 20 * time.Millisecond}})
+	e := mustEngine(t, plan(wf), Options{Backend: fb})
+	var log eventLog
+	run, err := e.Run(context.Background(), "pretry", nil, RunOptions{OnEvent: log.add})
+	if err != nil || run.Status != RunCompleted {
+		t.Fatalf("Run = %v, %v", run, err)
+	}
+	var attempts []int
+	for _, ev := range log.events {
+		if ev.Kind == EventStepRetrying && ev.StepID == "flaky" {
+			attempts = append(attempts, ev.Attempt)
+			if !strings.Contains(ev.Err, "backend unavailable; retrying in") {
+				t.Errorf("retry event error = %q; want the cause and the delay", ev.Err)
+			}
+		}
+	}
+	if diff := cmp.Diff([]int{2, 3}, attempts); diff != "" {
+		t.Errorf("retry attempts (-want +got):\n%s", diff)
+	}
+	if run.Steps[0].Attempts != 3 {
+		t.Errorf("flaky attempts = %d; want 3", run.Steps[0].Attempts)
+	}
+}
+
+// TestSharedStepDeadlinesNeverShorten: steps with the same timeout that
+// start at different times each get their full timeout (give or take the
+// documented timeout/1000).
+func TestSharedStepDeadlinesNeverShorten(t *testing.T) {
+	const to = 40 * time.Millisecond
+	wf := build("deadlines",
+		tool("early", "svc.hang", nil).with(timeout(to)),
+		tool("gate", "svc.gate", nil),
+		tool("late", "svc.hang", nil, "gate").with(timeout(to)),
+	)
+	wf.FailureMode = ir.FailureContinue
+	fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}, "svc.gate": {latency: 15 * time.Millisecond}})
+	e := mustEngine(t, plan(wf), Options{Backend: fb})
+	run, err := e.Run(context.Background(), "deadlines", nil, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range run.Steps {
+		if s.ID == "gate" {
+			continue
+		}
+		if s.Status != StepFailed || !strings.Contains(s.Error, "timed out after 40ms") {
+			t.Errorf("step %s = %s %q; want failed by its timeout", s.ID, s.Status, s.Error)
+		}
+		if d := s.EndedAt.Sub(s.StartedAt); d < to-to/1000 {
+			t.Errorf("step %s ran %v before timing out; its timeout is %v", s.ID, d, to)
+		}
+	}
+}
