@@ -317,6 +317,31 @@ func errUnknownRequired(pos ir.Pos, path, what, name string, known []string) dia
 		fmt.Sprintf("%s requires %q, which is not one of its properties%s", what, name, didYouMean(name, known)))
 }
 
+func errParamsNotObject(pos ir.Pos, path, got string) diag.Diagnostic {
+	return errInvalidParameters(pos, path, fmt.Sprintf("the schema must have type object, not %q", got))
+}
+
+func errEnumType(pos ir.Pos, path, what, value, types string) diag.Diagnostic {
+	return errInvalidSchema(pos, path, what, fmt.Sprintf("enum value %s is not of type %s", value, types))
+}
+
+// errElicitationNotObject: got is "" when the schema has no type at all.
+func errElicitationNotObject(pos ir.Pos, path, got string) diag.Diagnostic {
+	if got == "" {
+		return errInvalidSchema(pos, path, "elicitation schema", "it must have type: object (a form of named fields)")
+	}
+	return errInvalidSchema(pos, path, "elicitation schema", "its type must be object, not "+got)
+}
+
+func errElicitationFieldType(pos ir.Pos, path, field, typ string) diag.Diagnostic {
+	return errInvalidSchema(pos, path, "elicitation schema",
+		fmt.Sprintf("property %q has type %s; MCP elicitation forms hold only string, number, integer and boolean fields", field, typ))
+}
+
+func errUndefinedTemplate(pos ir.Pos, path, name string) diag.Diagnostic {
+	return errTemplateSyntax(pos, path, fmt.Sprintf("no template named %q is defined", name))
+}
+
 func errInvalidSchema(pos ir.Pos, path, what, why string) diag.Diagnostic {
 	return errorAt(pos, path, CodeInvalidSchema, fmt.Sprintf("%s is not a valid JSON Schema: %s", what, why))
 }
@@ -406,6 +431,11 @@ func errUnknownForEachOutput(pos ir.Pos, path, id, field string) diag.Diagnostic
 	known := []string{"iterations", "count", "completed", "failed"}
 	return errorAt(pos, path, CodeUnknownOutputField,
 		fmt.Sprintf("forEach step %q has no output field %q; its output has iterations, count, completed and failed%s", id, field, didYouMean(field, known)))
+}
+
+func errUnknownAnswerField(pos ir.Pos, path, id, field string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownOutputField,
+		fmt.Sprintf("elicitation %q asks only for %s, so its answer has no field %q%s", id, strings.Join(known, ", "), field, didYouMean(field, known)))
 }
 
 func errWholeSteps(pos ir.Pos, path string) diag.Diagnostic {

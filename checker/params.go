@@ -86,7 +86,7 @@ func isSchemaForm(n *parser.Node) bool {
 func (w *wfCheck) schemaParams(n *parser.Node, schema, props map[string]any) []string {
 	if t := n.Get("type"); t != nil {
 		if s, _ := t.Str(); s != "object" {
-			w.add(errInvalidParameters(t.Pos, t.Path, fmt.Sprintf("the schema must have type object, not %q", s)))
+			w.add(errParamsNotObject(t.Pos, t.Path, s))
 		}
 	}
 	for _, f := range n.Fields {
@@ -188,7 +188,7 @@ func (w *wfCheck) checkPropertySchema(n *parser.Node, schema any, what string) {
 	if e := n.Get("enum"); e != nil && e.Kind == parser.Seq && len(types) > 0 {
 		for _, it := range e.Items {
 			if !valueHasType(it.Interface(), types) {
-				w.add(errInvalidSchema(it.Pos, it.Path, what, fmt.Sprintf("enum value %s is not of type %s", describeValue(it.Interface()), joinOr(types))))
+				w.add(errEnumType(it.Pos, it.Path, what, describeValue(it.Interface()), joinOr(types)))
 			}
 		}
 	}

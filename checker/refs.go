@@ -14,7 +14,10 @@ package checker
 //	                     X may skip needs defaultResults (see deps.go); for
 //	                     output values X may also skip because an
 //	                     elicitation that does not depend on it ends the
-//	                     run with skip_remaining.
+//	                     run with skip_remaining. A forEach's output has
+//	                     iterations, count, completed and failed; an
+//	                     elicitation's is the answer, so only the fields its
+//	                     schema asks for (or its defaultResults) exist.
 //	.workflow.id         the run id; nothing else lives under .workflow.
 //	.forEach.<itemVar>|.forEach.index
 //	                     only inside a forEach's inner step.
@@ -150,6 +153,11 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 	}
 	if target.typ == ir.StepForEach && len(r.path) >= 4 && !contains(forEachOutputFields, r.path[3]) {
 		w.add(errUnknownForEachOutput(pos, path, id, r.path[3]))
+		return
+	}
+	if target.typ == ir.StepElicitation && len(r.path) >= 4 && target.answers != nil &&
+		!contains(target.answers, r.path[3]) && !target.defaults[r.path[3]] {
+		w.add(errUnknownAnswerField(pos, path, id, r.path[3], target.answers))
 		return
 	}
 	why := target.why

@@ -32,6 +32,9 @@ type stepInfo struct {
 	maySkip bool
 	why     string
 	itemVar string // forEach steps
+	// answers are the properties an elicitation's schema asks for (nil
+	// when the schema does not list them).
+	answers []string
 	timeout time.Duration
 }
 
@@ -398,9 +401,9 @@ func (w *wfCheck) checkElicitationSchema(si *stepInfo, n *parser.Node) {
 	}
 	t := n.Get("type")
 	if t == nil {
-		w.add(errInvalidSchema(n.Pos, n.Path, "elicitation schema", "it must have type: object (a form of named fields)"))
+		w.add(errElicitationNotObject(n.Pos, n.Path, ""))
 	} else if s, _ := t.Str(); s != "object" {
-		w.add(errInvalidSchema(t.Pos, t.Path, "elicitation schema", fmt.Sprintf("its type must be object, not %s", describeTypeNode(t))))
+		w.add(errElicitationNotObject(t.Pos, t.Path, describeTypeNode(t)))
 	}
 	top := map[string]any{}
 	for k, v := range schema {
@@ -413,12 +416,20 @@ func (w *wfCheck) checkElicitationSchema(si *stepInfo, n *parser.Node) {
 		for _, f := range p.Fields {
 			names = append(names, f.Key)
 			what := "schema property " + fmt.Sprintf("%q", f.Key)
-			if w.kind(f.Value, what, parser.Map) {
-				w.checkPropertySchema(f.Value, f.Value.Interface(), what)
+			if !w.kind(f.Value, what, parser.Map) {
+				continue
 			}
+			if t := f.Value.Get("type"); t != nil {
+				if s, _ := t.Str(); s == "object" || s == "array" {
+					w.add(errElicitationFieldType(t.Pos, t.Path, f.Key, s))
+					continue
+				}
+			}
+			w.checkPropertySchema(f.Value, f.Value.Interface(), what)
 		}
 		w.requiredList(n.Get("required"), "elicitation schema", names)
 		delete(top, "required")
+		si.answers = append([]string{}, names...)
 	}
 	w.compileSchema(n, top, "elicitation schema")
 	si.ir.Schema = schema

@@ -101,7 +101,7 @@ func (w *wfCheck) parseTemplate(n *parser.Node) (t *ir.Template, refs []ref, ok 
 		}
 	}
 	for _, u := range wk.undefined {
-		w.add(errTemplateSyntax(n.OffsetPos(u.off), n.Path, "no template named "+strconv.Quote(u.name)+" is defined"))
+		w.add(errUndefinedTemplate(n.OffsetPos(u.off), n.Path, u.name))
 	}
 	if len(wk.undefined) > 0 {
 		return t, nil, false
