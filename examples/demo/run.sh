@@ -40,7 +40,7 @@ echo
 
 # The timeline lines read: "  STEP |bars| STARTms → ENDms  STATUS".
 awk -v wall="$wall" '
-  /^timeline \(total/ { gsub(/[^0-9]/, "", $3); total = $3 }
+  /^timeline \(total/ { gsub(/[^0-9]/, "", $3); total = $3 + 0 }
   $1 ~ /^fetch_/ {
     n = split($0, f, "|"); rest = f[n]
     gsub(/ms/, "", rest); split(rest, t, " ")
@@ -53,9 +53,9 @@ awk -v wall="$wall" '
   END {
     if (count != 3) { print "run.sh: expected 3 fetch steps in the timeline, saw " count > "/dev/stderr"; exit 1 }
     printf "== Parallelism\n"
-    printf "The three fetches took %dms one after another, but the longest alone took %dms.\n", sum, longest
+    printf "One after another the three fetches would take %dms; the longest alone took %dms.\n", sum, longest
     printf "All three were running together from %dms to %dms after the start.\n", maxStart, minEnd
-    printf "The workflow took %dms in total (vmcp call, including backend start-up: %dms).\n", total, wall
+    printf "The workflow took %dms in total (the whole vmcp call, with starting the five backends: %dms).\n", total, wall
     if (maxStart >= minEnd) { print "run.sh: the fetches did not overlap" > "/dev/stderr"; exit 1 }
     if (total >= sum + 350) { print "run.sh: the run took as long as running the fetches in sequence" > "/dev/stderr"; exit 1 }
     print "=> the fetches ran in parallel."
