@@ -374,7 +374,7 @@ func (w *wfCheck) duration(n *parser.Node, field string) (time.Duration, bool) {
 	s, _ := n.Str()
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		w.add(errInvalidDuration(n.Pos, n.Path, field, s, err))
+		w.add(errInvalidDuration(n.Pos, n.Path, field, s))
 		return 0, false
 	}
 	if d <= 0 {

@@ -147,8 +147,7 @@ func errInvalidAnnotation(pos ir.Pos, path, key string, known []string) diag.Dia
 
 // ---- durations ----
 
-func errInvalidDuration(pos ir.Pos, path, field, got string, err error) diag.Diagnostic {
-	_ = err
+func errInvalidDuration(pos ir.Pos, path, field, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeInvalidDuration,
 		fmt.Sprintf("%s %q is not a Go duration; write it like 30s, 5m or 1h30m", field, got))
 }
@@ -377,9 +376,14 @@ func errTemplateSyntax(pos ir.Pos, path, msg string, detail ...string) diag.Diag
 }
 
 func errUnknownTemplateRoot(pos ir.Pos, path, root string) diag.Diagnostic {
+	var detail []string
+	switch strings.ToLower(root) {
+	case "timestamp", "time", "now", "date":
+		detail = append(detail, "templates have no clock; pass the time in as a parameter and read it as .params."+root)
+	}
 	return errorAt(pos, path, CodeUnknownTemplateRoot,
 		fmt.Sprintf(".%s is not available in templates; the valid roots are .params, .vars, .steps, .workflow and .forEach%s",
-			root, didYouMean(root, templateRoots)))
+			root, didYouMean(root, templateRoots)), detail...)
 }
 
 func errUnknownParam(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
