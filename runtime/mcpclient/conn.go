@@ -65,6 +65,8 @@ type session struct {
 	// is noticed while no call is in flight; exited closes then.
 	stderrR, stderrW *os.File
 	exited           chan struct{}
+	// HTTP only: sends notifications/cancelled where mcp-go does not.
+	canceller *canceller
 
 	closeOnce sync.Once
 	closeErr  error
@@ -249,6 +251,9 @@ func (c *conn) start(ctx context.Context) (*session, []mcp.Tool, error) {
 	if _, err := s.client.Initialize(ctx, init); err != nil {
 		return nil, nil, c.startError(s, "initialize", err)
 	}
+	if s.canceller != nil {
+		s.canceller.legacy.Store(c.cfg.Transport == config.TransportSSE || !mcp.IsModernProtocol(s.client.ProtocolVersion()))
+	}
 	res, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		return nil, nil, c.startError(s, "tools/list", err)
@@ -388,7 +393,9 @@ func (c *conn) newStreamable(s *session) error {
 	if err != nil {
 		return err
 	}
-	s.client = client.NewClient(t)
+	w := &cancellingStreamable{StreamableHTTP: t}
+	s.client = client.NewClient(w)
+	s.canceller = &w.canceller
 	return nil
 }
 
@@ -406,6 +413,8 @@ func (c *conn) newSSE(s *session) error {
 	if err != nil {
 		return err
 	}
-	s.client = client.NewClient(t)
+	w := &cancellingSSE{SSE: t}
+	s.client = client.NewClient(w)
+	s.canceller = &w.canceller
 	return nil
 }

@@ -10,7 +10,11 @@
 //
 // Every call has a deadline (the backend's timeout unless the caller's is
 // earlier). Cancelling the caller's context cancels the request on the
-// wire (notifications/cancelled). A stdio backend whose process exits fails
-// the call in flight with an error naming the backend, and is restarted
-// (initialized and listed again) on the next call.
+// wire: notifications/cancelled over stdio (sent by mcp-go) and over SSE
+// and pre-2026 streamable HTTP (sent here, see cancel.go). A stdio backend
+// whose process exits fails the call in flight with an error naming the
+// backend (*ExitError, with its exit status and stderr tail) and is
+// restarted (initialized and listed again) on the next call; an exit while
+// idle is noticed at once, so the next call does not fail. An HTTP backend
+// whose connection fails is dialed again on the next call.
 package mcpclient

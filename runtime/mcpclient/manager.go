@@ -167,12 +167,12 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 		return res, nil
 	}
 	switch {
-	case ctx.Err() != nil:
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("backend %q: tool %q: deadline exceeded: %w", backend, tool, ctx.Err())
+	case ended(ctx):
+		if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("backend %q: tool %q: deadline exceeded: %w", backend, tool, context.DeadlineExceeded)
 		}
 		return nil, fmt.Errorf("backend %q: tool %q: call cancelled: %w", backend, tool, ctx.Err())
-	case callCtx.Err() != nil:
+	case ended(callCtx):
 		return nil, &TimeoutError{Backend: backend, Tool: tool, Timeout: c.cfg.Timeout}
 	case !isTransportFailure(err):
 		return nil, fmt.Errorf("backend %q: tool %q: %w", backend, tool, err)
