@@ -514,6 +514,26 @@ func TestForEach(t *testing.T) {
 			},
 		},
 		{
+			name: "the inner step's timeout bounds each iteration",
+			wf: build("fetimeout",
+				tool("list", "svc.list", nil),
+				forEach("scan", "{{.steps.list.output.pkgs}}", "item", tool("", "svc.hang", nil).with(timeout(20*time.Millisecond)), "list").with(onError(ir.ActionContinue, 0)),
+			),
+			tools:  map[string]*fakeTool{"svc.list": lister, "svc.hang": {hang: true}},
+			status: RunCompleted,
+			check: func(t *testing.T, run *Run, fb *fakeBackend) {
+				out := run.Output.(M)
+				if out["failed"] != int64(3) {
+					t.Errorf("failed iterations = %v; want 3", out["failed"])
+				}
+				for _, it := range out["iterations"].(A) {
+					if e := it.(M)["error"].(string); !strings.Contains(e, "timed out after 20ms") {
+						t.Errorf("iteration error = %q; want the inner timeout", e)
+					}
+				}
+			},
+		},
+		{
 			name: "inner retry applies per iteration",
 			wf: build("feretry",
 				tool("list", "svc.list", nil),

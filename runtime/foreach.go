@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/vmcp-dev/vmcp/ir"
 )
@@ -173,7 +174,7 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, itemV
 		serr.Msg = fmt.Sprintf("iteration %d: %s", i, serr.Msg)
 		return nil, serr
 	}
-	if inner.timeout > 0 {
+	if dl, ok := ctx.Deadline(); inner.timeout > 0 && (!ok || time.Until(dl) > inner.timeout) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, inner.timeout)
 		defer cancel()
