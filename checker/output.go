@@ -52,7 +52,7 @@ func (w *wfCheck) outputProps(props []*parser.OutputProperty, required *parser.N
 	}
 	*req = w.requiredList(required, what, names)
 	if len(*req) > 0 {
-		schema["required"] = *req
+		schema["required"] = anyList(*req)
 	}
 	return out, schema
 }

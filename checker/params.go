@@ -56,7 +56,7 @@ func (w *wfCheck) checkParameters() {
 	}
 	schema["properties"] = props
 	if len(required) > 0 {
-		schema["required"] = required
+		schema["required"] = anyList(required)
 	}
 	// The top level is compiled without its properties, which were
 	// compiled one by one.
@@ -368,6 +368,16 @@ func jsonRoundTrip(v any) (any, error) {
 	var out any
 	err = dec.Decode(&out)
 	return out, err
+}
+
+// anyList converts names to the []any that JSON decoding produces, so a
+// schema compares equal to itself after a plan is written and read back.
+func anyList(names []string) []any {
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = n
+	}
+	return out
 }
 
 // jsonSize is the length of v encoded as JSON.

@@ -96,7 +96,7 @@ func TestValidIncident(t *testing.T) {
 			"time_range":  map[string]any{"type": "string", "default": "1h"},
 			"verbose":     map[string]any{"type": "boolean"},
 		},
-		"required": []string{"incident_id"},
+		"required": []any{"incident_id"},
 	}
 	if diff := cmp.Diff(wantSchema, w.InputSchema); diff != "" {
 		t.Errorf("InputSchema differs (-want +got):\n%s", diff)
@@ -171,9 +171,9 @@ func TestValidIncident(t *testing.T) {
 			"notified": map[string]any{"type": "integer", "default": int64(0)},
 			"details": map[string]any{"type": "object", "properties": map[string]any{
 				"logs": map[string]any{"type": "object"},
-			}, "required": []string{"logs"}},
+			}, "required": []any{"logs"}},
 		},
-		"required": []string{"summary"},
+		"required": []any{"summary"},
 	}
 	if diff := cmp.Diff(wantOut, w.Output.Schema); diff != "" {
 		t.Errorf("output schema differs (-want +got):\n%s", diff)
@@ -198,7 +198,7 @@ func TestValidShorthand(t *testing.T) {
 			"body":     map[string]any{"type": "string"},
 			"priority": map[string]any{"type": "integer", "default": int64(3)},
 		},
-		"required": []string{"title", "priority"},
+		"required": []any{"title", "priority"},
 	}
 	if diff := cmp.Diff(wantSchema, wfs[0].InputSchema); diff != "" {
 		t.Errorf("shorthand InputSchema differs (-want +got):\n%s", diff)
@@ -224,5 +224,26 @@ func TestValidShorthand(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, min); diff != "" {
 		t.Errorf("minimal workflow differs (-want +got):\n%s", diff)
+	}
+}
+
+// TestValidRoundTrip checks that the IR survives ir.Encode and ir.Decode
+// unchanged, so a plan written by vmcpc runs the same as one compiled in
+// memory.
+func TestValidRoundTrip(t *testing.T) {
+	for _, path := range []string{"testdata/valid/incident.yaml", "testdata/valid/shorthand.yaml", "testdata/valid/config.json"} {
+		wfs := checkValid(t, path)
+		plan := &ir.Plan{Version: ir.Version, Workflows: wfs}
+		data, err := ir.Encode(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ir.Decode(data)
+		if err != nil {
+			t.Fatalf("Decode(Encode(%s)): %v", path, err)
+		}
+		if diff := cmp.Diff(plan, back); diff != "" {
+			t.Errorf("%s: IR changed in a round trip (-checked +decoded):\n%s", path, diff)
+		}
 	}
 }
