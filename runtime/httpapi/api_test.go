@@ -224,10 +224,20 @@ func TestCancelRunningWorkflow(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the slow step never started")
 	}
-	// While it runs, show reports it running with the first step done.
+	// While it runs, show reports it running with the first step done. The
+	// engine writes step states to a disk store in the background, so the
+	// record may trail the backend call by a moment.
 	var d httpapi.RunDetail
-	if code := f.do(t, "GET", "/api/v1/runs/slow-1", &d); code != 200 || d.Status != runtime.RunRunning || d.Steps[0].Status != runtime.StepCompleted || d.Steps[1].Status != runtime.StepRunning {
-		t.Fatalf("GET running run = %d %s steps %v; want 200 running, a completed, wait running", code, d.Status, d.Steps)
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		d = httpapi.RunDetail{}
+		code := f.do(t, "GET", "/api/v1/runs/slow-1", &d)
+		if code == 200 && d.Status == runtime.RunRunning && d.Steps[0].Status == runtime.StepCompleted && d.Steps[1].Status == runtime.StepRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET running run = %d %s steps %v; want 200 running, a completed, wait running", code, d.Status, d.Steps)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	var listed httpapi.RunList
 	f.do(t, "GET", "/api/v1/runs?status=running", &listed)
