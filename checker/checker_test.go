@@ -164,3 +164,15 @@ func TestHints(t *testing.T) {
 		}
 	}
 }
+
+func TestParamHyphenHint(t *testing.T) {
+	src := "compositeTools:\n  - name: p\n    description: d\n    parameters:\n      my-param: {type: string}\n    steps:\n      - id: a\n        tool: x.y\n        arguments:\n          ok: \"{{index .params \\\"my-param\\\"}}\"\n          bad: \"{{.params.my-param}}\"\n"
+	diags := checkSources(t, Options{}, [2]string{"p.yaml", src})
+	if len(diags) != 1 || diags[0].Code != CodeTemplateSyntax || diags[0].Pos.Line != 11 {
+		t.Fatalf("Check = %v; want one template_syntax error on line 11", diags)
+	}
+	want := []string{`parameter names containing '-' cannot be written as fields; use {{index .params "my-param"}} or rename the parameter my_param`}
+	if diff := cmp.Diff(want, diags[0].Detail); diff != "" {
+		t.Errorf("hint differs (-want +got):\n%s", diff)
+	}
+}

@@ -375,6 +375,18 @@ func errTemplateSyntax(pos ir.Pos, path, msg string, detail ...string) diag.Diag
 	return errorAt(pos, path, CodeTemplateSyntax, "template syntax error: "+msg, detail...)
 }
 
+// hyphenHint explains how to read a name with '-' in a template.
+func hyphenHint(root, name string) string {
+	rename := strings.ReplaceAll(name, "-", "_")
+	switch root {
+	case "steps":
+		return fmt.Sprintf("step ids containing '-' cannot be written as fields; use {{index .steps %q \"output\"}} or rename the step %s", name, rename)
+	case "params":
+		return fmt.Sprintf("parameter names containing '-' cannot be written as fields; use {{index .params %q}} or rename the parameter %s", name, rename)
+	}
+	return fmt.Sprintf("var names containing '-' cannot be written as fields; use {{index .%s %q}} or rename it %s", root, name, rename)
+}
+
 func errUnknownTemplateRoot(pos ir.Pos, path, root string) diag.Diagnostic {
 	var detail []string
 	switch strings.ToLower(root) {

@@ -267,7 +267,7 @@ var (
 	badCharRE      = regexp.MustCompile(`U\+([0-9A-F]{4,6})`)
 	quotedRE       = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
 	keywordRE      = regexp.MustCompile(`^unexpected (?:<(\w+)>|\{\{(\w+)\}\})`)
-	stepsHyphenRE  = regexp.MustCompile(`(?:\.|\$\.)steps\.([A-Za-z0-9_]+)$`)
+	hyphenRE       = regexp.MustCompile(`(?:\.|\$\.)(steps|params|vars)\.([A-Za-z0-9_]+)$`)
 	idTailRE       = regexp.MustCompile(`^[A-Za-z0-9_-]*`)
 )
 
@@ -286,9 +286,8 @@ func (w *wfCheck) reportSyntax(n *parser.Node, src, raw string) {
 	off := syntaxOffset(src, line, msg)
 	var detail []string
 	if strings.Contains(msg, "U+002D '-'") {
-		if m := stepsHyphenRE.FindStringSubmatch(src[:off]); m != nil {
-			id := m[1] + idTailRE.FindString(src[off:])
-			detail = append(detail, "step ids containing '-' cannot be written as fields; use {{index .steps "+strconv.Quote(id)+" \"output\"}} or rename the step "+strings.ReplaceAll(id, "-", "_"))
+		if m := hyphenRE.FindStringSubmatch(src[:off]); m != nil {
+			detail = append(detail, hyphenHint(m[1], m[2]+idTailRE.FindString(src[off:])))
 		}
 	}
 	if m := regexp.MustCompile(`^function "([^"]+)" not defined`).FindStringSubmatch(msg); m != nil {
