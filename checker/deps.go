@@ -5,13 +5,17 @@ package checker
 // Edges run from a step to each step it names in dependsOn. Unknown names
 // and self-dependencies are reported where they are written and left out
 // of the graph. Cycles are found with gonum's Tarjan strongly connected
-// components: every component of two or more steps contains a cycle, and
-// each component is reported once, starting at its member that comes first
-// in the file. The cycle shown is the shortest one through that step
-// (breadth-first search inside the component, following dependsOn entries
-// in the order they are written), and every link of it is listed with the
-// position of its dependsOn entry. A component with more steps than the
-// cycle shown names them all, so nothing is hidden.
+// components: every component of two or more steps contains a cycle. When
+// a component is sparse (its cyclomatic number, edges - steps + 1, is at
+// most maxCycleRank, so it has at most 2^maxCycleRank - 1 elementary
+// cycles), each elementary cycle is enumerated with gonum's
+// DirectedCyclesIn (Johnson's algorithm) and reported once, rotated to
+// start at its member that comes first in the file. A denser component
+// could have exponentially many cycles, so it is reported once: the
+// shortest cycle through its first step (breadth-first search, following
+// dependsOn entries in the order they are written), naming every member of
+// the component so nothing is hidden. Every link is listed with the
+// position of its dependsOn entry.
 //
 // Transitive dependencies (the closure) are computed by a depth-first
 // search from each step; a template may read .steps.X only when X is in
@@ -120,8 +124,99 @@ func (w *wfCheck) checkCycles() {
 	}
 	sort.Slice(comps, func(i, j int) bool { return comps[i][0] < comps[j][0] })
 	for _, comp := range comps {
+		if cycles, ok := w.elementaryCycles(comp); ok {
+			for _, c := range cycles {
+				w.reportLinks(c, nil)
+			}
+			continue
+		}
 		w.reportCycle(comp)
 	}
+}
+
+// maxCycleRank bounds the cyclomatic number of a component whose
+// elementary cycles are all enumerated.
+const maxCycleRank = 5
+
+// elementaryCycles lists the component's elementary cycles as step
+// indexes, each starting at its first step in the file, sorted; ok is
+// false when the component is too dense to enumerate.
+func (w *wfCheck) elementaryCycles(comp []int) ([][]int, bool) {
+	in := map[int]bool{}
+	for _, i := range comp {
+		in[i] = true
+	}
+	g := simple.NewDirectedGraph()
+	for _, i := range comp {
+		g.AddNode(simple.Node(i))
+	}
+	edges := 0
+	for _, i := range comp {
+		for _, d := range w.steps[i].deps {
+			if in[d.to] {
+				g.SetEdge(g.NewEdge(simple.Node(i), simple.Node(d.to)))
+				edges++
+			}
+		}
+	}
+	if edges-len(comp)+1 > maxCycleRank {
+		return nil, false
+	}
+	var out [][]int
+	for _, c := range topo.DirectedCyclesIn(g) {
+		// gonum repeats the first node at the end.
+		ids := make([]int, 0, len(c))
+		for _, n := range c[:len(c)-1] {
+			ids = append(ids, int(n.ID()))
+		}
+		start := 0
+		for k, id := range ids {
+			if id < ids[start] {
+				start = k
+			}
+		}
+		ids = append(ids[start:], ids[:start]...)
+		out = append(out, ids)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		for k := 0; k < len(a) && k < len(b); k++ {
+			if a[k] != b[k] {
+				return a[k] < b[k]
+			}
+		}
+		return len(a) < len(b)
+	})
+	return out, true
+}
+
+// edgeTo returns the dependsOn entry of step from that names step to.
+func (w *wfCheck) edgeTo(from, to int) depEdge {
+	for _, e := range w.steps[from].deps {
+		if e.to == to {
+			return e
+		}
+	}
+	return depEdge{to: to}
+}
+
+// reportLinks reports the cycle that visits the steps in order and returns
+// to the first. members, when longer than the cycle, names the whole
+// strongly connected component.
+func (w *wfCheck) reportLinks(cycle []int, members []string) {
+	names := []string{stepName(w.steps[cycle[0]])}
+	var details []string
+	var first *parser.Node
+	for k, from := range cycle {
+		to := cycle[(k+1)%len(cycle)]
+		e := w.edgeTo(from, to)
+		if first == nil {
+			first = e.node
+		}
+		names = append(names, stepName(w.steps[to]))
+		details = append(details, fmt.Sprintf("%s depends on %s (%s)", stepName(w.steps[from]), stepName(w.steps[to]), e.node.Pos))
+	}
+	w.add(errDependencyCycle(first.Pos, first.Path, names, details, members))
 }
 
 // reportCycle reports the shortest cycle through the first step of a
@@ -162,27 +257,19 @@ func (w *wfCheck) reportCycle(comp []int) {
 	if last == nil {
 		return // cannot happen in a strongly connected component
 	}
-	// Rebuild the links from start forwards.
-	links := []hop{*last}
+	// Rebuild the path from start forwards.
+	cycle := []int{last.from}
 	for at := last.from; at != start; at = prev[at].from {
-		links = append(links, prev[at])
+		cycle = append(cycle, prev[at].from)
 	}
-	for i, j := 0, len(links)-1; i < j; i, j = i+1, j-1 {
-		links[i], links[j] = links[j], links[i]
-	}
-	names := []string{stepName(w.steps[start])}
-	var details []string
-	for _, l := range links {
-		from, to := stepName(w.steps[l.from]), stepName(w.steps[l.edge.to])
-		names = append(names, to)
-		details = append(details, fmt.Sprintf("%s depends on %s (%s)", from, to, l.edge.node.Pos))
+	for i, j := 0, len(cycle)-1; i < j; i, j = i+1, j-1 {
+		cycle[i], cycle[j] = cycle[j], cycle[i]
 	}
 	var members []string
 	for _, i := range comp {
 		members = append(members, stepName(w.steps[i]))
 	}
-	first := links[0].edge.node
-	w.add(errDependencyCycle(first.Pos, first.Path, names, details, members))
+	w.reportLinks(cycle, members)
 }
 
 func (w *wfCheck) computeClosures() {
