@@ -227,16 +227,12 @@ func (w *wfCheck) reportCycle(comp []int) {
 		in[i] = true
 	}
 	start := comp[0]
-	// Breadth-first search for a path from start back to start.
-	type hop struct {
-		from int
-		edge depEdge
-	}
-	prev := map[int]hop{}
+	// Breadth-first search for the shortest path from start back to start;
+	// prev records the step each one was reached from.
+	prev := map[int]int{}
 	queue := []int{start}
-	visited := map[int]bool{start: true}
-	var last *hop
-	for len(queue) > 0 && last == nil {
+	last := -1
+	for len(queue) > 0 && last < 0 {
 		cur := queue[0]
 		queue = queue[1:]
 		for _, e := range w.steps[cur].deps {
@@ -244,23 +240,21 @@ func (w *wfCheck) reportCycle(comp []int) {
 				continue
 			}
 			if e.to == start {
-				last = &hop{from: cur, edge: e}
+				last = cur
 				break
 			}
-			if !visited[e.to] {
-				visited[e.to] = true
-				prev[e.to] = hop{from: cur, edge: e}
+			if _, seen := prev[e.to]; !seen && e.to != start {
+				prev[e.to] = cur
 				queue = append(queue, e.to)
 			}
 		}
 	}
-	if last == nil {
+	if last < 0 {
 		return // cannot happen in a strongly connected component
 	}
-	// Rebuild the path from start forwards.
-	cycle := []int{last.from}
-	for at := last.from; at != start; at = prev[at].from {
-		cycle = append(cycle, prev[at].from)
+	cycle := []int{last}
+	for at := last; at != start; at = prev[at] {
+		cycle = append(cycle, prev[at])
 	}
 	for i, j := 0, len(cycle)-1; i < j; i, j = i+1, j-1 {
 		cycle[i], cycle[j] = cycle[j], cycle[i]
