@@ -287,6 +287,11 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "bad listen address",
+			src:  "server: {listen: localhost}\n",
+			want: []string{`1:18: error: server.listen "localhost" is not host:port`},
+		},
+		{
 			name: "duplicate key",
 			src:  "server: {listen: a}\nserver: {listen: b}\n",
 			want: []string{`2:1: error: mapping key "server" already defined at [1:1]`},

@@ -10,6 +10,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -427,7 +428,11 @@ func (l *loader) server(n ast.Node) {
 			}
 		case "listen":
 			if a, ok := l.str(v, p, p); ok {
-				s.Listen = a
+				if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+					l.errorf(v, p, "bad_value", "%s %q is not host:port (for example 127.0.0.1:8080)", p, a)
+				} else {
+					s.Listen = a
+				}
 			}
 		case "exposeBackendTools":
 			s.ExposeBackendTools = l.boolean(v, p, p)
