@@ -32,6 +32,7 @@ const (
 	CodeUnknownArgument       = "unknown_argument"
 	CodeMissingArgument       = "missing_argument"
 	CodeArgumentType          = "argument_type"
+	CodeArgumentEnum          = "argument_enum"
 	CodeInvalidDuration       = "invalid_duration"
 	CodeTimeoutExceeds        = "timeout_exceeds_workflow"
 	CodeElicitationTimeout    = "elicitation_timeout"
@@ -228,6 +229,13 @@ func errMissingArgument(pos ir.Pos, path, tool, arg string) diag.Diagnostic {
 func errArgumentType(pos ir.Pos, path, tool, arg, want, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeArgumentType,
 		fmt.Sprintf("argument %q of tool %s must be %s, not %s", arg, tool, want, got))
+}
+
+// errArgumentEnum: got is the literal as written in the workflow (never a
+// parameter value, which is not known at compile time).
+func errArgumentEnum(pos ir.Pos, path, tool, arg string, allowed []string, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeArgumentEnum,
+		fmt.Sprintf("argument %q of tool %s must be one of %s%s", arg, tool, strings.Join(allowed, ", "), didYouMean(got, allowed)))
 }
 
 func errInvalidAction(pos ir.Pos, path, field, got string, valid []string) diag.Diagnostic {

@@ -12,6 +12,7 @@ package checker
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,6 +96,14 @@ func (w *wfCheck) checkArgValue(tool, name string, schema map[string]any, n *par
 		w.add(errArgumentType(n.Pos, n.Path, tool, name, joinOr(types), describeValue(n.Interface())))
 		return
 	}
+	if enum, ok := schema["enum"].([]any); ok && len(enum) > 0 && !inEnum(n.Interface(), enum) {
+		var names []string
+		for _, e := range enum {
+			names = append(names, fmt.Sprint(e))
+		}
+		w.add(errArgumentEnum(n.Pos, n.Path, tool, name, names, fmt.Sprint(n.Interface())))
+		return
+	}
 	switch n.Kind {
 	case parser.Map:
 		if _, ok := schema["properties"].(map[string]any); ok {
@@ -142,6 +151,38 @@ func literalFits(n *parser.Node, types []string) bool {
 		}
 	}
 	return false
+}
+
+// inEnum reports whether v equals one of the enum values, comparing
+// numbers by value.
+func inEnum(v any, enum []any) bool {
+	for _, e := range enum {
+		if reflect.DeepEqual(v, e) {
+			return true
+		}
+		if a, ok := toFloat(v); ok {
+			if b, ok := toFloat(e); ok && a == b {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case string:
+		// The runtime coerces numeric strings for number arguments.
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil
+	}
+	return 0, false
 }
 
 // stringList reads a JSON Schema keyword that is a string or a list of them.
