@@ -86,11 +86,12 @@ func serve(b *testing.B, h http.Handler) string {
 func connect(b *testing.B, tr transport.Interface) *client.Client {
 	b.Helper()
 	c := client.NewClient(tr)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
+	// A stdio transport's process lives as long as Start's context.
+	if err := c.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
 		b.Fatalf("initialize: %v", err)
 	}
