@@ -35,6 +35,11 @@
 //     because templates cannot write .steps.my-id and must use
 //     {{index .steps "my-id" "output"}}.
 //   - A condition may be a template or the literal true/false.
+//   - Reads of an elicitation's output are checked against the fields its
+//     schema asks for, and reads of a forEach's output against iterations,
+//     count, completed and failed.
+//   - Each elementary dependency cycle is reported once (deps.go explains
+//     the fallback for dense tangles).
 //   - Output values are computed after the run, so a step that an
 //     elicitation's skip_remaining may leave unstarted also needs
 //     defaultResults for the fields the output reads (refs.go).
