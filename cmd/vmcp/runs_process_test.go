@@ -10,11 +10,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -314,6 +316,14 @@ func TestRestartRecovery(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	// The metrics of the live process moved.
+	if m := scrapeMetric(t, p, `vmcp_runs_total{status="cancelled",workflow="slow_chain"}`); m != 1 {
+		t.Errorf("vmcp_runs_total{cancelled} = %v; want 1", m)
+	}
+	if m := scrapeMetric(t, p, `vmcp_runs_in_flight{workflow="slow_chain"}`); m != 1 {
+		t.Errorf("vmcp_runs_in_flight = %v; want 1 (the run about to be killed)", m)
+	}
+
 	p.kill(t)
 	// One call ends with the cancelled result, the other with the lost
 	// connection; neither may hang.
@@ -366,6 +376,17 @@ func TestRestartRecovery(t *testing.T) {
 		t.Errorf("GET ?status=interrupted = %+v; want only %s", interrupted.Runs, killed)
 	}
 
+	// Agents see the same through vmcp_run_status (server.exposeRunTools).
+	mc := mcpClient(t, p2.base)
+	res, err := mc.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{
+		Name: "vmcp_run_status", Arguments: map[string]any{"run_id": killed}}})
+	if err != nil || res.IsError {
+		t.Fatalf("vmcp_run_status = %v, %+v; want a result", err, res)
+	}
+	if st, _ := res.StructuredContent.(map[string]any); st == nil || st["status"] != "interrupted" {
+		t.Errorf("vmcp_run_status structured content = %v; want status interrupted", res.StructuredContent)
+	}
+
 	// The timeline, read from the file while the new vmcp owns it.
 	out, stderr, code = vmcpCLI(t, nil, "runs", "show", killed, "--db", db)
 	for _, want := range []string{"status    interrupted", `last finished step "second"`, "first   completed", "second  completed", "third   failed", "third: error: interrupted"} {
@@ -404,5 +425,92 @@ func TestNonLoopbackNeedsAuth(t *testing.T) {
 	if conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
 		conn.Close()
 		t.Errorf("something listens on port %d after vmcp refused to start", port)
+	}
+}
+
+// scrapeMetric reads one series from the process's /metrics.
+func scrapeMetric(t *testing.T, p *vmcpProc, series string) float64 {
+	t.Helper()
+	req, _ := http.NewRequest("GET", p.base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+opsToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s value %q: %v", series, v, err)
+			}
+			return f
+		}
+	}
+	return -1
+}
+
+// TestAdminListenUnderStdio serves MCP on stdio and the API on
+// --admin-listen: the API answers (with the token) while the MCP session
+// is open, and the process exits when stdin closes.
+func TestAdminListenUnderStdio(t *testing.T) {
+	buildOpsBinaries(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "vmcp.yaml")
+	text := strings.NewReplacer("${TB}", opsBins.tb, "${REC}", filepath.Join(dir, "rec")).Replace(slowConfig)
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, opsPortLo, opsPortHi))
+	cmd := exec.Command(opsBins.vmcp, "run", "--config", cfg, "--admin-listen", addr)
+	cmd.Env = append(os.Environ(), "VMCP_OPS_TOKEN="+opsToken)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	p := &vmcpProc{base: "http://" + addr}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(p.base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("admin API did not answer within 60s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var list httpapi.RunList
+	if code := p.get(t, "/api/v1/runs", &list); code != 200 || list.Runs == nil {
+		t.Errorf("GET /api/v1/runs on --admin-listen = %d %+v; want 200 with an empty list", code, list)
+	}
+	resp, err := http.Get(p.base + "/api/v1/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("GET /api/v1/runs on --admin-listen without a token = %d; want 401", resp.StatusCode)
+	}
+	stdin.Close()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("vmcp exited with %v after stdin closed\n%s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Errorf("vmcp did not exit within 15s of stdin closing\n%s", stderr.String())
 	}
 }
