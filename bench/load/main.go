@@ -38,9 +38,7 @@ const configTemplate = `backends:
 server:
   auth: {tokens: ["%s"]}
 state:
-  store: sqlite
-  path: state.db
-  retention: 1h
+  store: %s
 compositeTools:
   - name: diamond
     description: Four fast steps in a diamond
@@ -70,14 +68,18 @@ func main() {
 	port := flag.Int("port", 17650, "loopback port for vmcp (use 17000-17999 on shared machines)")
 	vmcpBin := flag.String("vmcp", "", "vmcp binary (default: go build ./cmd/vmcp)")
 	tbBin := flag.String("backend", "", "test backend binary (default: go build ./e2e/testbackend)")
+	store := flag.String("store", "sqlite", "run store: sqlite or memory (for comparison)")
 	flag.Parse()
-	if err := run(*clients, *duration, *port, *vmcpBin, *tbBin); err != nil {
+	if err := run(*clients, *duration, *port, *vmcpBin, *tbBin, *store); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(clients int, duration time.Duration, port int, vmcpBin, tbBin string) error {
+func run(clients int, duration time.Duration, port int, vmcpBin, tbBin, store string) error {
+	if store != "sqlite" && store != "memory" {
+		return fmt.Errorf("-store must be sqlite or memory, not %q", store)
+	}
 	dir, err := os.MkdirTemp("", "vmcp-load-")
 	if err != nil {
 		return err
@@ -96,7 +98,7 @@ func run(clients int, duration time.Duration, port int, vmcpBin, tbBin string) e
 		}
 	}
 	cfg := filepath.Join(dir, "vmcp.yaml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, configTemplate, tbBin, token), 0o644); err != nil {
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, configTemplate, tbBin, token, store), 0o644); err != nil {
 		return err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
@@ -140,7 +142,7 @@ func run(clients int, duration time.Duration, port int, vmcpBin, tbBin string) e
 		return err
 	}
 
-	fmt.Printf("load: %d clients x %s, workflow diamond (4 backend calls), SQLite store, stdio test backend, vmcp at %s\n", clients, duration, base)
+	fmt.Printf("load: %d clients x %s, workflow diamond (4 backend calls), %s store, stdio test backend, vmcp at %s\n", clients, duration, store, base)
 	type result struct {
 		lat  []time.Duration
 		errs map[string]int

@@ -1,0 +1,42 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	goruntime "runtime"
+	"runtime/pprof"
+	"testing"
+	"time"
+)
+
+// TestMain fails the package when goroutines outlive the tests: every
+// server, session, run and client the tests start must be gone at the end.
+func TestMain(m *testing.M) {
+	before := goruntime.NumGoroutine()
+	code := m.Run()
+	if code == 0 {
+		if err := noLeakedGoroutines(before); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func noLeakedGoroutines(before int) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		// Idle keep-alive connections of the test clients are not leaks.
+		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+		n := goruntime.NumGoroutine()
+		if n <= before {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d goroutines still running 10s after the tests (%d before them)", n, before)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
