@@ -371,6 +371,9 @@ func TestTimeouts(t *testing.T) {
 		if run.Status != RunFailed || run.Steps[0].Attempts >= 11 {
 			t.Errorf("status %s after %d attempts; want failed before all 11 attempts", run.Status, run.Steps[0].Attempts)
 		}
+		if e := run.Steps[0].Error; !strings.Contains(e, "backend unavailable") || !(strings.Contains(e, "timed out after 60ms") || strings.Contains(e, "gave up after")) {
+			t.Errorf("step error = %q; want the cause and why retries stopped", e)
+		}
 		if el := time.Since(start); el > 2*time.Second {
 			t.Errorf("retries ran for %v; the 60ms step timeout must bound them", el)
 		}

@@ -30,9 +30,13 @@ import (
 const maxRetryInterval = 60 * time.Second
 
 // attemptError is the failure of one backend call.
-type attemptError struct{ msg string }
+type attemptError struct {
+	msg   string
+	cause error // the backend's error, if any
+}
 
 func (e *attemptError) Error() string { return e.msg }
+func (e *attemptError) Unwrap() error { return e.cause }
 
 func failed(sp *stepPlan, pos ir.Pos, msg string, attempts int) stepMsg {
 	return stepMsg{status: StepFailed, attempts: attempts, err: &StepError{Step: sp.id, Pos: posOr(pos, sp.step.Pos), Msg: msg}}
@@ -108,7 +112,7 @@ func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[
 	attempt := func() (any, error) {
 		res, err := r.e.backend.CallTool(ctx, call)
 		if err != nil {
-			return nil, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err)}
+			return nil, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err}
 		}
 		out, msg, ok := stepOutput(res)
 		if !ok {
@@ -159,22 +163,28 @@ func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[
 		if last == nil {
 			last = err
 		}
-		return nil, tries, r.failureMsg(ctx, timeout, last)
+		msg := r.failureMsg(ctx, timeout, last)
+		if ctx.Err() == nil && tries <= policy.maxRetries {
+			msg += fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", tries)
+		}
+		return nil, tries, msg
 	}
 	return out, tries, ""
 }
 
 // failureMsg explains a failed call, preferring the reason the context
-// ended (timeout, cancel, abort) over the transport's own error.
+// ended (timeout, cancel, abort) over the transport's own error, which is
+// then only a symptom.
 func (r *runState) failureMsg(ctx context.Context, timeout time.Duration, err error) string {
-	if m := r.interruptMsg(ctx, timeout); m != "" {
-		var ae *attemptError
-		if errors.As(err, &ae) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return m + " (last error: " + ae.msg + ")"
-		}
-		return m
+	m := r.interruptMsg(ctx, timeout)
+	switch {
+	case m == "":
+		return err.Error()
+	case r.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled):
+		// The step's own timeout ended a retry loop: keep the cause.
+		return m + " (last error: " + err.Error() + ")"
 	}
-	return err.Error()
+	return m
 }
 
 // interruptMsg says why ctx ended, or "" when it has not.
