@@ -528,6 +528,9 @@ func TestNewRejectsBadPlans(t *testing.T) {
 	if _, err := e.Run(context.Background(), "nope", nil, RunOptions{}); !errors.Is(err, ErrUnknownWorkflow) {
 		t.Errorf("Run(unknown) = %v; want ErrUnknownWorkflow", err)
 	}
+	if _, err := e.Status(context.Background(), "nope"); !errors.Is(err, ErrRunNotFound) {
+		t.Errorf("Status(unknown) = %v; want ErrRunNotFound", err)
+	}
 }
 
 // TestNoFrontEndDependencies: the runtime never links the compiler's front

@@ -169,6 +169,15 @@ func TestRunSemantics(t *testing.T) {
 			errHas: []string{`step "b"`, `no field "nope"`, "wf.yaml:1:10"},
 		},
 		{
+			name: "reading a field of a skipped step without defaults says it is null",
+			wf: build("skipnull",
+				tool("a", "svc.x", nil).with(when("{{false}}")),
+				tool("b", "svc.y", M{"v": "{{.steps.a.output.total}}"}, "a"),
+			),
+			status: RunFailed,
+			errHas: []string{`step "b"`, `cannot read field "total" of the output of step "a": it is null`},
+		},
+		{
 			name: "null value inside text renders empty",
 			wf: build("nulltext",
 				tool("a", "svc.x", nil),
