@@ -119,3 +119,24 @@ func TestHTTPCancelSendsNotification(t *testing.T) {
 		})
 	}
 }
+
+func TestHTTPSessionLostIsTransparent(t *testing.T) {
+	// server-everything keeps sessions; after it restarts it answers the old
+	// session id with 404, and the call goes out again on a new session.
+	port := testenv.FreePort(t, portLo, portHi)
+	stop := startNodeServerOn(t, port, "mcp-server-everything", []string{"streamableHttp"})
+	b := &config.Backend{URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), Transport: config.TransportStreamableHTTP, Timeout: 30 * time.Second}
+	m := connect(t, map[string]*config.Backend{"ev": b})
+	echo := func(msg string) (*runtime.ToolResult, error) {
+		return m.CallTool(context.Background(), runtime.ToolCall{Backend: "ev", Tool: "echo", Arguments: map[string]any{"message": msg}})
+	}
+	if _, err := echo("first"); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	t.Cleanup(startNodeServerOn(t, port, "mcp-server-everything", []string{"streamableHttp"}))
+	r, err := echo("after restart")
+	if err != nil || r.Content[0].Text != "Echo: after restart" {
+		t.Errorf("first call after the backend restarted = %+v, %v; want it answered on a new session", r, err)
+	}
+}

@@ -22,6 +22,14 @@ import (
 func startNodeServer(t *testing.T, bin string, args []string, env ...string) int {
 	t.Helper()
 	port := testenv.FreePort(t, portLo, portHi)
+	t.Cleanup(startNodeServerOn(t, port, bin, args, env...))
+	return port
+}
+
+// startNodeServerOn is startNodeServer on a given port; the returned stop
+// kills the server and waits for it.
+func startNodeServerOn(t *testing.T, port int, bin string, args []string, env ...string) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	cmd := exec.CommandContext(ctx, testenv.NodeBin(t, bin), args...)
 	cmd.Env = append(cmd.Environ(), append(env, fmt.Sprintf("PORT=%d", port))...)
@@ -36,26 +44,31 @@ func startNodeServer(t *testing.T, bin string, args []string, env ...string) int
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-done:
+			stop()
 			t.Fatalf("%s %v exited before listening: %v; stderr:\n%s", bin, args, err, stderr.String())
 		default:
 		}
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
 		if err == nil {
 			c.Close()
-			return port
+			return stop
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	stop()
 	t.Fatalf("%s %v did not listen on port %d within 30s; stderr:\n%s", bin, args, port, stderr.String())
-	return 0
+	return nil
 }
 
 type lockedWriter struct {

@@ -145,10 +145,6 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 	if !ok {
 		return nil, fmt.Errorf("unknown backend %q (configured: %s)", backend, strings.Join(m.names, ", "))
 	}
-	s, err := c.get(ctx)
-	if err != nil {
-		return nil, err
-	}
 	if args == nil {
 		// mcp-go would send "arguments": null, which TypeScript servers
 		// reject.
@@ -159,7 +155,20 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	s, err := c.get(callCtx)
+	if err != nil {
+		return nil, err
+	}
 	res, err := s.client.CallTool(callCtx, req)
+	if c.sessionLost(err) {
+		// The HTTP server forgot the session (it restarted) and did not
+		// run the call: start a new session and send it once more.
+		c.fail(s, err)
+		if s, err = c.get(callCtx); err != nil {
+			return nil, err
+		}
+		res, err = s.client.CallTool(callCtx, req)
+	}
 	if err == nil {
 		if res == nil {
 			return nil, fmt.Errorf("backend %q: tool %q returned no result", backend, tool)
@@ -192,6 +201,22 @@ func (e *TimeoutError) Error() string {
 }
 
 func (e *TimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// sessionLost reports whether an HTTP backend rejected a request because
+// it no longer knows the session: mcp-go's ErrSessionTerminated for the
+// 404 the specification prescribes, or a JSON-RPC error about the session
+// id, which is what the TypeScript SDK sends (400 "No valid session ID
+// provided"). Either way the server did not run the request.
+func (c *conn) sessionLost(err error) bool {
+	if err == nil || c.cfg.Transport == config.TransportStdio {
+		return false
+	}
+	if errors.Is(err, transport.ErrSessionTerminated) {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return !isTransportFailure(err) && strings.Contains(msg, "session")
+}
 
 // isTransportFailure reports whether err came from the transport (mcp-go
 // wraps those in *transport.Error) rather than being the server's JSON-RPC
