@@ -36,8 +36,28 @@ func errorAt(pos ir.Pos, path, code, format string, args ...any) diag.Diagnostic
 	return diag.Diagnostic{Severity: diag.Error, Pos: pos, Path: path, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// syntaxWording rewrites go-yaml messages that read badly.
+var syntaxWording = map[string]string{
+	"tab character cannot use as a map key directly": "tab characters cannot be used for indentation",
+	"mapping value is not allowed in this context":   "unexpected ':' (a value that contains \": \" must be quoted)",
+	"value is not allowed in this context":           "value not allowed here (check the indentation)",
+	"could not find flow map content":                "unexpected '{': a mapping in braces is not closed properly",
+}
+
 func errSyntax(pos ir.Pos, msg string) diag.Diagnostic {
+	if better, ok := syntaxWording[msg]; ok {
+		msg = better
+	}
 	return errorAt(pos, "", CodeSyntax, "invalid YAML: %s", msg)
+}
+
+// errUnquotedTemplate is a syntax error at a template that starts a plain
+// value.
+func errUnquotedTemplate(pos ir.Pos, msg string) diag.Diagnostic {
+	d := errSyntax(pos, msg)
+	d.Message = "invalid YAML: a value that starts with {{ must be quoted"
+	d.Detail = []string{`write it as "{{...}}": unquoted, YAML reads { as the start of a mapping`}
+	return d
 }
 
 // errNotAMapping reports a document, or a compositeTools entry, that is not
@@ -74,7 +94,7 @@ func errNestingTooDeep(pos ir.Pos, path string, limit int) diag.Diagnostic {
 
 func errAliasBudget(pos ir.Pos, path string, limit int) diag.Diagnostic {
 	return errorAt(pos, path, CodeAliasBudget,
-		"file expands to more than %d values (aliases of aliases?); refusing to expand further", limit)
+		"aliases here expand to more than %d values (aliases of aliases?); refusing to expand further", limit)
 }
 
 func errUnknownAnchor(pos ir.Pos, path, name string) diag.Diagnostic {

@@ -15,10 +15,12 @@ package parser
 //     refers to an anchor defined before it (which makes expansion finite);
 //   - merge keys (<<) add the fields of the merged mappings that the mapping
 //     does not set itself, earlier merge sources first;
-//   - every created Node counts against one budget per file, so a
-//     "billion laughs" stream of nested aliases stops with a diagnostic
-//     instead of exhausting memory, and nesting beyond maxDepth stops with
-//     a diagnostic instead of recursing further.
+//   - every Node created while expanding an alias counts against one
+//     budget per file (nodes written out in the text are bounded by the
+//     file's size already), so a "billion laughs" stream of aliases of
+//     aliases stops with a diagnostic at the alias being expanded instead of
+//     exhausting memory; nesting beyond maxDepth stops with a diagnostic
+//     instead of recursing further.
 
 import (
 	"fmt"
@@ -34,8 +36,10 @@ import (
 )
 
 const (
-	// maxNodes bounds the nodes built for one file, aliases expanded.
-	maxNodes = 1_000_000
+	// maxAliasNodes bounds the nodes built by expanding aliases in one
+	// file. Real files share a few small blocks (an onError policy, common
+	// arguments); 100,000 nodes is far beyond that and still cheap to build.
+	maxAliasNodes = 100_000
 	// maxDepth bounds how deeply values may nest.
 	maxDepth = 200
 )
@@ -51,12 +55,14 @@ type builder struct {
 	depthHit  bool                        // nesting_too_deep reported for this document
 	budgetHit bool                        // alias_budget reported (once per file)
 
-	budget  int // nodes left for this file
-	inexact int // string scalars whose position mapping fell back to the start
+	budget   int    // alias-expanded nodes left for this file
+	inAlias  int    // depth of alias expansion at the current node
+	aliasPos ir.Pos // the outermost alias being expanded
+	inexact  int    // string scalars whose position mapping fell back to the start
 }
 
 func newBuilder(s *source, diags *diag.List) *builder {
-	return &builder{s: s, diags: diags, budget: maxNodes}
+	return &builder{s: s, diags: diags, budget: maxAliasNodes}
 }
 
 // offset returns the file byte offset of a token's first character.
@@ -112,17 +118,28 @@ func (b *builder) collectAnchors(n ast.Node, anchors map[string]ast.Node) {
 	}
 }
 
-// take counts one node against the budget and reports when it runs out.
-func (b *builder) take(pos ir.Pos, path string) bool {
+// take counts a node made by alias expansion against the budget and
+// reports, once, when it runs out.
+func (b *builder) take() bool {
+	if b.inAlias == 0 {
+		return true
+	}
 	if b.budget <= 0 {
 		if !b.budgetHit {
 			b.budgetHit = true
-			b.diags.Add(errAliasBudget(pos, path, maxNodes))
+			b.diags.Add(errAliasBudget(b.aliasPos, "", maxAliasNodes))
 		}
 		return false
 	}
 	b.budget--
 	return true
+}
+
+// refund returns a node taken for a wrapper that makes no node itself.
+func (b *builder) refund() {
+	if b.inAlias > 0 {
+		b.budget++
+	}
 }
 
 func (b *builder) null(pos ir.Pos, path string) *Node {
@@ -146,15 +163,15 @@ func (b *builder) node(n ast.Node, path string, depth int, pos ir.Pos) *Node {
 		}
 		return b.null(pos, path)
 	}
-	if !b.take(pos, path) {
+	if !b.take() {
 		return b.null(pos, path)
 	}
 	switch n := n.(type) {
 	case *ast.AnchorNode:
-		b.budget++ // the anchor is a wrapper, not a node of its own
+		b.refund() // the anchor is a wrapper, not a node of its own
 		return b.node(n.Value, path, depth, pos)
 	case *ast.AliasNode:
-		b.budget++
+		b.refund()
 		target, ok := b.aliases[n]
 		if !ok {
 			name := ""
@@ -164,9 +181,14 @@ func (b *builder) node(n ast.Node, path string, depth int, pos ir.Pos) *Node {
 			b.diags.Add(errUnknownAnchor(pos, path, name))
 			return b.null(pos, path)
 		}
+		if b.inAlias == 0 {
+			b.aliasPos = pos
+		}
+		b.inAlias++
+		defer func() { b.inAlias-- }()
 		return b.node(target, path, depth, pos)
 	case *ast.TagNode:
-		b.budget++
+		b.refund()
 		return b.tagged(n, path, depth, pos)
 	case *ast.NullNode:
 		return b.null(pos, path)
@@ -210,7 +232,7 @@ func (b *builder) node(n ast.Node, path string, depth int, pos ir.Pos) *Node {
 		}
 		return sq
 	case *ast.CommentGroupNode, *ast.CommentNode, *ast.DirectiveNode:
-		b.budget++
+		b.refund()
 		return b.null(pos, path)
 	}
 	b.diags.Add(errUnsupportedNode(pos, path, n.Type().String()))
@@ -376,6 +398,22 @@ func (b *builder) key(k ast.Node) (string, bool) {
 	return "", false
 }
 
+// resolveKeyAlias reports whether a key is an alias that names no anchor,
+// and the name it uses.
+func (b *builder) resolveKeyAlias(k ast.Node) (string, bool) {
+	if mk, ok := k.(*ast.MappingKeyNode); ok {
+		k = mk.Value
+	}
+	al, ok := k.(*ast.AliasNode)
+	if !ok || al.Value == nil {
+		return "", false
+	}
+	if _, known := b.aliases[al]; known {
+		return "", false
+	}
+	return al.Value.GetToken().Value, true
+}
+
 // fields converts the key/value pairs of a mapping into m, then applies
 // merge keys.
 func (b *builder) fields(m *Node, values []*ast.MappingValueNode, depth int) {
@@ -392,7 +430,11 @@ func (b *builder) fields(m *Node, values []*ast.MappingValueNode, depth int) {
 		kpos := b.keyPos(mv.Key, m.Pos)
 		key, ok := b.key(mv.Key)
 		if !ok {
-			b.diags.Add(errComplexKey(kpos, m.Path))
+			if al, isAlias := b.resolveKeyAlias(mv.Key); isAlias {
+				b.diags.Add(errUnknownAnchor(kpos, m.Path, al))
+			} else {
+				b.diags.Add(errComplexKey(kpos, m.Path))
+			}
 			continue
 		}
 		path := fieldPath(m.Path, key)
@@ -405,17 +447,15 @@ func (b *builder) fields(m *Node, values []*ast.MappingValueNode, depth int) {
 	}
 	for _, mv := range merges {
 		kpos := b.keyPos(mv.Key, m.Pos)
-		src := b.node(mv.Value, m.Path, depth, kpos)
+		// Each merged mapping is converted at this mapping's path, so the
+		// fields it contributes carry the paths they have here.
 		var sources []*Node
-		switch src.Kind {
-		case Map:
-			sources = []*Node{src}
-		case Seq:
-			sources = src.Items
-		}
-		if len(sources) == 0 && src.Kind != Seq {
-			b.diags.Add(errBadMerge(kpos, m.Path, src.Kind))
-			continue
+		if seq, ok := b.resolve(mv.Value).(*ast.SequenceNode); ok {
+			for _, item := range seq.Values {
+				sources = append(sources, b.node(item, m.Path, depth, kpos))
+			}
+		} else {
+			sources = append(sources, b.node(mv.Value, m.Path, depth, kpos))
 		}
 		for _, s := range sources {
 			if s.Kind != Map {

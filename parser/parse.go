@@ -118,10 +118,14 @@ func (p *parse) document(idx int, c chunk) {
 	}
 	var body ast.Node
 	for _, d := range af.Docs {
-		if d != nil && d.Body != nil {
-			body = d.Body
-			break
+		if d == nil || d.Body == nil {
+			continue
 		}
+		if _, directive := d.Body.(*ast.DirectiveNode); directive {
+			continue // %YAML and %TAG lines come as a document of their own
+		}
+		body = d.Body
+		break
 	}
 	docPos := p.s.pos(p.s.skipBlanks(c.start))
 	if body != nil {
@@ -335,6 +339,15 @@ func (p *parse) syntaxError(err error, c chunk) diag.Diagnostic {
 		line, _ := strconv.Atoi(m[1])
 		return "[" + strconv.Itoa(line+p.b.lineBase) + ":" + m[2] + "]"
 	})
+	// An unquoted template is the most common YAML mistake in workflows:
+	// go-yaml reads {{ as two nested flow mappings and points at the
+	// second brace.
+	off := p.s.offset(pos.Line, pos.Col)
+	for _, at := range []int{off - 1, off} {
+		if at >= 0 && at+2 <= len(p.s.src) && p.s.src[at] == '{' && p.s.src[at+1] == '{' {
+			return errUnquotedTemplate(p.s.pos(at), msg)
+		}
+	}
 	return errSyntax(pos, msg)
 }
 

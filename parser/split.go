@@ -17,7 +17,8 @@ package parser
 // a million would exhaust the stack). Before parsing, nestingBound
 // estimates a document's nesting cheaply from the raw text: open flow
 // brackets outside quotes and comments, plus the number of indentation
-// levels open in block context, plus a run of compact "- - -" entries. A
+// levels open in block context, plus the block indicators ("- ", "? ",
+// ": ") on the line, which can open nested collections without indenting. A
 // document whose estimate exceeds preParseDepth is reported as too deeply
 // nested without being parsed; everything else is parsed and then held to
 // the exact limit maxDepth while it is converted.
@@ -109,10 +110,7 @@ func nestingBound(text []byte) (depth int, at int) {
 			}
 			indents = append(indents, indent)
 		}
-		dashes := 0
-		for rest := line[indent:]; len(rest) >= 2 && rest[0] == '-' && (rest[1] == ' ' || rest[1] == '\t'); dashes++ {
-			rest = bytes.TrimLeft(rest[1:], " \t")
-		}
+		inline := 0 // block indicators on this line: "- ", "? ", ": "
 		maxFlow := flow
 		var quote byte
 		for i := indent; i < len(line); i++ {
@@ -133,9 +131,11 @@ func nestingBound(text []byte) (depth int, at int) {
 				maxFlow = max(maxFlow, flow)
 			case (c == ']' || c == '}') && flow > 0:
 				flow--
+			case (c == '-' || c == '?' || c == ':') && (i+1 == len(line) || line[i+1] == ' ' || line[i+1] == '\t'):
+				inline++
 			}
 		}
-		if d := len(indents) + dashes + maxFlow; d > depth {
+		if d := len(indents) + inline + maxFlow; d > depth {
 			depth, at = d, off+indent
 		}
 		off = end + 1
