@@ -2,12 +2,26 @@
 // a client, the workflow sources it serves, and the server and state-store
 // settings.
 //
-// In: the path of a vmcp.yaml file and an environment lookup function (for
-// ${VAR} expansion). Out: a validated [Config] whose workflow globs are
-// resolved to sorted, deduplicated file paths. Entry point: [Load]; the
-// compiler reads [Config.Sources] to find the workflow files.
+// In: the path of a vmcp.yaml (or JSON) file and an environment lookup
+// function for ${VAR} expansion. Out: a validated [Config] whose workflow
+// globs are resolved to sorted, deduplicated file paths. Entry point:
+// [Load]; the compiler reads [Config.Sources] to find the workflow files.
 //
-// Errors carry the file position (file:line:col) of the offending key or
-// value. A ${VAR} that the environment lacks is an error naming the variable
-// and the backend field that used it.
+// The keys (camelCase or snake_case) and their defaults:
+//
+//	backends:
+//	  NAME: {command, args, env}                    # stdio
+//	  NAME: {url, transport: streamable-http|sse, headers, continuousListening}
+//	        # every backend: timeout (per call, 60s), startTimeout (60s)
+//	workflows: [files, directories or globs]         # relative to the config
+//	compositeTools: [...]                           # read by the workflow parser
+//	server: {transport: stdio|http, listen: 127.0.0.1:8080, exposeBackendTools,
+//	         exposeRunTools, maxParallel: 10, auth: {tokens: [...]}}
+//	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes}
+//
+// Relative paths (workflows, state.path, a command with a slash) resolve
+// against the config file's directory. Errors carry the file position
+// (file:line:col) of the offending key or value, and all of them are
+// reported together as an [*Error]. A ${VAR} that the environment lacks is
+// an error naming the variable and the backend field that used it.
 package config
