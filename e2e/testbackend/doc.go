@@ -1,0 +1,16 @@
+// Command testbackend is an MCP server (stdio, or streamable HTTP with
+// -http ADDR) for vmcp's end-to-end tests and benchmarks. Its tools
+// misbehave on request so the tests can watch vmcp cope:
+//
+//	echo   {text}            returns {text} at once (the benchmark's tool)
+//	add    {a, b}            returns {sum}
+//	sleep  {ms, label}       waits, or stops when the call is cancelled
+//	fail   {message}         returns an isError result
+//	crash  {after_ms}        kills the whole process mid-call
+//	hang   {}                never answers and ignores cancellation
+//	pid    {}                returns {pid} of this process
+//
+// With -record FILE, sleep appends "start LABEL", "done LABEL" or
+// "cancelled LABEL" lines to FILE, so a test can see that a cancel reached
+// the backend.
+package main
