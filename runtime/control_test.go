@@ -616,7 +616,7 @@ func TestLimits(t *testing.T) {
 			wf:     build("deepjson", tool("a", "svc.x", M{"v": "{{fromJson .params.j}}"})),
 			params: M{"j": deep},
 			status: RunFailed,
-			errHas: []string{`step "a"`, "fromJson"},
+			errHas: []string{`step "a"`, "fromJson: value is nested deeper than 100 levels"},
 		}.run(t)
 	})
 	t.Run("maxRetries over 10 is capped", func(t *testing.T) {

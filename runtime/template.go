@@ -212,7 +212,10 @@ func (t *tmpl) render(tt *template.Template, data map[string]any) (string, error
 	return w.buf.String(), nil
 }
 
-var errTooLong = errors.New("template output too long")
+var (
+	errTooLong = errors.New("template output too long")
+	errTooDeep = fmt.Errorf("value is nested deeper than %d levels", maxArgumentDepth)
+)
 
 // limitWriter collects template output up to maxTemplateOutput bytes and
 // turns a printed null ("<no value>") into nothing.
@@ -406,6 +409,8 @@ func goTypeName(t string) string {
 		return "a boolean"
 	case "[]interface {}":
 		return "an array"
+	case "map[string]interface {}":
+		return "an object"
 	}
 	return "a " + t
 }
@@ -448,6 +453,9 @@ func jsonFunc(v any) (string, error) {
 
 func fromJSONFunc(s string) (any, error) {
 	v, err := decodeTyped(s)
+	if errors.Is(err, errTooDeep) {
+		return nil, fmt.Errorf("fromJson: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fromJson: the string is not valid JSON")
 	}
@@ -486,7 +494,7 @@ func decodeTyped(s string) (any, error) {
 		return nil, errors.New("trailing data after the JSON value")
 	}
 	if depth(v, 0) > maxArgumentDepth {
-		return nil, fmt.Errorf("value is nested deeper than %d levels", maxArgumentDepth)
+		return nil, errTooDeep
 	}
 	return fixJSONNumbers(v), nil
 }
