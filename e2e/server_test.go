@@ -302,24 +302,41 @@ func TestElicitation(t *testing.T) {
 			`workflow confirm failed: step "ask" (`},
 		{"client without the capability", nil, true, "the calling MCP client did not declare the elicitation capability"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var opts []client.ClientOption
-			if tt.answer != nil {
-				tt.answer.message = make(chan string, 1)
-				opts = append(opts, client.WithElicitationHandler(tt.answer))
-			}
-			c, _ := newTestVMCP(t, opts...)
-			res := mustCall(t, c, "confirm", map[string]any{"text": "hello"})
-			if res.IsError != tt.wantError || !strings.Contains(text(res), tt.wantText) {
-				t.Errorf("confirm = (isError %v) %q; want (isError %v) containing %q", res.IsError, text(res), tt.wantError, tt.wantText)
-			}
-			if tt.answer != nil {
-				if msg := <-tt.answer.message; msg != "Echo hello?" {
-					t.Errorf("the client was asked %q; want %q", msg, "Echo hello?")
+	// Over HTTP the mcp-go client speaks MCP 2026-07-28, so vmcp asks with
+	// input_required results; over stdio it sends elicitation/create.
+	url, _ := httpVMCP(t, writeConfig(t, testConfig, filepath.Join(t.TempDir(), "record.txt")))
+	for _, tr := range []string{"stdio", "http"} {
+		for _, tt := range tests {
+			t.Run(tr+"/"+tt.name, func(t *testing.T) {
+				var opts []client.ClientOption
+				if tt.answer != nil {
+					tt.answer.message = make(chan string, 1)
+					opts = append(opts, client.WithElicitationHandler(tt.answer))
 				}
-			}
-		})
+				var c *client.Client
+				if tr == "http" {
+					c = httpClient(t, url, opts...)
+				} else {
+					c, _ = newTestVMCP(t, opts...)
+				}
+				elicitOnce(t, c, tt.answer, tt.wantError, tt.wantText)
+			})
+		}
+	}
+}
+
+// elicitOnce calls confirm and checks the result and the question the
+// client was asked.
+func elicitOnce(t *testing.T, c *client.Client, answer *elicitAnswer, wantError bool, wantText string) {
+	t.Helper()
+	res := mustCall(t, c, "confirm", map[string]any{"text": "hello"})
+	if res.IsError != wantError || !strings.Contains(text(res), wantText) {
+		t.Errorf("confirm = (isError %v) %q; want (isError %v) containing %q", res.IsError, text(res), wantError, wantText)
+	}
+	if answer != nil {
+		if msg := <-answer.message; msg != "Echo hello?" {
+			t.Errorf("the client was asked %q; want %q", msg, "Echo hello?")
+		}
 	}
 }
 

@@ -16,9 +16,10 @@ import (
 // action or fails the step with this message.
 var ErrNoElicitation = errors.New("the calling MCP client did not declare the elicitation capability")
 
-// ErrElicitationOverModernHTTP is returned for a client that speaks MCP
-// 2026-07-28 or later over streamable HTTP: that protocol removed
-// server-initiated requests, so there is no stream to ask on.
+// ErrElicitationOverModernHTTP is returned if a client that speaks MCP
+// 2026-07-28 or later over streamable HTTP reaches the server-initiated
+// path: that protocol removed server-initiated requests. Such clients are
+// asked with input_required results instead (mrtr.go), so this is a guard.
 var ErrElicitationOverModernHTTP = errors.New("elicitation is not available to MCP 2026-07-28 clients over streamable HTTP; connect with protocol 2025-11-25 or over stdio")
 
 // clientElicitor forwards elicitation steps to the client that called the
@@ -52,6 +53,11 @@ func (e *clientElicitor) Elicit(ctx context.Context, req runtime.ElicitRequest) 
 		}
 		return runtime.ElicitResult{}, fmt.Errorf("elicitation request failed: %w", err)
 	}
+	return convertElicitResult(res)
+}
+
+// convertElicitResult turns the client's answer into the engine's form.
+func convertElicitResult(res *mcp.ElicitationResult) (runtime.ElicitResult, error) {
 	out := runtime.ElicitResult{Action: string(res.Action)}
 	switch res.Action {
 	case mcp.ElicitationResponseActionAccept, mcp.ElicitationResponseActionDecline, mcp.ElicitationResponseActionCancel:

@@ -36,6 +36,9 @@ func (s *Server) workflowHandler(wf *ir.Workflow) mcpserver.ToolHandlerFunc {
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", wf.Name, err)), nil
 		}
+		if usesMultiRoundTrip(ctx) || req.Params.RequestState != "" {
+			return s.multiRoundTrip(ctx, wf, req, args), nil
+		}
 		runID := uuid.NewString()
 		log := s.log.With("workflow", wf.Name, "run", runID)
 		opts := runtime.RunOptions{
@@ -48,17 +51,23 @@ func (s *Server) workflowHandler(wf *ir.Workflow) mcpserver.ToolHandlerFunc {
 		log.Debug("run started")
 		run, err := s.opts.Runner.Run(ctx, wf.Name, args, opts)
 		if err != nil {
-			var inErr *runtime.InputError
-			if errors.As(err, &inErr) {
-				log.Info("run refused", "err", err)
-				return mcp.NewToolResultError(inErr.Error()), nil
-			}
-			log.Warn("run could not start", "err", err)
-			return mcp.NewToolResultError(fmt.Sprintf("workflow %s could not start: %v", wf.Name, err)), nil
+			log.Info("run did not start", "err", err)
+			return startError(wf, err), nil
 		}
 		log.Info("run finished", "status", run.Status, "duration", run.EndedAt.Sub(run.StartedAt).Round(time.Microsecond))
 		return RunResult(run), nil
 	}
+}
+
+// startError is the result for a run that could not start: invalid
+// arguments (the InputError names the parameter and the rule) or another
+// reason.
+func startError(wf *ir.Workflow, err error) *mcp.CallToolResult {
+	var inErr *runtime.InputError
+	if errors.As(err, &inErr) {
+		return mcp.NewToolResultError(inErr.Error())
+	}
+	return mcp.NewToolResultError(fmt.Sprintf("workflow %s could not start: %v", wf.Name, err))
 }
 
 // callArguments returns the call's arguments as an object; a missing or

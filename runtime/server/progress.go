@@ -34,7 +34,6 @@ type progress struct {
 	s     *Server
 	ctx   context.Context
 	token mcp.ProgressToken
-	sent  *atomic.Bool // set when a notification went out; read by flushMiddleware
 
 	mu   sync.Mutex
 	done int
@@ -46,40 +45,51 @@ func (s *Server) newProgress(ctx context.Context, req mcp.CallToolRequest) *prog
 	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
 		return nil
 	}
-	sent, _ := ctx.Value(flushKey{}).(*atomic.Bool)
-	if sent == nil {
-		sent = new(atomic.Bool)
-	}
-	return &progress{s: s, ctx: ctx, token: req.Params.Meta.ProgressToken, sent: sent}
+	return &progress{s: s, ctx: ctx, token: req.Params.Meta.ProgressToken}
 }
 
 func (p *progress) onEvent(ev runtime.Event) {
-	var status string
-	switch ev.Kind {
-	case runtime.EventStepCompleted:
-		status = "completed"
-	case runtime.EventStepFailed:
-		status = "failed"
-	case runtime.EventStepSkipped:
-		status = "skipped"
-	default:
+	status := finishedStatus(ev.Kind)
+	if status == "" {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
-	msg := fmt.Sprintf("step %s %s (%d/%d)", ev.StepID, status, p.done, ev.Total)
-	params := map[string]any{
-		"progressToken": p.token,
-		"progress":      p.done,
-		"total":         ev.Total,
-		"message":       msg,
+	p.s.sendProgress(p.ctx, p.token, p.done, ev, status)
+}
+
+// finishedStatus is the status word of a step-finished event, or "" for
+// other events.
+func finishedStatus(kind runtime.EventKind) string {
+	switch kind {
+	case runtime.EventStepCompleted:
+		return "completed"
+	case runtime.EventStepFailed:
+		return "failed"
+	case runtime.EventStepSkipped:
+		return "skipped"
 	}
-	if err := p.s.mcp.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), params); err != nil {
-		p.s.log.Debug("progress notification not sent", "run", ev.RunID, "step", ev.StepID, "err", err)
+	return ""
+}
+
+// sendProgress sends notifications/progress number n for the finished
+// step of ev on the request of ctx, and marks the request for
+// flushMiddleware.
+func (s *Server) sendProgress(ctx context.Context, token mcp.ProgressToken, n int, ev runtime.Event, status string) {
+	params := map[string]any{
+		"progressToken": token,
+		"progress":      n,
+		"total":         ev.Total,
+		"message":       fmt.Sprintf("step %s %s (%d/%d)", ev.StepID, status, n, ev.Total),
+	}
+	if err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params); err != nil {
+		s.log.Debug("progress notification not sent", "run", ev.RunID, "step", ev.StepID, "err", err)
 		return
 	}
-	p.sent.Store(true)
+	if sent, ok := ctx.Value(flushKey{}).(*atomic.Bool); ok {
+		sent.Store(true)
+	}
 }
 
 type flushKey struct{}

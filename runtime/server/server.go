@@ -67,6 +67,8 @@ type Server struct {
 	log    *slog.Logger
 	tools  []string
 	byName map[string]*ir.Workflow
+	// waiting holds the questions of runs driven by multi round trips.
+	waiting waiting
 }
 
 // New builds the MCP server and registers one tool per workflow (and, when

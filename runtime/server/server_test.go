@@ -468,9 +468,14 @@ func TestElicitation(t *testing.T) {
 		{"client without the capability", func(o ...client.ClientOption) *client.Client {
 			return httpClient(t, url, client.WithLegacyProtocolOnly())
 		}, nil, outcome{Err: ErrNoElicitation.Error()}},
-		{"modern client over HTTP", func(o ...client.ClientOption) *client.Client { return httpClient(t, url, o...) },
-			&answer{action: mcp.ElicitationResponseActionAccept},
-			outcome{Err: ErrElicitationOverModernHTTP.Error()}},
+		{"accept, 2026-07-28 client over HTTP", func(o ...client.ClientOption) *client.Client { return httpClient(t, url, o...) },
+			&answer{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"ok": true}},
+			outcome{Result: runtime.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}}},
+		{"decline, 2026-07-28 client over HTTP", func(o ...client.ClientOption) *client.Client { return httpClient(t, url, o...) },
+			&answer{action: mcp.ElicitationResponseActionDecline},
+			outcome{Result: runtime.ElicitResult{Action: "decline"}}},
+		{"2026-07-28 client over HTTP without the capability", func(o ...client.ClientOption) *client.Client { return httpClient(t, url) },
+			nil, outcome{Err: ErrNoElicitation.Error()}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

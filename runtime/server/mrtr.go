@@ -1,0 +1,240 @@
+package server
+
+// Elicitation for MCP 2026-07-28 clients over streamable HTTP.
+//
+// That protocol removed server-initiated requests: a tool call that needs
+// the user's input returns an input_required result carrying the question
+// and an opaque requestState, and the client retries the same tools/call
+// with the answer. A workflow run, however, is one long computation that
+// may ask several questions while other steps keep running. So the first
+// call starts the run in the background and waits; when the run asks (its
+// Elicitor blocks), the call returns input_required with a fresh token; the
+// retry that brings the answer hands it to the blocked Elicitor and waits
+// again, until the run asks the next question or ends, and the retry that
+// sees the end returns the result.
+//
+// Between round trips no request is open: the run goes on, its progress
+// notifications are dropped (the next round's request gets the following
+// ones, still numbered from the start), and an unanswered question times
+// out with the elicitation deadline. A client that cancels a round trip
+// cancels the run. Tokens are random and single-use.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// elicitationKey names the single input request of an input_required result.
+const elicitationKey = "elicitation"
+
+// pendingRun is a run driven over several tools/call round trips.
+type pendingRun struct {
+	s      *Server
+	cancel context.CancelFunc
+	asks   chan *question    // the run's questions, one at a time
+	done   chan *runtime.Run // the run's end (buffered: nobody may wait)
+	fail   chan error        // the run could not start (buffered)
+	mu     sync.Mutex
+	req    context.Context   // the open round trip, for progress; nil between
+	token  mcp.ProgressToken // its progress token
+	sent   int               // finished steps reported so far
+}
+
+// question is one elicitation waiting for the client's answer.
+type question struct {
+	req    runtime.ElicitRequest
+	answer chan answerOrErr
+}
+
+type answerOrErr struct {
+	res runtime.ElicitResult
+	err error
+}
+
+// waiting holds the questions sent to clients, by requestState token.
+type waiting struct {
+	mu sync.Mutex
+	m  map[string]waitingEntry
+}
+
+type waitingEntry struct {
+	run *pendingRun
+	q   *question
+}
+
+func (w *waiting) put(run *pendingRun, q *question) string {
+	token := uuid.NewString()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[string]waitingEntry{}
+	}
+	w.m[token] = waitingEntry{run, q}
+	return token
+}
+
+func (w *waiting) take(token string) (waitingEntry, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e, ok := w.m[token]
+	delete(w.m, token)
+	return e, ok
+}
+
+// drop forgets every token of q (it timed out or its run ended).
+func (w *waiting) drop(q *question) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, e := range w.m {
+		if e.q == q {
+			delete(w.m, k)
+		}
+	}
+}
+
+// usesMultiRoundTrip reports whether a call must ask its questions with
+// input_required results: a 2026-07-28 client over streamable HTTP that
+// declared elicitation.
+func usesMultiRoundTrip(ctx context.Context) bool {
+	return transportOf(ctx) == transportHTTP && mcpserver.IsModernRequest(ctx) && ClientCanElicit(ctx)
+}
+
+// multiRoundTrip serves one round trip of a workflow call for a
+// 2026-07-28 HTTP client (see the top of this file).
+func (s *Server) multiRoundTrip(ctx context.Context, wf *ir.Workflow, req mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
+	var run *pendingRun
+	if state := req.Params.RequestState; state != "" {
+		e, ok := s.waiting.take(state)
+		if !ok {
+			return mcp.NewToolResultError(fmt.Sprintf("workflow %s: requestState is unknown or was already used (the question may have timed out)", wf.Name))
+		}
+		run = e.run
+		run.attach(ctx, req)
+		e.q.answer <- answerFromClient(req.Params.InputResponses)
+	} else {
+		run = s.startPending(ctx, wf, req, args)
+	}
+	defer run.detach()
+	select {
+	case q := <-run.asks:
+		token := s.waiting.put(run, q)
+		return mcpserver.NewInputRequestBuilder(token).Elicit(elicitationKey, mcp.ElicitationParams{
+			Message:         q.req.Message,
+			RequestedSchema: q.req.Schema,
+		}).ToolResult()
+	case r := <-run.done:
+		return RunResult(r)
+	case err := <-run.fail:
+		return startError(wf, err)
+	case <-ctx.Done():
+		// The client gave up on this round trip: stop the run.
+		run.cancel()
+		return mcp.NewToolResultError(fmt.Sprintf("workflow %s was cancelled", wf.Name))
+	}
+}
+
+// startPending starts the run in the background, detached from this
+// round trip's context (it outlives it) but cancellable through run.cancel.
+func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.CallToolRequest, args map[string]any) *pendingRun {
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	run := &pendingRun{
+		s:      s,
+		cancel: cancel,
+		asks:   make(chan *question),
+		done:   make(chan *runtime.Run, 1),
+		fail:   make(chan error, 1),
+	}
+	run.attach(ctx, req)
+	id := uuid.NewString()
+	go func() {
+		defer cancel()
+		r, err := s.opts.Runner.Run(runCtx, wf.Name, args, runtime.RunOptions{
+			RunID:    id,
+			Elicitor: &roundTripElicitor{run: run},
+			OnEvent:  run.onEvent,
+		})
+		if err != nil {
+			run.fail <- err
+			return
+		}
+		s.log.Info("run finished", "workflow", wf.Name, "run", id, "status", r.Status, "rounds", "multi")
+		run.done <- r
+	}()
+	return run
+}
+
+func answerFromClient(responses mcp.InputResponses) answerOrErr {
+	res := mcpserver.ElicitationResponse(responses, elicitationKey)
+	if res == nil {
+		return answerOrErr{err: errors.New("the client retried the call without answering the elicitation")}
+	}
+	out, err := convertElicitResult(res)
+	return answerOrErr{res: out, err: err}
+}
+
+// attach makes req the round trip that receives progress.
+func (p *pendingRun) attach(ctx context.Context, req mcp.CallToolRequest) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.req, p.token = ctx, nil
+	if req.Params.Meta != nil {
+		p.token = req.Params.Meta.ProgressToken
+	}
+}
+
+func (p *pendingRun) detach() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.req, p.token = nil, nil
+}
+
+// onEvent numbers finished steps over the whole run and reports them to
+// the open round trip, if it asked for progress.
+func (p *pendingRun) onEvent(ev runtime.Event) {
+	status := finishedStatus(ev.Kind)
+	if status == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sent++
+	if p.req == nil || p.token == nil {
+		return
+	}
+	p.s.sendProgress(p.req, p.token, p.sent, ev, status)
+}
+
+// roundTripElicitor hands the run's questions to the round trips.
+type roundTripElicitor struct{ run *pendingRun }
+
+func (e *roundTripElicitor) Elicit(ctx context.Context, req runtime.ElicitRequest) (runtime.ElicitResult, error) {
+	timeout := time.NewTimer(e.run.s.opts.ElicitTimeout)
+	defer timeout.Stop()
+	q := &question{req: req, answer: make(chan answerOrErr, 1)}
+	defer e.run.s.waiting.drop(q)
+	select {
+	case e.run.asks <- q:
+	case <-ctx.Done():
+		return runtime.ElicitResult{}, ctx.Err()
+	case <-timeout.C:
+		return runtime.ElicitResult{}, errors.New("no client round trip came to take the elicitation before its deadline")
+	}
+	select {
+	case a := <-q.answer:
+		return a.res, a.err
+	case <-ctx.Done():
+		return runtime.ElicitResult{}, ctx.Err()
+	case <-timeout.C:
+		return runtime.ElicitResult{}, errors.New("the client did not answer the elicitation before its deadline")
+	}
+}
