@@ -1,0 +1,101 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// countingAnswer accepts every question with {"n": <how many so far>}.
+type countingAnswer struct {
+	mu   sync.Mutex
+	asks []string
+}
+
+func (a *countingAnswer) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asks = append(a.asks, req.Params.Message)
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+		Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"n": float64(len(a.asks))},
+	}}, nil
+}
+
+// TestMultiRoundTrip: a run that asks two questions, with steps finishing
+// before, between and after them, completes over input_required round trips
+// with both answers, and progress keeps counting across the rounds.
+func TestMultiRoundTrip(t *testing.T) {
+	runner := &fakeRunner{wfs: testWorkflows}
+	runner.script = func(ctx context.Context, wf string, _ map[string]any, opts runtime.RunOptions) (*runtime.Run, error) {
+		finish := func(id string, n int) {
+			opts.OnEvent(runtime.Event{Kind: runtime.EventStepCompleted, StepID: id, Done: n, Total: 3})
+		}
+		var got []any
+		for i, id := range []string{"first", "second"} {
+			finish("before_"+id, i+1)
+			res, err := opts.Elicitor.Elicit(ctx, runtime.ElicitRequest{Message: "question " + id, Schema: map[string]any{"type": "object"}})
+			if err != nil {
+				return nil, err
+			}
+			got = append(got, res.Content["n"])
+		}
+		finish("last", 3)
+		return completed(opts.RunID, wf, map[string]any{"answers": got}), nil
+	}
+	ans := &countingAnswer{}
+	c := httpClient(t, serveHTTP(t, newTestServer(t, runner), 17325), client.WithElicitationHandler(ans))
+	var mu sync.Mutex
+	var progress []string
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationProgress) {
+			mu.Lock()
+			defer mu.Unlock()
+			progress = append(progress, fmt.Sprint(n.Params.AdditionalFields["message"]))
+		}
+	})
+	res := call(t, c, "plain", nil, &mcp.Meta{ProgressToken: "p"})
+	if res.IsError {
+		t.Fatalf("plain failed: %s", resultText(res))
+	}
+	if diff := cmp.Diff(map[string]any{"answers": []any{1.0, 2.0}}, res.StructuredContent); diff != "" {
+		t.Errorf("structuredContent mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"question first", "question second"}, ans.asks); diff != "" {
+		t.Errorf("questions asked (-want +got):\n%s", diff)
+	}
+	// Each round trip gets the progress of the steps that finished while it
+	// was open; numbering continues across rounds.
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"step before_first completed (1/3)", "step before_second completed (2/3)", "step last completed (3/3)"}
+	if diff := cmp.Diff(want, progress); diff != "" {
+		t.Errorf("progress across round trips (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnknownRequestState(t *testing.T) {
+	runner := &fakeRunner{wfs: testWorkflows}
+	runner.script = func(context.Context, string, map[string]any, runtime.RunOptions) (*runtime.Run, error) {
+		t.Errorf("a retry with an unknown requestState started a run")
+		return nil, fmt.Errorf("unexpected run")
+	}
+	s := newTestServer(t, runner)
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "plain"
+	req.Params.RequestState = "not-a-token"
+	res, err := s.workflowHandler(testWorkflows[1])(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "workflow plain: requestState is unknown or was already used (the question may have timed out)"
+	if !res.IsError || resultText(res) != want {
+		t.Errorf("call with a stale requestState = (isError %v) %q; want isError %q", res.IsError, resultText(res), want)
+	}
+}
