@@ -103,8 +103,8 @@ func New(opts Options) (*Server, error) {
 		// Elicitation steps block inside a tools/call until the user
 		// answers, so vmcp asks with a server-initiated request. mcp-go
 		// refuses those to 2026-07-28 clients unless told otherwise; they
-		// still work on stdio (both directions are open), and Elicit
-		// refuses them on HTTP where they could not arrive.
+		// still work on stdio (both directions are open). Over HTTP such
+		// clients are asked with input_required results (mrtr.go).
 		mcpserver.WithLegacyServerInitiatedRequests(),
 		mcpserver.WithToolHandlerMiddleware(s.flushMiddleware),
 		mcpserver.WithRecovery(),
