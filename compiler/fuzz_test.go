@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vmcp-dev/vmcp/diag"
 	"github.com/vmcp-dev/vmcp/ir"
@@ -37,7 +38,7 @@ func FuzzCompile(f *testing.F) {
 	f.Add([]byte("compositeTools:\n  - name: x\n    description: d\n    steps:\n      - {id: a, tool: b.c, dependsOn: [a]}\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		in := []Source{{Name: "fuzz.yaml", Src: src}}
-		p, diags := Compile(in, Options{})
+		p, diags := compileWithin(t, in, hangLimit)
 		if diags.HasErrors() && p != nil {
 			t.Fatalf("Compile returned a plan and errors: %v", diags)
 		}
@@ -73,4 +74,31 @@ func FuzzCompile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// hangLimit is far above the milliseconds a fuzz input takes; an input
+// that runs longer is a hang.
+const hangLimit = 10 * time.Second
+
+// compileWithin runs Compile and fails the test, keeping the input as a
+// crasher, when it does not return within limit. (The stuck goroutine is
+// abandoned; the fuzz worker exits after the failure.)
+func compileWithin(t *testing.T, in []Source, limit time.Duration) (*ir.Plan, diag.List) {
+	t.Helper()
+	type result struct {
+		p     *ir.Plan
+		diags diag.List
+	}
+	done := make(chan result, 1)
+	go func() {
+		p, diags := Compile(in, Options{})
+		done <- result{p, diags}
+	}()
+	select {
+	case r := <-done:
+		return r.p, r.diags
+	case <-time.After(limit):
+		t.Fatalf("Compile did not return within %v (a hang) on %d bytes of input", limit, len(in[0].Src))
+		return nil, nil
+	}
 }
