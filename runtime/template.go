@@ -608,6 +608,12 @@ func compare(a, b any) (c int, ordered bool, err error) {
 			bf = float64(bi)
 		}
 		return cmp3(af, bf), true, nil
+	case a == nil || b == nil:
+		// null equals only null; it is not ordered.
+		if a == nil && b == nil {
+			return 0, false, nil
+		}
+		return 1, false, nil
 	case aNum || bNum:
 		return 0, false, errIncomparable
 	}
@@ -626,14 +632,6 @@ func compare(a, b any) (c int, ordered bool, err error) {
 		if x == y {
 			return 0, false, nil
 		}
-		return 1, false, nil
-	case nil:
-		if b == nil {
-			return 0, false, nil
-		}
-		return 1, false, nil
-	}
-	if b == nil {
 		return 1, false, nil
 	}
 	// Other kinds (e.g. named string types) fall back to reflection.
