@@ -139,9 +139,8 @@ func printed(diags diag.List, in []Source) string {
 }
 
 // roundTrip checks that a compiled plan survives Encode and Decode, the
-// way vmcp run loads plan.json: the decoded plan encodes to the same bytes.
-// (The Go values may differ in slice element types inside JSON Schema
-// maps, []string from the checker against []any from JSON.)
+// way vmcp run loads plan.json: the decoded plan equals the compiled one
+// and encodes to the same bytes.
 func roundTrip(t *testing.T, p *ir.Plan) {
 	t.Helper()
 	data, err := ir.Encode(p)
@@ -151,6 +150,9 @@ func roundTrip(t *testing.T, p *ir.Plan) {
 	back, err := ir.Decode(data)
 	if err != nil {
 		t.Fatalf("Decode(Encode(plan)) = %v", err)
+	}
+	if diff := cmp.Diff(p, back); diff != "" {
+		t.Errorf("Decode(Encode(plan)) differs from the plan (-compiled +decoded):\n%s", diff)
 	}
 	again, err := ir.Encode(back)
 	if err != nil {
