@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -17,6 +18,15 @@ import (
 // scalars fell back to an inexact position mapping.
 func parseTree(t *testing.T, src string) ([]*Node, diag.List, int) {
 	t.Helper()
+	docs, diags, inexact, err := convertAll(src)
+	if err != nil {
+		t.Fatalf("go-yaml rejected test input %q: %v", src, err)
+	}
+	return docs, diags, inexact
+}
+
+// convertAll is parseTree without a test: it returns go-yaml's error.
+func convertAll(src string) ([]*Node, diag.List, int, error) {
 	var diags diag.List
 	s := newSource("test.yaml", []byte(strings.ReplaceAll(src, "\r\n", "\n")))
 	b := newBuilder(s, &diags)
@@ -25,9 +35,12 @@ func parseTree(t *testing.T, src string) ([]*Node, diag.List, int) {
 		b.lineBase = c.line - 1
 		b.aliases = map[*ast.AliasNode]ast.Node{}
 		b.depthHit = false
+		if d, _ := nestingBound(s.src[c.start:c.end]); d > preParseDepth {
+			return nil, nil, 0, fmt.Errorf("nesting too deep")
+		}
 		af, err := goparser.ParseBytes(s.src[c.start:c.end], 0, goparser.AllowDuplicateMapKey())
 		if err != nil {
-			t.Fatalf("go-yaml rejected test input %q: %v", src, err)
+			return nil, nil, 0, err
 		}
 		for _, d := range af.Docs {
 			if d.Body == nil {
@@ -37,7 +50,7 @@ func parseTree(t *testing.T, src string) ([]*Node, diag.List, int) {
 			docs = append(docs, b.node(d.Body, "", 0, s.pos(c.start)))
 		}
 	}
-	return docs, diags, b.inexact
+	return docs, diags, b.inexact, nil
 }
 
 // find returns the node whose Path is path, searching depth-first.

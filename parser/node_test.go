@@ -302,3 +302,40 @@ func TestNodeHelpers(t *testing.T) {
 		t.Errorf("flow mapping position = %v; want 1:4 (the brace)", got)
 	}
 }
+
+func TestJSONPositions(t *testing.T) {
+	src := "{\n  \"name\": \"j\",\n  \"steps\": [\n    {\"id\": \"a\", \"arguments\": {\"q\": \"é {{.params.q}}\", \"n\": 3}},\n    {\n      \"id\": \"b\",\n      \"dependsOn\": [\"a\"]\n    }\n  ]\n}\n"
+	f, diags := Parse("j.json", []byte(src))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	w := f.Workflows[0]
+	q := w.Steps[0].Arguments.Get("q")
+	tests := []struct {
+		n    *Node
+		path string
+		pos  string
+	}{
+		{w.Node, "", "j.json:1:1"},
+		{w.Name, "name", "j.json:2:11"},
+		{w.StepsNode, "steps", "j.json:3:12"},
+		{w.Steps[0].Node, "steps[0]", "j.json:4:5"},
+		{w.Steps[0].ID, "steps[0].id", "j.json:4:12"},
+		{q, "steps[0].arguments.q", "j.json:4:36"},
+		{w.Steps[0].Arguments.Get("n"), "steps[0].arguments.n", "j.json:4:60"},
+		{w.Steps[1].Node, "steps[1]", "j.json:5:5"},
+		{w.Steps[1].DependsOn.Items[0], "steps[1].dependsOn[0]", "j.json:7:21"},
+	}
+	for _, tc := range tests {
+		if tc.n.Path != tc.path || tc.n.Pos.String() != tc.pos {
+			t.Errorf("node at %s %s; want %s %s", tc.n.Path, tc.n.Pos, tc.path, tc.pos)
+		}
+	}
+	s, _ := q.Str()
+	if got, want := q.OffsetPos(strings.Index(s, "{{")), posOf(t, src, "{{"); got.Line != want.Line || got.Col != want.Col {
+		t.Errorf("template position = %v; want line %d col %d", got, want.Line, want.Col)
+	}
+	if kp := w.Steps[1].Node.Fields[1].KeyPos; kp.String() != "j.json:7:7" {
+		t.Errorf("key dependsOn at %v; want j.json:7:7", kp)
+	}
+}

@@ -194,7 +194,7 @@ func (sp *spanner) plain(start int) bool {
 			return false
 		}
 		sp.copy(i, i+len(trimmed))
-		i = sp.fold(i + len(trimmed))
+		i = sp.fold(end)
 		if i < 0 {
 			return false
 		}

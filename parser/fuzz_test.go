@@ -1,0 +1,127 @@
+package parser
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// fuzzSeeds are hand-written inputs next to the corpus files.
+var fuzzSeeds = []string{
+	"",
+	"---\n",
+	"name: a\nsteps:\n  - id: x\n    tool: b.c\n    arguments: {q: \"{{.params.q}}\"}\n",
+	"compositeTools:\n  - name: a\n    steps: [{id: x, dependsOn: [y], on_error: {action: retry, retry_count: 3}}]\n",
+	"{\"name\": \"j\", \"steps\": [{\"id\": \"a\", \"message\": \"\\u00e9 {{.x}}\"}]}",
+	"steps:\n  - id: a\n    message: |2-\n        x {{.a}}\n      y\n",
+	"steps:\n  - id: a\n    message: >\n      x {{.a}}\n\n        more\n      y\n",
+	"steps:\n  - id: a\n    message: 'it''s\n\n      {{.a}}'\n",
+	"steps:\n  - id: a\n    message: \"x\\\n      \\t{{.a}}\\\"\"\n",
+	"a: &a [*a]\nsteps: []\n",
+	"a: &a {x: 1}\nsteps:\n  - <<: [*a, *a]\n    id: b\n",
+	"steps: [[[[[[[[[]]]]]]]]]\n",
+	"kind: VirtualMCPCompositeToolDefinition\napiVersion: toolhive.stacklok.dev/v1beta1\nspec: 5\n",
+	"steps:\r\n  - id: a\r\n    message: >-\r\n      x\r\n      {{.a}}\r\n",
+	"\xef\xbb\xbfsteps: []\n",
+	"%YAML 1.2\n---\nsteps: []\n...\n",
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	for _, p := range corpusFiles(f) {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		file, diags := Parse("fuzz.yaml", src)
+		if file == nil {
+			t.Fatal("Parse returned a nil File")
+		}
+		lines := strings.Count(string(src), "\n") + 1
+		for _, d := range diags {
+			if d.Code == "" || d.Message == "" || strings.Contains(d.Message, "\n") {
+				t.Errorf("diagnostic %+v lacks a code or a one-line message", d)
+			}
+			if d.Pos.Line < 1 || d.Pos.Line > lines || d.Pos.Col < 1 {
+				t.Errorf("diagnostic %v points outside the file (%d lines)", d, lines)
+			}
+		}
+		for _, w := range file.Workflows {
+			walk(w.Node, func(n *Node) {
+				if n.Pos.Line < 1 || n.Pos.Line > lines || n.Pos.Col < 1 {
+					t.Errorf("node %s at %v outside the file (%d lines)", n.Path, n.Pos, lines)
+				}
+				s, ok := n.Str()
+				if !ok {
+					return
+				}
+				for off := 0; off <= len(s); off++ {
+					if p := n.OffsetPos(off); p.Line < 1 || p.Line > lines || p.Col < 1 {
+						t.Fatalf("OffsetPos(%d) of %s = %v, outside the file", off, n.Path, p)
+					}
+				}
+			})
+		}
+	})
+}
+
+// FuzzScalarMapping checks the position mapping against go-yaml: whenever
+// every string of a document maps back exactly, each rune of each value
+// must sit where OffsetPos says (see checkMapping).
+func FuzzScalarMapping(f *testing.F) {
+	for _, tc := range offsetCases {
+		f.Add(tc.src)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		docs, _, inexact, err := convertAll(src)
+		if err != nil || inexact != 0 {
+			return
+		}
+		norm := strings.ReplaceAll(src, "\r\n", "\n")
+		for _, d := range docs {
+			walk(d, func(n *Node) {
+				if _, ok := n.Str(); ok {
+					checkMapping(t, norm, n)
+				}
+			})
+		}
+	})
+}
+
+// benchWorkflow is a Kubernetes definition with n steps, each with a
+// condition, arguments holding templates, dependencies and an onError.
+func benchWorkflow(n int) []byte {
+	var b strings.Builder
+	b.WriteString("apiVersion: toolhive.stacklok.dev/v1beta1\nkind: VirtualMCPCompositeToolDefinition\n")
+	b.WriteString("metadata:\n  name: bench\nspec:\n  name: bench\n  description: benchmark\n")
+	b.WriteString("  parameters:\n    type: object\n    properties:\n      q: {type: string}\n  steps:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "    - id: step_%d\n      tool: backend.tool_%d\n", i, i%7)
+		if i > 0 {
+			fmt.Fprintf(&b, "      dependsOn: [step_%d]\n", i-1)
+			fmt.Fprintf(&b, "      condition: \"{{ne .steps.step_%d.status \\\"failed\\\"}}\"\n", i-1)
+		}
+		fmt.Fprintf(&b, "      arguments:\n        query: \"{{.params.q}} #%d\"\n        body: |\n          step %d of the run\n          previous: {{.steps.step_%d.output}}\n", i, i, max(i-1, 0))
+		b.WriteString("        options: {limit: 10, verbose: true, tags: [a, b]}\n")
+		b.WriteString("      onError:\n        action: retry\n        maxRetries: 3\n        retryDelay: 1s\n")
+	}
+	return []byte(b.String())
+}
+
+func BenchmarkParse(b *testing.B) {
+	src := benchWorkflow(100)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		f, diags := Parse("bench.yaml", src)
+		if len(diags) > 0 || len(f.Workflows) != 1 || len(f.Workflows[0].Steps) != 100 {
+			b.Fatalf("Parse(bench) = %d workflows, %v", len(f.Workflows), diags)
+		}
+	}
+}
