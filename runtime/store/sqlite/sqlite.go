@@ -111,10 +111,12 @@ type Store struct {
 	// Recovered lists the ids of runs that Open marked interrupted.
 	Recovered []string
 
-	stop     chan struct{}
-	done     chan struct{}
-	closeErr error
-	once     sync.Once
+	stop       chan struct{}
+	done       chan struct{} // closed when the retention loop is over
+	queue      chan writeReq
+	writerDone chan struct{}
+	closeErr   error
+	once       sync.Once
 }
 
 var _ runtime.Store = (*Store)(nil)
@@ -171,6 +173,8 @@ func Open(path string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("sqlite store: recovering %s: %w", path, err)
 	}
+	s.queue, s.writerDone = make(chan writeReq), make(chan struct{})
+	go s.writer()
 	if opts.Retention > 0 {
 		if _, err := s.Prune(context.Background(), opts.now().Add(-opts.Retention)); err != nil {
 			log.Warn("retention: pruning old runs failed", "err", err)
@@ -222,6 +226,9 @@ func (s *Store) Close() error {
 	s.once.Do(func() {
 		close(s.stop)
 		<-s.done
+		if s.writerDone != nil {
+			<-s.writerDone
+		}
 		errs := []error{s.r.Close()}
 		if s.w != nil {
 			errs = append(errs, s.w.Close())
@@ -293,7 +300,9 @@ func (s *Store) migrate() error {
 	return nil
 }
 
-// CreateRun inserts a run and its steps.
+// CreateRun inserts a run and its steps. Like UpdateStep and FinishRun,
+// it returns once the write is committed (see writer.go for how concurrent
+// writes share commits).
 func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 	out, _, err := s.encodeOutput(run.Output)
 	if err != nil {
@@ -309,7 +318,8 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 			return fmt.Errorf("run %s step %s: %w", run.ID, st.ID, err)
 		}
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
+	return s.write(false, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps))
@@ -334,7 +344,8 @@ func (s *Store) UpdateStep(ctx context.Context, runID string, index int, step ru
 	if err != nil {
 		return fmt.Errorf("run %s step %s: %w", runID, step.ID, err)
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
+	return s.write(true, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE steps SET id = ?, status = ?, attempts = ?, started_at = ?, ended_at = ?,
 			output = ?, error = ?, note = ? WHERE run_id = ? AND idx = ?`,
 			row.id, row.status, row.attempts, row.started, row.ended, row.output, row.err, row.note, runID, index)
@@ -372,7 +383,8 @@ func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
 			return fmt.Errorf("run %s step %s: %w", run.ID, st.ID, err)
 		}
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
+	return s.write(false, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET workflow = ?, status = ?, started_at = ?, ended_at = ?, output = ?, error = ?, step_count = ?
 			WHERE id = ?`,
 			run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps), run.ID)
