@@ -458,3 +458,47 @@ func killChild(path string) error {
 	time.Sleep(time.Minute) // the parent kills us long before this
 	return errors.New("not killed within a minute")
 }
+
+// TestBatchIsolation mixes failing and succeeding writes from many
+// goroutines so that they share group-commit transactions: each failure
+// must be undone alone, and every success must be committed.
+func TestBatchIsolation(t *testing.T) {
+	s, _ := openTemp(t, Options{})
+	ctx := context.Background()
+	if err := s.CreateRun(ctx, run("dup", "orig")); err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch i % 3 {
+			case 0: // fails after nothing: duplicate id
+				errs[i] = s.CreateRun(ctx, run("dup", "x", "y", "z"))
+			case 1: // succeeds: a new run with three steps
+				errs[i] = s.CreateRun(ctx, run(fmt.Sprintf("new%d", i), "x", "y", "z"))
+			case 2: // fails: no such step
+				errs[i] = s.UpdateStep(ctx, "dup", 7, runtime.StepState{ID: "bad", Status: runtime.StepFailed})
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if (i%3 == 1) != (err == nil) {
+			t.Errorf("write %d (kind %d) = %v; want success only for kind 1", i, i%3, err)
+		}
+	}
+	got, err := s.GetRun(ctx, "dup")
+	if err != nil || len(got.Steps) != 1 || got.Steps[0].ID != "orig" {
+		t.Errorf("run dup after failed writes = %+v, %v; want its one original step", got, err)
+	}
+	for i := 1; i < n; i += 3 {
+		r, err := s.GetRun(ctx, fmt.Sprintf("new%d", i))
+		if err != nil || len(r.Steps) != 3 {
+			t.Errorf("run new%d = %v, %v; want it with 3 steps", i, r, err)
+		}
+	}
+}
