@@ -42,6 +42,7 @@ const CrashStatus = 7
 //	pid                 structured {pid}
 //	crash               writes to stderr and exits with CrashStatus
 //	exit_later {ms}     answers, then exits with CrashStatus after ms
+//	add_tool {name}     adds a tool that echoes its name (tools/list_changed)
 //	structured          structured {total: 3, items: [a, b, c]} plus text
 //	fail                an isError result "disk on fire"
 //	mixed               a text item and an image item
@@ -56,7 +57,7 @@ type Fake struct {
 
 // NewFake returns the fake server with extra generated tools.
 func NewFake(extraTools int) *Fake {
-	f := &Fake{srv: server.NewMCPServer("vmcp-fake", "1.0.0", server.WithToolCapabilities(false), server.WithPaginationLimit(PageSize))}
+	f := &Fake{srv: server.NewMCPServer("vmcp-fake", "1.0.0", server.WithToolCapabilities(true), server.WithPaginationLimit(PageSize))}
 	s := f.srv
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo the message."), mcp.WithString("message", mcp.Required())),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -118,6 +119,15 @@ func NewFake(extraTools int) *Fake {
 				os.Exit(CrashStatus)
 			})
 			return mcp.NewToolResultText("bye"), nil
+		})
+	s.AddTool(mcp.NewTool("add_tool", mcp.WithDescription("Add a tool."), mcp.WithString("name", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			name := req.GetString("name", "")
+			s.AddTool(mcp.NewTool(name, mcp.WithDescription("Added at run time.")),
+				func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return mcp.NewToolResultText(name), nil
+				})
+			return mcp.NewToolResultText("added " + name), nil
 		})
 	s.AddTool(mcp.NewTool("structured", mcp.WithDescription("Structured content.")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

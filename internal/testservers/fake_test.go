@@ -32,8 +32,8 @@ func TestFakeInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all.Tools) != 13 {
-		t.Errorf("ListTools has %d tools; want 10 fixed + 3 generated", len(all.Tools))
+	if len(all.Tools) != 14 {
+		t.Errorf("ListTools has %d tools; want 11 fixed + 3 generated", len(all.Tools))
 	}
 
 	req := mcp.CallToolRequest{}

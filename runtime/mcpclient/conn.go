@@ -254,13 +254,59 @@ func (c *conn) start(ctx context.Context) (*session, []mcp.Tool, error) {
 	if s.canceller != nil {
 		s.canceller.legacy.Store(c.cfg.Transport == config.TransportSSE || !mcp.IsModernProtocol(s.client.ProtocolVersion()))
 	}
-	res, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			c.refreshTools(s)
+		}
+	})
+	tools, err := listTools(ctx, s)
 	if err != nil {
 		return nil, nil, c.startError(s, "tools/list", err)
 	}
+	return s, tools, nil
+}
+
+// listTools lists every page of a session's tools, sorted by name.
+func listTools(ctx context.Context, s *session) ([]mcp.Tool, error) {
+	res, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return nil, err
+	}
 	tools := res.Tools
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
-	return s, tools, nil
+	return tools, nil
+}
+
+// refreshTools lists the tools again after the backend said they changed
+// (notifications/tools/list_changed). It runs in the background, bounded
+// by the start timeout and the manager's life; a failed refresh keeps the
+// old list.
+func (c *conn) refreshTools(s *session) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.m.watchers.Add(1) // under mu, so never after Close's Wait began
+	c.mu.Unlock()
+	go func() {
+		defer c.m.watchers.Done()
+		ctx, cancel := context.WithTimeout(c.m.ctx, c.cfg.StartTimeout)
+		defer cancel()
+		tools, err := listTools(ctx, s)
+		if err != nil {
+			c.m.log.Warn("refreshing the tool list failed", "backend", c.cfg.Name, "err", err)
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		// Keep the list of the live session only; a refresh that raced
+		// with a restart must not overwrite the newer list.
+		if c.sess == s || (c.sess == nil && !c.closed) {
+			c.tools = tools
+			c.m.log.Info("backend tools changed", "backend", c.cfg.Name, "tools", len(tools))
+		}
+	}()
 }
 
 // startError closes a session that failed to start and says why, with the

@@ -77,15 +77,15 @@ func TestConvertResults(t *testing.T) {
 func TestPagination(t *testing.T) {
 	m := connect(t, map[string]*config.Backend{"fake": fakeBackend(map[string]string{testservers.EnvExtraTools: "25"})})
 	tools := m.Tools("fake")
-	// 10 fixed tools + 25 generated, served PageSize at a time.
-	if len(tools) != 35 {
-		t.Fatalf("Tools(fake) has %d tools; want 35 (pages of %d)", len(tools), testservers.PageSize)
+	// 11 fixed tools + 25 generated, served PageSize at a time.
+	if len(tools) != 36 {
+		t.Fatalf("Tools(fake) has %d tools; want 36 (pages of %d)", len(tools), testservers.PageSize)
 	}
-	if tools[0].Name != "args" || tools[len(tools)-1].Name != "tool_024" {
-		t.Errorf("Tools(fake) = [%s ... %s]; want sorted [args ... tool_024]", tools[0].Name, tools[len(tools)-1].Name)
+	if tools[0].Name != "add_tool" || tools[len(tools)-1].Name != "tool_024" {
+		t.Errorf("Tools(fake) = [%s ... %s]; want sorted [add_tool ... tool_024]", tools[0].Name, tools[len(tools)-1].Name)
 	}
-	if got := len(m.Catalog().ToolNames("fake")); got != 35 {
-		t.Errorf("Catalog has %d fake tools; want 35", got)
+	if got := len(m.Catalog().ToolNames("fake")); got != 36 {
+		t.Errorf("Catalog has %d fake tools; want 36", got)
 	}
 }
 
@@ -164,8 +164,8 @@ func TestCrashFailsCallAndNextCallRestarts(t *testing.T) {
 	if err := m.Ready()["fake"]; err != nil {
 		t.Errorf("Ready()[fake] after restart = %v; want nil", err)
 	}
-	if len(m.Tools("fake")) != 10 {
-		t.Errorf("Tools(fake) after restart has %d tools; want 10", len(m.Tools("fake")))
+	if len(m.Tools("fake")) != 11 {
+		t.Errorf("Tools(fake) after restart has %d tools; want 11", len(m.Tools("fake")))
 	}
 }
 
@@ -358,8 +358,8 @@ func TestReadyAnswersDuringSlowRestart(t *testing.T) {
 	if err := ready["fake"]; err == nil || !strings.Contains(err.Error(), "exit status 7") {
 		t.Errorf("Ready()[fake] during the restart = %v; want the crash", err)
 	}
-	if n := len(m.Tools("fake")); n != 10 {
-		t.Errorf("Tools(fake) during the restart has %d tools; want the 10 from the last start", n)
+	if n := len(m.Tools("fake")); n != 11 {
+		t.Errorf("Tools(fake) during the restart has %d tools; want the 11 from the last start", n)
 	}
 	select {
 	case err := <-errc:
@@ -392,5 +392,22 @@ func TestIdleExitIsNoticedAndNextCallRestarts(t *testing.T) {
 	r, err := call(m, context.Background(), "echo", map[string]any{"message": "fresh"})
 	if err != nil || r.Content[0].Text != "fresh" {
 		t.Errorf("first call after an idle exit = %+v, %v; want a restarted backend to answer", r, err)
+	}
+}
+
+func TestToolsListChangedRefreshes(t *testing.T) {
+	m := connect(t, map[string]*config.Backend{"fake": fakeBackend(nil)})
+	if _, err := call(m, context.Background(), "add_tool", map[string]any{"name": "late_tool"}); err != nil {
+		t.Fatal(err)
+	}
+	has := func() bool {
+		_, ok := m.Catalog().Tool("fake", "late_tool")
+		return ok
+	}
+	if !eventually(10*time.Second, has) {
+		t.Fatalf("after tools/list_changed, Catalog lacks fake.late_tool; tools: %v", m.Catalog().ToolNames("fake"))
+	}
+	if n := len(m.Tools("fake")); n != 12 {
+		t.Errorf("Tools(fake) has %d tools after the change; want 12", n)
 	}
 }

@@ -156,23 +156,3 @@ func TestHTTPServerGoneThenBack(t *testing.T) {
 		t.Errorf("call after the server came back = %+v, %v; want a reconnect", r, err)
 	}
 }
-
-func TestHTTPServerRestartIsTransparent(t *testing.T) {
-	// A restarted server no longer knows the session (404): the call is
-	// sent again on a new session instead of failing.
-	port := testenv.FreePort(t, portLo, portHi)
-	_, stop := serveFakeHTTPOn(t, port, "tok")
-	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-	b := &config.Backend{URL: url, Transport: config.TransportStreamableHTTP, Headers: map[string]string{"Authorization": "Bearer tok"}, Timeout: 5 * time.Second}
-	m := connect(t, map[string]*config.Backend{"fake": b})
-	if _, err := call(m, context.Background(), "echo", map[string]any{"message": "x"}); err != nil {
-		t.Fatal(err)
-	}
-	stop()
-	_, stop2 := serveFakeHTTPOn(t, port, "tok")
-	defer stop2()
-	r, err := call(m, context.Background(), "echo", map[string]any{"message": "same call"})
-	if err != nil || r.Content[0].Text != "same call" {
-		t.Errorf("first call after the server restarted = %+v, %v; want it answered on a new session", r, err)
-	}
-}
