@@ -16,5 +16,8 @@
 // backend (*ExitError, with its exit status and stderr tail) and is
 // restarted (initialized and listed again) on the next call; an exit while
 // idle is noticed at once, so the next call does not fail. An HTTP backend
-// whose connection fails is dialed again on the next call.
+// whose connection fails is dialed again on the next call, and one that
+// lost the session (it restarted) gets a new session and the call again.
+// A backend's tool list is refreshed when it sends
+// notifications/tools/list_changed.
 package mcpclient
