@@ -69,9 +69,11 @@ func Parse(name string, src []byte) (*File, diag.List) {
 	// Line breaks are normalised so that go-yaml and the position mapping
 	// see the same text. Lines and columns do not change: a carriage
 	// return only ever ends a line.
-	text := src
-	if bytes.Contains(src, []byte("\r\n")) {
-		text = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
+	// A byte-order mark is dropped for the same reason: editors do not
+	// show it, so columns on the first line are counted without it.
+	text := bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
+	if bytes.Contains(text, []byte("\r\n")) {
+		text = bytes.ReplaceAll(text, []byte("\r\n"), []byte("\n"))
 	}
 	p := &parse{
 		file: f,
@@ -149,20 +151,38 @@ func (p *parse) document(idx int, c chunk) {
 	if len(fields) > 0 {
 		docPos = b.keyPos(fields[0].Key, docPos)
 	}
-	get := func(key string) *ast.MappingValueNode {
-		for _, mv := range fields {
-			if k, ok := b.key(mv.Key); ok && k == key {
-				return mv
+	// The top-level keys are looked up without converting the document;
+	// a duplicate of a key that is used is reported when it is first used.
+	first := map[string]*ast.MappingValueNode{}
+	var dups []*ast.MappingValueNode
+	for _, mv := range fields {
+		if k, ok := b.key(mv.Key); ok {
+			if _, seen := first[k]; seen {
+				dups = append(dups, mv)
+			} else {
+				first[k] = mv
 			}
 		}
-		return nil
 	}
+	used := map[string]bool{}
+	get := func(key string) *ast.MappingValueNode {
+		if !used[key] {
+			used[key] = true
+			for _, mv := range dups {
+				if k, _ := b.key(mv.Key); k == key {
+					p.diags.Add(errDuplicateKey(b.keyPos(mv.Key, docPos), key, key, b.keyPos(first[key].Key, docPos)))
+				}
+			}
+		}
+		return first[key]
+	}
+	has := func(key string) bool { return first[key] != nil }
 	switch {
-	case get("kind") != nil:
+	case has("kind"):
 		p.resource(idx, docPos, get)
-	case get("compositeTools") != nil || get("composite_tools") != nil:
+	case has("compositeTools") || has("composite_tools"):
 		p.config(idx, docPos, get)
-	case get("steps") != nil:
+	case has("steps"):
 		n := b.node(top, "", 0, docPos)
 		p.file.Workflows = append(p.file.Workflows, p.x.workflow(n, idx, ""))
 	default:

@@ -124,6 +124,13 @@ compositeTools:
 		{"sequence document", "- id: a\n  tool: b.c\n", summary{Diags: []string{"not_a_mapping @1:1"}}},
 		{"scalar document", "just text\n", summary{Diags: []string{"not_a_mapping @1:1"}}},
 		{"other kind without name", "kind: ConfigMap\ndata: {}\n", summary{Skipped: []string{"ConfigMap  @1"}}},
+		{"kubernetes duplicate spec", k8sHeader + "spec: {name: other, steps: []}\n",
+			summary{Workflows: []string{"wf_a resource=res-a doc=0 steps=1"}, Diags: []string{"duplicate_key @11:1"}}},
+		{"config duplicate compositeTools", "compositeTools: [{name: a, steps: []}]\nbackends: {}\nbackends: {}\ncompositeTools: []\n",
+			summary{Workflows: []string{"a resource= doc=0 steps=0"}, Diags: []string{"duplicate_key @4:1"}}},
+		{"bare duplicate steps", "steps: []\nname: a\nsteps: [{id: x}]\n",
+			summary{Workflows: []string{"a resource= doc=0 steps=0"}, Diags: []string{"duplicate_key @3:1"}}},
+		{"byte-order mark", "\xef\xbb\xbfname: bom\nsteps: []\n", summary{Workflows: []string{"bom resource= doc=0 steps=0"}}},
 		{"anchored document", "&root\nname: a\nsteps: []\n", summary{Workflows: []string{"a resource= doc=0 steps=0"}}},
 	}
 	for _, tc := range tests {
@@ -139,13 +146,29 @@ compositeTools:
 	}
 }
 
-func TestParseNameSlashes(t *testing.T) {
-	f, _ := Parse(`dir\sub\f.yaml`, []byte("name: a\nsteps: []\n"))
-	if f.Name != "dir/sub/f.yaml" && f.Name != `dir\sub\f.yaml` {
-		t.Errorf("File.Name = %q", f.Name)
+func TestByteOrderMark(t *testing.T) {
+	f, diags := Parse("f.yaml", []byte("\xef\xbb\xbfname: 'x {{.a}}'\nsteps: []\n"))
+	if len(diags) > 0 || len(f.Workflows) != 1 {
+		t.Fatalf("Parse = %d workflows, %v", len(f.Workflows), diags)
 	}
-	if got := f.Workflows[0].Name.Pos.File; got != f.Name {
-		t.Errorf("positions name file %q; want %q", got, f.Name)
+	n := f.Workflows[0].Name
+	if got := n.OffsetPos(2).String(); n.Pos.String() != "f.yaml:1:7" || got != "f.yaml:1:10" {
+		t.Errorf("name at %v, template at %s; want 1:7 and 1:10 (columns as an editor shows them)", n.Pos, got)
+	}
+}
+
+func TestPositionsNameTheFile(t *testing.T) {
+	f, diags := Parse("dir/sub/f.yaml", []byte("name: a\nsteps: [{id: x, tool: 1}]\nbad: [\n"))
+	if f.Name != "dir/sub/f.yaml" {
+		t.Errorf("File.Name = %q; want dir/sub/f.yaml", f.Name)
+	}
+	for _, d := range diags {
+		if d.Pos.File != f.Name {
+			t.Errorf("diagnostic %v names file %q; want %q", d, d.Pos.File, f.Name)
+		}
+	}
+	if len(diags) == 0 {
+		t.Error("no diagnostic for the unclosed sequence")
 	}
 }
 
