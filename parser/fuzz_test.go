@@ -125,3 +125,25 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseMinifiedJSON parses a 1,000-step workflow written as one
+// line of JSON, the case where position conversions walk long lines.
+func BenchmarkParseMinifiedJSON(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"name":"big","steps":[`)
+	for i := 0; i < 1000; i++ {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, `{"id":"s%d","tool":"a.b","arguments":{"x":"é {{.params.q}}","n":%d,"l":[1,2,3]}}`, i, i)
+	}
+	sb.WriteString("]}")
+	src := []byte(sb.String())
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if f, diags := Parse("big.json", src); len(diags) > 0 || len(f.Workflows[0].Steps) != 1000 {
+			b.Fatalf("Parse(big.json): %v", diags)
+		}
+	}
+}

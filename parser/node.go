@@ -274,8 +274,12 @@ func (b *builder) str(v string, st Style, off int, pos ir.Pos, path string) *Nod
 	return n
 }
 
-// maxResync bounds the start offsets tried by resync.
-const maxResync = 64
+// maxResync and maxResyncDistance bound the start offsets tried by resync,
+// so that it stays cheap on long lines.
+const (
+	maxResync         = 64
+	maxResyncDistance = 1024
+)
 
 // resync looks for the real start of a scalar on the line go-yaml gave when
 // the reported column is wrong (go-yaml's column for a multi-line plain
@@ -305,7 +309,7 @@ func (b *builder) resync(st Style, off int, v string) (int, []segment, bool) {
 		first = v[0]
 	}
 	tries := 0
-	for d := 1; d <= le-ls && tries < maxResync; d++ {
+	for d := 1; d <= le-ls && d <= maxResyncDistance && tries < maxResync; d++ {
 		for _, c := range [2]int{off - d, off + d} {
 			if c < ls || c >= le || src[c] != first {
 				continue

@@ -1,7 +1,6 @@
 package parser
 
 import (
-	"bytes"
 	"sort"
 	"unicode/utf8"
 
@@ -13,33 +12,75 @@ import (
 // other. This is the one place where positions become 1-based ir.Pos
 // values: lines count from 1, columns count runes from 1, as diag's
 // excerpt printer expects.
+//
+// Converting between byte offsets and rune columns costs a walk over the
+// line. To keep that cheap on long lines (minified JSON is one line), each
+// line that is not pure ASCII gets, on first use, a list of checkpoints: the
+// byte offset of every checkpointRunes-th rune. A conversion then walks at
+// most that many runes. On ASCII lines, columns are byte offsets.
 type source struct {
-	name  string
-	src   []byte
-	lines []int // byte offset of the start of each line, lines[0] == 0
+	name   string
+	src    []byte
+	lines  []int   // byte offset of the start of each line, lines[0] == 0
+	ascii  []bool  // whether each line is pure ASCII
+	checks [][]int // per line: byte offset of rune k*checkpointRunes, lazily
 }
+
+const checkpointRunes = 64
 
 func newSource(name string, src []byte) *source {
 	s := &source{name: name, src: src, lines: []int{0}}
+	ascii := true
 	for i, c := range src {
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
 		if c == '\n' {
 			s.lines = append(s.lines, i+1)
+			s.ascii = append(s.ascii, ascii)
+			ascii = true
 		}
 	}
+	s.ascii = append(s.ascii, ascii)
+	s.checks = make([][]int, len(s.lines))
 	return s
+}
+
+// checkpoints returns the rune checkpoints of line i (0-based).
+func (s *source) checkpoints(i int) []int {
+	if s.checks[i] != nil {
+		return s.checks[i]
+	}
+	start := s.lines[i]
+	end := len(s.src)
+	if i+1 < len(s.lines) {
+		end = s.lines[i+1]
+	}
+	cps := []int{start}
+	n := 0
+	for off := start; off < end; {
+		_, size := utf8.DecodeRune(s.src[off:end])
+		off += size
+		n++
+		if n%checkpointRunes == 0 {
+			cps = append(cps, off)
+		}
+	}
+	s.checks[i] = cps
+	return cps
 }
 
 // lineCount is the number of lines, counting a last line without a newline.
 func (s *source) lineCount() int { return len(s.lines) }
 
-// lineEnd returns the offset of the newline ending the line that starts at
-// lineStart (or len(src)), without a trailing carriage return.
+// lineEnd returns the offset of the newline ending the line that contains
+// off (or len(src)), before a trailing carriage return.
 func (s *source) lineEnd(off int) int {
-	i := bytes.IndexByte(s.src[off:], '\n')
-	if i < 0 {
-		i = len(s.src) - off
+	line := sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off }) - 1
+	end := len(s.src)
+	if line+1 < len(s.lines) {
+		end = s.lines[line+1] - 1
 	}
-	end := off + i
 	if end > off && s.src[end-1] == '\r' {
 		end--
 	}
@@ -55,7 +96,12 @@ func (s *source) pos(off int) ir.Pos {
 		off = len(s.src)
 	}
 	line := sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off }) - 1
-	return ir.Pos{File: s.name, Line: line + 1, Col: utf8.RuneCount(s.src[s.lines[line]:off]) + 1}
+	if s.ascii[line] {
+		return ir.Pos{File: s.name, Line: line + 1, Col: off - s.lines[line] + 1}
+	}
+	cps := s.checkpoints(line)
+	k := sort.Search(len(cps), func(i int) bool { return cps[i] > off }) - 1
+	return ir.Pos{File: s.name, Line: line + 1, Col: k*checkpointRunes + utf8.RuneCount(s.src[cps[k]:off]) + 1}
 }
 
 // offset converts a 1-based line and rune column to a byte offset. Columns
@@ -69,11 +115,20 @@ func (s *source) offset(line, col int) int {
 	}
 	off := s.lines[line-1]
 	end := s.lineEnd(off)
-	for c := 1; c < col && off < end; c++ {
+	if col < 1 {
+		col = 1
+	}
+	if s.ascii[line-1] {
+		return min(off+col-1, end)
+	}
+	cps := s.checkpoints(line - 1)
+	k := min((col-1)/checkpointRunes, len(cps)-1)
+	off = cps[k]
+	for c := k*checkpointRunes + 1; c < col && off < end; c++ {
 		_, size := utf8.DecodeRune(s.src[off:end])
 		off += size
 	}
-	return off
+	return min(off, end)
 }
 
 // skipBlanks returns the first offset at or after off on the same line that
