@@ -201,7 +201,6 @@ func renderMermaid(w io.Writer, wfs []*ir.Workflow) error {
 			b.WriteString("\n")
 		}
 		crit := criticalEdges(wf)
-		onPath := onCriticalPath(wf)
 		fmt.Fprintf(&b, "---\ntitle: %s\n---\nflowchart TD\n", wf.Name)
 		for _, s := range wf.Steps {
 			open, closing := "[", "]"
@@ -224,9 +223,7 @@ func renderMermaid(w io.Writer, wfs []*ir.Workflow) error {
 		}
 		var critNodes []string
 		for _, idx := range wf.CriticalPath {
-			if onPath[idx] {
-				critNodes = append(critNodes, fmt.Sprintf("s%d", idx))
-			}
+			critNodes = append(critNodes, fmt.Sprintf("s%d", idx))
 		}
 		b.WriteString("  classDef critical stroke:#d62728,stroke-width:3px\n")
 		if len(critNodes) > 0 {
