@@ -296,9 +296,12 @@ func TestRestartRecovery(t *testing.T) {
 	ids := waitRunning(t, p, 2)
 	cancelled, killed := ids[0], ids[1]
 
-	// The CLI needs the token, and says so.
+	// The CLI needs the right token, and says so.
 	if _, stderr, code := vmcpCLI(t, []string{"VMCP_TOKEN="}, "runs", "list", "--url", p.base); code != 1 || !strings.Contains(stderr, "401") {
 		t.Errorf("vmcp runs list without a token = exit %d, stderr %q; want exit 1 with 401", code, stderr)
+	}
+	if _, stderr, code := vmcpCLI(t, nil, "runs", "list", "--url", p.base, "--token", opsToken+"-wrong"); code != 1 || !strings.Contains(stderr, "invalid bearer token") {
+		t.Errorf("vmcp runs list with a wrong token = exit %d, stderr %q; want exit 1 with invalid bearer token", code, stderr)
 	}
 	out, stderr, code := vmcpCLI(t, []string{"VMCP_TOKEN=" + opsToken}, "runs", "list", "--url", p.base, "--status", "running")
 	if code != 0 || !strings.Contains(out, cancelled) || !strings.Contains(out, killed) || !strings.Contains(out, "2/3") {
@@ -385,6 +388,14 @@ func TestRestartRecovery(t *testing.T) {
 	}
 	if st, _ := res.StructuredContent.(map[string]any); st == nil || st["status"] != "interrupted" {
 		t.Errorf("vmcp_run_status structured content = %v; want status interrupted", res.StructuredContent)
+	}
+
+	// A wrong token was sent (by the CLI test above) and the right one many
+	// times, at debug level: neither may appear in the logs.
+	for i, proc := range []*vmcpProc{p, p2} {
+		if strings.Contains(proc.log(), opsToken) {
+			t.Errorf("vmcp process %d logged the bearer token", i+1)
+		}
 	}
 
 	// The timeline, read from the file while the new vmcp owns it.
