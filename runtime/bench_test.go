@@ -82,12 +82,21 @@ func processCPU() time.Duration {
 
 // BenchmarkRun measures the engine's cost per step at zero backend latency.
 // ns/step and allocs/step divide a whole run (validation, store writes,
-// result) by the number of backend calls it makes.
-func BenchmarkRun(b *testing.B) {
+// result) by the number of backend calls it makes. The store keeps the last
+// 16 runs: with the default 1000 retained runs, the garbage collector
+// rescans every retained output on each cycle, which BenchmarkRunRetained
+// shows separately.
+func BenchmarkRun(b *testing.B) { benchmarkRun(b, 16) }
+
+// BenchmarkRunRetained is BenchmarkRun with the default in-memory store,
+// which keeps DefaultMaxRuns runs (and their outputs) alive.
+func BenchmarkRunRetained(b *testing.B) { benchmarkRun(b, DefaultMaxRuns) }
+
+func benchmarkRun(b *testing.B, keep int) {
 	for _, sh := range benchShapes() {
 		sh.wf.Timeout = ir.Duration(30 * time.Minute) // the default, so step timers are real
 		b.Run(sh.name, func(b *testing.B) {
-			e := mustEngine(b, plan(sh.wf), Options{Backend: benchBackend{}})
+			e := mustEngine(b, plan(sh.wf), Options{Backend: benchBackend{}, Store: NewMemoryStore(keep)})
 			ctx := context.Background()
 			// Check once that the shape really runs.
 			if run, err := e.Run(ctx, sh.wf.Name, nil, RunOptions{}); err != nil || run.Status != RunCompleted {

@@ -36,6 +36,9 @@ type workflowPlan struct {
 	byID        map[string]*stepPlan
 	roots       []int
 	sinks       []int
+	// pendingView is .steps before a run starts, every step pending;
+	// each run clones it.
+	pendingView map[string]any
 	timeout     time.Duration
 	maxParallel int
 	input       *jsonschema.Schema
@@ -142,7 +145,9 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 			sp.remaining = sp.step.Remaining
 		}
 	}
+	wp.pendingView = make(map[string]any, len(wp.steps))
 	for _, sp := range wp.steps {
+		wp.pendingView[sp.id] = pendingEntry
 		if sp.ndeps == 0 {
 			wp.roots = append(wp.roots, sp.index)
 		}

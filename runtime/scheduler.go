@@ -52,6 +52,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -153,7 +154,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		e:       e,
 		wp:      wp,
 		opts:    opts,
-		view:    make(map[string]any, n),
+		view:    maps.Clone(wp.pendingView),
 		pending: make([]int32, n),
 	}
 	r.handleFn, r.notifyFn = r.handle, r.notifyAsync
@@ -170,7 +171,6 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	}
 	for i, sp := range wp.steps {
 		r.run.Steps[i] = StepState{ID: sp.id, Status: StepPending}
-		r.view[sp.id] = pendingEntry
 		r.pending[i] = int32(sp.ndeps)
 	}
 	r.ready.steps = wp.steps
@@ -284,7 +284,7 @@ func (r *runState) launch(i int) {
 	r.storeStep(i)
 	r.emit(Event{Kind: EventStepStarted, StepID: sp.id, Attempt: 1, Time: st.StartedAt})
 	r.running++
-	ctx := r.stepContext(sp.timeout)
+	ctx := r.stepContext(st.StartedAt, sp.timeout)
 	if r.running == 1 && len(r.ready.items) == 0 {
 		// Every unfinished step depends on this one: run it here.
 		r.handle(r.runStep(ctx, sp, r.handleFn))
@@ -300,7 +300,8 @@ func (r *runState) runStepAsync(ctx context.Context, sp *stepPlan) {
 	r.results <- r.runStep(ctx, sp, r.notifyFn)
 }
 
-// stepContext returns a context that ends at most timeout from now. Step
+// stepContext returns a context that ends at most timeout after now (the
+// step's start). Step
 // deadlines are shared: a context made for an earlier step with the same
 // timeout is reused while its deadline is at most timeout/1000 earlier than
 // a fresh one would be (a 5m step timeout may end up to 300ms early, never
@@ -308,8 +309,7 @@ func (r *runState) runStepAsync(ctx context.Context, sp *stepPlan) {
 // one per step. Shared contexts are never cancelled early; they end with
 // the run. When the run's own deadline comes first, the run's context is
 // used as it is. Coordinator only.
-func (r *runState) stepContext(timeout time.Duration) context.Context {
-	now := time.Now()
+func (r *runState) stepContext(now time.Time, timeout time.Duration) context.Context {
 	want := now.Add(timeout)
 	if dl, ok := r.ctx.Deadline(); ok && !dl.After(want) {
 		return r.ctx
