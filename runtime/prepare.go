@@ -31,11 +31,11 @@ const (
 )
 
 type workflowPlan struct {
-	wf          *ir.Workflow
-	steps       []*stepPlan
-	byID        map[string]*stepPlan
-	roots       []int
-	sinks       []int
+	wf    *ir.Workflow
+	steps []*stepPlan
+	byID  map[string]*stepPlan
+	roots []int
+	sinks []int
 	// pendingView is .steps before a run starts, every step pending;
 	// each run clones it.
 	pendingView map[string]any
