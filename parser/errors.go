@@ -30,6 +30,7 @@ const (
 	CodeUnsupported    = "unsupported_yaml"
 	CodeMissingSpec    = "missing_spec"
 	CodeAPIVersion     = "unsupported_api_version"
+	CodeInvalidUTF8    = "invalid_utf8"
 )
 
 func errorAt(pos ir.Pos, path, code, format string, args ...any) diag.Diagnostic {
@@ -127,4 +128,8 @@ func errAPIVersion(pos ir.Pos, got string) diag.Diagnostic {
 	}
 	return errorAt(pos, "apiVersion", CodeAPIVersion,
 		"unsupported apiVersion %q for VirtualMCPCompositeToolDefinition (want toolhive.stacklok.dev/v1alpha1 or toolhive.stacklok.dev/v1beta1)", got)
+}
+
+func errInvalidUTF8(pos ir.Pos) diag.Diagnostic {
+	return errorAt(pos, "", CodeInvalidUTF8, "the file is not valid UTF-8 (first bad byte here); YAML and JSON sources must be UTF-8")
 }

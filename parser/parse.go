@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"unicode/utf8"
 
 	yaml "github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -82,6 +83,17 @@ func Parse(name string, src []byte) (*File, diag.List) {
 	}
 	p.b = newBuilder(p.s, &diags)
 	p.diags = &diags
+	if !utf8.Valid(text) {
+		off := 0
+		for off < len(text) {
+			r, size := utf8.DecodeRune(text[off:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			off += size
+		}
+		diags.Add(errInvalidUTF8(p.s.pos(off)))
+	}
 	for i, c := range splitDocuments(text) {
 		p.document(i, c)
 	}

@@ -157,6 +157,14 @@ func TestByteOrderMark(t *testing.T) {
 	}
 }
 
+func TestInvalidUTF8(t *testing.T) {
+	f, diags := Parse("f.yaml", []byte("name: ok\nsteps:\n  - id: \"a\xffb\"\n"))
+	got := summarize(f, diags).Diags
+	if diff := cmp.Diff([]string{"invalid_utf8 @3:11"}, got); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+}
+
 func TestPositionsNameTheFile(t *testing.T) {
 	f, diags := Parse("dir/sub/f.yaml", []byte("name: a\nsteps: [{id: x, tool: 1}]\nbad: [\n"))
 	if f.Name != "dir/sub/f.yaml" {

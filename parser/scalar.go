@@ -341,14 +341,11 @@ func (sp *spanner) literal(start int) bool {
 				return false
 			}
 		} else {
-			if !bytes.HasSuffix(line, []byte(piece)) {
+			st, ok := literalStart(line, piece)
+			if !ok {
 				return false
 			}
-			st := le - len(piece)
-			if !isBlankLine(src[ls:st]) {
-				return false
-			}
-			sp.copy(st, le)
+			sp.copy(ls+st, ls+st+len(piece))
 		}
 		if nl >= 0 {
 			sp.synth([]byte{'\n'}, le)
@@ -356,6 +353,24 @@ func (sp *spanner) literal(start int) bool {
 		ls = sp.s.nextLine(ls)
 	}
 	return true
+}
+
+// literalStart finds where a literal line's content piece starts: it is
+// the tail of the line after indentation. go-yaml drops the trailing blanks
+// of a last line without a newline, so a piece followed by blanks only is
+// accepted too.
+func literalStart(line []byte, piece string) (int, bool) {
+	if st := len(line) - len(piece); st >= 0 && string(line[st:]) == piece && isBlankLine(line[:st]) {
+		return st, true
+	}
+	indent := len(line) - len(bytes.TrimLeft(line, " \t"))
+	for k := 0; k <= indent; k++ {
+		rest := line[k:]
+		if len(rest) >= len(piece) && string(rest[:len(piece)]) == piece && isBlankLine(rest[len(piece):]) {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // folded matches a > block scalar whose indicator is at start.

@@ -52,6 +52,7 @@ var offsetCases = []struct {
 	{"literal leading empty lines", "v: |\n\n  after {{.a}}\n", "v", Literal, "\nafter {{.a}}\n", []string{"{{.a}}"}},
 	{"literal in sequence", "steps:\n  - args:\n      body: |\n        ☃ {{.a}}\n        {{.b}}\n", "steps[0].args.body", Literal,
 		"☃ {{.a}}\n{{.b}}\n", []string{"{{.a}}", "{{.b}}"}},
+	{"literal at end of file", "v: |\n  a {{.a}} \n  b {{.b}}  ", "v", Literal, "", []string{"{{.a}}", "{{.b}}"}},
 	{"folded", "v: >\n  one {{.a}}\n  two {{.b}}\n\n  four {{.c}}\n", "v", Folded,
 		"one {{.a}} two {{.b}}\nfour {{.c}}\n", []string{"{{.a}}", "{{.b}}", "{{.c}}"}},
 	{"folded strip", "v: >-\n  ä {{.a}}\n  ö {{.b}}\n", "v", Folded, "ä {{.a}} ö {{.b}}", []string{"{{.a}}", "{{.b}}"}},
