@@ -11,21 +11,32 @@
 //   - bare workflow definitions (a top-level mapping with steps);
 //   - JSON of any of these.
 //
+// Documents that are none of these (an empty document, a config without
+// composite tools, a mapping without kind, compositeTools or steps) are
+// recorded in File.Skipped with a description as their Kind.
+//
 // Out: a File holding one Workflow per definition, in source order. Every
 // field of a Workflow, Step, OnError, ... is the raw Node of its value (nil
 // when absent): the parser accepts each field in camelCase and snake_case
 // (and retryCount for maxRetries) but does not judge kinds or values; the
-// checker does. Keys that name no field are listed in File.Unknown for the
-// checker to report with a hint. Each Node knows its position, its YAML path
-// relative to the workflow (steps[2].arguments.body) and, for strings, how
-// to map an offset inside the value back to a file line and column
-// (Node.OffsetPos), whatever the scalar style.
+// checker does. An object written as something other than a mapping (a step
+// that is a string, say) keeps only its Node. Keys that name no field are
+// listed in File.Unknown, in file order, for the checker to report with a
+// hint. Each Node knows its position, its YAML path relative to the
+// workflow (steps[2].arguments.body) and, for strings, how to map an offset
+// inside the value back to a file line and column (Node.OffsetPos), whatever
+// the scalar style. Scalars hold nil, bool, int64, float64 or string; dates,
+// durations and .inf stay the strings the user wrote.
 //
-// Alongside the File, Parse returns diagnostics for what stopped it from
-// building the tree: YAML syntax errors (one per broken document; the other
-// documents are still parsed), documents that are not mappings, duplicate
-// keys and duplicate spellings of a field, aliases that expand too far and
-// nesting that goes too deep. Parse never panics on any input.
+// Alongside the File, Parse returns diagnostics (codes in errors.go) for what
+// stopped it from building the tree: YAML syntax errors (one per broken
+// document; the other documents are still parsed), documents that are not
+// mappings, duplicate keys and duplicate spellings of one field, aliases
+// that name no anchor or expand beyond 100,000 values, nesting deeper than
+// 200 levels, and files that are not UTF-8. Parse never panics, and its
+// cost stays close to linear in the size of the input.
 //
-// Entry point: [Parse].
+// Entry point: [Parse]. The algorithms are explained at the top of
+// split.go (documents), node.go (conversion, aliases, limits), fields.go
+// (field matching) and scalar.go (template positions).
 package parser

@@ -47,6 +47,7 @@ package parser
 
 import (
 	"bytes"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/vmcp-dev/vmcp/ir"
@@ -332,7 +333,7 @@ func (sp *spanner) literal(start int) bool {
 		line := src[ls:le]
 		rest := sp.rest()
 		piece := rest
-		nl := bytes.IndexByte([]byte(rest), '\n')
+		nl := strings.IndexByte(rest, '\n')
 		if nl >= 0 {
 			piece = rest[:nl]
 		}
@@ -382,7 +383,7 @@ func (sp *spanner) folded(start int) bool {
 	for !sp.done() {
 		rest := sp.rest()
 		if rest[0] == '\n' {
-			n := len(rest) - len(bytes.TrimLeft([]byte(rest), "\n"))
+			n := len(rest) - len(strings.TrimLeft(rest, "\n"))
 			sp.synth(bytes.Repeat([]byte{'\n'}, n), prevEnd)
 			needSep = false
 			continue
