@@ -156,7 +156,11 @@ func (p *parse) document(idx int, c chunk) {
 	case *ast.MappingNode, *ast.MappingValueNode:
 	default:
 		n := b.node(top, "", 0, docPos)
-		p.diags.Add(errNotAMapping(n.Pos, "", "document "+strconv.Itoa(idx+1), n.Kind))
+		d := errNotAMapping(n.Pos, "", "document "+strconv.Itoa(idx+1), n.Kind)
+		if n.Kind == Seq && len(n.Items) > 0 && n.Items[0].Get("id") != nil {
+			d.Detail = []string{"this looks like a list of steps: put it under a steps: key, with a name and a description"}
+		}
+		p.diags.Add(d)
 		return
 	}
 	fields := b.topFields(top)
@@ -342,8 +346,12 @@ func (b *builder) scalar(n ast.Node) (string, bool) {
 	return "", false
 }
 
-// chunkPosRE matches go-yaml's [line:column] positions inside messages.
-var chunkPosRE = regexp.MustCompile(`\[(\d+):(\d+)\]`)
+// chunkPosRE matches go-yaml's [line:column] positions inside messages,
+// and leadingPosRE the one that starts its error strings.
+var (
+	chunkPosRE   = regexp.MustCompile(`\[(\d+):(\d+)\]`)
+	leadingPosRE = regexp.MustCompile(`^\[(\d+):(\d+)\] `)
+)
 
 // syntaxError turns a go-yaml error into a diagnostic with a file position
 // and a one-line message: go-yaml's own excerpt and caret are dropped, and
@@ -357,7 +365,7 @@ func (p *parse) syntaxError(err error, c chunk) diag.Diagnostic {
 		if se.Token != nil && se.Token.Position != nil {
 			pos = p.b.tokenPos(se.Token)
 		}
-	} else if m := regexp.MustCompile(`^\[(\d+):(\d+)\] `).FindStringSubmatch(msg); m != nil {
+	} else if m := leadingPosRE.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		col, _ := strconv.Atoi(m[2])
 		pos = p.s.pos(p.s.skipBlanks(p.s.offset(line+p.b.lineBase, col)))

@@ -146,6 +146,17 @@ compositeTools:
 	}
 }
 
+func TestStepListHint(t *testing.T) {
+	_, diags := Parse("f.yaml", []byte("- id: a\n  tool: b.c\n"))
+	if len(diags) != 1 || len(diags[0].Detail) != 1 || !strings.Contains(diags[0].Detail[0], "steps:") {
+		t.Errorf("diagnostics = %+v; want not_a_mapping with a hint to put the list under steps:", diags)
+	}
+	_, diags = Parse("f.yaml", []byte("- just\n- strings\n"))
+	if len(diags) != 1 || len(diags[0].Detail) != 0 {
+		t.Errorf("diagnostics = %+v; want not_a_mapping without the steps hint", diags)
+	}
+}
+
 func TestByteOrderMark(t *testing.T) {
 	f, diags := Parse("f.yaml", []byte("\xef\xbb\xbfname: 'x {{.a}}'\nsteps: []\n"))
 	if len(diags) > 0 || len(f.Workflows) != 1 {
