@@ -31,6 +31,9 @@ JSON (5, true, ["a"], {"k":1}, "quoted") and as a plain string otherwise;
 when the workflow declares the parameter as a string, the value is always
 the string as written (--arg id=1234 passes "1234").
 
+Elicitation steps ask on the terminal when stdin and stderr are terminals;
+otherwise they take their onCancel action.
+
 Exit status: 0 when the workflow completes, 1 when it fails, is cancelled
 or times out (or vmcp cannot start), 2 on bad usage or arguments.`,
 		Args: cobra.ExactArgs(1),
@@ -56,7 +59,11 @@ or times out (or vmcp cannot start), 2 on bad usage or arguments.`,
 				return err
 			}
 			display := newProgressDisplay(io.err, isTerminal(io.err))
-			run, err := st.engine.Run(cmd.Context(), wf.Name, params, runtime.RunOptions{OnEvent: display.onEvent})
+			opts := runtime.RunOptions{OnEvent: display.onEvent}
+			if isTerminal(io.in) && isTerminal(io.err) {
+				opts.Elicitor = newTerminalElicitor(io.in, io.err, display.pause)
+			}
+			run, err := st.engine.Run(cmd.Context(), wf.Name, params, opts)
 			display.finish()
 			if err != nil {
 				var inErr *runtime.InputError

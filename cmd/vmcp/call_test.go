@@ -141,3 +141,18 @@ func TestTimeline(t *testing.T) {
 		t.Errorf("timeline mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestProgressDisplayPause(t *testing.T) {
+	var buf bytes.Buffer
+	d := newProgressDisplay(&buf, true)
+	evs := events(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	d.onEvent(evs[0])
+	d.pause(true)
+	d.onEvent(evs[1]) // a step starts while the question is on screen
+	d.pause(false)
+	frames := strings.Split(buf.String(), "\r\x1b[K")
+	want := []string{"", "[0/3]", "", "[0/3] running: a"}
+	if diff := cmp.Diff(want, frames); diff != "" {
+		t.Errorf("frames around a pause (-want +got):\n%s", diff)
+	}
+}

@@ -31,6 +31,7 @@ type progressDisplay struct {
 	done    int
 	total   int
 	drawn   bool
+	paused  bool // a question is on the terminal
 }
 
 func newProgressDisplay(w io.Writer, terminal bool) *progressDisplay {
@@ -71,6 +72,9 @@ func (d *progressDisplay) onEvent(ev runtime.Event) {
 		return
 	}
 	if d.terminal {
+		if d.paused {
+			return
+		}
 		d.redraw()
 		if ev.Kind == runtime.EventStepFailed || ev.Kind == runtime.EventStepRetrying {
 			fmt.Fprintf(d.w, "\r\x1b[K%s\n", line)
@@ -93,6 +97,22 @@ func (d *progressDisplay) redraw() {
 	}
 	fmt.Fprintf(d.w, "\r\x1b[K%s", status)
 	d.drawn = true
+}
+
+// pause stops (true) and resumes (false) drawing, so that a question on
+// the terminal is not overwritten.
+func (d *progressDisplay) pause(p bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.paused = p
+	if !d.terminal {
+		return
+	}
+	if p {
+		fmt.Fprint(d.w, "\r\x1b[K")
+		return
+	}
+	d.redraw()
 }
 
 // finish ends the status line on a terminal.
