@@ -12,7 +12,9 @@
 //
 // Out: run serves MCP on stdio or streamable HTTP (at /mcp) until SIGINT or
 // SIGTERM; call prints the workflow's result JSON on stdout and its progress
-// on stderr. Logs always go to stderr. Exit codes: 0 success, 1 failure
+// on stderr (redrawn in place on a terminal, one line per event otherwise),
+// and asks elicitation steps on the terminal when there is one. Logs always
+// go to stderr. Exit codes: 0 success, 1 failure
 // (startup or workflow), 2 bad usage or arguments.
 //
 // Entry point: [main], which calls execute with the process's streams.
