@@ -37,15 +37,23 @@ func errorAt(pos ir.Pos, path, code, format string, args ...any) diag.Diagnostic
 	return diag.Diagnostic{Severity: diag.Error, Pos: pos, Path: path, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// goyamlTabMessages are go-yaml's messages for a tab used as indentation.
+var goyamlTabMessages = map[string]bool{
+	"tab character cannot use as a map key directly":   true,
+	"found character '\t' that cannot start any token": true,
+}
+
 // syntaxWording rewrites go-yaml messages that read badly.
 var syntaxWording = map[string]string{
-	"tab character cannot use as a map key directly": "tab characters cannot be used for indentation",
-	"mapping value is not allowed in this context":   "unexpected ':' (a value that contains \": \" must be quoted)",
-	"value is not allowed in this context":           "value not allowed here (check the indentation)",
-	"could not find flow map content":                "unexpected '{': a mapping in braces is not closed properly",
+	"mapping value is not allowed in this context": "unexpected ':' (a value that contains \": \" must be quoted)",
+	"value is not allowed in this context":         "value not allowed here (check the indentation)",
+	"could not find flow map content":              "unexpected '{': a mapping in braces is not closed properly",
 }
 
 func errSyntax(pos ir.Pos, msg string) diag.Diagnostic {
+	if goyamlTabMessages[msg] {
+		msg = "tab characters cannot be used for indentation"
+	}
 	if better, ok := syntaxWording[msg]; ok {
 		msg = better
 	}
@@ -61,11 +69,15 @@ func errUnquotedTemplate(pos ir.Pos, msg string) diag.Diagnostic {
 	return d
 }
 
-// errNotAMapping reports a document, or a compositeTools entry, that is not
-// a mapping. what names the thing ("document 2", "compositeTools[1]").
-func errNotAMapping(pos ir.Pos, path, what string, kind Kind) diag.Diagnostic {
-	return errorAt(pos, path, CodeNotAMapping,
-		"%s is a %s; a workflow definition must be a mapping (with steps, a Kubernetes kind, or compositeTools)", what, kind)
+// errDocumentNotAMapping reports a document that is not a mapping; idx is
+// 0-based. stepList says that it looks like a bare list of steps.
+func errDocumentNotAMapping(pos ir.Pos, idx int, kind Kind, stepList bool) diag.Diagnostic {
+	d := errorAt(pos, "", CodeNotAMapping,
+		"document %d is a %s; a workflow definition must be a mapping (with steps, a Kubernetes kind, or compositeTools)", idx+1, kind)
+	if stepList {
+		d.Detail = []string{"this looks like a list of steps: put it under a steps: key, with a name and a description"}
+	}
+	return d
 }
 
 func errCompositeToolsNotList(pos ir.Pos, key string, kind Kind) diag.Diagnostic {

@@ -156,11 +156,8 @@ func (p *parse) document(idx int, c chunk) {
 	case *ast.MappingNode, *ast.MappingValueNode:
 	default:
 		n := b.node(top, "", 0, docPos)
-		d := errNotAMapping(n.Pos, "", "document "+strconv.Itoa(idx+1), n.Kind)
-		if n.Kind == Seq && len(n.Items) > 0 && n.Items[0].Get("id") != nil {
-			d.Detail = []string{"this looks like a list of steps: put it under a steps: key, with a name and a description"}
-		}
-		p.diags.Add(d)
+		stepList := n.Kind == Seq && len(n.Items) > 0 && n.Items[0].Get("id") != nil
+		p.diags.Add(errDocumentNotAMapping(n.Pos, idx, n.Kind, stepList))
 		return
 	}
 	fields := b.topFields(top)
@@ -379,6 +376,13 @@ func (p *parse) syntaxError(err error, c chunk) diag.Diagnostic {
 		line, _ := strconv.Atoi(m[1])
 		return "[" + strconv.Itoa(line+p.b.lineBase) + ":" + m[2] + "]"
 	})
+	if goyamlTabMessages[msg] {
+		// go-yaml points past the tab; point at the first tab of the line.
+		ls := p.s.offset(pos.Line, 1)
+		if i := bytes.IndexByte(p.s.src[ls:p.s.lineEnd(ls)], '\t'); i >= 0 {
+			pos = p.s.pos(ls + i)
+		}
+	}
 	// An unquoted template is the most common YAML mistake in workflows:
 	// go-yaml reads {{ as two nested flow mappings and points at the
 	// second brace.
