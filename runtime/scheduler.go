@@ -136,16 +136,19 @@ type runState struct {
 
 	// Store writes. storeCtx outlives cancellation so the final states
 	// are recorded. With a store other than MemoryStore, step updates go
-	// through updates to one writer goroutine, so a slow (disk) store
-	// never stalls scheduling; FinishRun waits for the writer to drain.
+	// through updates to one writer goroutine; only finished steps wait
+	// for their write (see storeStep), and FinishRun waits for the writer
+	// to drain.
 	storeCtx   context.Context
 	updates    chan stepUpdate
 	writerDone chan struct{}
+	written    chan struct{} // acks of finished-step writes
 }
 
 type stepUpdate struct {
 	index int
 	state StepState
+	ack   chan struct{} // when set, signalled once the write returned
 }
 
 func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string, params map[string]any, opts RunOptions) *runState {
@@ -195,6 +198,7 @@ func (r *runState) execute() {
 	if _, sync := r.e.store.(*MemoryStore); !sync {
 		r.updates = make(chan stepUpdate, 256)
 		r.writerDone = make(chan struct{})
+		r.written = make(chan struct{}, 1)
 		go r.storeWriter()
 	}
 	r.emit(Event{Kind: EventRunStarted})
@@ -458,12 +462,22 @@ func (r *runState) setView(id string, entry map[string]any) {
 	r.mu.Unlock()
 }
 
+// storeStep records step i. With a background writer, a finished step
+// (completed, failed or skipped) waits for its write: the step becomes
+// durable before its event goes out and before its dependents start, so a
+// crash never loses a step that anyone saw finish. Starts are not waited for.
 func (r *runState) storeStep(i int) {
-	if r.updates != nil {
-		r.updates <- stepUpdate{i, r.run.Steps[i]}
+	if r.updates == nil {
+		r.writeStep(i, r.run.Steps[i])
 		return
 	}
-	r.writeStep(i, r.run.Steps[i])
+	st := r.run.Steps[i]
+	if st.Status == StepPending || st.Status == StepRunning {
+		r.updates <- stepUpdate{index: i, state: st}
+		return
+	}
+	r.updates <- stepUpdate{index: i, state: st, ack: r.written}
+	<-r.written
 }
 
 func (r *runState) writeStep(i int, st StepState) {
@@ -476,6 +490,9 @@ func (r *runState) storeWriter() {
 	defer close(r.writerDone)
 	for u := range r.updates {
 		r.writeStep(u.index, u.state)
+		if u.ack != nil {
+			u.ack <- struct{}{}
+		}
 	}
 }
 

@@ -7,7 +7,9 @@ package runtime
 // retried by cenkalti/backoff/v5 with an exponential backoff: initial
 // interval retryDelay (default 1s), multiplier 1.5, randomisation 0.5,
 // interval capped at 60s, at most maxRetries more attempts, and never past
-// the step timeout. Argument errors are not retried: they cannot change.
+// the step timeout. maxRetries applies whatever the action: once the
+// retries are spent, abort or continue decides, and retry (or no action)
+// leaves it to the workflow's failureMode. Argument errors are not retried: they cannot change.
 //
 // An elicitation step renders its message and asks RunOptions.Elicitor;
 // accept makes the answer's content the output, decline and cancel (and no
@@ -120,7 +122,9 @@ func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[
 		}
 		return out, nil
 	}
-	if policy.action != ir.ActionRetry || policy.maxRetries == 0 {
+	// maxRetries retries whatever the action: `{action: abort, maxRetries: 2}`
+	// (as ToolHive's examples write it) retries twice, then aborts.
+	if policy.maxRetries == 0 {
 		out, err := attempt()
 		if err != nil {
 			return nil, 1, r.failureMsg(ctx, timeout, err)
