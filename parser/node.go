@@ -287,10 +287,7 @@ const (
 // tries the offsets of that line nearest to the reported one first.
 func (b *builder) resync(st Style, off int, v string) (int, []segment, bool) {
 	src := b.s.src
-	ls := off
-	for ls > 0 && src[ls-1] != '\n' {
-		ls--
-	}
+	ls := b.s.lineStart(off)
 	le := b.s.lineEnd(ls)
 	var first byte
 	switch st {

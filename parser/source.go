@@ -73,6 +73,11 @@ func (s *source) checkpoints(i int) []int {
 // lineCount is the number of lines, counting a last line without a newline.
 func (s *source) lineCount() int { return len(s.lines) }
 
+// lineStart returns the offset of the start of the line containing off.
+func (s *source) lineStart(off int) int {
+	return s.lines[sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off })-1]
+}
+
 // lineEnd returns the offset of the newline ending the line that contains
 // off (or len(src)), before a trailing carriage return.
 func (s *source) lineEnd(off int) int {

@@ -22,6 +22,9 @@ func TestSourcePositions(t *testing.T) {
 		if back := s.offset(p.Line, p.Col); back != off {
 			t.Fatalf("offset(%d, %d) = %d; want %d", p.Line, p.Col, back, off)
 		}
+		if ls, want := s.lineStart(off), strings.LastIndex(text[:off], "\n")+1; ls != want {
+			t.Fatalf("lineStart(%d) = %d; want %d", off, ls, want)
+		}
 		if off == len(text) {
 			break
 		}
