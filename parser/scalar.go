@@ -49,8 +49,6 @@ import (
 	"bytes"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // rawSeg is a segment before conversion to a file position.
@@ -132,16 +130,6 @@ func (s *source) scalarSegments(st Style, start int, v string) (segs []segment, 
 		return []segment{{Off: 0, Pos: s.pos(start)}}, true
 	}
 	return sp.segments(), true
-}
-
-// nextLine returns the start of the line after the one containing off, or
-// -1 at the end of the file.
-func (s *source) nextLine(off int) int {
-	i := bytes.IndexByte(s.src[off:], '\n')
-	if i < 0 {
-		return -1
-	}
-	return off + i + 1
 }
 
 func isBlankLine(b []byte) bool {
@@ -293,7 +281,15 @@ func (sp *spanner) escape(i int) (int, bool) {
 		sp.synth(utf8.AppendRune(nil, r), i)
 		return i + 2, true
 	}
-	width := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+	width := 0
+	switch e {
+	case 'x':
+		width = 2
+	case 'u':
+		width = 4
+	case 'U':
+		width = 8
+	}
 	if width == 0 || i+2+width > len(src) {
 		return 0, false
 	}
@@ -432,13 +428,4 @@ func contentStart(line []byte, rest string) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// offsetPos is Node.OffsetPos for callers that hold segments directly.
-func offsetPos(segs []segment, s string, off int) ir.Pos {
-	n := &Node{Kind: String, Value: s, lines: segs}
-	if len(segs) > 0 {
-		n.Pos = segs[0].Pos
-	}
-	return n.OffsetPos(off)
 }

@@ -70,18 +70,27 @@ func (s *source) checkpoints(i int) []int {
 	return cps
 }
 
-// lineCount is the number of lines, counting a last line without a newline.
-func (s *source) lineCount() int { return len(s.lines) }
+// lineOf returns the 0-based line holding byte offset off.
+func (s *source) lineOf(off int) int {
+	return sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off }) - 1
+}
 
 // lineStart returns the offset of the start of the line containing off.
-func (s *source) lineStart(off int) int {
-	return s.lines[sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off })-1]
+func (s *source) lineStart(off int) int { return s.lines[s.lineOf(off)] }
+
+// nextLine returns the start of the line after the one containing off, or
+// -1 at the end of the file.
+func (s *source) nextLine(off int) int {
+	if line := s.lineOf(off); line+1 < len(s.lines) {
+		return s.lines[line+1]
+	}
+	return -1
 }
 
 // lineEnd returns the offset of the newline ending the line that contains
 // off (or len(src)), before a trailing carriage return.
 func (s *source) lineEnd(off int) int {
-	line := sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off }) - 1
+	line := s.lineOf(off)
 	end := len(s.src)
 	if line+1 < len(s.lines) {
 		end = s.lines[line+1] - 1
@@ -100,7 +109,7 @@ func (s *source) pos(off int) ir.Pos {
 	if off > len(s.src) {
 		off = len(s.src)
 	}
-	line := sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off }) - 1
+	line := s.lineOf(off)
 	if s.ascii[line] {
 		return ir.Pos{File: s.name, Line: line + 1, Col: off - s.lines[line] + 1}
 	}
