@@ -141,23 +141,31 @@ func isBlankLine(b []byte) bool {
 	return true
 }
 
+// skipEmptyLines starts after the line break at brk and skips lines that
+// hold only blanks. It returns the offset of the first non-blank byte of
+// the next non-empty line (or -1 at the end of the file) and the number of
+// empty lines skipped.
+func (sp *spanner) skipEmptyLines(brk int) (next, empties int) {
+	src := sp.s.src
+	i := sp.s.nextLine(brk)
+	for i >= 0 {
+		j := sp.s.skipBlanks(i)
+		if j < len(src) && (src[j] == '\n' || src[j] == '\r') {
+			empties++
+			i = sp.s.nextLine(j)
+			continue
+		}
+		return j, empties
+	}
+	return -1, empties
+}
+
 // fold consumes the line break at brk and any empty lines after it, and
 // appends what they stand for: one space for a single break, otherwise one
 // newline per empty line. It returns the offset of the first non-blank byte
 // of the next non-empty line, or -1 at the end of the file.
 func (sp *spanner) fold(brk int) int {
-	i := sp.s.nextLine(brk)
-	empties := 0
-	for i >= 0 {
-		j := sp.s.skipBlanks(i)
-		if j < len(sp.s.src) && (sp.s.src[j] == '\n' || sp.s.src[j] == '\r') {
-			empties++
-			i = sp.s.nextLine(j)
-			continue
-		}
-		i = j
-		break
-	}
+	i, empties := sp.skipEmptyLines(brk)
 	if empties == 0 {
 		sp.synth([]byte{' '}, brk)
 	} else {
@@ -258,18 +266,7 @@ func (sp *spanner) escape(i int) (int, bool) {
 	if e == '\n' || e == '\r' {
 		// An escaped line break joins the lines without a space; empty
 		// lines after it still stand for newlines.
-		j := sp.s.nextLine(i + 1)
-		empties := 0
-		for j >= 0 {
-			k := sp.s.skipBlanks(j)
-			if k < len(src) && (src[k] == '\n' || src[k] == '\r') {
-				empties++
-				j = sp.s.nextLine(k)
-				continue
-			}
-			j = k
-			break
-		}
+		j, empties := sp.skipEmptyLines(i + 1)
 		if j < 0 {
 			return 0, false
 		}
