@@ -23,6 +23,7 @@ import (
 	"errors"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -241,11 +242,7 @@ func (p *parse) resource(idx int, docPos ir.Pos, get func(string) *ast.MappingVa
 		apiVersion, _ = b.scalar(av.Value)
 		apiPos = b.tokenPos(av.Value.GetToken())
 	}
-	supported := false
-	for _, v := range APIVersions {
-		supported = supported || v == apiVersion
-	}
-	if !supported {
+	if !slices.Contains(APIVersions, apiVersion) {
 		p.diags.Add(errAPIVersion(apiPos, apiVersion))
 		return
 	}
