@@ -74,16 +74,44 @@ type session struct {
 
 // close shuts the session's transport down once; for stdio it waits for
 // the process and returns its exit error (nil for status 0).
+//
+// A stdio backend gets closeGrace to exit after its stdin closes. One stuck
+// in a tool handler ignores both that and the SIGTERM that mcp-go sends
+// after its own (longer) wait, and the MCP client above vmcp gives vmcp only
+// a few seconds to exit before killing it, which would orphan the backend.
+// So after closeGrace the whole process group is killed.
 func (s *session) close() error {
 	s.closeOnce.Do(func() {
-		s.closeErr = s.client.Close()
-		if s.cmd != nil && s.cmd.Process != nil {
-			// Stragglers in the process group (a wrapper script's
-			// children) go too; ESRCH just means there are none.
-			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		if s.cmd == nil {
+			s.closeErr = s.client.Close()
+			return
 		}
+		done := make(chan error, 1)
+		go func() { done <- s.client.Close() }()
+		timer := time.NewTimer(closeGrace)
+		select {
+		case s.closeErr = <-done:
+			timer.Stop()
+		case <-timer.C:
+			s.killGroup()
+			s.closeErr = <-done
+		}
+		// Stragglers in the process group (a wrapper script's children)
+		// go too.
+		s.killGroup()
 	})
 	return s.closeErr
+}
+
+// closeGrace is how long a stdio backend may take to exit on its own.
+const closeGrace = time.Second
+
+// killGroup sends SIGKILL to the backend's process group; ESRCH just means
+// it is gone already.
+func (s *session) killGroup() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	}
 }
 
 // get returns the live session, starting one when there is none.
@@ -410,10 +438,7 @@ func (c *conn) newStdio(s *session) error {
 		cmd := exec.CommandContext(ctx, command, args...)
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Stderr = w
-		// A process group of its own: the terminal's Ctrl-C goes to vmcp,
-		// which shuts backends down in order, and Close can kill whatever
-		// the backend itself started.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = backendProcAttr()
 		cmd.Cancel = func() error {
 			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		}

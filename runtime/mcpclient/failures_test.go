@@ -332,6 +332,44 @@ func TestCloseLeavesNothing(t *testing.T) {
 	}
 }
 
+// A backend stuck in a tool handler ignores end of input and SIGTERM; Close
+// must still end it quickly, because the MCP client above vmcp kills vmcp a
+// few seconds after closing its stdin, which would orphan the backend.
+func TestCloseKillsABackendStuckInAHandler(t *testing.T) {
+	checkNoGoroutineLeak(t)
+	m, err := Connect(context.Background(), map[string]*config.Backend{"fake": fakeBackend(nil)}, Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := pidOf(t, m, "fake")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := call(m, context.Background(), "sleep", map[string]any{"ms": 60000})
+		errc <- err
+	}()
+	if !eventually(10*time.Second, func() bool { return sleepStats(t, m)["started"] == float64(1) }) {
+		t.Fatalf("sleep did not start")
+	}
+	start := time.Now()
+	m.Close()
+	took := time.Since(start)
+	t.Logf("Close took %v", took)
+	if took > 4*time.Second {
+		t.Errorf("Close took %v; want it to kill the stuck backend after about %v", took, closeGrace)
+	}
+	if !processGone(pid) {
+		t.Errorf("process %d still exists after Close", pid)
+	}
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Errorf("the call in flight succeeded after Close; want an error")
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("the call in flight did not return after Close")
+	}
+}
+
 func TestReadyAnswersDuringSlowRestart(t *testing.T) {
 	// The first start serves the fake server; every later start hangs, so
 	// the restart after a crash takes the whole startTimeout.
