@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -512,5 +513,24 @@ func TestDuplicateToolNames(t *testing.T) {
 	want := `server: two tools are named "greet" (a workflow, an exposed backend tool or an extra tool)`
 	if err == nil || err.Error() != want {
 		t.Errorf("New with a clashing extra tool: error %v; want %q", err, want)
+	}
+}
+
+// ServeHTTP's server caps header size, so a huge request cannot hold memory
+// or a connection.
+func TestServeHTTPLimitsHeaderSize(t *testing.T) {
+	url := serveHTTP(t, newTestServer(t, &fakeRunner{}), 17480)
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Padding", strings.Repeat("x", 256<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("request with a 256 KiB header: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("status for a 256 KiB header = %d; want %d", resp.StatusCode, http.StatusRequestHeaderFieldsTooLarge)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 type transportKey struct{}
@@ -82,7 +84,10 @@ func HTTPHandler(mcpHandler http.Handler, wrap func(http.Handler) http.Handler, 
 // it closes MCP sessions (mcp may be nil), stops accepting connections and
 // waits up to grace for calls in flight.
 func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, mcp *mcpserver.StreamableHTTPServer, grace time.Duration) error {
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	// Header, idle and header-size limits, so slow or huge requests cannot
+	// hold connections open; no read or write timeout, which would cut off
+	// long tool calls and event streams.
+	srv := httpsafe.NewServer(handler, httpsafe.Limits{})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
