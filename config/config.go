@@ -75,7 +75,7 @@ type Server struct {
 	Listen             string // default 127.0.0.1:8080
 	ExposeBackendTools bool
 	ExposeRunTools     bool
-	MaxParallel        int // default 10
+	MaxParallel        int // backend tool calls in flight at once, across all runs; default 10
 	Auth               Auth
 }
 

@@ -65,7 +65,11 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 	if err != nil {
 		return nil, failuref("%v", err)
 	}
-	eng, err := runtime.New(plan, o.engineOptions(runtime.Options{Backend: mgr, Schemas: mgr.Catalog(), Logger: log}))
+	opts := o.engineOptions(runtime.Options{Backend: mgr, Schemas: mgr.Catalog(), Logger: log})
+	// server.maxParallel bounds backend calls across all runs; outside the
+	// metrics wrapper, so waiting for a slot is not counted as call latency.
+	opts.Backend = runtime.LimitCalls(opts.Backend, cfg.Server.MaxParallel)
+	eng, err := runtime.New(plan, opts)
 	if err != nil {
 		o.Close()
 		return nil, failuref("%v", err)
