@@ -56,6 +56,19 @@ func stubFuncs() template.FuncMap {
 	return m
 }
 
+// parseFuncs is the function set templates are parsed against: the
+// built-ins and FuncNames. Only the names matter to the parser, which
+// checks that a called function exists; the values are never called. It is
+// built once and only read, so parsing a template costs no map building
+// (text/template's Template.Parse rebuilds the built-ins on every call).
+var parseFuncs = func() map[string]any {
+	m := map[string]any{}
+	for _, name := range append(append([]string(nil), builtinFuncs...), FuncNames...) {
+		m[name] = name
+	}
+	return m
+}()
+
 // ref is one reference into the template context.
 type ref struct {
 	// path holds the components after the root dot: steps, a, output, f.
@@ -82,22 +95,25 @@ func (w *wfCheck) parseTemplate(n *parser.Node) (t *ir.Template, refs []ref, ok 
 	if !isTemplate(src) {
 		return t, nil, true
 	}
-	tmpl, err := template.New("t").Funcs(stubFuncs()).Parse(src)
+	// parse.Parse is what text/template's Template.Parse calls, with the
+	// same name, delimiters and functions, so the trees and the error
+	// messages are the same; the Template around them is not needed.
+	trees, err := parse.Parse("t", src, "", "", parseFuncs)
 	if err != nil {
 		w.reportSyntax(n, src, err.Error())
 		return t, nil, false
 	}
-	root := tmpl.Tree.Root
+	root := trees["t"].Root
 	t.Single = len(root.Nodes) == 1 && isPlainAction(root.Nodes[0])
-	defined := map[string]bool{}
-	for _, d := range tmpl.Templates() {
-		defined[d.Name()] = true
+	defined := make(map[string]bool, len(trees))
+	for name := range trees {
+		defined[name] = true
 	}
 	wk := &refWalker{defined: defined}
 	wk.node(root, true, true)
-	for _, d := range tmpl.Templates() {
-		if d.Name() != "t" && d.Tree != nil {
-			wk.node(d.Tree.Root, false, false)
+	for name, d := range trees {
+		if name != "t" {
+			wk.node(d.Root, false, false)
 		}
 	}
 	for _, u := range wk.undefined {

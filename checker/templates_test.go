@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"text/template"
+	"text/template/parse"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -139,6 +140,47 @@ func TestSuggest(t *testing.T) {
 	}{{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2}, {"héllo", "hello", 1}} {
 		if got := levenshtein(tt.a, tt.b); got != tt.want {
 			t.Errorf("levenshtein(%q, %q) = %d; want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// TestParseFuncsMatchTemplate checks that parsing with parse.Parse and
+// parseFuncs, as parseTemplate does, accepts and rejects exactly what
+// text/template's Template.Parse does, with the same messages and trees.
+func TestParseFuncsMatchTemplate(t *testing.T) {
+	srcs := []string{
+		`{{.steps.a.output}}`,
+		`{{json .params | quote}} {{fromJson "x"}}`,
+		`{{and 1 2}}{{or 1 2}}{{not 1}}{{len "x"}}{{index .a 1}}{{slice "ab" 1}}`,
+		`{{call .f}}{{html "x"}}{{js "x"}}{{urlquery "x"}}{{print 1}}{{printf "%d" 1}}{{println 1}}`,
+		`{{eq 1 1}}{{ne 1 2}}{{lt 1 2}}{{le 1 2}}{{gt 2 1}}{{ge 2 1}}`,
+		`{{toJson .x}}`,
+		`{{define "d"}}{{.x}}{{end}}{{template "d" .}}`,
+		`{{define "t"}}inner{{end}}`,
+		`{{.x`,
+		`{{if}}{{end}}`,
+		`{{range .x}}{{break}}{{end}}`,
+	}
+	for _, src := range srcs {
+		tmpl, wantErr := template.New("t").Funcs(stubFuncs()).Parse(src)
+		trees, gotErr := parse.Parse("t", src, "", "", parseFuncs)
+		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+			t.Errorf("parse.Parse(%q) error = %v; want %v", src, gotErr, wantErr)
+			continue
+		}
+		if wantErr != nil {
+			continue
+		}
+		want := map[string]string{}
+		for _, d := range tmpl.Templates() {
+			want[d.Name()] = d.Tree.Root.String()
+		}
+		got := map[string]string{}
+		for name, tr := range trees {
+			got[name] = tr.Root.String()
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("parse.Parse(%q) trees differ from Template.Parse (-want +got):\n%s", src, diff)
 		}
 	}
 }
