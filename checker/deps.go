@@ -18,7 +18,9 @@ package checker
 // position of its dependsOn entry.
 //
 // Transitive dependencies (the closure) are computed by a depth-first
-// search from each step; a template may read .steps.X only when X is in
+// search from each step and kept as a bitset over step indexes (one block
+// of words shared by all steps, so a workflow costs two allocations); a
+// template may read .steps.X only when X is in
 // the reading step's closure, because only then is X finished when the
 // reader starts.
 //
@@ -267,15 +269,19 @@ func (w *wfCheck) reportCycle(comp []int) {
 }
 
 func (w *wfCheck) computeClosures() {
-	for _, si := range w.steps {
-		seen := map[int]bool{}
-		stack := []int{si.index}
+	n := len(w.steps)
+	words := (n + 63) / 64
+	block := make([]uint64, n*words)
+	stack := make([]int, 0, n)
+	for i, si := range w.steps {
+		seen := bitset(block[i*words : (i+1)*words : (i+1)*words])
+		stack = append(stack[:0], si.index)
 		for len(stack) > 0 {
 			cur := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			for _, d := range w.steps[cur].deps {
-				if !seen[d.to] {
-					seen[d.to] = true
+				if !seen.has(d.to) {
+					seen.set(d.to)
 					stack = append(stack, d.to)
 				}
 			}
@@ -283,6 +289,15 @@ func (w *wfCheck) computeClosures() {
 		si.closure = seen
 	}
 }
+
+// bitset is a set of small non-negative integers (step indexes).
+type bitset []uint64
+
+func (b bitset) has(i int) bool {
+	return i >= 0 && i/64 < len(b) && b[i/64]&(1<<(uint(i)%64)) != 0
+}
+
+func (b bitset) set(i int) { b[i/64] |= 1 << (uint(i) % 64) }
 
 // depNames lists a step's direct dependencies by id, for hints.
 func (w *wfCheck) depNames(si *stepInfo) []string {

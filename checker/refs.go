@@ -143,7 +143,7 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 			w.add(errSelfReference(pos, path, id, what))
 			return
 		}
-		if !reader.closure[ti] {
+		if !reader.closure.has(ti) {
 			w.add(errMissingDependency(pos, path, stepName(reader), id, what, w.depNames(reader)))
 			return
 		}
@@ -183,7 +183,7 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 // by then. Only output values see such steps; no later step runs.
 func (w *wfCheck) skippedByRemaining(target *stepInfo) string {
 	for _, e := range w.steps {
-		if e.typ != ir.StepElicitation || e == target || e.closure[target.index] {
+		if e.typ != ir.StepElicitation || e == target || e.closure.has(target.index) {
 			continue
 		}
 		if e.ir.OnDecline == ir.ActionSkipRemaining || e.ir.OnCancel == ir.ActionSkipRemaining {

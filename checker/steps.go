@@ -24,7 +24,7 @@ type stepInfo struct {
 	typ   string // "" when invalid
 	deps  []depEdge
 	// closure holds the indexes of every transitive dependency.
-	closure map[int]bool
+	closure bitset
 	// defaults are the top-level keys of defaultResults.
 	defaults    map[string]bool
 	hasDefaults bool // defaultResults is a non-empty mapping
