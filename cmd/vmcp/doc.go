@@ -1,5 +1,6 @@
-// Command vmcp serves compiled workflows as MCP tools (vmcp run) and runs
-// one workflow from the shell (vmcp call).
+// Command vmcp serves compiled workflows as MCP tools (vmcp run), runs one
+// workflow from the shell (vmcp call), and lists, shows and cancels runs
+// (vmcp runs).
 //
 // In: a vmcp.yaml config naming the backend MCP servers and the workflow
 // sources (YAML, or plan.json from vmcpc compile). Both commands load the
@@ -7,8 +8,9 @@
 // tool reference against the backends' live tool schemas (diagnostics and
 // exit 1 on errors), and build the runtime engine.
 //
-//	vmcp run  --config vmcp.yaml [--transport stdio|http] [--listen ADDR] [--log-level LEVEL]
+//	vmcp run  --config vmcp.yaml [--transport stdio|http] [--listen ADDR] [--insecure] [--admin-listen ADDR] [--log-level LEVEL]
 //	vmcp call --config vmcp.yaml TOOL [--arg k=v ...] [--args-json '{...}'] [--timeline]
+//	vmcp runs list|show ID|cancel ID [--url URL --token T | --db vmcp-state.db] [--json]
 //
 // Out: run serves MCP on stdio or streamable HTTP (at /mcp) until SIGINT or
 // SIGTERM; call prints the workflow's result JSON on stdout and its progress
@@ -16,6 +18,10 @@
 // and asks elicitation steps on the terminal when there is one. Logs always
 // go to stderr. Exit codes: 0 success, 1 failure
 // (startup or workflow), 2 bad usage or arguments.
+//
+// Under --transport http the same listener serves the run API
+// (/api/v1/runs), /healthz, /readyz and /metrics (ops.go wires the store,
+// metrics, run logs, authentication and request limits).
 //
 // Entry point: [main], which calls execute with the process's streams.
 package main
