@@ -101,8 +101,9 @@ func Connect(ctx context.Context, backends map[string]*config.Backend, opts Opti
 			_, err := m.conns[name].get(ctx)
 			errs[i] = err
 			if err == nil {
+				// Tools locks: a tools/list_changed refresh may be running.
 				m.log.Info("backend connected", "backend", name, "transport", m.conns[name].cfg.Transport,
-					"tools", len(m.conns[name].tools), "took", time.Since(start).Round(time.Millisecond))
+					"tools", len(m.Tools(name)), "took", time.Since(start).Round(time.Millisecond))
 			}
 		}()
 	}
