@@ -23,9 +23,7 @@ package parser
 //     instead of recursing further.
 
 import (
-	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 
 	"github.com/goccy/go-yaml/ast"
@@ -215,7 +213,7 @@ func (b *builder) node(n ast.Node, path string, depth int, pos ir.Pos) *Node {
 		}
 		return b.str(v, st, b.offset(n.Start), pos, path)
 	case *ast.MappingNode:
-		m := &Node{Kind: Map, Pos: pos, Path: path, Fields: []*Field{}}
+		m := &Node{Kind: Map, Pos: pos, Path: path, Fields: make([]*Field, 0, len(n.Values))}
 		if !n.IsFlowStyle && len(n.Values) > 0 {
 			m.Pos = b.keyPos(n.Values[0].Key, pos)
 		}
@@ -226,7 +224,7 @@ func (b *builder) node(n ast.Node, path string, depth int, pos ir.Pos) *Node {
 		b.fields(m, []*ast.MappingValueNode{n}, depth)
 		return m
 	case *ast.SequenceNode:
-		sq := &Node{Kind: Seq, Pos: pos, Path: path, Items: []*Node{}}
+		sq := &Node{Kind: Seq, Pos: pos, Path: path, Items: make([]*Node, 0, len(n.Values))}
 		for i, v := range n.Values {
 			sq.Items = append(sq.Items, b.node(v, indexPath(path, i), depth+1, pos))
 		}
@@ -418,7 +416,17 @@ func (b *builder) resolveKeyAlias(k ast.Node) (string, bool) {
 // fields converts the key/value pairs of a mapping into m, then applies
 // merge keys.
 func (b *builder) fields(m *Node, values []*ast.MappingValueNode, depth int) {
-	seen := map[string]ir.Pos{}
+	// Every converted field is in m.Fields, so m.Fields is the set of keys
+	// seen so far; small mappings are searched directly and only large
+	// ones get a map.
+	var seen map[string]ir.Pos
+	if len(values) > smallMapping {
+		seen = make(map[string]ir.Pos, len(values))
+	}
+	if m.Fields == nil {
+		m.Fields = make([]*Field, 0, len(values))
+	}
+	block := make([]Field, len(values))
 	var merges []*ast.MappingValueNode
 	for _, mv := range values {
 		if mv == nil {
@@ -439,12 +447,17 @@ func (b *builder) fields(m *Node, values []*ast.MappingValueNode, depth int) {
 			continue
 		}
 		path := fieldPath(m.Path, key)
-		if first, dup := seen[key]; dup {
+		if first, dup := lookupField(m, seen, key); dup {
 			b.diags.Add(errDuplicateKey(kpos, path, key, first))
 			continue
 		}
-		seen[key] = kpos
-		m.Fields = append(m.Fields, &Field{Key: key, KeyPos: kpos, Value: b.node(mv.Value, path, depth+1, kpos)})
+		if seen != nil {
+			seen[key] = kpos
+		}
+		f := &block[0]
+		block = block[1:]
+		*f = Field{Key: key, KeyPos: kpos, Value: b.node(mv.Value, path, depth+1, kpos)}
+		m.Fields = append(m.Fields, f)
 	}
 	for _, mv := range merges {
 		kpos := b.keyPos(mv.Key, m.Pos)
@@ -464,22 +477,56 @@ func (b *builder) fields(m *Node, values []*ast.MappingValueNode, depth int) {
 				continue
 			}
 			for _, f := range s.Fields {
-				if _, dup := seen[f.Key]; dup {
+				if _, dup := lookupField(m, seen, f.Key); dup {
 					continue
 				}
-				seen[f.Key] = f.KeyPos
+				if seen != nil {
+					seen[f.Key] = f.KeyPos
+				}
 				m.Fields = append(m.Fields, f)
 			}
 		}
 	}
 }
 
-var simpleKey = regexp.MustCompile(`^[A-Za-z0-9_$-]+$`)
+// smallMapping is the number of keys up to which fields looks for
+// duplicates by scanning the fields converted so far instead of a map.
+const smallMapping = 16
+
+// lookupField returns the key position of m's field key, from seen when
+// the mapping is large enough to have one.
+func lookupField(m *Node, seen map[string]ir.Pos, key string) (ir.Pos, bool) {
+	if seen != nil {
+		p, ok := seen[key]
+		return p, ok
+	}
+	for _, f := range m.Fields {
+		if f.Key == key {
+			return f.KeyPos, true
+		}
+	}
+	return ir.Pos{}, false
+}
+
+// isSimpleKey reports whether key is non-empty and made of
+// [A-Za-z0-9_$-] only.
+func isSimpleKey(key string) bool {
+	if key == "" {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !isWordByte(c) && c != '$' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 // fieldPath appends a mapping key to a YAML path. Keys that are not simple
 // names are written quoted in brackets: arguments["Content-Type"].
 func fieldPath(parent, key string) string {
-	if !simpleKey.MatchString(key) {
+	if !isSimpleKey(key) {
 		return parent + "[" + strconv.Quote(key) + "]"
 	}
 	if parent == "" {
@@ -490,5 +537,5 @@ func fieldPath(parent, key string) string {
 
 // indexPath appends a sequence index to a YAML path.
 func indexPath(parent string, i int) string {
-	return fmt.Sprintf("%s[%d]", parent, i)
+	return parent + "[" + strconv.Itoa(i) + "]"
 }
