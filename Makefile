@@ -1,13 +1,20 @@
-# vmcp: make build | test | lint | bench | demo
+# vmcp: make build | test | lint | bench | fuzz | demo
 GO ?= go
 BIN := bin
 
-.PHONY: build test lint bench demo fuzz npm clean
+.PHONY: build test lint bench fuzz demo clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-test:
+# The end-to-end tests run real MCP servers and the MCP Inspector client
+# from the npm registry, pinned in package.json and package-lock.json.
+# (The inspector's own lockfile breaks `npm ci`, so this is `npm install`.)
+node_modules/.package-lock.json: package.json package-lock.json
+	npm install --no-audit --no-fund
+	@touch $@
+
+test: node_modules/.package-lock.json
 	$(GO) vet ./...
 	$(GO) test -race -timeout 20m ./...
 
@@ -17,6 +24,10 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# 60 seconds of coverage-guided fuzzing of parse+check+plan.
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s ./compiler
 
 demo: build
 	./examples/demo/run.sh
