@@ -45,7 +45,31 @@ func compileInputSchema(wf *ir.Workflow) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflow %q (%s): input schema does not compile: %v", wf.Name, wf.Pos, err)
 	}
+	if anyObjectSchema(wf.InputSchema) {
+		// Parameters are always an object: nothing to validate per run.
+		return nil, nil
+	}
 	return s, nil
+}
+
+// anyObjectSchema reports whether a schema accepts every object: it says
+// type object and nothing else (an empty properties map adds nothing).
+func anyObjectSchema(schema map[string]any) bool {
+	if t, _ := schema["type"].(string); t != "object" {
+		return false
+	}
+	for k, v := range schema {
+		switch k {
+		case "type":
+		case "properties":
+			if p, ok := v.(map[string]any); !ok || len(p) != 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // validateParams returns the parameters with defaults applied, or an

@@ -2,7 +2,8 @@ package runtime
 
 // MemoryStore is the default Store: runs live in a map guarded by one
 // RWMutex. UpdateStep, called twice per step on the engine's hot path, is a
-// map lookup and a struct assignment. Every value handed in or out is
+// map lookup and a struct assignment, and FinishRun overwrites the record
+// made by CreateRun in place. Every value handed in or out is
 // copied (the Steps slice; outputs are shared, as the engine never changes
 // an output after recording it), so callers never alias the store's state.
 // The oldest finished runs are dropped once more than MaxRuns are kept.
@@ -104,10 +105,25 @@ func (s *MemoryStore) UpdateStep(_ context.Context, runID string, index int, ste
 func (s *MemoryStore) FinishRun(_ context.Context, run *Run) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.runs[run.ID]; !ok {
+	cur, ok := s.runs[run.ID]
+	if !ok {
 		return ErrRunNotFound
 	}
-	s.runs[run.ID] = copyRun(run)
+	// The stored record is the store's own copy, never handed out (GetRun
+	// and ListRuns copy it), so it is overwritten in place: no new Steps
+	// slice when the step count is unchanged.
+	steps := cur.Steps
+	*cur = *run
+	if len(steps) == len(run.Steps) {
+		copy(steps, run.Steps)
+		cur.Steps = steps
+	} else {
+		cur.Steps = append([]StepState(nil), run.Steps...)
+	}
+	if run.Error != nil {
+		e := *run.Error
+		cur.Error = &e
+	}
 	s.evict()
 	return nil
 }
