@@ -30,7 +30,7 @@ func Decode(data []byte) (*Plan, error) {
 	if p.Version != Version {
 		return nil, fmt.Errorf("plan version %q is not supported (want %q); recompile it with this vmcpc", p.Version, Version)
 	}
-	normalizeNumbers(&p)
+	normalizePlanNumbers(&p)
 	for _, w := range p.Workflows {
 		if err := checkIndexes(w); err != nil {
 			return nil, fmt.Errorf("workflow %q: %w", w.Name, err)
@@ -85,17 +85,17 @@ func checkIndexes(w *Workflow) error {
 	return nil
 }
 
-// normalizeNumbers turns json.Number values inside literal values back into
+// normalizePlanNumbers turns json.Number values inside literal values back into
 // the types the compiler produced (int64 when integral, else float64), so a
 // decoded plan equals the plan that was encoded.
-func normalizeNumbers(p *Plan) {
+func normalizePlanNumbers(p *Plan) {
 	for _, w := range p.Workflows {
-		w.InputSchema, _ = fixNumbers(w.InputSchema).(map[string]any)
+		w.InputSchema, _ = NormalizeNumbers(w.InputSchema).(map[string]any)
 		for _, v := range w.Vars {
 			fixValue(v.Value)
 		}
 		if w.Output != nil {
-			w.Output.Schema, _ = fixNumbers(w.Output.Schema).(map[string]any)
+			w.Output.Schema, _ = NormalizeNumbers(w.Output.Schema).(map[string]any)
 			fixProps(w.Output.Properties)
 		}
 		for _, s := range w.Steps {
@@ -105,9 +105,9 @@ func normalizeNumbers(p *Plan) {
 }
 
 func fixStep(s *Step) {
-	s.DefaultResults = fixNumbers(s.DefaultResults)
+	s.DefaultResults = NormalizeNumbers(s.DefaultResults)
 	if s.Schema != nil {
-		s.Schema, _ = fixNumbers(s.Schema).(map[string]any)
+		s.Schema, _ = NormalizeNumbers(s.Schema).(map[string]any)
 	}
 	fixValue(s.Arguments)
 	if s.ForEach != nil && s.ForEach.Step != nil {
@@ -117,7 +117,7 @@ func fixStep(s *Step) {
 
 func fixProps(props []*OutputProperty) {
 	for _, p := range props {
-		p.Default = fixNumbers(p.Default)
+		p.Default = NormalizeNumbers(p.Default)
 		fixProps(p.Properties)
 	}
 }
@@ -126,7 +126,7 @@ func fixValue(v *Value) {
 	if v == nil {
 		return
 	}
-	v.Literal = fixNumbers(v.Literal)
+	v.Literal = NormalizeNumbers(v.Literal)
 	for _, f := range v.Fields {
 		fixValue(f.Value)
 	}
@@ -135,7 +135,10 @@ func fixValue(v *Value) {
 	}
 }
 
-func fixNumbers(v any) any {
+// NormalizeNumbers turns the json.Number values of a value decoded with
+// UseNumber into the types plans use: int64 when integral, else float64.
+// Maps and slices are changed in place.
+func NormalizeNumbers(v any) any {
 	switch x := v.(type) {
 	case json.Number:
 		if i, err := x.Int64(); err == nil {
@@ -145,11 +148,11 @@ func fixNumbers(v any) any {
 		return f
 	case map[string]any:
 		for k, e := range x {
-			x[k] = fixNumbers(e)
+			x[k] = NormalizeNumbers(e)
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = fixNumbers(e)
+			x[i] = NormalizeNumbers(e)
 		}
 	}
 	return v

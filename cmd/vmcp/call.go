@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/server"
 )
@@ -111,7 +112,7 @@ func parseJSONArgs(s string) (map[string]any, error) {
 	if !ok {
 		return nil, usageErrorf("--args-json must be a JSON object")
 	}
-	return normalizeNumbers(m).(map[string]any), nil
+	return ir.NormalizeNumbers(m).(map[string]any), nil
 }
 
 // applyKVArgs adds --arg name=value pairs to params, typed as the call's
@@ -138,29 +139,7 @@ func typedArg(raw string, prop any) any {
 	if err := dec.Decode(&v); err != nil || dec.More() {
 		return raw
 	}
-	return normalizeNumbers(v)
-}
-
-// normalizeNumbers turns json.Number into int64 when integral and float64
-// otherwise, as the rest of vmcp expects.
-func normalizeNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalizeNumbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = normalizeNumbers(e)
-		}
-	}
-	return v
+	return ir.NormalizeNumbers(v)
 }
 
 // printTimeline writes one line per step that ran: its start and end as
