@@ -300,23 +300,32 @@ func (s *Store) migrate() error {
 	return nil
 }
 
+// encodeRun turns a run's output, error and steps into column values.
+func (s *Store) encodeRun(run *runtime.Run) (out, errJSON sql.NullString, rows []stepRow, err error) {
+	out, _, err = s.encodeOutput(run.Output)
+	if err != nil {
+		return out, errJSON, nil, fmt.Errorf("run %s output: %w", run.ID, err)
+	}
+	errJSON, err = encodeError(run.Error)
+	if err != nil {
+		return out, errJSON, nil, err
+	}
+	rows = make([]stepRow, len(run.Steps))
+	for i, st := range run.Steps {
+		if rows[i], err = s.stepRow(st); err != nil {
+			return out, errJSON, nil, fmt.Errorf("run %s step %s: %w", run.ID, st.ID, err)
+		}
+	}
+	return out, errJSON, rows, nil
+}
+
 // CreateRun inserts a run and its steps. Like UpdateStep and FinishRun,
 // it returns once the write is committed (see writer.go for how concurrent
 // writes share commits).
 func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
-	out, _, err := s.encodeOutput(run.Output)
-	if err != nil {
-		return fmt.Errorf("run %s output: %w", run.ID, err)
-	}
-	errJSON, err := encodeError(run.Error)
+	out, errJSON, rows, err := s.encodeRun(run)
 	if err != nil {
 		return err
-	}
-	rows := make([]stepRow, len(run.Steps))
-	for i, st := range run.Steps {
-		if rows[i], err = s.stepRow(st); err != nil {
-			return fmt.Errorf("run %s step %s: %w", run.ID, st.ID, err)
-		}
 	}
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
@@ -369,19 +378,9 @@ func (s *Store) UpdateStep(ctx context.Context, runID string, index int, step ru
 // FinishRun records a run's final status, output and error, and the final
 // state of every step.
 func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
-	out, _, err := s.encodeOutput(run.Output)
-	if err != nil {
-		return fmt.Errorf("run %s output: %w", run.ID, err)
-	}
-	errJSON, err := encodeError(run.Error)
+	out, errJSON, rows, err := s.encodeRun(run)
 	if err != nil {
 		return err
-	}
-	rows := make([]stepRow, len(run.Steps))
-	for i, st := range run.Steps {
-		if rows[i], err = s.stepRow(st); err != nil {
-			return fmt.Errorf("run %s step %s: %w", run.ID, st.ID, err)
-		}
 	}
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
