@@ -39,6 +39,9 @@ type workflowPlan struct {
 	// pendingView is .steps before a run starts, every step pending;
 	// each run clones it.
 	pendingView map[string]any
+	// chainsOnly: every template is a field chain reading inside .steps
+	// entries, so entries are stepEntry structs, not maps.
+	chainsOnly  bool
 	timeout     time.Duration
 	maxParallel int
 	input       *jsonschema.Schema
@@ -147,7 +150,7 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 	}
 	wp.pendingView = make(map[string]any, len(wp.steps))
 	for _, sp := range wp.steps {
-		wp.pendingView[sp.id] = pendingEntry
+		wp.pendingView[sp.id] = pendingEntry // replaced below when chainsOnly
 		if sp.ndeps == 0 {
 			wp.roots = append(wp.roots, sp.index)
 		}
@@ -171,7 +174,75 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 			return nil, fmt.Errorf("workflow %q: output: %w", wf.Name, err)
 		}
 	}
+	wp.chainsOnly = wp.templatesAreEntryChains()
+	if wp.chainsOnly {
+		for id := range wp.pendingView {
+			wp.pendingView[id] = pendingStepEntry
+		}
+	}
 	return wp, nil
+}
+
+// templatesAreEntryChains reports whether every template of the workflow
+// is a plain field chain (see tmpl.chain) that, when it reads .steps, reads
+// inside one step's entry (.steps.<id>.<field>...). Then nothing but
+// resolveChain ever reads a .steps entry, and never as a whole value.
+func (wp *workflowPlan) templatesAreEntryChains() bool {
+	for _, sp := range wp.steps {
+		if !sp.templatesAreEntryChains() {
+			return false
+		}
+	}
+	for _, v := range wp.vars {
+		if !v.value.entryChains() {
+			return false
+		}
+	}
+	return outputEntryChains(wp.output)
+}
+
+func (sp *stepPlan) templatesAreEntryChains() bool {
+	if sp == nil {
+		return true
+	}
+	return sp.cond.isEntryChain() && sp.message.isEntryChain() && sp.collection.isEntryChain() &&
+		sp.args.entryChains() && sp.inner.templatesAreEntryChains()
+}
+
+func (v *valuePlan) entryChains() bool {
+	if v == nil {
+		return true
+	}
+	if v.t != nil && !v.t.isEntryChain() {
+		return false
+	}
+	for _, f := range v.fields {
+		if !f.entryChains() {
+			return false
+		}
+	}
+	for _, it := range v.items {
+		if !it.entryChains() {
+			return false
+		}
+	}
+	return true
+}
+
+func outputEntryChains(ops []*outputPlan) bool {
+	for _, op := range ops {
+		if !op.value.isEntryChain() || !outputEntryChains(op.props) {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *tmpl) isEntryChain() bool {
+	if t == nil {
+		return true
+	}
+	return t.chain != nil && (t.chain[0] != "steps" || len(t.chain) >= 3)
 }
 
 func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {

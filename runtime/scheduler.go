@@ -33,8 +33,9 @@ package runtime
 // Template data. The root map (params, vars, steps, workflow) is built once
 // per run. .steps is one map holding one entry per step, created at the
 // start with a shared "pending" entry; when a step starts or finishes, the
-// coordinator replaces its entry (a new small map {output, status, error})
-// under the run's write lock. Step goroutines evaluate templates under the
+// coordinator replaces its entry (a new small map {output, status, error},
+// or a stepEntry struct when every template is a plain field chain, which
+// is cheaper to make and reads the same) under the run's write lock. Step goroutines evaluate templates under the
 // read lock, so the cost of a step's template data does not depend on how
 // many steps came before it, and reads never race with the coordinator's
 // writes. The coordinator itself reads without the lock (it is the only
@@ -69,7 +70,46 @@ var (
 var (
 	pendingEntry = map[string]any{"status": string(StepPending), "output": nil, "error": ""}
 	runningEntry = map[string]any{"status": string(StepRunning), "output": nil, "error": ""}
+
+	pendingStepEntry = &stepEntry{status: string(StepPending), err: ""}
+	runningStepEntry = &stepEntry{status: string(StepRunning), err: ""}
 )
+
+// stepEntry is a step's .steps entry in a workflow whose templates are all
+// field chains that read inside an entry (workflowPlan.chainsOnly): one
+// small struct instead of a three-key map per finished step. Only
+// resolveChain reads it, field by field, exactly as it would read the map
+// {output, status, error}; no template can yield an entry as a value, and
+// resolveChain turns one into that map if it ever would.
+type stepEntry struct {
+	output any
+	status any
+	err    any // the error message, a string
+}
+
+func (e *stepEntry) field(name string) (any, bool) {
+	switch name {
+	case "output":
+		return e.output, true
+	case "status":
+		return e.status, true
+	case "error":
+		return e.err, true
+	}
+	return nil, false
+}
+
+func (e *stepEntry) asMap() map[string]any {
+	return map[string]any{"output": e.output, "status": e.status, "error": e.err}
+}
+
+// entry makes a finished step's .steps entry in the run's representation.
+func (r *runState) entry(output any, status StepStatus, errMsg string) any {
+	if r.wp.chainsOnly {
+		return &stepEntry{output: output, status: statusValue(status), err: errMsg}
+	}
+	return map[string]any{"output": output, "status": statusValue(status), "error": errMsg}
+}
 
 // Step statuses as template values, boxed once.
 var (
@@ -284,7 +324,11 @@ func (r *runState) launch(i int) {
 	st.Status = StepRunning
 	st.StartedAt = time.Now()
 	st.Attempts = 1
-	r.setView(sp.id, runningEntry)
+	if r.wp.chainsOnly {
+		r.setView(sp.id, runningStepEntry)
+	} else {
+		r.setView(sp.id, runningEntry)
+	}
 	r.storeStep(i)
 	r.emit(Event{Kind: EventStepStarted, StepID: sp.id, Attempt: 1, Time: st.StartedAt})
 	r.running++
@@ -422,7 +466,7 @@ func (r *runState) handle(m stepMsg) {
 		r.stopped = true
 	}
 	st.Output = output
-	r.setView(sp.id, map[string]any{"output": output, "status": statusValue(m.status), "error": st.Error})
+	r.setView(sp.id, r.entry(output, m.status, st.Error))
 	r.storeStep(m.index)
 	r.done++
 	r.emit(Event{Kind: kind, StepID: sp.id, Attempt: st.Attempts, Err: st.Error, Time: m.at})
@@ -456,7 +500,7 @@ func (r *runState) abort(err *StepError) {
 	r.cancel(errRunAborted)
 }
 
-func (r *runState) setView(id string, entry map[string]any) {
+func (r *runState) setView(id string, entry any) {
 	r.mu.Lock()
 	r.view[id] = entry
 	r.mu.Unlock()
@@ -540,7 +584,7 @@ func (r *runState) finishRun() {
 				st.EndedAt = now
 				st.Output = sp.step.DefaultResults
 				st.Note = "skipped by skip_remaining"
-				r.view[sp.id] = map[string]any{"output": st.Output, "status": statusValue(StepSkipped), "error": ""}
+				r.view[sp.id] = r.entry(st.Output, StepSkipped, "")
 				r.storeStep(i)
 				r.done++
 				r.emit(Event{Kind: EventStepSkipped, StepID: sp.id})

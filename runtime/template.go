@@ -241,15 +241,26 @@ var _ io.Writer = (*limitWriter)(nil)
 func (t *tmpl) resolveChain(data map[string]any) (any, error) {
 	var cur any = data
 	for i, name := range t.chain {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, t.fieldError(t.chainPos, t.chain, i, cur)
+		var (
+			v  any
+			ok bool
+		)
+		switch m := cur.(type) {
+		case map[string]any:
+			v, ok = m[name]
+		case *stepEntry:
+			if v, ok = m.field(name); !ok {
+				// Explained as the map the entry stands for.
+				return nil, t.fieldError(t.chainPos, t.chain, i, map[string]any(nil))
+			}
 		}
-		v, ok := m[name]
 		if !ok {
 			return nil, t.fieldError(t.chainPos, t.chain, i, cur)
 		}
 		cur = v
+	}
+	if e, ok := cur.(*stepEntry); ok {
+		return e.asMap(), nil
 	}
 	return cur, nil
 }

@@ -1,0 +1,70 @@
+package runtime
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// TestStepEntryReadsLikeMap checks that a field chain reads a stepEntry
+// exactly as it reads the map {output, status, error} it stands for:
+// same values, same errors.
+func TestStepEntryReadsLikeMap(t *testing.T) {
+	done := &stepEntry{output: M{"v": int64(7), "s": "x"}, status: completedValue, err: ""}
+	failedE := &stepEntry{output: nil, status: failedValue, err: "boom"}
+	views := map[string]map[string]any{
+		"entries": {"a": done, "f": failedE, "p": pendingStepEntry, "r": runningStepEntry},
+		"maps":    {"a": done.asMap(), "f": failedE.asMap(), "p": pendingEntry, "r": runningEntry},
+	}
+	srcs := []string{
+		"{{.steps.a.output.v}}", "{{.steps.a.output}}", "{{.steps.a.status}}", "{{.steps.a.error}}",
+		"{{.steps.a.nope}}", "{{.steps.a.output.v.w}}", "{{.steps.a.output.s.w}}", "{{.steps.a.output.missing}}",
+		"{{.steps.f.error}}", "{{.steps.f.output.v}}", "{{.steps.p.status}}", "{{.steps.p.output.v}}",
+		"{{.steps.r.status}}", "{{.steps.a}}", "{{.steps.zz.output}}",
+	}
+	funcs := templateFuncs()
+	for _, src := range srcs {
+		tp, err := parseTemplate(&ir.Template{Source: src, Pos: at(1, 1), Single: true}, funcs)
+		if err != nil {
+			t.Fatalf("parseTemplate(%q) = %v", src, err)
+		}
+		got := map[string]string{}
+		for name, view := range views {
+			v, err := tp.value(map[string]any{"steps": view})
+			got[name] = fmt.Sprintf("%#v / %v", v, err)
+		}
+		if diff := cmp.Diff(got["maps"], got["entries"]); diff != "" {
+			t.Errorf("%s on step entries differs from map entries (-maps +entries):\n%s", src, diff)
+		}
+	}
+}
+
+// TestEntryChainWorkflows checks which workflows keep .steps entries as
+// structs: only those whose templates are all chains into an entry.
+func TestEntryChainWorkflows(t *testing.T) {
+	cases := []struct {
+		name string
+		wf   *ir.Workflow
+		want bool
+	}{
+		{"chains into entries", build("c", tool("a", "svc.x", M{"v": 1}), tool("b", "svc.x", M{"v": "{{.steps.a.output.v}}", "p": "{{.params.x}}"}, "a")), true},
+		{"text template", build("t", tool("a", "svc.x", M{"v": 1}), tool("b", "svc.x", M{"v": "n{{.steps.a.output.v}}"}, "a")), false},
+		{"whole entry", build("w", tool("a", "svc.x", M{"v": 1}), tool("b", "svc.x", M{"v": "{{.steps.a}}"}, "a")), false},
+		{"whole steps", build("s", tool("a", "svc.x", M{"v": "{{.steps}}"})), false},
+		{"piped single", build("p", tool("a", "svc.x", M{"v": 1}), tool("b", "svc.x", M{"v": "{{len .steps.a.output}}"}, "a")), false},
+		{"forEach inner text", build("f", tool("a", "svc.x", M{"v": 1}), forEach("e", "{{.steps.a.output.v}}", "n", tool("", "svc.x", M{"v": "i{{.forEach.n}}"}), "a")), false},
+		{"forEach inner chain", build("g", tool("a", "svc.x", M{"v": 1}), forEach("e", "{{.steps.a.output.v}}", "n", tool("", "svc.x", M{"v": "{{.forEach.n}}"}), "a")), true},
+	}
+	for _, c := range cases {
+		wp, err := prepareWorkflow(c.wf, templateFuncs())
+		if err != nil {
+			t.Fatalf("prepareWorkflow(%s) = %v", c.name, err)
+		}
+		if wp.chainsOnly != c.want {
+			t.Errorf("prepareWorkflow(%s).chainsOnly = %v; want %v", c.name, wp.chainsOnly, c.want)
+		}
+	}
+}
