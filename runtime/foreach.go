@@ -107,12 +107,19 @@ func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
 	)
 	worker := func() {
 		defer wg.Done()
+		// The worker's template data: the run's root plus .forEach, which
+		// each iteration replaces. No template can keep the root map, so
+		// one copy serves all of the worker's iterations.
+		data := make(map[string]any, len(r.data)+1)
+		for k, v := range r.data {
+			data[k] = v
+		}
 		for {
 			i := int(next.Add(1) - 1)
 			if i >= len(items) || iterCtx.Err() != nil {
 				return
 			}
-			out, serr := r.runIteration(iterCtx, sp, policy, itemVar, i, items[i])
+			out, serr := r.runIteration(iterCtx, sp, policy, data, itemVar, i, items[i])
 			res := &results[i]
 			res.done = true
 			if serr == nil {
@@ -159,13 +166,10 @@ func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
 	return stepMsg{status: StepCompleted, output: output, attempts: 1}
 }
 
-// runIteration runs the inner step once for item i.
-func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, itemVar string, i int, item any) (any, *StepError) {
+// runIteration runs the inner step once for item i. data is the calling
+// worker's own template data; its .forEach is set here.
+func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data map[string]any, itemVar string, i int, item any) (any, *StepError) {
 	inner := sp.inner
-	data := make(map[string]any, len(r.data)+1)
-	for k, v := range r.data {
-		data[k] = v
-	}
 	data["forEach"] = map[string]any{itemVar: item, "index": int64(i)}
 	r.mu.RLock()
 	args, serr := r.evalArgs(inner, data)
