@@ -103,6 +103,9 @@ func (w *wfCheck) resolveDeps() {
 }
 
 func (w *wfCheck) checkCycles() {
+	if w.acyclic() {
+		return // nothing to report; the usual case, found without a graph
+	}
 	g := simple.NewDirectedGraph()
 	for _, si := range w.steps {
 		g.AddNode(simple.Node(si.index))
@@ -134,6 +137,38 @@ func (w *wfCheck) checkCycles() {
 		}
 		w.reportCycle(comp)
 	}
+}
+
+// acyclic reports whether the dependency graph has no cycle, by Kahn's
+// algorithm: repeatedly remove steps that no remaining step depends on;
+// every step is removed exactly when there is no cycle. It is a fast
+// path: checkCycles runs the component analysis only when it fails.
+func (w *wfCheck) acyclic() bool {
+	n := len(w.steps)
+	indeg := make([]int, n)
+	for _, si := range w.steps {
+		for _, d := range si.deps {
+			indeg[d.to]++
+		}
+	}
+	ready := make([]int, 0, n)
+	for i, c := range indeg {
+		if c == 0 {
+			ready = append(ready, i)
+		}
+	}
+	removed := 0
+	for len(ready) > 0 {
+		i := ready[len(ready)-1]
+		ready = ready[:len(ready)-1]
+		removed++
+		for _, d := range w.steps[i].deps {
+			if indeg[d.to]--; indeg[d.to] == 0 {
+				ready = append(ready, d.to)
+			}
+		}
+	}
+	return removed == n
 }
 
 // maxCycleRank bounds the cyclomatic number of a component whose
