@@ -80,6 +80,8 @@ type checker struct {
 	diags diag.List
 	// names maps each workflow name to where it was first defined.
 	names map[string]ir.Pos
+	// templates holds the analysis of every template text seen so far.
+	templates map[string]*templateAnalysis
 }
 
 // workflow checks one workflow and returns its IR, or nil when it has errors.

@@ -89,22 +89,58 @@ func isTemplate(s string) bool { return strings.Contains(s, "{{") }
 // parseTemplate parses the string value of n. For a string without
 // actions it returns a plain Template and no references. ok is false when
 // the template does not parse (the error has been reported).
+//
+// The analysis of a template text depends on the text alone, so each
+// distinct text is parsed and walked once per Check (checker.templates);
+// a text seen again only has its diagnostics placed at its own node.
+// The returned references are shared between those nodes and are only
+// read.
 func (w *wfCheck) parseTemplate(n *parser.Node) (t *ir.Template, refs []ref, ok bool) {
 	src, _ := n.Str()
 	t = &ir.Template{Source: src, Pos: n.OffsetPos(0), Path: n.Path}
 	if !isTemplate(src) {
 		return t, nil, true
 	}
+	a := w.c.templates[src]
+	if a == nil {
+		a = analyseTemplate(src)
+		if w.c.templates == nil {
+			w.c.templates = map[string]*templateAnalysis{}
+		}
+		w.c.templates[src] = a
+	}
+	if a.err != "" {
+		w.reportSyntax(n, src, a.err)
+		return t, nil, false
+	}
+	t.Single = a.single
+	for _, u := range a.undefined {
+		w.add(errUndefinedTemplate(n.OffsetPos(u.off), n.Path, u.name))
+	}
+	if len(a.undefined) > 0 {
+		return t, nil, false
+	}
+	return t, a.refs, true
+}
+
+// templateAnalysis is what parseTemplate learns from a template text.
+type templateAnalysis struct {
+	err       string // text/template's parse error, "" when it parses
+	single    bool   // ir.Template.Single
+	refs      []ref
+	undefined []undefinedTemplate
+}
+
+// analyseTemplate parses src and collects its references.
+func analyseTemplate(src string) *templateAnalysis {
 	// parse.Parse is what text/template's Template.Parse calls, with the
 	// same name, delimiters and functions, so the trees and the error
 	// messages are the same; the Template around them is not needed.
 	trees, err := parse.Parse("t", src, "", "", parseFuncs)
 	if err != nil {
-		w.reportSyntax(n, src, err.Error())
-		return t, nil, false
+		return &templateAnalysis{err: err.Error()}
 	}
 	root := trees["t"].Root
-	t.Single = len(root.Nodes) == 1 && isPlainAction(root.Nodes[0])
 	defined := make(map[string]bool, len(trees))
 	for name := range trees {
 		defined[name] = true
@@ -116,13 +152,11 @@ func (w *wfCheck) parseTemplate(n *parser.Node) (t *ir.Template, refs []ref, ok 
 			wk.node(d.Root, false, false)
 		}
 	}
-	for _, u := range wk.undefined {
-		w.add(errUndefinedTemplate(n.OffsetPos(u.off), n.Path, u.name))
+	return &templateAnalysis{
+		single:    len(root.Nodes) == 1 && isPlainAction(root.Nodes[0]),
+		refs:      wk.refs,
+		undefined: wk.undefined,
 	}
-	if len(wk.undefined) > 0 {
-		return t, nil, false
-	}
-	return t, wk.refs, true
 }
 
 func isPlainAction(n parse.Node) bool {
