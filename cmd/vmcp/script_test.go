@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
 
 // TestMain lets testscript run this test binary as the vmcp command, so the
@@ -39,31 +38,7 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exit-code": scriptExitCode,
+			"exit-code": testenv.ScriptExitCode,
 		},
 	})
-}
-
-// scriptExitCode runs a program and checks its exact exit status:
-// "exit-code 2 vmcp call". Its stdout and stderr stay available to the
-// stdout and stderr commands that follow.
-func scriptExitCode(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 {
-		ts.Fatalf("usage: exit-code N program [args...]")
-	}
-	want, err := strconv.Atoi(args[0])
-	if err != nil {
-		ts.Fatalf("exit-code: %q is not a number", args[0])
-	}
-	got := 0
-	if err := ts.Exec(args[1], args[2:]...); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			ts.Fatalf("exit-code: %v", err)
-		}
-		got = ee.ExitCode()
-	}
-	if got != want {
-		ts.Fatalf("%s exited with status %d; want %d", strings.Join(args[1:], " "), got, want)
-	}
 }

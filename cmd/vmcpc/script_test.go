@@ -1,15 +1,13 @@
 package main
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
 
 // TestMain lets testscript run this test binary as the vmcpc command, so
@@ -34,33 +32,9 @@ func TestScripts(t *testing.T) {
 			return copyExamples(examples, filepath.Join(env.WorkDir, "examples"))
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exit-code": exitCode,
+			"exit-code": testenv.ScriptExitCode,
 		},
 	})
-}
-
-// exitCode runs a program and asserts its exact exit status, which exec
-// cannot: "exit-code 2 vmcpc compile --bogus". Its stdout and stderr are
-// kept for the stdout and stderr commands that follow.
-func exitCode(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 {
-		ts.Fatalf("usage: exit-code N program [args...]")
-	}
-	want, err := strconv.Atoi(args[0])
-	if err != nil {
-		ts.Fatalf("exit-code: bad status %q", args[0])
-	}
-	got := 0
-	if err := ts.Exec(args[1], args[2:]...); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			ts.Fatalf("exit-code: %v", err)
-		}
-		got = ee.ExitCode()
-	}
-	if got != want {
-		ts.Fatalf("%s exited with status %d; want %d", strings.Join(args[1:], " "), got, want)
-	}
 }
 
 func copyExamples(from, to string) error {
