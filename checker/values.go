@@ -40,17 +40,20 @@ func (w *wfCheck) value(n *parser.Node, sc scope, depth int, what string, tooDee
 	switch n.Kind {
 	case parser.Map:
 		v := &ir.Value{Kind: ir.KindObject}
-		for _, f := range n.Fields {
-			v.Fields = append(v.Fields, &ir.Field{Key: f.Key, Value: w.value(f.Value, sc, depth+1, what, tooDeep)})
+		if len(n.Fields) > 0 {
+			// One block for the fields; Fields stays nil when there are none.
+			block := make([]ir.Field, len(n.Fields))
+			v.Fields = make([]*ir.Field, len(n.Fields))
+			for i, f := range n.Fields {
+				block[i] = ir.Field{Key: f.Key, Value: w.value(f.Value, sc, depth+1, what, tooDeep)}
+				v.Fields[i] = &block[i]
+			}
 		}
 		return v
 	case parser.Seq:
-		v := &ir.Value{Kind: ir.KindArray}
-		for _, it := range n.Items {
-			v.Items = append(v.Items, w.value(it, sc, depth+1, what, tooDeep))
-		}
-		if v.Items == nil {
-			v.Items = []*ir.Value{}
+		v := &ir.Value{Kind: ir.KindArray, Items: make([]*ir.Value, len(n.Items))}
+		for i, it := range n.Items {
+			v.Items[i] = w.value(it, sc, depth+1, what, tooDeep)
 		}
 		return v
 	case parser.String:
