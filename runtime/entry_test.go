@@ -9,21 +9,30 @@ import (
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
-// TestStepEntryReadsLikeMap checks that a field chain reads a stepEntry
-// exactly as it reads the map {output, status, error} it stands for:
-// same values, same errors.
+// TestStepEntryReadsLikeMap checks that a field chain reads a stepView
+// exactly as it reads the map of {output, status, error} maps it stands
+// for: same values, same errors.
 func TestStepEntryReadsLikeMap(t *testing.T) {
-	done := &stepEntry{output: M{"v": int64(7), "s": "x"}, status: completedValue, err: ""}
-	failedE := &stepEntry{output: nil, status: failedValue, err: "boom"}
-	views := map[string]map[string]any{
-		"entries": {"a": done, "f": failedE, "p": pendingStepEntry, "r": runningStepEntry},
-		"maps":    {"a": done.asMap(), "f": failedE.asMap(), "p": pendingEntry, "r": runningEntry},
+	entries := []stepEntry{
+		{output: M{"v": int64(7), "s": "x"}, status: completedValue, err: ""},
+		{output: nil, status: failedValue, err: "boom"},
+		{status: pendingValue, err: ""},
+		{status: runningValue, err: ""},
 	}
+	ids := []string{"a", "f", "p", "r"}
+	view := &stepView{byID: map[string]*stepPlan{}, entries: entries}
+	maps := map[string]any{}
+	for i, id := range ids {
+		view.byID[id] = &stepPlan{index: i, id: id}
+		maps[id] = entries[i].asMap()
+	}
+	maps["p"], maps["r"] = pendingEntry, runningEntry
+	views := map[string]any{"entries": view, "maps": maps}
 	srcs := []string{
 		"{{.steps.a.output.v}}", "{{.steps.a.output}}", "{{.steps.a.status}}", "{{.steps.a.error}}",
 		"{{.steps.a.nope}}", "{{.steps.a.output.v.w}}", "{{.steps.a.output.s.w}}", "{{.steps.a.output.missing}}",
 		"{{.steps.f.error}}", "{{.steps.f.output.v}}", "{{.steps.p.status}}", "{{.steps.p.output.v}}",
-		"{{.steps.r.status}}", "{{.steps.a}}", "{{.steps.zz.output}}",
+		"{{.steps.r.status}}", "{{.steps.a}}", "{{.steps.zz.output}}", "{{.steps}}", "{{.steps.f}}",
 	}
 	funcs := templateFuncs()
 	for _, src := range srcs {

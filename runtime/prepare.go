@@ -40,7 +40,7 @@ type workflowPlan struct {
 	// each run clones it.
 	pendingView map[string]any
 	// chainsOnly: every template is a field chain reading inside .steps
-	// entries, so entries are stepEntry structs, not maps.
+	// entries, so runs keep .steps as a stepView, not maps.
 	chainsOnly  bool
 	timeout     time.Duration
 	maxParallel int
@@ -150,7 +150,7 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 	}
 	wp.pendingView = make(map[string]any, len(wp.steps))
 	for _, sp := range wp.steps {
-		wp.pendingView[sp.id] = pendingEntry // replaced below when chainsOnly
+		wp.pendingView[sp.id] = pendingEntry
 		if sp.ndeps == 0 {
 			wp.roots = append(wp.roots, sp.index)
 		}
@@ -175,11 +175,6 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 		}
 	}
 	wp.chainsOnly = wp.templatesAreEntryChains()
-	if wp.chainsOnly {
-		for id := range wp.pendingView {
-			wp.pendingView[id] = pendingStepEntry
-		}
-	}
 	return wp, nil
 }
 

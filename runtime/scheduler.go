@@ -33,9 +33,10 @@ package runtime
 // Template data. The root map (params, vars, steps, workflow) is built once
 // per run. .steps is one map holding one entry per step, created at the
 // start with a shared "pending" entry; when a step starts or finishes, the
-// coordinator replaces its entry (a new small map {output, status, error},
-// or a stepEntry struct when every template is a plain field chain, which
-// is cheaper to make and reads the same) under the run's write lock. Step goroutines evaluate templates under the
+// coordinator replaces its entry (a new small map {output, status, error})
+// under the run's write lock. When every template is a plain field chain
+// into an entry, .steps is a stepView instead: a slice of entry structs
+// made once per run and overwritten in place, which reads the same. Step goroutines evaluate templates under the
 // read lock, so the cost of a step's template data does not depend on how
 // many steps came before it, and reads never race with the coordinator's
 // writes. The coordinator itself reads without the lock (it is the only
@@ -70,17 +71,20 @@ var (
 var (
 	pendingEntry = map[string]any{"status": string(StepPending), "output": nil, "error": ""}
 	runningEntry = map[string]any{"status": string(StepRunning), "output": nil, "error": ""}
-
-	pendingStepEntry = &stepEntry{status: string(StepPending), err: ""}
-	runningStepEntry = &stepEntry{status: string(StepRunning), err: ""}
 )
 
-// stepEntry is a step's .steps entry in a workflow whose templates are all
-// field chains that read inside an entry (workflowPlan.chainsOnly): one
-// small struct instead of a three-key map per finished step. Only
-// resolveChain reads it, field by field, exactly as it would read the map
-// {output, status, error}; no template can yield an entry as a value, and
-// resolveChain turns one into that map if it ever would.
+// stepView is .steps in a workflow whose templates are all field chains
+// that read inside a step's entry (workflowPlan.chainsOnly): one slice of
+// entries per run, updated in place under the run's lock, instead of a map
+// of step ids to three-key maps. Only resolveChain reads it, exactly as it
+// would read the map {<id>: {output, status, error}}; no template can yield
+// the view or an entry as a value (resolveChain turns an entry into that
+// map if it ever would).
+type stepView struct {
+	byID    map[string]*stepPlan
+	entries []stepEntry
+}
+
 type stepEntry struct {
 	output any
 	status any
@@ -103,12 +107,26 @@ func (e *stepEntry) asMap() map[string]any {
 	return map[string]any{"output": e.output, "status": e.status, "error": e.err}
 }
 
-// entry makes a finished step's .steps entry in the run's representation.
-func (r *runState) entry(output any, status StepStatus, errMsg string) any {
-	if r.wp.chainsOnly {
-		return &stepEntry{output: output, status: statusValue(status), err: errMsg}
+// Boxed once: the status of a pending and of a running entry.
+var (
+	pendingValue any = string(StepPending)
+	runningValue any = string(StepRunning)
+	emptyString  any = ""
+)
+
+// setEntry replaces step i's .steps entry. Coordinator only.
+func (r *runState) setEntry(i int, output any, status StepStatus, errMsg string) {
+	if r.steps == nil {
+		r.setView(r.wp.steps[i].id, map[string]any{"output": output, "status": statusValue(status), "error": errMsg})
+		return
 	}
-	return map[string]any{"output": output, "status": statusValue(status), "error": errMsg}
+	var e any = emptyString
+	if errMsg != "" {
+		e = errMsg
+	}
+	r.mu.Lock()
+	r.steps.entries[i] = stepEntry{output: output, status: statusValue(status), err: e}
+	r.mu.Unlock()
 }
 
 // Step statuses as template values, boxed once.
@@ -126,6 +144,10 @@ func statusValue(s StepStatus) any {
 		return failedValue
 	case StepSkipped:
 		return skippedValue
+	case StepPending:
+		return pendingValue
+	case StepRunning:
+		return runningValue
 	}
 	return string(s)
 }
@@ -153,9 +175,10 @@ type runState struct {
 	cancel context.CancelCauseFunc
 	stopTO context.CancelFunc
 
-	mu   sync.RWMutex   // guards view
-	view map[string]any // .steps
-	data map[string]any // root template data; only view changes after start
+	mu    sync.RWMutex   // guards view and steps
+	view  map[string]any // .steps as maps, when steps is nil
+	steps *stepView      // .steps when the workflow is chainsOnly
+	data  map[string]any // root template data; only view changes after start
 
 	results chan stepMsg
 	// handleFn and notifyFn are the method values r.handle and
@@ -197,7 +220,6 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		e:       e,
 		wp:      wp,
 		opts:    opts,
-		view:    maps.Clone(wp.pendingView),
 		pending: make([]int32, n),
 	}
 	r.handleFn, r.notifyFn = r.handle, r.notifyAsync
@@ -221,10 +243,21 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	for _, i := range wp.roots {
 		r.ready.push(i)
 	}
+	var steps any
+	if wp.chainsOnly {
+		r.steps = &stepView{byID: wp.byID, entries: make([]stepEntry, n)}
+		for i := range r.steps.entries {
+			r.steps.entries[i] = stepEntry{status: pendingValue, err: emptyString}
+		}
+		steps = r.steps
+	} else {
+		r.view = maps.Clone(wp.pendingView)
+		steps = r.view
+	}
 	r.data = map[string]any{
 		"params":   params,
 		"vars":     map[string]any{},
-		"steps":    r.view,
+		"steps":    steps,
 		"workflow": map[string]any{"id": id, "name": wp.wf.Name},
 	}
 	return r
@@ -324,8 +357,8 @@ func (r *runState) launch(i int) {
 	st.Status = StepRunning
 	st.StartedAt = time.Now()
 	st.Attempts = 1
-	if r.wp.chainsOnly {
-		r.setView(sp.id, runningStepEntry)
+	if r.steps != nil {
+		r.setEntry(i, nil, StepRunning, "")
 	} else {
 		r.setView(sp.id, runningEntry)
 	}
@@ -466,7 +499,7 @@ func (r *runState) handle(m stepMsg) {
 		r.stopped = true
 	}
 	st.Output = output
-	r.setView(sp.id, r.entry(output, m.status, st.Error))
+	r.setEntry(m.index, output, m.status, st.Error)
 	r.storeStep(m.index)
 	r.done++
 	r.emit(Event{Kind: kind, StepID: sp.id, Attempt: st.Attempts, Err: st.Error, Time: m.at})
@@ -500,7 +533,7 @@ func (r *runState) abort(err *StepError) {
 	r.cancel(errRunAborted)
 }
 
-func (r *runState) setView(id string, entry any) {
+func (r *runState) setView(id string, entry map[string]any) {
 	r.mu.Lock()
 	r.view[id] = entry
 	r.mu.Unlock()
@@ -584,7 +617,7 @@ func (r *runState) finishRun() {
 				st.EndedAt = now
 				st.Output = sp.step.DefaultResults
 				st.Note = "skipped by skip_remaining"
-				r.view[sp.id] = r.entry(st.Output, StepSkipped, "")
+				r.setEntry(i, st.Output, StepSkipped, "")
 				r.storeStep(i)
 				r.done++
 				r.emit(Event{Kind: EventStepSkipped, StepID: sp.id})

@@ -248,6 +248,12 @@ func (t *tmpl) resolveChain(data map[string]any) (any, error) {
 		switch m := cur.(type) {
 		case map[string]any:
 			v, ok = m[name]
+		case *stepView:
+			if sp := m.byID[name]; sp != nil {
+				v, ok = &m.entries[sp.index], true
+			} else {
+				return nil, t.fieldError(t.chainPos, t.chain, i, map[string]any(nil))
+			}
 		case *stepEntry:
 			if v, ok = m.field(name); !ok {
 				// Explained as the map the entry stands for.
@@ -259,8 +265,15 @@ func (t *tmpl) resolveChain(data map[string]any) (any, error) {
 		}
 		cur = v
 	}
-	if e, ok := cur.(*stepEntry); ok {
-		return e.asMap(), nil
+	switch x := cur.(type) {
+	case *stepEntry:
+		return x.asMap(), nil
+	case *stepView:
+		m := make(map[string]any, len(x.entries))
+		for id, sp := range x.byID {
+			m[id] = x.entries[sp.index].asMap()
+		}
+		return m, nil
 	}
 	return cur, nil
 }
