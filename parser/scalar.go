@@ -59,17 +59,30 @@ type rawSeg struct {
 
 // spanner reproduces a scalar's value from its source text and records the
 // segments that map it back.
+//
+// The reproduced bytes are not kept: each piece is compared with the
+// value at the offset it lands on as it is produced, which is the same as
+// comparing the whole reproduction with the value at the end.
 type spanner struct {
 	s       *source
 	want    string
-	out     []byte
+	n       int  // length of the reproduction so far
+	differs bool // the reproduction is not a prefix of want
 	segs    []rawSeg
 	nextSrc int // source offset that continues the last segment, or -1
 }
 
-func (sp *spanner) rest() string { return sp.want[min(len(sp.out), len(sp.want)):] }
+func (sp *spanner) rest() string { return sp.want[min(sp.n, len(sp.want)):] }
 
-func (sp *spanner) done() bool { return len(sp.out) >= len(sp.want) }
+func (sp *spanner) done() bool { return sp.n >= len(sp.want) }
+
+// emit adds b to the reproduction.
+func (sp *spanner) emit(b []byte) {
+	if !sp.differs && (len(b) > len(sp.want)-sp.n || string(b) != sp.want[sp.n:sp.n+len(b)]) {
+		sp.differs = true
+	}
+	sp.n += len(b)
+}
 
 // copy appends src[from:to], which must lie within one line.
 func (sp *spanner) copy(from, to int) {
@@ -78,9 +91,9 @@ func (sp *spanner) copy(from, to int) {
 	}
 	lineStart := from == 0 || sp.s.src[from-1] == '\n'
 	if sp.nextSrc != from || lineStart {
-		sp.segs = append(sp.segs, rawSeg{off: len(sp.out), src: from})
+		sp.segs = append(sp.segs, rawSeg{off: sp.n, src: from})
 	}
-	sp.out = append(sp.out, sp.s.src[from:to]...)
+	sp.emit(sp.s.src[from:to])
 	sp.nextSrc = to
 }
 
@@ -89,8 +102,8 @@ func (sp *spanner) synth(b []byte, at int) {
 	if len(b) == 0 {
 		return
 	}
-	sp.segs = append(sp.segs, rawSeg{off: len(sp.out), src: at})
-	sp.out = append(sp.out, b...)
+	sp.segs = append(sp.segs, rawSeg{off: sp.n, src: at})
+	sp.emit(b)
 	sp.nextSrc = -1
 }
 
@@ -123,7 +136,7 @@ func (s *source) scalarSegments(st Style, start int, v string) (segs []segment, 
 	case Folded:
 		ok = sp.folded(start)
 	}
-	if !ok || string(sp.out) != v {
+	if !ok || sp.differs || sp.n != len(v) {
 		return []segment{{Off: 0, Pos: s.pos(start)}}, false
 	}
 	if len(sp.segs) == 0 {
