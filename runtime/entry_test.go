@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -75,5 +77,45 @@ func TestEntryChainWorkflows(t *testing.T) {
 		if wp.chainsOnly != c.want {
 			t.Errorf("prepareWorkflow(%s).chainsOnly = %v; want %v", c.name, wp.chainsOnly, c.want)
 		}
+	}
+}
+
+// recordingBackend keeps the arguments of every call.
+type recordingBackend struct {
+	mu    sync.Mutex
+	calls []map[string]any
+}
+
+func (b *recordingBackend) CallTool(_ context.Context, call ToolCall) (*ToolResult, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls = append(b.calls, call.Arguments)
+	return &ToolResult{Structured: map[string]any{"v": int64(len(b.calls))}}, nil
+}
+
+// TestChainsOnlyRootData checks that a chains-only run still offers
+// .workflow, .vars and .params when a chain reads them.
+func TestChainsOnlyRootData(t *testing.T) {
+	wf := build("roots",
+		tool("a", "svc.x", M{"name": "{{.workflow.name}}", "id": "{{.workflow.id}}", "v": "{{.vars.k}}", "p": "{{.params.x}}"}),
+		tool("b", "svc.x", M{"prev": "{{.steps.a.output.v}}", "st": "{{.steps.a.status}}", "err": "{{.steps.a.error}}"}, "a"),
+	)
+	wf.Vars = []*ir.Var{{Name: "k", Value: val(int64(5))}}
+	wf.InputSchema = M{"type": "object", "properties": M{"x": M{"type": "string", "default": "d"}}}
+	be := &recordingBackend{}
+	e := mustEngine(t, plan(wf), Options{Backend: be})
+	if !e.wfs["roots"].chainsOnly {
+		t.Fatalf("workflow roots is not chainsOnly; the test needs it to be")
+	}
+	run, err := e.Run(context.Background(), "roots", nil, RunOptions{RunID: "run-1"})
+	if err != nil || run.Status != RunCompleted {
+		t.Fatalf("Run = %v, %v; want completed", run, err)
+	}
+	want := []map[string]any{
+		{"name": "roots", "id": "run-1", "v": int64(5), "p": "d"},
+		{"prev": int64(1), "st": "completed", "err": ""},
+	}
+	if diff := cmp.Diff(want, be.calls); diff != "" {
+		t.Errorf("backend arguments differ (-want +got):\n%s", diff)
 	}
 }

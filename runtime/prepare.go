@@ -41,7 +41,9 @@ type workflowPlan struct {
 	pendingView map[string]any
 	// chainsOnly: every template is a field chain reading inside .steps
 	// entries, so runs keep .steps as a stepView, not maps.
-	chainsOnly  bool
+	chainsOnly bool
+	// chainRoots holds the first field of every chain, when chainsOnly.
+	chainRoots  map[string]bool
 	timeout     time.Duration
 	maxParallel int
 	input       *jsonschema.Schema
@@ -175,6 +177,10 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 		}
 	}
 	wp.chainsOnly = wp.templatesAreEntryChains()
+	if wp.chainsOnly {
+		wp.chainRoots = map[string]bool{}
+		wp.eachTemplate(func(t *tmpl) { wp.chainRoots[t.chain[0]] = true })
+	}
 	return wp, nil
 }
 
@@ -183,54 +189,57 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 // inside one step's entry (.steps.<id>.<field>...). Then nothing but
 // resolveChain ever reads a .steps entry, and never as a whole value.
 func (wp *workflowPlan) templatesAreEntryChains() bool {
+	ok := true
+	wp.eachTemplate(func(t *tmpl) { ok = ok && t.isEntryChain() })
+	return ok
+}
+
+// eachTemplate calls f with every template of the workflow.
+func (wp *workflowPlan) eachTemplate(f func(*tmpl)) {
 	for _, sp := range wp.steps {
-		if !sp.templatesAreEntryChains() {
-			return false
-		}
+		sp.eachTemplate(f)
 	}
 	for _, v := range wp.vars {
-		if !v.value.entryChains() {
-			return false
+		v.value.eachTemplate(f)
+	}
+	var outputs func([]*outputPlan)
+	outputs = func(ops []*outputPlan) {
+		for _, op := range ops {
+			if op.value != nil {
+				f(op.value)
+			}
+			outputs(op.props)
 		}
 	}
-	return outputEntryChains(wp.output)
+	outputs(wp.output)
 }
 
-func (sp *stepPlan) templatesAreEntryChains() bool {
+func (sp *stepPlan) eachTemplate(f func(*tmpl)) {
 	if sp == nil {
-		return true
+		return
 	}
-	return sp.cond.isEntryChain() && sp.message.isEntryChain() && sp.collection.isEntryChain() &&
-		sp.args.entryChains() && sp.inner.templatesAreEntryChains()
+	for _, t := range []*tmpl{sp.cond, sp.message, sp.collection} {
+		if t != nil {
+			f(t)
+		}
+	}
+	sp.args.eachTemplate(f)
+	sp.inner.eachTemplate(f)
 }
 
-func (v *valuePlan) entryChains() bool {
+func (v *valuePlan) eachTemplate(f func(*tmpl)) {
 	if v == nil {
-		return true
+		return
 	}
-	if v.t != nil && !v.t.isEntryChain() {
-		return false
+	if v.t != nil {
+		f(v.t)
 	}
-	for _, f := range v.fields {
-		if !f.entryChains() {
-			return false
-		}
+	for _, x := range v.fields {
+		x.eachTemplate(f)
 	}
-	for _, it := range v.items {
-		if !it.entryChains() {
-			return false
-		}
+	for _, x := range v.items {
+		x.eachTemplate(f)
 	}
-	return true
-}
-
-func outputEntryChains(ops []*outputPlan) bool {
-	for _, op := range ops {
-		if !op.value.isEntryChain() || !outputEntryChains(op.props) {
-			return false
-		}
-	}
-	return true
 }
 
 func (t *tmpl) isEntryChain() bool {

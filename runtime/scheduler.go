@@ -54,6 +54,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"sync"
 	"time"
@@ -175,15 +176,13 @@ type runState struct {
 	cancel context.CancelCauseFunc
 	stopTO context.CancelFunc
 
-	mu    sync.RWMutex   // guards view and steps
-	view  map[string]any // .steps as maps, when steps is nil
-	steps *stepView      // .steps when the workflow is chainsOnly
-	data  map[string]any // root template data; only view changes after start
+	mu        sync.RWMutex   // guards view and steps
+	view      map[string]any // .steps as maps, when steps is nil
+	steps     *stepView      // .steps when the workflow is chainsOnly
+	stepsView stepView       // what steps points to
+	data      map[string]any // root template data; only view changes after start
 
 	results chan stepMsg
-	// handleFn and notifyFn are the method values r.handle and
-	// r.notifyAsync, made once so passing them does not allocate.
-	handleFn, notifyFn func(stepMsg)
 
 	// Coordinator-owned state.
 	pending       []int32
@@ -222,7 +221,6 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		opts:    opts,
 		pending: make([]int32, n),
 	}
-	r.handleFn, r.notifyFn = r.handle, r.notifyAsync
 	r.storeCtx = context.WithoutCancel(parent)
 	tctx, stopTO := context.WithTimeoutCause(parent, wp.timeout, errWorkflowTimeout)
 	r.ctx, r.cancel = context.WithCancelCause(tctx)
@@ -245,7 +243,8 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	}
 	var steps any
 	if wp.chainsOnly {
-		r.steps = &stepView{byID: wp.byID, entries: make([]stepEntry, n)}
+		r.stepsView = stepView{byID: wp.byID, entries: make([]stepEntry, n)}
+		r.steps = &r.stepsView
 		for i := range r.steps.entries {
 			r.steps.entries[i] = stepEntry{status: pendingValue, err: emptyString}
 		}
@@ -254,11 +253,16 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		r.view = maps.Clone(wp.pendingView)
 		steps = r.view
 	}
-	r.data = map[string]any{
-		"params":   params,
-		"vars":     map[string]any{},
-		"steps":    steps,
-		"workflow": map[string]any{"id": id, "name": wp.wf.Name},
+	r.data = make(map[string]any, 4)
+	r.data["params"] = params
+	r.data["steps"] = steps
+	// A chains-only workflow reads .vars and .workflow only if one of its
+	// chains starts there; otherwise nothing can see them.
+	if !wp.chainsOnly || wp.chainRoots["vars"] {
+		r.data["vars"] = map[string]any{}
+	}
+	if !wp.chainsOnly || wp.chainRoots["workflow"] {
+		r.data["workflow"] = map[string]any{"id": id, "name": wp.wf.Name}
 	}
 	return r
 }
@@ -368,7 +372,7 @@ func (r *runState) launch(i int) {
 	ctx := r.stepContext(st.StartedAt, sp.timeout)
 	if r.running == 1 && len(r.ready.items) == 0 {
 		// Every unfinished step depends on this one: run it here.
-		r.handle(r.runStep(ctx, sp, r.handleFn))
+		r.handle(r.runStep(ctx, sp, true))
 		return
 	}
 	if r.results == nil {
@@ -378,7 +382,7 @@ func (r *runState) launch(i int) {
 }
 
 func (r *runState) runStepAsync(ctx context.Context, sp *stepPlan) {
-	r.results <- r.runStep(ctx, sp, r.notifyFn)
+	r.results <- r.runStep(ctx, sp, false)
 }
 
 // stepContext returns a context that ends at most timeout after now (the
@@ -436,9 +440,9 @@ type sharedDeadline struct {
 
 func (r *runState) notifyAsync(m stepMsg) { r.results <- m }
 
-// runStep executes a step and returns its final message; notify receives
-// retry notices.
-func (r *runState) runStep(ctx context.Context, sp *stepPlan, notify func(stepMsg)) stepMsg {
+// runStep executes a step and returns its final message. inline says the
+// coordinator runs it itself, which decides where retry notices go.
+func (r *runState) runStep(ctx context.Context, sp *stepPlan, inline bool) stepMsg {
 	var m stepMsg
 	switch sp.kind {
 	case ir.StepElicitation:
@@ -446,7 +450,7 @@ func (r *runState) runStep(ctx context.Context, sp *stepPlan, notify func(stepMs
 	case ir.StepForEach:
 		m = r.runForEach(ctx, sp)
 	default:
-		m = r.runTool(ctx, sp, notify)
+		m = r.runTool(ctx, sp, inline)
 	}
 	m.index = sp.index
 	m.at = time.Now()
@@ -640,7 +644,9 @@ func (r *runState) finishRun() {
 	if err := r.e.store.FinishRun(r.storeCtx, run); err != nil {
 		r.e.log.Warn("run store: finishing run failed", "run", run.ID, "err", err)
 	}
-	r.e.log.Debug("run finished", "run", run.ID, "workflow", run.Workflow, "status", run.Status)
+	if r.e.log.Enabled(r.storeCtx, slog.LevelDebug) {
+		r.e.log.Debug("run finished", "run", run.ID, "workflow", run.Workflow, "status", run.Status)
+	}
 	r.emit(Event{Kind: EventRunFinished, Err: errString(run.Error)})
 }
 

@@ -44,12 +44,23 @@ func failed(sp *stepPlan, pos ir.Pos, msg string, attempts int) stepMsg {
 	return stepMsg{status: StepFailed, attempts: attempts, err: &StepError{Step: sp.id, Pos: posOr(pos, sp.step.Pos), Msg: msg}}
 }
 
-func (r *runState) runTool(ctx context.Context, sp *stepPlan, notify func(stepMsg)) stepMsg {
+func (r *runState) runTool(ctx context.Context, sp *stepPlan, inline bool) stepMsg {
 	r.mu.RLock()
 	args, serr := r.evalArgs(sp, r.data)
 	r.mu.RUnlock()
 	if serr != nil {
 		return stepMsg{status: StepFailed, attempts: 1, err: serr}
+	}
+	// Retry notices go to the coordinator: directly when it runs the step
+	// itself, else through the results channel. The method value is made
+	// only for a step that may retry.
+	var notify func(stepMsg)
+	if sp.maxRetries > 0 {
+		if inline {
+			notify = r.handle
+		} else {
+			notify = r.notifyAsync
+		}
 	}
 	out, attempts, msg := r.callTool(ctx, sp, sp, args, notify, sp.timeout)
 	if msg != "" {
