@@ -95,6 +95,11 @@ func (b *builder) tokenPos(tk *token.Token) ir.Pos {
 	if off < 0 {
 		return ir.Pos{File: b.s.name}
 	}
+	// offset stays on the token's line when that line exists (skipBlanks
+	// never crosses a line break).
+	if line := tk.Position.Line + b.lineBase; line >= 1 && line <= len(b.s.lines) {
+		return b.s.posOnLine(line-1, off)
+	}
 	return b.s.pos(off)
 }
 

@@ -90,7 +90,12 @@ func (s *source) nextLine(off int) int {
 // lineEnd returns the offset of the newline ending the line that contains
 // off (or len(src)), before a trailing carriage return.
 func (s *source) lineEnd(off int) int {
-	line := s.lineOf(off)
+	return s.endOfLine(s.lineOf(off), off)
+}
+
+// endOfLine is lineEnd(off) for an off known to be on the line with
+// 0-based index line.
+func (s *source) endOfLine(line, off int) int {
 	end := len(s.src)
 	if line+1 < len(s.lines) {
 		end = s.lines[line+1] - 1
@@ -109,7 +114,12 @@ func (s *source) pos(off int) ir.Pos {
 	if off > len(s.src) {
 		off = len(s.src)
 	}
-	line := s.lineOf(off)
+	return s.posOnLine(s.lineOf(off), off)
+}
+
+// posOnLine is pos(off) for an off known to be on the line with 0-based
+// index line, which saves looking the line up.
+func (s *source) posOnLine(line, off int) ir.Pos {
 	if s.ascii[line] {
 		return ir.Pos{File: s.name, Line: line + 1, Col: off - s.lines[line] + 1}
 	}
@@ -128,7 +138,7 @@ func (s *source) offset(line, col int) int {
 		return len(s.src)
 	}
 	off := s.lines[line-1]
-	end := s.lineEnd(off)
+	end := s.endOfLine(line-1, off)
 	if col < 1 {
 		col = 1
 	}
