@@ -149,6 +149,7 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
 	}
 	r.execute()
+	r.releaseScratch()
 	return r.run, nil
 }
 

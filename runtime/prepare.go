@@ -10,6 +10,7 @@ package runtime
 
 import (
 	"fmt"
+	"sync"
 	"text/template"
 	"time"
 
@@ -43,7 +44,9 @@ type workflowPlan struct {
 	// entries, so runs keep .steps as a stepView, not maps.
 	chainsOnly bool
 	// chainRoots holds the first field of every chain, when chainsOnly.
-	chainRoots  map[string]bool
+	chainRoots map[string]bool
+	// scratch pools the *runScratch of finished runs.
+	scratch     sync.Pool
 	timeout     time.Duration
 	maxParallel int
 	input       *jsonschema.Schema

@@ -183,6 +183,7 @@ type runState struct {
 	data      map[string]any // root template data; only view changes after start
 
 	results chan stepMsg
+	scratch *runScratch
 
 	// Coordinator-owned state.
 	pending       []int32
@@ -207,6 +208,30 @@ type runState struct {
 	written    chan struct{} // acks of finished-step writes
 }
 
+// runScratch is a run's working memory that nothing refers to once the
+// run has ended (every step goroutine has sent its last message and the
+// result is built): the results channel, the dependency counters, the
+// ready heap and the stepView entries. Runs of a workflow reuse them
+// through workflowPlan.scratch.
+type runScratch struct {
+	results chan stepMsg
+	pending []int32
+	ready   []int
+	entries []stepEntry
+}
+
+// releaseScratch hands the run's scratch back once execute has returned.
+func (r *runState) releaseScratch() {
+	sc := r.scratch
+	if sc == nil {
+		return
+	}
+	r.scratch = nil
+	clear(sc.entries) // drop the outputs
+	sc.ready = r.ready.items[:0]
+	r.wp.scratch.Put(sc)
+}
+
 type stepUpdate struct {
 	index int
 	state StepState
@@ -215,11 +240,20 @@ type stepUpdate struct {
 
 func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string, params map[string]any, opts RunOptions) *runState {
 	n := len(wp.steps)
+	sc, _ := wp.scratch.Get().(*runScratch)
+	if sc == nil {
+		sc = &runScratch{pending: make([]int32, n), ready: make([]int, 0, n)}
+		if wp.chainsOnly {
+			sc.entries = make([]stepEntry, n)
+		}
+	}
 	r := &runState{
 		e:       e,
 		wp:      wp,
 		opts:    opts,
-		pending: make([]int32, n),
+		scratch: sc,
+		pending: sc.pending,
+		results: sc.results,
 	}
 	r.storeCtx = context.WithoutCancel(parent)
 	tctx, stopTO := context.WithTimeoutCause(parent, wp.timeout, errWorkflowTimeout)
@@ -237,13 +271,13 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		r.pending[i] = int32(sp.ndeps)
 	}
 	r.ready.steps = wp.steps
-	r.ready.items = make([]int, 0, n)
+	r.ready.items = sc.ready[:0]
 	for _, i := range wp.roots {
 		r.ready.push(i)
 	}
 	var steps any
 	if wp.chainsOnly {
-		r.stepsView = stepView{byID: wp.byID, entries: make([]stepEntry, n)}
+		r.stepsView = stepView{byID: wp.byID, entries: sc.entries}
 		r.steps = &r.stepsView
 		for i := range r.steps.entries {
 			r.steps.entries[i] = stepEntry{status: pendingValue, err: emptyString}
@@ -376,7 +410,8 @@ func (r *runState) launch(i int) {
 		return
 	}
 	if r.results == nil {
-		r.results = make(chan stepMsg, r.wp.maxParallel+1)
+		r.results = make(chan stepMsg, min(r.wp.maxParallel, len(r.wp.steps))+1)
+		r.scratch.results = r.results
 	}
 	go r.runStepAsync(ctx, sp)
 }
