@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"testing"
 
@@ -117,5 +118,49 @@ func TestChainsOnlyRootData(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, be.calls); diff != "" {
 		t.Errorf("backend arguments differ (-want +got):\n%s", diff)
+	}
+}
+
+// TestForEachDataPerIteration checks that every iteration sees its own
+// .forEach, whether the workers reuse one map for it (no template yields
+// the map itself) or not (a template does, and keeps it).
+func TestForEachDataPerIteration(t *testing.T) {
+	items := []any{"a", "b", "c", "d", "e", "f", "g"}
+	cases := []struct {
+		name   string
+		args   M
+		shared bool
+		want   func(i int) map[string]any
+	}{
+		{"fields", M{"n": "{{.forEach.n}}", "i": "{{.forEach.index}}"}, true,
+			func(i int) map[string]any { return map[string]any{"n": items[i], "i": int64(i)} }},
+		{"whole map", M{"fe": "{{.forEach}}"}, false,
+			func(i int) map[string]any {
+				return map[string]any{"fe": map[string]any{"n": items[i], "index": int64(i)}}
+			}},
+	}
+	for _, c := range cases {
+		wf := build("fe", tool("list", "svc.x", M{"v": 1}),
+			forEach("each", "{{.params.items}}", "n", tool("", "svc.x", c.args), "list").with(func(s *ir.Step) {
+				s.ForEach.MaxParallel = 3
+			}))
+		be := &recordingBackend{}
+		e := mustEngine(t, plan(wf), Options{Backend: be})
+		if got := e.wfs["fe"].steps[1].sharedForEach; got != c.shared {
+			t.Fatalf("%s: sharedForEach = %v; want %v", c.name, got, c.shared)
+		}
+		run, err := e.Run(context.Background(), "fe", M{"items": items}, RunOptions{})
+		if err != nil || run.Status != RunCompleted {
+			t.Fatalf("%s: Run = %v, %v; want completed", c.name, run, err)
+		}
+		want := []map[string]any{{"v": int64(1)}}
+		for i := range items {
+			want = append(want, c.want(i))
+		}
+		got := be.calls
+		sort.Slice(got[1:], func(a, b int) bool { return fmt.Sprint(got[1+a]) < fmt.Sprint(got[1+b]) })
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: backend arguments differ (-want +got):\n%s", c.name, diff)
+		}
 	}
 }

@@ -114,12 +114,17 @@ func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
 		for k, v := range r.data {
 			data[k] = v
 		}
+		// .forEach too, unless a template can yield it as a value.
+		var fe map[string]any
+		if sp.sharedForEach {
+			fe = make(map[string]any, 2)
+		}
 		for {
 			i := int(next.Add(1) - 1)
 			if i >= len(items) || iterCtx.Err() != nil {
 				return
 			}
-			out, serr := r.runIteration(iterCtx, sp, policy, data, itemVar, i, items[i])
+			out, serr := r.runIteration(iterCtx, sp, policy, data, fe, itemVar, i, items[i])
 			res := &results[i]
 			res.done = true
 			if serr == nil {
@@ -167,10 +172,17 @@ func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
 }
 
 // runIteration runs the inner step once for item i. data is the calling
-// worker's own template data; its .forEach is set here.
-func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data map[string]any, itemVar string, i int, item any) (any, *StepError) {
+// worker's own template data; its .forEach is set here, in fe when the
+// worker reuses one map for it (fe is nil otherwise).
+func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data, fe map[string]any, itemVar string, i int, item any) (any, *StepError) {
 	inner := sp.inner
-	data["forEach"] = map[string]any{itemVar: item, "index": int64(i)}
+	if fe != nil {
+		fe[itemVar] = item
+		fe["index"] = int64(i)
+	} else {
+		fe = map[string]any{itemVar: item, "index": int64(i)}
+	}
+	data["forEach"] = fe
 	r.mu.RLock()
 	args, serr := r.evalArgs(inner, data)
 	r.mu.RUnlock()

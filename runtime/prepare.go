@@ -73,6 +73,8 @@ type stepPlan struct {
 	message    *tmpl
 	collection *tmpl
 	inner      *stepPlan
+	// sharedForEach: no template of inner can yield the .forEach map.
+	sharedForEach bool
 	// retry policy
 	action     string
 	maxRetries int
@@ -316,6 +318,14 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 				inner.timeout = 0 // bounded by the forEach step's timeout only
 			}
 			sp.inner = inner
+			// Only a chain that is exactly .forEach yields the map
+			// itself; without one, workers may reuse it (runForEach).
+			sp.sharedForEach = true
+			inner.eachTemplate(func(t *tmpl) {
+				if len(t.chain) == 1 && t.chain[0] == "forEach" {
+					sp.sharedForEach = false
+				}
+			})
 		}
 	default:
 		return nil, fmt.Errorf("step %q (%s) has unknown type %q", s.ID, s.Pos, s.Type)
