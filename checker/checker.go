@@ -8,7 +8,6 @@ package checker
 // the result only when it produced no error; warnings do not count.
 
 import (
-	"regexp"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/catalog"
@@ -45,10 +44,40 @@ const (
 	defaultRetryDelay      = time.Second
 )
 
-var (
-	nameRE       = regexp.MustCompile(`^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`)
-	identifierRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
+// isName reports whether s is a workflow name: lower-case letters, digits,
+// '_' and '-', starting and ending with a letter or digit
+// (^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$).
+func isName(s string) bool {
+	if s == "" {
+		return false
+	}
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+	if !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 1; i < len(s)-1; i++ {
+		if c := s[i]; !alnum(c) && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// isIdentifier reports whether s is an ASCII identifier
+// (^[A-Za-z_][A-Za-z0-9_]*$).
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // Check validates parsed files and returns one ir.Workflow per workflow
 // without errors, in file order, with steps in source order. Diagnostics
@@ -194,7 +223,7 @@ func (w *wfCheck) checkName(pos ir.Pos, path string) {
 		return
 	}
 	w.wf.Name = name
-	if name == "" || len(name) > maxNameLen || !nameRE.MatchString(name) {
+	if name == "" || len(name) > maxNameLen || !isName(name) {
 		w.add(errInvalidName(n.Pos, n.Path, name))
 		return
 	}

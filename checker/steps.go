@@ -7,6 +7,8 @@ package checker
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,7 +90,7 @@ func (w *wfCheck) checkSteps(pos ir.Pos, path string) {
 }
 
 func (w *wfCheck) checkStep(i int, s *parser.Step) *stepInfo {
-	si := &stepInfo{index: i, src: s, label: fmt.Sprintf("steps[%d]", i)}
+	si := &stepInfo{index: i, src: s, label: "steps[" + strconv.Itoa(i) + "]"}
 	st := &ir.Step{Index: i, Type: ir.StepTool, Timeout: ir.Duration(defaultStepTimeout)}
 	si.ir = st
 	si.timeout = defaultStepTimeout
@@ -142,7 +144,7 @@ func (w *wfCheck) checkStepID(si *stepInfo) {
 		return
 	}
 	si.id = id
-	si.label = fmt.Sprintf("step %q", id)
+	si.label = "step " + strconv.Quote(id)
 	if strings.Contains(id, "-") {
 		w.add(warnStepIDHyphen(s.ID.Pos, s.ID.Path, id))
 	}
@@ -155,7 +157,7 @@ func validStepID(id string) bool {
 	if id == "" || len(id) > maxNameLen {
 		return false
 	}
-	return identifierRE.MatchString(id) || nameRE.MatchString(id)
+	return isIdentifier(id) || isName(id)
 }
 
 func (w *wfCheck) stepType(s *parser.Step) string {
@@ -181,54 +183,57 @@ var typeFields = map[string][]string{
 	ir.StepForEach:     {"collection", "itemVar", "maxParallel", "maxIterations", "step"},
 }
 
-// typeSpecific returns the step's type-specific fields that are present.
-func typeSpecific(s *parser.Step) map[string]*parser.Node {
-	m := map[string]*parser.Node{}
-	set := func(name string, n *parser.Node) {
+// namedNode is a step field by its YAML name.
+type namedNode struct {
+	name string
+	node *parser.Node
+}
+
+// typeSpecific returns the step's type-specific fields that are present,
+// in a fixed order (tool, arguments, message, schema, onDecline, onCancel,
+// collection, itemVar, maxParallel, maxIterations, step).
+func typeSpecific(s *parser.Step) []namedNode {
+	var out []namedNode
+	add := func(name string, n *parser.Node) {
 		if n != nil {
-			m[name] = n
+			out = append(out, namedNode{name, n})
 		}
 	}
-	set("tool", s.Tool)
-	set("arguments", s.Arguments)
-	set("message", s.Message)
-	set("schema", s.Schema)
+	add("tool", s.Tool)
+	add("arguments", s.Arguments)
+	add("message", s.Message)
+	add("schema", s.Schema)
 	if s.OnDecline != nil {
-		set("onDecline", s.OnDecline.Node)
+		add("onDecline", s.OnDecline.Node)
 	}
 	if s.OnCancel != nil {
-		set("onCancel", s.OnCancel.Node)
+		add("onCancel", s.OnCancel.Node)
 	}
-	set("collection", s.Collection)
-	set("itemVar", s.ItemVar)
-	set("maxParallel", s.MaxParallel)
-	set("maxIterations", s.MaxIterations)
+	add("collection", s.Collection)
+	add("itemVar", s.ItemVar)
+	add("maxParallel", s.MaxParallel)
+	add("maxIterations", s.MaxIterations)
 	if s.Inner != nil {
-		set("step", s.Inner.Node)
+		add("step", s.Inner.Node)
 	}
-	return m
+	return out
 }
 
 func (w *wfCheck) checkFieldsAllowed(si *stepInfo) {
 	if si.typ == "" {
 		return
 	}
-	allowed := map[string]bool{}
-	for _, f := range typeFields[si.typ] {
-		allowed[f] = true
-	}
-	present := typeSpecific(si.src)
-	for _, name := range []string{"tool", "arguments", "message", "schema", "onDecline", "onCancel", "collection", "itemVar", "maxParallel", "maxIterations", "step"} {
-		n, ok := present[name]
-		if !ok || allowed[name] {
+	allowed := typeFields[si.typ]
+	for _, f := range typeSpecific(si.src) {
+		if slices.Contains(allowed, f.name) {
 			continue
 		}
 		hint := ""
-		if si.typ == ir.StepForEach && (name == "tool" || name == "arguments") {
+		if si.typ == ir.StepForEach && (f.name == "tool" || f.name == "arguments") {
 			hint = "a forEach runs its inner step: put tool and arguments under step:"
 		}
-		pos, path := keyPos(si.src.Node, n, name)
-		w.add(errFieldNotAllowed(pos, path, name, si.typ, hint))
+		pos, path := keyPos(si.src.Node, f.node, f.name)
+		w.add(errFieldNotAllowed(pos, path, f.name, si.typ, hint))
 	}
 }
 
@@ -474,7 +479,7 @@ func (w *wfCheck) checkForEach(si *stepInfo) {
 	}
 	if n := s.ItemVar; n != nil {
 		if v, ok := w.str(n, "itemVar"); ok {
-			if v == "index" || !identifierRE.MatchString(v) {
+			if v == "index" || !isIdentifier(v) {
 				w.add(errInvalidItemVar(n.Pos, n.Path, v))
 			} else {
 				fe.ItemVar, si.itemVar = v, v
@@ -508,12 +513,12 @@ func (w *wfCheck) checkForEach(si *stepInfo) {
 		pos, path := keyPos(in.Node, in.DependsOn, "dependsOn")
 		w.add(errInnerDependsOn(pos, path))
 	}
-	for name, n := range typeSpecific(in) {
-		if name == "tool" || name == "arguments" {
+	for _, f := range typeSpecific(in) {
+		if f.name == "tool" || f.name == "arguments" {
 			continue
 		}
-		pos, path := keyPos(in.Node, n, name)
-		w.add(errFieldNotAllowed(pos, path, name, "forEach inner", "the inner step of a forEach is a tool step"))
+		pos, path := keyPos(in.Node, f.node, f.name)
+		w.add(errFieldNotAllowed(pos, path, f.name, "forEach inner", "the inner step of a forEach is a tool step"))
 	}
 	if d, ok := w.duration(in.Timeout, "timeout"); ok {
 		inner.Timeout = ir.Duration(d)

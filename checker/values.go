@@ -79,7 +79,7 @@ func (w *wfCheck) checkVars() {
 	}
 	// Declare every name first, so the messages can list them.
 	for _, f := range n.Fields {
-		if !identifierRE.MatchString(f.Key) {
+		if !isIdentifier(f.Key) {
 			w.add(errInvalidVarName(f.KeyPos, pathJoin(n.Path, f.Key), f.Key))
 			continue
 		}
