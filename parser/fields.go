@@ -93,7 +93,7 @@ func (x *extractor) fields(n *Node, fs *fieldSet) map[string]*Node {
 	if n == nil || n.Kind != Map {
 		return nil
 	}
-	got := map[string]*Field{}
+	out := make(map[string]*Node, len(n.Fields))
 	for _, f := range n.Fields {
 		canon, ok := fs.spell[f.Key]
 		if !ok {
@@ -106,17 +106,25 @@ func (x *extractor) fields(n *Node, fs *fieldSet) map[string]*Node {
 			})
 			continue
 		}
-		if first, dup := got[canon]; dup {
+		if _, dup := out[canon]; dup {
+			first := firstSpelling(n, fs, canon)
 			x.diags.Add(errDuplicateField(f.KeyPos, fieldPath(n.Path, f.Key), fs.object, canon, f.Key, first.Key, first.KeyPos))
 			continue
 		}
-		got[canon] = f
-	}
-	out := make(map[string]*Node, len(got))
-	for k, f := range got {
-		out[k] = f.Value
+		out[canon] = f.Value
 	}
 	return out
+}
+
+// firstSpelling returns the first field of n that spells canon (one is
+// known to exist).
+func firstSpelling(n *Node, fs *fieldSet, canon string) *Field {
+	for _, f := range n.Fields {
+		if c, ok := fs.spell[f.Key]; ok && c == canon {
+			return f
+		}
+	}
+	return nil
 }
 
 // workflow builds a Workflow from its mapping.

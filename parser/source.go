@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"bytes"
 	"sort"
 	"unicode/utf8"
 
@@ -29,7 +30,8 @@ type source struct {
 const checkpointRunes = 64
 
 func newSource(name string, src []byte) *source {
-	s := &source{name: name, src: src, lines: []int{0}}
+	n := bytes.Count(src, []byte{'\n'}) + 1
+	s := &source{name: name, src: src, lines: make([]int, 1, n), ascii: make([]bool, 0, n)}
 	ascii := true
 	for i, c := range src {
 		if c >= utf8.RuneSelf {
@@ -42,12 +44,14 @@ func newSource(name string, src []byte) *source {
 		}
 	}
 	s.ascii = append(s.ascii, ascii)
-	s.checks = make([][]int, len(s.lines))
 	return s
 }
 
 // checkpoints returns the rune checkpoints of line i (0-based).
 func (s *source) checkpoints(i int) []int {
+	if s.checks == nil {
+		s.checks = make([][]int, len(s.lines)) // only files with non-ASCII lines need it
+	}
 	if s.checks[i] != nil {
 		return s.checks[i]
 	}
