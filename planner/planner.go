@@ -4,8 +4,9 @@ package planner
 // source indexes) into planned ones. Per workflow it does four passes over
 // the dependency graph, each linear in steps plus edges:
 //
-//  1. Order. The graph is a gonum simple.DirectedGraph with an edge from
-//     each dependency to its dependent; node IDs are source indexes. The
+//  1. Order. The graph is kept as adjacency lists of source indexes (an
+//     edge from each dependency to its dependent, duplicates dropped); a
+//     gonum simple.DirectedGraph of it is built only to name a cycle. The
 //     order is Kahn's algorithm with a min-heap of ready steps keyed by
 //     source index: repeatedly take the ready step that comes first in the
 //     file, emit it, and release its dependents. This is the "stable"
@@ -90,12 +91,16 @@ func planWorkflow(w *ir.Workflow) error {
 			return fmt.Errorf("step %d is nil", i)
 		}
 	}
-	g, err := buildGraph(w.Steps)
+	to, from, err := adjacency(w.Steps)
 	if err != nil {
 		return err
 	}
-	order, err := stableOrder(g, n)
+	order, err := stableOrder(to, from)
 	if err != nil {
+		g, gerr := buildGraph(w.Steps)
+		if gerr != nil {
+			return gerr
+		}
 		return describeCycle(err, g, w.Steps)
 	}
 
@@ -110,8 +115,8 @@ func planWorkflow(w *ir.Workflow) error {
 	for pos, src := range order {
 		s := w.Steps[src]
 		s.Index = pos
-		s.Deps = remap(g.To(int64(src)), newIndex)
-		s.Dependents = remap(g.From(int64(src)), newIndex)
+		s.Deps = remap(to[src], newIndex)
+		s.Dependents = remap(from[src], newIndex)
 		steps[pos] = s
 	}
 
@@ -135,6 +140,33 @@ func planWorkflow(w *ir.Workflow) error {
 		}
 	}
 	return nil
+}
+
+// adjacency checks the dependencies and returns the graph as lists of
+// distinct source indexes: to[i] are the steps step i depends on, from[i]
+// the steps that depend on it, each in first-mention order.
+func adjacency(steps []*ir.Step) (to, from [][]int, err error) {
+	n := len(steps)
+	to = make([][]int, n)
+	from = make([][]int, n)
+	seen := make([]int, n) // seen[d] == i+1: d already listed for step i
+	for i, s := range steps {
+		for _, d := range s.Deps {
+			switch {
+			case d < 0 || d >= n:
+				return nil, nil, fmt.Errorf("step %q depends on index %d, out of range", s.ID, d)
+			case d == i:
+				return nil, nil, fmt.Errorf("step %q depends on itself", s.ID)
+			}
+			if seen[d] == i+1 {
+				continue
+			}
+			seen[d] = i + 1
+			to[i] = append(to[i], d)
+			from[d] = append(from[d], i)
+		}
+	}
+	return to, from, nil
 }
 
 // buildGraph makes the dependency graph: an edge dep -> step for every
@@ -179,11 +211,12 @@ func (e errCycle) Error() string { return "dependency cycle" }
 
 // stableOrder returns source indexes in Kahn order, taking the ready step
 // that comes first in the source each time.
-func stableOrder(g *simple.DirectedGraph, n int) ([]int, error) {
+func stableOrder(to, from [][]int) ([]int, error) {
+	n := len(to)
 	indeg := make([]int, n)
 	ready := make(readyHeap, 0, n)
 	for i := 0; i < n; i++ {
-		indeg[i] = g.To(int64(i)).Len()
+		indeg[i] = len(to[i])
 		if indeg[i] == 0 {
 			ready = append(ready, i)
 		}
@@ -193,9 +226,7 @@ func stableOrder(g *simple.DirectedGraph, n int) ([]int, error) {
 	for ready.Len() > 0 {
 		i := heap.Pop(&ready).(int)
 		order = append(order, i)
-		succ := g.From(int64(i))
-		for succ.Next() {
-			j := int(succ.Node().ID())
+		for _, j := range from[i] {
 			indeg[j]--
 			if indeg[j] == 0 {
 				heap.Push(&ready, j)
@@ -231,14 +262,14 @@ func bySourceIndex(nodes []graph.Node) {
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID() < nodes[j].ID() })
 }
 
-// remap converts graph neighbours (source indexes) to sorted plan indexes.
-func remap(it graph.Nodes, newIndex []int) []int {
-	if it.Len() == 0 {
+// remap converts source indexes to sorted plan indexes.
+func remap(src []int, newIndex []int) []int {
+	if len(src) == 0 {
 		return nil
 	}
-	out := make([]int, 0, it.Len())
-	for it.Next() {
-		out = append(out, newIndex[it.Node().ID()])
+	out := make([]int, len(src))
+	for i, x := range src {
+		out[i] = newIndex[x]
 	}
 	sort.Ints(out)
 	return out
