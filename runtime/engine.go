@@ -148,6 +148,9 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 		r.cancel(nil)
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
 	}
+	if ms, ok := e.store.(*MemoryStore); ok {
+		r.memStore, r.memRecord = ms, ms.record(id)
+	}
 	r.execute()
 	r.releaseScratch()
 	return r.run, nil

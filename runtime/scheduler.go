@@ -202,7 +202,10 @@ type runState struct {
 	// through updates to one writer goroutine; only finished steps wait
 	// for their write (see storeStep), and FinishRun waits for the writer
 	// to drain.
-	storeCtx   context.Context
+	storeCtx context.Context
+	// With a MemoryStore, the run's record in it, written directly.
+	memStore   *MemoryStore
+	memRecord  *Run
 	updates    chan stepUpdate
 	writerDone chan struct{}
 	written    chan struct{} // acks of finished-step writes
@@ -597,6 +600,10 @@ func (r *runState) storeStep(i int) {
 }
 
 func (r *runState) writeStep(i int, st StepState) {
+	if r.memRecord != nil {
+		r.memStore.updateRecord(r.memRecord, i, st)
+		return
+	}
 	if err := r.e.store.UpdateStep(r.storeCtx, r.run.ID, i, st); err != nil {
 		r.e.log.Warn("run store: step update failed", "run", r.run.ID, "step", st.ID, "err", err)
 	}

@@ -2,11 +2,13 @@ package runtime
 
 // MemoryStore is the default Store: runs live in a map guarded by one
 // RWMutex. UpdateStep, called twice per step on the engine's hot path, is a
-// map lookup and a struct assignment, and FinishRun overwrites the record
-// made by CreateRun in place. Every value handed in or out is
-// copied (the Steps slice; outputs are shared, as the engine never changes
-// an output after recording it), so callers never alias the store's state.
-// The oldest finished runs are dropped once more than MaxRuns are kept.
+// map lookup and a struct assignment; the engine skips even the lookup, as
+// it keeps its run's record and writes through updateRecord. FinishRun
+// overwrites the record made by CreateRun in place. Every value handed in
+// or out is copied (the Steps slice; outputs are shared, as the engine
+// never changes an output after recording it), so callers never alias the
+// store's state. The oldest finished runs are dropped once more than
+// MaxRuns are kept.
 
 import (
 	"context"
@@ -99,6 +101,28 @@ func (s *MemoryStore) UpdateStep(_ context.Context, runID string, index int, ste
 		r.Status = RunRunning
 	}
 	return nil
+}
+
+// record returns the stored record of a run, or nil. A running run's
+// record stays in place until FinishRun (which overwrites it in place;
+// eviction only drops finished runs), so the engine may keep the pointer
+// and write steps through updateRecord, skipping UpdateStep's lookup.
+func (s *MemoryStore) record(id string) *Run {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.runs[id]
+}
+
+// updateRecord is UpdateStep for a record returned by record.
+func (s *MemoryStore) updateRecord(r *Run, index int, step StepState) {
+	s.mu.Lock()
+	if index >= 0 && index < len(r.Steps) {
+		r.Steps[index] = step
+	}
+	if r.Status == RunPending {
+		r.Status = RunRunning
+	}
+	s.mu.Unlock()
 }
 
 // FinishRun records the final state of a run made by CreateRun.
