@@ -51,12 +51,6 @@ import (
 	"unicode/utf8"
 )
 
-// rawSeg is a segment before conversion to a file position.
-type rawSeg struct {
-	off int // offset in the value
-	src int // byte offset in the file
-}
-
 // spanner reproduces a scalar's value from its source text and records the
 // segments that map it back.
 //
@@ -68,7 +62,7 @@ type spanner struct {
 	want    string
 	n       int  // length of the reproduction so far
 	differs bool // the reproduction is not a prefix of want
-	segs    []rawSeg
+	segs    []segment // with file positions, converted as they are found
 	nextSrc int // source offset that continues the last segment, or -1
 }
 
@@ -91,7 +85,7 @@ func (sp *spanner) copy(from, to int) {
 	}
 	lineStart := from == 0 || sp.s.src[from-1] == '\n'
 	if sp.nextSrc != from || lineStart {
-		sp.segs = append(sp.segs, rawSeg{off: sp.n, src: from})
+		sp.segs = append(sp.segs, segment{Off: sp.n, Pos: sp.s.pos(from)})
 	}
 	sp.emit(sp.s.src[from:to])
 	sp.nextSrc = to
@@ -102,18 +96,9 @@ func (sp *spanner) synth(b []byte, at int) {
 	if len(b) == 0 {
 		return
 	}
-	sp.segs = append(sp.segs, rawSeg{off: sp.n, src: at})
+	sp.segs = append(sp.segs, segment{Off: sp.n, Pos: sp.s.pos(at)})
 	sp.emit(b)
 	sp.nextSrc = -1
-}
-
-// segments converts the recorded segments to file positions.
-func (sp *spanner) segments() []segment {
-	segs := make([]segment, 0, len(sp.segs))
-	for _, r := range sp.segs {
-		segs = append(segs, segment{Off: r.off, Pos: sp.s.pos(r.src)})
-	}
-	return segs
 }
 
 // scalarSegments maps the string value v, written in style st starting at
@@ -142,7 +127,7 @@ func (s *source) scalarSegments(st Style, start int, v string) (segs []segment, 
 	if len(sp.segs) == 0 {
 		return []segment{{Off: 0, Pos: s.pos(start)}}, true
 	}
-	return sp.segments(), true
+	return sp.segs, true
 }
 
 func isBlankLine(b []byte) bool {
