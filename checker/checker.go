@@ -142,6 +142,8 @@ type wfCheck struct {
 	steps []*stepInfo
 	byID  map[string]int // id -> index of the first step with it
 	ids   []string       // every distinct id, for suggestions
+
+	valueSlab []ir.Value // see newValue
 }
 
 func (w *wfCheck) add(d diag.Diagnostic) { w.diags.Add(d) }

@@ -78,7 +78,22 @@ func (w *wfCheck) resolveDeps() {
 			w.add(errWrongType(n.Pos, n.Path, "dependsOn", "a list of step ids", kindPhrase(n.Kind)))
 			continue
 		}
-		seen := map[int]bool{}
+		// Repeats are dropped; short lists are searched, long ones get a map.
+		var seen map[int]bool
+		if len(items) > 16 {
+			seen = make(map[int]bool, len(items))
+		}
+		listed := func(to int) bool {
+			if seen != nil {
+				return seen[to]
+			}
+			for _, d := range si.deps {
+				if d.to == to {
+					return true
+				}
+			}
+			return false
+		}
 		for _, it := range items {
 			name, ok := w.str(it, "dependsOn entry")
 			if !ok {
@@ -90,13 +105,18 @@ func (w *wfCheck) resolveDeps() {
 				w.add(errUnknownStep(it.Pos, it.Path, name, w.ids))
 			case to == si.index || (si.id != "" && name == si.id):
 				w.add(errSelfDependency(it.Pos, it.Path, name))
-			case !seen[to]:
-				seen[to] = true
+			case !listed(to):
+				if seen != nil {
+					seen[to] = true
+				}
 				si.deps = append(si.deps, depEdge{to: to, node: it})
 			}
 		}
-		for d := range seen {
-			si.ir.Deps = append(si.ir.Deps, d)
+		if len(si.deps) > 0 {
+			si.ir.Deps = make([]int, len(si.deps))
+			for i, d := range si.deps {
+				si.ir.Deps[i] = d.to
+			}
 		}
 		sort.Ints(si.ir.Deps)
 	}

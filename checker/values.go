@@ -39,7 +39,7 @@ func (w *wfCheck) value(n *parser.Node, sc scope, depth int, what string, tooDee
 	}
 	switch n.Kind {
 	case parser.Map:
-		v := &ir.Value{Kind: ir.KindObject}
+		v := w.newValue(ir.Value{Kind: ir.KindObject})
 		if len(n.Fields) > 0 {
 			// One block for the fields; Fields stays nil when there are none.
 			block := make([]ir.Field, len(n.Fields))
@@ -51,19 +51,38 @@ func (w *wfCheck) value(n *parser.Node, sc scope, depth int, what string, tooDee
 		}
 		return v
 	case parser.Seq:
-		v := &ir.Value{Kind: ir.KindArray, Items: make([]*ir.Value, len(n.Items))}
+		v := w.newValue(ir.Value{Kind: ir.KindArray, Items: make([]*ir.Value, len(n.Items))})
 		for i, it := range n.Items {
 			v.Items[i] = w.value(it, sc, depth+1, what, tooDeep)
 		}
 		return v
 	case parser.String:
-		s, _ := n.Str()
+		s, ok := n.Str()
 		if !isTemplate(s) {
-			return &ir.Value{Kind: ir.KindLiteral, Literal: s}
+			var lit any = s
+			if ok {
+				lit = n.Value // the same string, already boxed
+			}
+			return w.newValue(ir.Value{Kind: ir.KindLiteral, Literal: lit})
 		}
-		return &ir.Value{Kind: ir.KindTemplate, Template: w.template(n, what, sc)}
+		return w.newValue(ir.Value{Kind: ir.KindTemplate, Template: w.template(n, what, sc)})
 	}
-	return &ir.Value{Kind: ir.KindLiteral, Literal: n.Value}
+	return w.newValue(ir.Value{Kind: ir.KindLiteral, Literal: n.Value})
+}
+
+// valueSlab is how many ir.Values newValue allocates at once. The values
+// of a workflow live as long as its IR.
+const valueSlab = 64
+
+// newValue returns a pointer to a copy of v.
+func (w *wfCheck) newValue(v ir.Value) *ir.Value {
+	if len(w.valueSlab) == 0 {
+		w.valueSlab = make([]ir.Value, valueSlab)
+	}
+	p := &w.valueSlab[0]
+	w.valueSlab = w.valueSlab[1:]
+	*p = v
+	return p
 }
 
 // checkVars reads vars: a mapping of names to values (templates over
