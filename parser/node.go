@@ -500,6 +500,13 @@ func (b *builder) fields(m *Node, values []*ast.MappingValueNode, depth int) {
 				continue
 			}
 			for _, f := range s.Fields {
+				if seen == nil && len(m.Fields) > smallMapping {
+					// Merges made the mapping large: index it once.
+					seen = make(map[string]ir.Pos, 2*len(m.Fields))
+					for _, g := range m.Fields {
+						seen[g.Key] = g.KeyPos
+					}
+				}
 				if _, dup := lookupField(m, seen, f.Key); dup {
 					continue
 				}
