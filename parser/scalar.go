@@ -60,10 +60,10 @@ import (
 type spanner struct {
 	s       *source
 	want    string
-	n       int  // length of the reproduction so far
-	differs bool // the reproduction is not a prefix of want
+	n       int       // length of the reproduction so far
+	differs bool      // the reproduction is not a prefix of want
 	segs    []segment // with file positions, converted as they are found
-	nextSrc int // source offset that continues the last segment, or -1
+	nextSrc int       // source offset that continues the last segment, or -1
 }
 
 func (sp *spanner) rest() string { return sp.want[min(sp.n, len(sp.want)):] }
