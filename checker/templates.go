@@ -2,9 +2,12 @@ package checker
 
 // Template analysis.
 //
-// Every string that contains "{{" is a Go text/template. It is parsed once
-// here, with the workflow functions (FuncNames) stubbed out, so that syntax
-// errors and unknown functions are compile-time errors. A syntax error from
+// Every string that contains "{{" is a Go text/template. It is parsed here
+// by text/template/parse (what text/template itself uses), knowing the
+// built-in and workflow functions (FuncNames) by name, so that syntax
+// errors and unknown functions are compile-time errors. Each distinct text
+// is parsed and analysed once per Check; its diagnostics are placed at
+// every node that holds it. A syntax error from
 // text/template names only a line inside the template; the column is found
 // by looking on that line for the token the message names (the bad
 // character, the unknown function, the unexpected token, the unclosed
