@@ -48,7 +48,8 @@
 //     .steps.x.output.f; index is the way to read fields that may be absent.
 //
 // Files: checker.go (driver, workflow fields), params.go (parameters and
-// JSON Schema checks), steps.go (per-step fields), deps.go (dependency
+// JSON Schema checks), schemafast.go (schemas the meta-schema accepts
+// without compiling), steps.go (per-step fields), deps.go (dependency
 // graph, cycles, defaultResults rule), templates.go (template parsing and
 // reference extraction), refs.go (reference rules), values.go (argument
 // and var trees), tools.go (catalog checks), output.go, errors.go (all
