@@ -520,27 +520,7 @@ func decodeTyped(s string) (any, error) {
 	if depth(v, 0) > maxArgumentDepth {
 		return nil, errTooDeep
 	}
-	return fixJSONNumbers(v), nil
-}
-
-func fixJSONNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = fixJSONNumbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = fixJSONNumbers(e)
-		}
-	}
-	return v
+	return ir.NormalizeNumbers(v), nil
 }
 
 // depth returns the nesting depth of a JSON-like value, stopping early
