@@ -78,7 +78,8 @@ func (w *wfCheck) resolveDeps() {
 			w.add(errWrongType(n.Pos, n.Path, "dependsOn", "a list of step ids", kindPhrase(n.Kind)))
 			continue
 		}
-		// Repeats are dropped; short lists are searched, long ones get a map.
+		// Repeats are dropped with a warning; short lists are searched, long
+		// ones get a map.
 		var seen map[int]bool
 		if len(items) > 16 {
 			seen = make(map[int]bool, len(items))
@@ -105,7 +106,9 @@ func (w *wfCheck) resolveDeps() {
 				w.add(errUnknownStep(it.Pos, it.Path, name, w.ids))
 			case to == si.index || (si.id != "" && name == si.id):
 				w.add(errSelfDependency(it.Pos, it.Path, name))
-			case !listed(to):
+			case listed(to):
+				w.add(warnRepeatedDependency(it.Pos, it.Path, name))
+			default:
 				if seen != nil {
 					seen[to] = true
 				}

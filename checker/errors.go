@@ -47,6 +47,7 @@ const (
 	CodeInnerDependsOn        = "inner_depends_on"
 	CodeUnknownStep           = "unknown_step"
 	CodeSelfDependency        = "self_dependency"
+	CodeRepeatedDependency    = "repeated_dependency"
 	CodeDependencyCycle       = "dependency_cycle"
 	CodeNestingTooDeep        = "nesting_too_deep"
 	CodeInvalidParameters     = "invalid_parameters"
@@ -269,6 +270,10 @@ func errInnerDependsOn(pos ir.Pos, path string) diag.Diagnostic {
 
 func errUnknownStep(pos ir.Pos, path, id string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownStep, fmt.Sprintf("unknown step %q%s", id, didYouMean(id, known)))
+}
+
+func warnRepeatedDependency(pos ir.Pos, path, id string) diag.Diagnostic {
+	return warnAt(pos, path, CodeRepeatedDependency, fmt.Sprintf("dependsOn lists %q more than once; the repeat has no effect", id))
 }
 
 func errSelfDependency(pos ir.Pos, path, id string) diag.Diagnostic {
