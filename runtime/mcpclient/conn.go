@@ -323,6 +323,15 @@ func (c *conn) refreshTools(s *session) {
 		defer cancel()
 		tools, err := listTools(ctx, s)
 		if err != nil {
+			c.mu.Lock()
+			stale := c.closed || c.sess != s
+			c.mu.Unlock()
+			if stale || c.m.ctx.Err() != nil {
+				// The session ended under the refresh (Close, a restart):
+				// nothing is wrong, and the next session lists its own tools.
+				c.m.log.Debug("tool list refresh ended with its session", "backend", c.cfg.Name, "err", err)
+				return
+			}
 			c.m.log.Warn("refreshing the tool list failed", "backend", c.cfg.Name, "err", err)
 			return
 		}
