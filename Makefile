@@ -29,7 +29,7 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s ./compiler
 
-demo: build
+demo: build node_modules/.package-lock.json
 	./examples/demo/run.sh
 
 clean:

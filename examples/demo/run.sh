@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The vmcp demo: compile the incident investigation workflow, print its
 # plan, run it once against five small MCP servers (logs 300ms, metrics
-# 400ms, traces 500ms, correlate 200ms, create ticket 150ms), and show that
-# the three fetches ran in parallel. Run it with `make demo` (which builds
-# bin/vmcp and bin/vmcpc first) or directly after `make build`.
+# 400ms, traces 500ms, correlate 200ms, create ticket 150ms) with vmcp call,
+# show that the three fetches ran in parallel, then serve it with vmcp run
+# to a real MCP client (the MCP Inspector CLI). Run it with `make demo`
+# (which builds bin/ and installs the npm packages first).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -61,3 +62,25 @@ awk -v wall="$wall" '
     print "=> the fetches ran in parallel."
   }
 ' "$err"
+echo
+
+# The main job: vmcp serving the workflow as one MCP tool to a real MCP
+# client. The MCP Inspector's CLI (from npm, pinned in package.json) starts
+# `vmcp run` over stdio, calls investigate_incident, and prints the result.
+# (It passes the server a minimal environment, hence -e DEMO_BIN.)
+inspector=node_modules/.bin/mcp-inspector
+if [[ ! -x $inspector ]]; then
+  echo "run.sh: $inspector is missing: run npm install (make demo does)" >&2
+  exit 1
+fi
+echo "== Serving it over MCP: the MCP Inspector calls the investigate_incident tool of bin/vmcp run"
+echo "   $inspector --cli --method tools/call --tool-name investigate_incident --tool-arg incident_id=INC-1234 -- bin/vmcp run --config examples/demo/vmcp.yaml"
+result=$(timeout 90 "$inspector" --cli -q -e DEMO_BIN="$DEMO_BIN" \
+  --method tools/call --tool-name investigate_incident --tool-arg incident_id=INC-1234 \
+  -- bin/vmcp run --config examples/demo/vmcp.yaml --log-level warn)
+echo "$result"
+if ! grep -q '"ticket": "OPS-' <<<"$result" || grep -q '"isError": true' <<<"$result"; then
+  echo "run.sh: the MCP client did not get the workflow's result" >&2
+  exit 1
+fi
+echo "=> one tool call from an MCP client ran the whole five-step workflow."
