@@ -212,25 +212,6 @@ func httpVMCP(t *testing.T, cfg string) (string, *lockedBuffer) {
 	return "http://" + addr + "/mcp", stderr
 }
 
-func httpClient(t *testing.T, url string, opts ...client.ClientOption) *client.Client {
-	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // callTool calls a tool with a 60s deadline.
 func callTool(t *testing.T, c *client.Client, name string, args map[string]any, meta *mcp.Meta) (*mcp.CallToolResult, error) {
 	t.Helper()

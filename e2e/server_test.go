@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
 
 const testConfig = `
@@ -174,21 +174,10 @@ func TestProgress(t *testing.T) {
 	cfg := writeConfig(t, testConfig, rec)
 	url, _ := httpVMCP(t, cfg)
 	stdio, _ := stdioVMCP(t, cfg)
-	clients := map[string]*client.Client{"stdio": stdio, "http": httpClient(t, url)}
+	clients := map[string]*client.Client{"stdio": stdio, "http": testenv.HTTPClient(t, url)}
 	for _, name := range []string{"stdio", "http"} {
 		c := clients[name]
-		var mu sync.Mutex
-		got := map[string][]string{}
-		c.OnNotification(func(n mcp.JSONRPCNotification) {
-			if n.Method != string(mcp.MethodNotificationProgress) {
-				return
-			}
-			f := n.Params.AdditionalFields
-			mu.Lock()
-			defer mu.Unlock()
-			tok := fmt.Sprint(f["progressToken"])
-			got[tok] = append(got[tok], fmt.Sprintf("%v/%v %v", f["progress"], f["total"], f["message"]))
-		})
+		progress := testenv.RecordProgress(c)
 		runs := 20
 		if name == "stdio" {
 			runs = 3
@@ -203,14 +192,10 @@ func TestProgress(t *testing.T) {
 				// stdio notifications share the pipe with the response but
 				// are written by another goroutine: allow them a moment.
 				waitFor(t, "4 progress notifications", func() bool {
-					mu.Lock()
-					defer mu.Unlock()
-					return len(got[tok]) >= 4
+					return len(progress.Of(tok)) >= 4
 				})
 			}
-			mu.Lock()
-			n := append([]string(nil), got[tok]...)
-			mu.Unlock()
+			n := progress.Of(tok)
 			// n1, n2 and n3 finish in any order (a loaded machine may
 			// reorder 50ms and 80ms naps), then n4; progress counts 1 to 4.
 			var steps []string
@@ -243,7 +228,7 @@ func TestCancel(t *testing.T) {
 	cfg := writeConfig(t, testConfig, rec)
 	url, _ := httpVMCP(t, cfg)
 	stdio, _ := stdioVMCP(t, cfg)
-	for name, c := range map[string]*client.Client{"stdio": stdio, "http": httpClient(t, url)} {
+	for name, c := range map[string]*client.Client{"stdio": stdio, "http": testenv.HTTPClient(t, url)} {
 		t.Run(name, func(t *testing.T) {
 			label := "cancel-" + name
 			ctx, cancel := context.WithCancel(context.Background())
@@ -315,7 +300,7 @@ func TestElicitation(t *testing.T) {
 				}
 				var c *client.Client
 				if tr == "http" {
-					c = httpClient(t, url, opts...)
+					c = testenv.HTTPClient(t, url, opts...)
 				} else {
 					c, _ = newTestVMCP(t, opts...)
 				}

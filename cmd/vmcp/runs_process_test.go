@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-dev/vmcp/internal/testenv"
@@ -223,21 +222,7 @@ func vmcpCLI(t *testing.T, env []string, args ...string) (string, string, int) {
 
 func mcpClient(t *testing.T, base string) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + opsToken}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testenv.HTTPClientHeaders(t, base+"/mcp", map[string]string{"Authorization": "Bearer " + opsToken})
 }
 
 // waitRunning polls the API until n runs of slow_chain have reached the

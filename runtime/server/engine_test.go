@@ -19,6 +19,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/compiler"
 	"github.com/vmcp-dev/vmcp/config"
+	"github.com/vmcp-dev/vmcp/internal/testenv"
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/mcpclient"
 )
@@ -143,7 +144,7 @@ func TestWithRealEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := httpClient(t, serveHTTP(t, srv, 17340))
+	c := testenv.HTTPClient(t, serveHTTP(t, srv, 17340))
 
 	t.Run("failed step", func(t *testing.T) {
 		res := call(t, c, "broken", nil, nil)

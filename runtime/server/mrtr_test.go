@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/vmcp-dev/vmcp/internal/testenv"
 	"github.com/vmcp-dev/vmcp/runtime"
 )
 
@@ -50,7 +51,7 @@ func TestMultiRoundTrip(t *testing.T) {
 		return completed(opts.RunID, wf, map[string]any{"answers": got}), nil
 	}
 	ans := &countingAnswer{}
-	c := httpClient(t, serveHTTP(t, newTestServer(t, runner), 17325), client.WithElicitationHandler(ans))
+	c := testenv.HTTPClient(t, serveHTTP(t, newTestServer(t, runner), 17325), client.WithElicitationHandler(ans))
 	var mu sync.Mutex
 	var progress []string
 	c.OnNotification(func(n mcp.JSONRPCNotification) {

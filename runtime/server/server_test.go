@@ -14,16 +14,15 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/vmcp-dev/vmcp/internal/testenv"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 )
@@ -129,25 +128,6 @@ func serveHTTP(t *testing.T, s *Server, port int) string {
 		}
 	})
 	return "http://" + ln.Addr().String() + MCPPath
-}
-
-func httpClient(t *testing.T, url string, opts ...client.ClientOption) *client.Client {
-	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		t.Fatalf("Initialize: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 func call(t *testing.T, c *client.Client, name string, args any, meta *mcp.Meta) *mcp.CallToolResult {
@@ -318,28 +298,15 @@ func TestProgressOverHTTP(t *testing.T) {
 		return completed(opts.RunID, wf, map[string]any{"greeting": "hi"}), nil
 	}
 	url := serveHTTP(t, newTestServer(t, runner), 17300)
-	c := httpClient(t, url)
-	var mu sync.Mutex
-	got := map[string][]string{}
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method != string(mcp.MethodNotificationProgress) {
-			return
-		}
-		f := n.Params.AdditionalFields
-		mu.Lock()
-		defer mu.Unlock()
-		tok := fmt.Sprint(f["progressToken"])
-		got[tok] = append(got[tok], fmt.Sprintf("%v/%v %v", f["progress"], f["total"], f["message"]))
-	})
+	c := testenv.HTTPClient(t, url)
+	progress := testenv.RecordProgress(c)
 	for r := range runs {
 		tok := fmt.Sprintf("tok-%d", r)
 		res := call(t, c, "greet", map[string]any{"who": "x"}, &mcp.Meta{ProgressToken: tok})
 		if res.IsError {
 			t.Fatalf("run %d: %s", r, resultText(res))
 		}
-		mu.Lock()
-		n := got[tok]
-		mu.Unlock()
+		n := progress.Of(tok)
 		want := []string{
 			"1/6 step s0 completed (1/6)", "2/6 step s1 skipped (2/6)", "3/6 step s2 failed (3/6)",
 			"4/6 step s3 completed (4/6)", "5/6 step s4 skipped (5/6)", "6/6 step s5 failed (6/6)",
@@ -349,9 +316,9 @@ func TestProgressOverHTTP(t *testing.T) {
 		}
 	}
 	// A call without a progress token gets no notifications.
-	before := len(got)
+	before := progress.Tokens()
 	call(t, c, "greet", map[string]any{"who": "x"}, nil)
-	if len(got) != before {
+	if progress.Tokens() != before {
 		t.Errorf("a call without a progress token received progress notifications")
 	}
 }
@@ -379,7 +346,7 @@ func TestCancellation(t *testing.T) {
 			s := newTestServer(t, runner)
 			var c *client.Client
 			if tr == "http" {
-				c = httpClient(t, serveHTTP(t, s, 17310))
+				c = testenv.HTTPClient(t, serveHTTP(t, s, 17310))
 			} else {
 				c = inProcessClient(t, s)
 			}
@@ -454,12 +421,12 @@ func TestElicitation(t *testing.T) {
 			&answer{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"ok": true}},
 			outcome{Result: runtime.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}}},
 		{"accept over HTTP", func(o ...client.ClientOption) *client.Client {
-			return httpClient(t, url, append(o, client.WithLegacyProtocolOnly())...)
+			return testenv.HTTPClient(t, url, append(o, client.WithLegacyProtocolOnly())...)
 		},
 			&answer{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"ok": false}},
 			outcome{Result: runtime.ElicitResult{Action: "accept", Content: map[string]any{"ok": false}}}},
 		{"decline over HTTP", func(o ...client.ClientOption) *client.Client {
-			return httpClient(t, url, append(o, client.WithLegacyProtocolOnly())...)
+			return testenv.HTTPClient(t, url, append(o, client.WithLegacyProtocolOnly())...)
 		},
 			&answer{action: mcp.ElicitationResponseActionDecline},
 			outcome{Result: runtime.ElicitResult{Action: "decline"}}},
@@ -467,15 +434,15 @@ func TestElicitation(t *testing.T) {
 			&answer{action: mcp.ElicitationResponseActionCancel},
 			outcome{Result: runtime.ElicitResult{Action: "cancel"}}},
 		{"client without the capability", func(o ...client.ClientOption) *client.Client {
-			return httpClient(t, url, client.WithLegacyProtocolOnly())
+			return testenv.HTTPClient(t, url, client.WithLegacyProtocolOnly())
 		}, nil, outcome{Err: ErrNoElicitation.Error()}},
-		{"accept, 2026-07-28 client over HTTP", func(o ...client.ClientOption) *client.Client { return httpClient(t, url, o...) },
+		{"accept, 2026-07-28 client over HTTP", func(o ...client.ClientOption) *client.Client { return testenv.HTTPClient(t, url, o...) },
 			&answer{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"ok": true}},
 			outcome{Result: runtime.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}}},
-		{"decline, 2026-07-28 client over HTTP", func(o ...client.ClientOption) *client.Client { return httpClient(t, url, o...) },
+		{"decline, 2026-07-28 client over HTTP", func(o ...client.ClientOption) *client.Client { return testenv.HTTPClient(t, url, o...) },
 			&answer{action: mcp.ElicitationResponseActionDecline},
 			outcome{Result: runtime.ElicitResult{Action: "decline"}}},
-		{"2026-07-28 client over HTTP without the capability", func(o ...client.ClientOption) *client.Client { return httpClient(t, url) },
+		{"2026-07-28 client over HTTP without the capability", func(o ...client.ClientOption) *client.Client { return testenv.HTTPClient(t, url) },
 			nil, outcome{Err: ErrNoElicitation.Error()}},
 	}
 	for _, tt := range tests {
