@@ -11,14 +11,21 @@ import (
 	"github.com/vmcp-dev/vmcp/runtime"
 )
 
-// BenchmarkRunLifecycle measures what the engine writes for one run of
-// four steps: CreateRun, two UpdateStep calls per step, FinishRun.
-func BenchmarkRunLifecycle(b *testing.B) {
+// openBench opens a store in a fresh file, closed when the benchmark ends.
+func openBench(b *testing.B) *Store {
+	b.Helper()
 	s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkRunLifecycle measures what the engine writes for one run of
+// four steps: CreateRun, two UpdateStep calls per step, FinishRun.
+func BenchmarkRunLifecycle(b *testing.B) {
+	s := openBench(b)
 	ctx := context.Background()
 	out := map[string]any{"text": "some output of a typical size, a sentence or two long", "n": 42.0}
 	b.ReportAllocs()
@@ -47,11 +54,7 @@ func BenchmarkRunLifecycle(b *testing.B) {
 
 // BenchmarkGetRun reads one four-step run.
 func BenchmarkGetRun(b *testing.B) {
-	s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := openBench(b)
 	ctx := context.Background()
 	if err := s.CreateRun(ctx, run("r", "a", "b", "c", "d")); err != nil {
 		b.Fatal(err)
@@ -66,11 +69,7 @@ func BenchmarkGetRun(b *testing.B) {
 
 // BenchmarkListRuns lists the 50 newest of 1000 runs.
 func BenchmarkListRuns(b *testing.B) {
-	s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := openBench(b)
 	ctx := context.Background()
 	for i := 0; i < 1000; i++ {
 		r := run(fmt.Sprintf("r%04d", i), "a", "b")
@@ -91,11 +90,7 @@ func BenchmarkListRuns(b *testing.B) {
 // goroutines at once (32 per CPU), as a busy server writes: group commit
 // lets concurrent writes share transactions.
 func BenchmarkRunLifecycleParallel(b *testing.B) {
-	s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := openBench(b)
 	ctx := context.Background()
 	out := map[string]any{"text": "some output of a typical size, a sentence or two long", "n": 42.0}
 	var next atomic.Int64
