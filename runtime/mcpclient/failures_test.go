@@ -227,8 +227,10 @@ func TestBackendTimeoutCancelsOnServer(t *testing.T) {
 	}
 }
 
-func TestContextCancelReachesServer(t *testing.T) {
-	m := connect(t, map[string]*config.Backend{"fake": fakeBackend(nil)})
+// cancelSleepMidCall starts the fake server's sleep tool, cancels the call
+// once the server has started it, and returns the call's error.
+func cancelSleepMidCall(t *testing.T, m *Manager) error {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
@@ -236,16 +238,23 @@ func TestContextCancelReachesServer(t *testing.T) {
 		errc <- err
 	}()
 	if !eventually(10*time.Second, func() bool { return sleepStats(t, m)["started"] == float64(1) }) {
+		cancel()
 		t.Fatalf("sleep did not start")
 	}
 	cancel()
 	select {
 	case err := <-errc:
-		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), `backend "fake": tool "sleep": call cancelled`) {
-			t.Errorf("cancelled call error = %v; want call cancelled wrapping context.Canceled", err)
-		}
+		return err
 	case <-time.After(5 * time.Second):
 		t.Fatal("cancelled call did not return within 5s")
+		return nil
+	}
+}
+
+func TestContextCancelReachesServer(t *testing.T) {
+	m := connect(t, map[string]*config.Backend{"fake": fakeBackend(nil)})
+	if err := cancelSleepMidCall(t, m); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), `backend "fake": tool "sleep": call cancelled`) {
+		t.Errorf("cancelled call error = %v; want call cancelled wrapping context.Canceled", err)
 	}
 	if !eventually(5*time.Second, func() bool { return sleepStats(t, m)["cancelled"] == float64(1) }) {
 		t.Errorf("server stats = %v; want cancelled 1 (notifications/cancelled received)", sleepStats(t, m))

@@ -93,23 +93,8 @@ func TestStreamableHTTPHeadersAndCancel(t *testing.T) {
 		t.Fatalf("echo over HTTP = %+v, %v", r, err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := call(m, ctx, "sleep", map[string]any{"ms": 10000})
-		errc <- err
-	}()
-	if !eventually(10*time.Second, func() bool { return sleepStats(t, m)["started"] == float64(1) }) {
-		t.Fatal("sleep did not start")
-	}
-	cancel()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("cancelled HTTP call error = %v; want context.Canceled", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("cancelled HTTP call did not return within 5s")
+	if err := cancelSleepMidCall(t, m); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled HTTP call error = %v; want context.Canceled", err)
 	}
 	if !eventually(5*time.Second, func() bool { return sleepStats(t, m)["cancelled"] == float64(1) }) {
 		t.Errorf("server stats = %v; want cancelled 1 (the server stops the handler)", sleepStats(t, m))
