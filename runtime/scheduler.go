@@ -20,10 +20,12 @@ package runtime
 // So a step starts as soon as its own dependencies are done and a slot is
 // free, never waiting for unrelated steps of the same level. Conditions are
 // evaluated by the coordinator when a step is popped: a skipped step takes
-// no slot and no goroutine. Every started step runs in its own goroutine,
-// which evaluates its templates, calls the backend and sends one final
-// message on the results channel; the coordinator waits for every started
-// step before it returns, so no goroutine outlives Run. One exception: when
+// no slot and no goroutine. Every started step runs on a worker goroutine
+// of the run, which evaluates its templates, calls the backend and sends
+// one final message on the results channel, then waits for the next step
+// (at most maxParallel workers per run, reused from step to step). The
+// coordinator waits for every started step and then for its workers to
+// exit before it returns, so no goroutine outlives Run. One exception: when
 // the step just popped is the only step running or ready, every unfinished
 // step depends on it (the roots of the unfinished part of the graph are
 // exactly the ready and running steps), so the coordinator runs it itself:
@@ -185,6 +187,13 @@ type runState struct {
 	results chan stepMsg
 	scratch *runScratch
 
+	// Step workers (see launch): jobs hands steps to idle workers, idle
+	// counts the workers waiting on it, workers tracks them all.
+	jobs     chan stepJob
+	idle     int
+	nworkers int
+	workers  sync.WaitGroup
+
 	// Coordinator-owned state.
 	pending       []int32
 	ready         readyQueue
@@ -218,6 +227,7 @@ type runState struct {
 // through workflowPlan.scratch.
 type runScratch struct {
 	results chan stepMsg
+	jobs    chan stepJob
 	pending []int32
 	ready   []int
 	entries []stepEntry
@@ -257,6 +267,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		scratch: sc,
 		pending: sc.pending,
 		results: sc.results,
+		jobs:    sc.jobs,
 	}
 	r.storeCtx = context.WithoutCancel(parent)
 	tctx, stopTO := context.WithTimeoutCause(parent, wp.timeout, errWorkflowTimeout)
@@ -321,6 +332,7 @@ func (r *runState) execute() {
 	} else {
 		r.loop()
 	}
+	r.stopWorkers()
 	r.finishRun()
 }
 
@@ -363,6 +375,9 @@ func (r *runState) loop() {
 		}
 		select {
 		case m := <-r.results:
+			if !m.retry {
+				r.idle++ // its worker now waits for the next job
+			}
 			r.handle(m)
 		case <-ctxDone:
 			ctxDone = nil
@@ -412,15 +427,57 @@ func (r *runState) launch(i int) {
 		r.handle(r.runStep(ctx, sp, true))
 		return
 	}
-	if r.results == nil {
-		r.results = make(chan stepMsg, min(r.wp.maxParallel, len(r.wp.steps))+1)
-		r.scratch.results = r.results
-	}
-	go r.runStepAsync(ctx, sp)
+	r.startWorker(stepJob{ctx: ctx, sp: sp})
 }
 
-func (r *runState) runStepAsync(ctx context.Context, sp *stepPlan) {
-	r.results <- r.runStep(ctx, sp, false)
+// stepJob is a step handed to a worker, with the context it runs under.
+// A job without a step tells the worker to exit.
+type stepJob struct {
+	ctx context.Context
+	sp  *stepPlan
+}
+
+// startWorker runs j on a worker goroutine. Workers belong to the run: one
+// that has sent a step's final message waits on jobs for the next step, so
+// a run starts at most maxParallel goroutines however many steps it has,
+// and a worker's stack, grown by its first step, serves the rest. The
+// coordinator knows how many workers are idle (each final message frees
+// one), so a send on jobs, whose capacity is maxParallel, never blocks.
+// Coordinator only.
+func (r *runState) startWorker(j stepJob) {
+	if r.idle > 0 {
+		r.idle--
+		r.jobs <- j
+		return
+	}
+	if r.results == nil {
+		n := min(r.wp.maxParallel, len(r.wp.steps))
+		r.results = make(chan stepMsg, n+1)
+		r.jobs = make(chan stepJob, n)
+		r.scratch.results, r.scratch.jobs = r.results, r.jobs
+	}
+	r.nworkers++
+	r.workers.Add(1)
+	go r.work(j)
+}
+
+func (r *runState) work(j stepJob) {
+	defer r.workers.Done()
+	for j.sp != nil {
+		r.results <- r.runStep(j.ctx, j.sp, false)
+		j = <-r.jobs
+	}
+}
+
+// stopWorkers ends the run's workers once no step runs: every worker is
+// idle, so each takes one exit job. It returns when they have all exited,
+// so no goroutine outlives the run.
+func (r *runState) stopWorkers() {
+	for range r.nworkers {
+		r.jobs <- stepJob{}
+	}
+	r.workers.Wait()
+	r.nworkers, r.idle = 0, 0
 }
 
 // stepContext returns a context that ends at most timeout after now (the

@@ -1,6 +1,6 @@
 package runtime
 
-// Executing one step, in the step's own goroutine. A tool step evaluates
+// Executing one step, on a worker goroutine of the run (or on the coordinator). A tool step evaluates
 // its arguments (under the run's read lock), coerces them to the tool's
 // input schema when it is known, and calls the backend inside a context
 // bounded by the step timeout. With onError retry, failed attempts are
