@@ -144,8 +144,7 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 		e.mu.Unlock()
 	}()
 	if err := e.store.CreateRun(ctx, r.run); err != nil {
-		r.stopTO()
-		r.cancel(nil)
+		r.endCtx()
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
 	}
 	if ms, ok := e.store.(*MemoryStore); ok {
@@ -178,7 +177,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) error {
 	r, ok := e.active[id]
 	e.mu.Unlock()
 	if ok {
-		r.cancel(errRunCancelled)
+		r.stop(errRunCancelled)
 		return nil
 	}
 	if _, err := e.store.GetRun(ctx, id); err != nil {

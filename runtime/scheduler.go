@@ -2,47 +2,47 @@ package runtime
 
 // The scheduler: a ready queue, not level barriers.
 //
-// One coordinator goroutine per run owns all run state (the Run record, the
-// counters, the queue). Each step has a counter of unfinished dependencies,
-// set from len(Deps). Steps whose counter is zero are in the ready queue, a
-// binary heap ordered by Remaining (the length of the longest path from the
-// step to a sink, counting itself), highest first, then by index. The loop:
+// Each step has a counter of unfinished dependencies, set from len(Deps).
+// Steps whose counter is zero are in the ready queue, a binary heap ordered
+// by Remaining (the length of the longest path from the step to a sink,
+// counting itself), highest first, then by index. There is no coordinator
+// goroutine: the scheduling state (the Run record, the counters, the
+// queue) is guarded by one mutex, and whichever goroutine finishes a step
+// records it and starts what follows:
 //
-//	while steps are running or ready:
+//	run(step):
+//	    execute the step (templates, backend call) without the lock
+//	    lock
+//	    record the result, publish the step's entry in the template data,
+//	        decrement the counter of each dependent, push those at zero
 //	    while fewer than maxParallel steps run and the queue is not empty:
-//	        pop the step with the longest remaining path and start it
-//	    wait for one message: a step finished (or is retrying), or the run's
-//	        context ended
-//	    on "finished": record the result, publish the step's entry in the
-//	        template data, decrement the counter of each dependent and push
-//	        the dependents that reach zero
+//	        pop the step with the longest remaining path and start it:
+//	        the first one on this goroutine, the others on idle workers
+//	    unlock
+//	    continue with this goroutine's step, or wait for the next job
 //
-// So a step starts as soon as its own dependencies are done and a slot is
-// free, never waiting for unrelated steps of the same level. Conditions are
-// evaluated by the coordinator when a step is popped: a skipped step takes
-// no slot and no goroutine. Every started step runs on a worker goroutine
-// of the run, which evaluates its templates, calls the backend and sends
-// one final message on the results channel, then waits for the next step
-// (at most maxParallel workers per run, reused from step to step). The
-// coordinator waits for every started step and then for its workers to
-// exit before it returns, so no goroutine outlives Run. One exception: when
-// the step just popped is the only step running or ready, every unfinished
-// step depends on it (the roots of the unfinished part of the graph are
-// exactly the ready and running steps), so the coordinator runs it itself:
-// no parallelism is lost, and a chain pays no goroutine hand-offs. Such a
-// step still stops on cancel and timeout, through its context.
+// The caller of Run starts the roots the same way and runs the first
+// itself. So a step starts as soon as its own dependencies are done and a
+// slot is free, never waiting for unrelated steps of the same level, and
+// the goroutine that finished the last dependency of a step runs it: a
+// chain runs on one goroutine, and a fan-in costs no hand-off. Conditions
+// are evaluated when a step is popped: a skipped step takes no slot and no
+// goroutine. Workers belong to the run (at most maxParallel, reused from
+// step to step); once no step runs and none can start, the caller of Run
+// is woken if it is waiting, ends the workers and waits for them, so no
+// goroutine outlives Run.
 //
 // Template data. The root map (params, vars, steps, workflow) is built once
 // per run. .steps is one map holding one entry per step, created at the
 // start with a shared "pending" entry; when a step starts or finishes, the
-// coordinator replaces its entry (a new small map {output, status, error})
+// goroutine recording it replaces its entry (a new small map {output, status, error})
 // under the run's write lock. When every template is a plain field chain
 // into an entry, .steps is a stepView instead: a slice of entry structs
 // made once per run and overwritten in place, which reads the same. Step goroutines evaluate templates under the
 // read lock, so the cost of a step's template data does not depend on how
-// many steps came before it, and reads never race with the coordinator's
-// writes. The coordinator itself reads without the lock (it is the only
-// writer).
+// many steps came before it, and reads never race with the writes, which
+// hold the scheduling mutex too; a goroutine holding that mutex reads
+// without the read lock.
 //
 // Stopping. A failure whose action is abort records the first error and
 // cancels the run's context (cause errRunAborted): running backend calls see
@@ -59,6 +59,7 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/ir"
@@ -117,7 +118,7 @@ var (
 	emptyString  any = ""
 )
 
-// setEntry replaces step i's .steps entry. Coordinator only.
+// setEntry replaces step i's .steps entry. Called with sched held.
 func (r *runState) setEntry(i int, output any, status StepStatus, errMsg string) {
 	if r.steps == nil {
 		r.setView(r.wp.steps[i].id, map[string]any{"output": output, "status": statusValue(status), "error": errMsg})
@@ -155,7 +156,7 @@ func statusValue(s StepStatus) any {
 	return string(s)
 }
 
-// stepMsg is what a step goroutine tells the coordinator.
+// stepMsg is a step's result (or retry notice), as recorded by handle.
 type stepMsg struct {
 	index         int
 	retry         bool // a retry notice, not the step's end
@@ -174,9 +175,9 @@ type runState struct {
 	wp     *workflowPlan
 	opts   RunOptions
 	run    *Run
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	stopTO context.CancelFunc
+	ctx    context.Context // ends with the run: timeout, cancel, abort or the caller's context
+	endCtx context.CancelFunc
+	cause  atomic.Pointer[error] // why stop ended ctx, when it did
 
 	mu        sync.RWMutex   // guards view and steps
 	view      map[string]any // .steps as maps, when steps is nil
@@ -184,17 +185,21 @@ type runState struct {
 	stepsView stepView       // what steps points to
 	data      map[string]any // root template data; only view changes after start
 
-	results chan stepMsg
 	scratch *runScratch
 
-	// Step workers (see launch): jobs hands steps to idle workers, idle
-	// counts the workers waiting on it, workers tracks them all.
+	// Step workers (see startWorker): jobs hands steps to idle workers,
+	// idle counts the workers waiting on it, workers tracks them all.
+	// finished wakes the caller of loop when a worker ends the run.
 	jobs     chan stepJob
+	finished chan struct{}
 	idle     int
 	nworkers int
 	workers  sync.WaitGroup
 
-	// Coordinator-owned state.
+	// sched guards the scheduling state below, the Run record and the
+	// shared deadlines: whichever goroutine records a step holds it.
+	sched sync.Mutex
+
 	pending       []int32
 	ready         readyQueue
 	running       int
@@ -226,11 +231,11 @@ type runState struct {
 // ready heap and the stepView entries. Runs of a workflow reuse them
 // through workflowPlan.scratch.
 type runScratch struct {
-	results chan stepMsg
-	jobs    chan stepJob
-	pending []int32
-	ready   []int
-	entries []stepEntry
+	jobs     chan stepJob
+	finished chan struct{}
+	pending  []int32
+	ready    []int
+	entries  []stepEntry
 }
 
 // releaseScratch hands the run's scratch back once execute has returned.
@@ -255,24 +260,22 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	n := len(wp.steps)
 	sc, _ := wp.scratch.Get().(*runScratch)
 	if sc == nil {
-		sc = &runScratch{pending: make([]int32, n), ready: make([]int, 0, n)}
+		sc = &runScratch{pending: make([]int32, n), ready: make([]int, 0, n), finished: make(chan struct{}, 1)}
 		if wp.chainsOnly {
 			sc.entries = make([]stepEntry, n)
 		}
 	}
 	r := &runState{
-		e:       e,
-		wp:      wp,
-		opts:    opts,
-		scratch: sc,
-		pending: sc.pending,
-		results: sc.results,
-		jobs:    sc.jobs,
+		e:        e,
+		wp:       wp,
+		opts:     opts,
+		scratch:  sc,
+		pending:  sc.pending,
+		jobs:     sc.jobs,
+		finished: sc.finished,
 	}
 	r.storeCtx = context.WithoutCancel(parent)
-	tctx, stopTO := context.WithTimeoutCause(parent, wp.timeout, errWorkflowTimeout)
-	r.ctx, r.cancel = context.WithCancelCause(tctx)
-	r.stopTO = stopTO
+	r.ctx, r.endCtx = context.WithTimeoutCause(parent, wp.timeout, errWorkflowTimeout)
 	r.run = &Run{
 		ID:        id,
 		Workflow:  wp.wf.Name,
@@ -317,8 +320,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 
 // execute runs the workflow to the end and fills r.run.
 func (r *runState) execute() {
-	defer r.stopTO()
-	defer r.cancel(nil)
+	defer r.endCtx()
 	defer r.releaseDeadlines()
 	if _, sync := r.e.store.(*MemoryStore); !sync {
 		r.updates = make(chan stepUpdate, 256)
@@ -360,58 +362,96 @@ func (r *runState) evalVars() *StepError {
 	return nil
 }
 
+// loop runs the workflow's steps, on the calling goroutine and on the
+// run's workers, and returns once no step runs and none can start.
 func (r *runState) loop() {
-	ctxDone := r.ctx.Done()
-	maxPar := r.wp.maxParallel
+	r.sched.Lock()
+	j, complete := r.next()
+	r.sched.Unlock()
+	if j.sp != nil {
+		complete = r.drive(j, false)
+	}
+	if !complete {
+		<-r.finished
+	}
+}
+
+// drive runs j and then, for as long as next hands it one, each step that
+// its own steps made ready. It reports whether the run completed with the
+// last step it recorded. A worker that gets nothing more counts itself
+// idle before it lets go of the lock, so the next launch can reuse it.
+func (r *runState) drive(j stepJob, worker bool) (complete bool) {
 	for {
-		for !r.stopped && r.running < maxPar && len(r.ready.items) > 0 {
-			r.launch(r.ready.pop())
+		m := r.runStep(j.ctx, j.sp)
+		r.sched.Lock()
+		r.handle(m)
+		j, complete = r.next()
+		if j.sp == nil && worker {
+			r.idle++
 		}
-		if r.running == 0 {
-			if r.ctx.Err() != nil && r.done < len(r.wp.steps) && !r.skipRemaining {
-				r.interrupted = true
-			}
-			return
-		}
-		select {
-		case m := <-r.results:
-			if !m.retry {
-				r.idle++ // its worker now waits for the next job
-			}
-			r.handle(m)
-		case <-ctxDone:
-			ctxDone = nil
-			r.stopped = true
-			if r.firstErr == nil {
-				r.interrupted = true
-			}
+		r.sched.Unlock()
+		if j.sp == nil {
+			return complete
 		}
 	}
 }
 
-// launch starts step i, or finishes it at once when its condition is false
-// or cannot be evaluated.
-func (r *runState) launch(i int) {
+// next starts every step that can start now: it pops ready steps while
+// fewer than maxParallel run, settling the ones whose condition is false
+// at once. The first step it starts is returned for the calling goroutine
+// to run; the others go to workers. complete reports that no step runs
+// and none can start, so the run is over. Called with sched held.
+func (r *runState) next() (own stepJob, complete bool) {
+	if !r.stopped && r.ctx.Err() != nil {
+		// Cancelled, timed out or aborted: nothing new starts.
+		r.stopped = true
+		if r.firstErr == nil {
+			r.interrupted = true
+		}
+	}
+	for !r.stopped && r.running < r.wp.maxParallel && len(r.ready.items) > 0 {
+		j, ok := r.launch(r.ready.pop())
+		switch {
+		case !ok:
+		case own.sp == nil:
+			own = j
+		default:
+			r.startWorker(j)
+		}
+	}
+	if own.sp != nil || r.running > 0 {
+		return own, false
+	}
+	if r.ctx.Err() != nil && r.done < len(r.wp.steps) && !r.skipRemaining {
+		r.interrupted = true
+	}
+	return own, true
+}
+
+// launch starts step i and returns its job, or settles it at once (and
+// returns false) when its condition is false or cannot be evaluated.
+// Called with sched held.
+func (r *runState) launch(i int) (stepJob, bool) {
 	sp := r.wp.steps[i]
 	if sp.cond != nil {
 		v, err := sp.cond.value(r.data)
 		if err != nil {
-			r.handle(stepMsg{index: i, status: StepFailed, at: time.Now(), err: r.templateStepError(sp.id, sp.cond, err, "condition")})
-			return
+			r.handle(stepMsg{index: i, status: StepFailed, at: r.now(), err: r.templateStepError(sp.id, sp.cond, err, "condition")})
+			return stepJob{}, false
 		}
 		ok, err := asBool(v)
 		if err != nil {
-			r.handle(stepMsg{index: i, status: StepFailed, at: time.Now(), err: &StepError{Step: sp.id, Pos: posOr(sp.cond.src.Pos, sp.step.Pos), Msg: err.Error()}})
-			return
+			r.handle(stepMsg{index: i, status: StepFailed, at: r.now(), err: &StepError{Step: sp.id, Pos: posOr(sp.cond.src.Pos, sp.step.Pos), Msg: err.Error()}})
+			return stepJob{}, false
 		}
 		if !ok {
-			r.handle(stepMsg{index: i, status: StepSkipped, at: time.Now(), output: sp.step.DefaultResults, note: "condition is false"})
-			return
+			r.handle(stepMsg{index: i, status: StepSkipped, at: r.now(), output: sp.step.DefaultResults, note: "condition is false"})
+			return stepJob{}, false
 		}
 	}
 	st := &r.run.Steps[i]
 	st.Status = StepRunning
-	st.StartedAt = time.Now()
+	st.StartedAt = r.now()
 	st.Attempts = 1
 	if r.steps != nil {
 		r.setEntry(i, nil, StepRunning, "")
@@ -421,13 +461,7 @@ func (r *runState) launch(i int) {
 	r.storeStep(i)
 	r.emit(Event{Kind: EventStepStarted, StepID: sp.id, Attempt: 1, Time: st.StartedAt})
 	r.running++
-	ctx := r.stepContext(st.StartedAt, sp.timeout)
-	if r.running == 1 && len(r.ready.items) == 0 {
-		// Every unfinished step depends on this one: run it here.
-		r.handle(r.runStep(ctx, sp, true))
-		return
-	}
-	r.startWorker(stepJob{ctx: ctx, sp: sp})
+	return stepJob{ctx: r.stepContext(st.StartedAt, sp.timeout), sp: sp}, true
 }
 
 // stepJob is a step handed to a worker, with the context it runs under.
@@ -438,23 +472,20 @@ type stepJob struct {
 }
 
 // startWorker runs j on a worker goroutine. Workers belong to the run: one
-// that has sent a step's final message waits on jobs for the next step, so
-// a run starts at most maxParallel goroutines however many steps it has,
-// and a worker's stack, grown by its first step, serves the rest. The
-// coordinator knows how many workers are idle (each final message frees
-// one), so a send on jobs, whose capacity is maxParallel, never blocks.
-// Coordinator only.
+// that has nothing more to run waits on jobs for the next step, so a run
+// starts fewer than maxParallel goroutines however many steps it has, and
+// a worker's stack, grown by its first step, serves the rest. idle counts
+// the waiting workers, so a send on jobs, whose capacity is maxParallel,
+// never blocks. Called with sched held.
 func (r *runState) startWorker(j stepJob) {
 	if r.idle > 0 {
 		r.idle--
 		r.jobs <- j
 		return
 	}
-	if r.results == nil {
-		n := min(r.wp.maxParallel, len(r.wp.steps))
-		r.results = make(chan stepMsg, n+1)
-		r.jobs = make(chan stepJob, n)
-		r.scratch.results, r.scratch.jobs = r.results, r.jobs
+	if r.jobs == nil {
+		r.jobs = make(chan stepJob, min(r.wp.maxParallel, len(r.wp.steps)))
+		r.scratch.jobs = r.jobs
 	}
 	r.nworkers++
 	r.workers.Add(1)
@@ -464,7 +495,9 @@ func (r *runState) startWorker(j stepJob) {
 func (r *runState) work(j stepJob) {
 	defer r.workers.Done()
 	for j.sp != nil {
-		r.results <- r.runStep(j.ctx, j.sp, false)
+		if r.drive(j, true) {
+			r.finished <- struct{}{}
+		}
 		j = <-r.jobs
 	}
 }
@@ -480,6 +513,40 @@ func (r *runState) stopWorkers() {
 	r.nworkers, r.idle = 0, 0
 }
 
+// notify records a retry notice from a running step.
+func (r *runState) notify(m stepMsg) {
+	r.sched.Lock()
+	r.handle(m)
+	r.sched.Unlock()
+}
+
+// now is the current time, read from the monotonic clock only: the run's
+// start plus the time since. It costs one clock read instead of time.Now's
+// two, and the step times of a run stay consistent with each other.
+func (r *runState) now() time.Time {
+	return r.run.StartedAt.Add(time.Since(r.run.StartedAt))
+}
+
+// stop ends the run's context because of cause (errRunCancelled or
+// errRunAborted) unless it has already ended. The run has one context, a
+// deadline context for the workflow timeout, rather than a cancel-cause
+// context under it: the cause is kept here instead.
+func (r *runState) stop(cause error) {
+	if r.ctx.Err() == nil {
+		r.cause.CompareAndSwap(nil, &cause)
+	}
+	r.endCtx()
+}
+
+// endCause is why the run's context ended: errRunCancelled,
+// errRunAborted, errWorkflowTimeout or the cause of the caller's context.
+func (r *runState) endCause() error {
+	if c := r.cause.Load(); c != nil {
+		return *c
+	}
+	return context.Cause(r.ctx)
+}
+
 // stepContext returns a context that ends at most timeout after now (the
 // step's start). Step
 // deadlines are shared: a context made for an earlier step with the same
@@ -488,7 +555,7 @@ func (r *runState) stopWorkers() {
 // late). Chains and wide fan-outs then need one timer per run instead of
 // one per step. Shared contexts are never cancelled early; they end with
 // the run. When the run's own deadline comes first, the run's context is
-// used as it is. Coordinator only.
+// used as it is. Called with sched held.
 func (r *runState) stepContext(now time.Time, timeout time.Duration) context.Context {
 	want := now.Add(timeout)
 	if dl, ok := r.ctx.Deadline(); ok && !dl.After(want) {
@@ -533,11 +600,8 @@ type sharedDeadline struct {
 	cancel  context.CancelFunc
 }
 
-func (r *runState) notifyAsync(m stepMsg) { r.results <- m }
-
-// runStep executes a step and returns its final message. inline says the
-// coordinator runs it itself, which decides where retry notices go.
-func (r *runState) runStep(ctx context.Context, sp *stepPlan, inline bool) stepMsg {
+// runStep executes a step and returns its final message.
+func (r *runState) runStep(ctx context.Context, sp *stepPlan) stepMsg {
 	var m stepMsg
 	switch sp.kind {
 	case ir.StepElicitation:
@@ -545,14 +609,14 @@ func (r *runState) runStep(ctx context.Context, sp *stepPlan, inline bool) stepM
 	case ir.StepForEach:
 		m = r.runForEach(ctx, sp)
 	default:
-		m = r.runTool(ctx, sp, inline)
+		m = r.runTool(ctx, sp)
 	}
 	m.index = sp.index
-	m.at = time.Now()
+	m.at = r.now()
 	return m
 }
 
-// handle records a step message. It runs on the coordinator only.
+// handle records a step message. Called with sched held.
 func (r *runState) handle(m stepMsg) {
 	sp := r.wp.steps[m.index]
 	st := &r.run.Steps[m.index]
@@ -629,7 +693,7 @@ func (r *runState) abort(err *StepError) {
 		r.firstErr = err
 	}
 	r.stopped = true
-	r.cancel(errRunAborted)
+	r.stop(errRunAborted)
 }
 
 func (r *runState) setView(id string, entry map[string]any) {
@@ -700,7 +764,7 @@ func (r *runState) finishRun() {
 		run.Status = RunFailed
 		run.Error = r.firstErr
 	case r.interrupted:
-		if errors.Is(context.Cause(r.ctx), errWorkflowTimeout) {
+		if errors.Is(r.endCause(), errWorkflowTimeout) {
 			run.Status = RunTimedOut
 			run.Error = &StepError{Pos: wf.Pos, Msg: fmt.Sprintf("workflow timed out after %s", r.wp.timeout)}
 		} else {

@@ -1,6 +1,6 @@
 package runtime
 
-// Executing one step, on a worker goroutine of the run (or on the coordinator). A tool step evaluates
+// Executing one step, on the goroutine that started it (see scheduler.go). A tool step evaluates
 // its arguments (under the run's read lock), coerces them to the tool's
 // input schema when it is known, and calls the backend inside a context
 // bounded by the step timeout. With onError retry, failed attempts are
@@ -44,23 +44,18 @@ func failed(sp *stepPlan, pos ir.Pos, msg string, attempts int) stepMsg {
 	return stepMsg{status: StepFailed, attempts: attempts, err: &StepError{Step: sp.id, Pos: posOr(pos, sp.step.Pos), Msg: msg}}
 }
 
-func (r *runState) runTool(ctx context.Context, sp *stepPlan, inline bool) stepMsg {
+func (r *runState) runTool(ctx context.Context, sp *stepPlan) stepMsg {
 	r.mu.RLock()
 	args, serr := r.evalArgs(sp, r.data)
 	r.mu.RUnlock()
 	if serr != nil {
 		return stepMsg{status: StepFailed, attempts: 1, err: serr}
 	}
-	// Retry notices go to the coordinator: directly when it runs the step
-	// itself, else through the results channel. The method value is made
-	// only for a step that may retry.
+	// Retry notices are recorded at once. The method value is made only
+	// for a step that may retry.
 	var notify func(stepMsg)
 	if sp.maxRetries > 0 {
-		if inline {
-			notify = r.handle
-		} else {
-			notify = r.notifyAsync
-		}
+		notify = r.notify
 	}
 	out, attempts, msg := r.callTool(ctx, sp, sp, args, notify, sp.timeout)
 	if msg != "" {
@@ -118,7 +113,7 @@ func (r *runState) argError(sp *stepPlan, err error) *StepError {
 // callTool calls the backend with the retry policy of policy (the step, or
 // for forEach iterations the inner step). It returns the output, the number
 // of attempts and, on failure, a message. notify, when set, passes retry
-// notices to the coordinator.
+// notices to the scheduler.
 func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify func(stepMsg), timeout time.Duration) (any, int, string) {
 	tool := sp.step.Tool
 	call := ToolCall{Backend: tool.Backend, Tool: tool.Name, Arguments: args, RunID: r.run.ID, StepID: sp.id}
@@ -205,7 +200,7 @@ func (r *runState) failureMsg(ctx context.Context, timeout time.Duration, err er
 // interruptMsg says why ctx ended, or "" when it has not.
 func (r *runState) interruptMsg(ctx context.Context, timeout time.Duration) string {
 	if r.ctx.Err() != nil {
-		switch context.Cause(r.ctx) {
+		switch r.endCause() {
 		case errRunAborted:
 			return "cancelled because another step failed"
 		case errWorkflowTimeout:

@@ -19,5 +19,8 @@
 // whose connection fails is dialed again on the next call, and one that
 // lost the session (it restarted) gets a new session and the call again.
 // A backend's tool list is refreshed when it sends
-// notifications/tools/list_changed.
+// notifications/tools/list_changed. Streamable HTTP backends are asked for
+// the 2025-11-25 session handshake first, because its calls cost about half
+// of 2026-07-28 ones against mcp-go servers; a backend that refuses it gets
+// mcp-go's protocol negotiation (see conn.start).
 package mcpclient

@@ -4,9 +4,12 @@ package mcpclient
 // can see the requests' headers and the server's cancellations.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -14,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/config"
@@ -139,5 +144,88 @@ func TestHTTPServerGoneThenBack(t *testing.T) {
 	defer stop2()
 	if r, err := call(m, context.Background(), "echo", map[string]any{"message": "back"}); err != nil || r.Content[0].Text != "back" {
 		t.Errorf("call after the server came back = %+v, %v; want a reconnect", r, err)
+	}
+}
+
+// serveHandler serves h on a free port until the test ends and returns the
+// URL of its /mcp endpoint.
+func serveHandler(t *testing.T, h http.Handler) string {
+	t.Helper()
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, portLo, portHi)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Serve(l) }()
+	t.Cleanup(func() { srv.Close(); <-done })
+	return "http://" + l.Addr().String() + "/mcp"
+}
+
+// refuseInitialize answers initialize like a server that speaks only
+// protocol 2026-07-28, which removed the handshake, and passes everything
+// else to next.
+func refuseInitialize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == "initialize" {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, msg.ID)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func TestStreamableHTTPProtocolVersion(t *testing.T) {
+	// An HTTP backend is asked for the 2025-11-25 session handshake (its
+	// calls cost about half of 2026-07-28 ones on mcp-go servers); one that
+	// refuses it is connected with the negotiated protocol instead, and
+	// works the same.
+	tests := []struct {
+		name          string
+		wrap          func(http.Handler) http.Handler
+		wantDiscover  bool
+		wantProtocols []string
+	}{
+		{"session handshake", func(h http.Handler) http.Handler { return h }, false, []string{mcp.LATEST_LEGACY_PROTOCOL_VERSION}},
+		{"backend without the handshake", refuseInitialize, true, []string{mcp.LATEST_LEGACY_PROTOCOL_VERSION}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := testservers.NewFake(0)
+			backendURL := serveHandler(t, tt.wrap(server.NewStreamableHTTPServer(fake.Server())))
+			proxy, base := startRecordingProxy(t, strings.TrimSuffix(backendURL, "/mcp"))
+			m := connect(t, map[string]*config.Backend{"fake": {URL: base + "/mcp", Transport: config.TransportStreamableHTTP, Timeout: 20 * time.Second}})
+			r, err := call(m, context.Background(), "echo", map[string]any{"message": "hi"})
+			if err != nil || r.Content[0].Text != "hi" {
+				t.Fatalf("echo = %+v, %v; want hi", r, err)
+			}
+			var asked []string
+			for _, msg := range proxy.methods("initialize") {
+				params, _ := msg["params"].(map[string]any)
+				v, _ := params["protocolVersion"].(string)
+				asked = append(asked, v)
+			}
+			if diff := cmp.Diff(tt.wantProtocols, asked); diff != "" {
+				t.Errorf("protocol versions of the initialize requests (-want +got):\n%s", diff)
+			}
+			if got := len(proxy.methods("server/discover")) > 0; got != tt.wantDiscover {
+				t.Errorf("server/discover sent = %v; want %v", got, tt.wantDiscover)
+			}
+			if err := cancelSleepMidCall(t, m); !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled call error = %v; want context.Canceled", err)
+			}
+			if !eventually(5*time.Second, func() bool { return sleepStats(t, m)["cancelled"] == float64(1) }) {
+				t.Errorf("server stats = %v; want cancelled 1 (the cancel reached the server)", sleepStats(t, m))
+			}
+		})
 	}
 }
