@@ -111,7 +111,7 @@ var ErrUnknownWorkflow = errors.New("unknown workflow")
 
 // Run validates params against the workflow's input schema (applying
 // defaults) and executes the workflow to the end. It returns the final run
-// record; a workflow failure is Run.Status failed with Run.Error set, not a
+// record (read-only: with a MemoryStore its Steps are the store's); a workflow failure is Run.Status failed with Run.Error set, not a
 // Go error. The error is non-nil only when the run could not start: an
 // unknown workflow or invalid parameters (*InputError).
 func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any, opts RunOptions) (*Run, error) {
@@ -143,12 +143,15 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 		delete(e.active, id)
 		e.mu.Unlock()
 	}()
-	if err := e.store.CreateRun(ctx, r.run); err != nil {
+	if ms, ok := e.store.(*MemoryStore); ok {
+		r.memStore = ms
+		err = ms.createShared(r.run)
+	} else {
+		err = e.store.CreateRun(ctx, r.run)
+	}
+	if err != nil {
 		r.endCtx()
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
-	}
-	if ms, ok := e.store.(*MemoryStore); ok {
-		r.memStore, r.memRecord = ms, ms.record(id)
 	}
 	r.execute()
 	r.releaseScratch()

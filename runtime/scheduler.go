@@ -217,9 +217,8 @@ type runState struct {
 	// for their write (see storeStep), and FinishRun waits for the writer
 	// to drain.
 	storeCtx context.Context
-	// With a MemoryStore, the run's record in it, written directly.
+	// With a MemoryStore, the store; the run's Steps are its record's.
 	memStore   *MemoryStore
-	memRecord  *Run
 	updates    chan stepUpdate
 	writerDone chan struct{}
 	written    chan struct{} // acks of finished-step writes
@@ -449,7 +448,7 @@ func (r *runState) launch(i int) (stepJob, bool) {
 			return stepJob{}, false
 		}
 	}
-	st := &r.run.Steps[i]
+	st := r.run.Steps[i]
 	st.Status = StepRunning
 	st.StartedAt = r.now()
 	st.Attempts = 1
@@ -458,7 +457,7 @@ func (r *runState) launch(i int) (stepJob, bool) {
 	} else {
 		r.setView(sp.id, runningEntry)
 	}
-	r.storeStep(i)
+	r.putStep(i, st)
 	r.emit(Event{Kind: EventStepStarted, StepID: sp.id, Attempt: 1, Time: st.StartedAt})
 	r.running++
 	return stepJob{ctx: r.stepContext(st.StartedAt, sp.timeout), sp: sp}, true
@@ -619,10 +618,10 @@ func (r *runState) runStep(ctx context.Context, sp *stepPlan) stepMsg {
 // handle records a step message. Called with sched held.
 func (r *runState) handle(m stepMsg) {
 	sp := r.wp.steps[m.index]
-	st := &r.run.Steps[m.index]
+	st := r.run.Steps[m.index]
 	if m.retry {
 		st.Attempts = m.attempts
-		r.storeStep(m.index)
+		r.putStep(m.index, st)
 		r.emit(Event{Kind: EventStepRetrying, StepID: sp.id, Attempt: m.attempts, Err: m.err.Msg})
 		return
 	}
@@ -663,7 +662,7 @@ func (r *runState) handle(m stepMsg) {
 	}
 	st.Output = output
 	r.setEntry(m.index, output, m.status, st.Error)
-	r.storeStep(m.index)
+	r.putStep(m.index, st)
 	r.done++
 	r.emit(Event{Kind: kind, StepID: sp.id, Attempt: st.Attempts, Err: st.Error, Time: m.at})
 	for _, d := range sp.dependents {
@@ -702,7 +701,21 @@ func (r *runState) setView(id string, entry map[string]any) {
 	r.mu.Unlock()
 }
 
-// storeStep records step i. With a background writer, a finished step
+// putStep sets step i's record and stores it. With a MemoryStore, the
+// run's Steps are the store's record too (see MemoryStore.createShared):
+// the assignment is made under the store's lock, and that is the write.
+func (r *runState) putStep(i int, st StepState) {
+	if ms := r.memStore; ms != nil {
+		ms.mu.Lock()
+		r.run.Steps[i] = st
+		ms.mu.Unlock()
+		return
+	}
+	r.run.Steps[i] = st
+	r.storeStep(i)
+}
+
+// storeStep writes step i to a store other than MemoryStore. With a background writer, a finished step
 // (completed, failed or skipped) waits for its write: the step becomes
 // durable before its event goes out and before its dependents start, so a
 // crash never loses a step that anyone saw finish. Starts are not waited for.
@@ -721,10 +734,6 @@ func (r *runState) storeStep(i int) {
 }
 
 func (r *runState) writeStep(i int, st StepState) {
-	if r.memRecord != nil {
-		r.memStore.updateRecord(r.memRecord, i, st)
-		return
-	}
 	if err := r.e.store.UpdateStep(r.storeCtx, r.run.ID, i, st); err != nil {
 		r.e.log.Warn("run store: step update failed", "run", r.run.ID, "step", st.ID, "err", err)
 	}
@@ -775,7 +784,7 @@ func (r *runState) finishRun() {
 		if r.skipRemaining {
 			now := time.Now()
 			for i := range run.Steps {
-				st := &run.Steps[i]
+				st := run.Steps[i]
 				if st.Status != StepPending {
 					continue
 				}
@@ -785,7 +794,7 @@ func (r *runState) finishRun() {
 				st.Output = sp.step.DefaultResults
 				st.Note = "skipped by skip_remaining"
 				r.setEntry(i, st.Output, StepSkipped, "")
-				r.storeStep(i)
+				r.putStep(i, st)
 				r.done++
 				r.emit(Event{Kind: EventStepSkipped, StepID: sp.id})
 			}

@@ -1,14 +1,13 @@
 package runtime
 
 // MemoryStore is the default Store: runs live in a map guarded by one
-// RWMutex. UpdateStep, called twice per step on the engine's hot path, is a
-// map lookup and a struct assignment; the engine skips even the lookup, as
-// it keeps its run's record and writes through updateRecord. FinishRun
-// overwrites the record made by CreateRun in place. Every value handed in
-// or out is copied (the Steps slice; outputs are shared, as the engine
-// never changes an output after recording it), so callers never alias the
-// store's state. The oldest finished runs are dropped once more than
-// MaxRuns are kept.
+// RWMutex. UpdateStep is a map lookup and a struct assignment; the engine
+// skips even that, as its run's Steps are the record's (createShared) and
+// it assigns a step under the lock. FinishRun overwrites the record made
+// by CreateRun in place. Every other value handed in or out is copied (the
+// Steps slice; outputs are shared, as the engine never changes an output
+// after recording it), so callers never alias the store's state. The
+// oldest finished runs are dropped once more than MaxRuns are kept.
 
 import (
 	"context"
@@ -103,26 +102,22 @@ func (s *MemoryStore) UpdateStep(_ context.Context, runID string, index int, ste
 	return nil
 }
 
-// record returns the stored record of a run, or nil. A running run's
-// record stays in place until FinishRun (which overwrites it in place;
-// eviction only drops finished runs), so the engine may keep the pointer
-// and write steps through updateRecord, skipping UpdateStep's lookup.
-func (s *MemoryStore) record(id string) *Run {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.runs[id]
-}
-
-// updateRecord is UpdateStep for a record returned by record.
-func (s *MemoryStore) updateRecord(r *Run, index int, step StepState) {
+// createShared is CreateRun for the engine's own run record: the stored
+// record is a copy of run except for Steps, which it shares with run. The
+// engine then writes each step by assigning run.Steps[i] under mu, which
+// saves a copy of every step state (and the record's Steps) per run.
+// Readers still get copies, so the sharing is invisible to them.
+func (s *MemoryStore) createShared(run *Run) error {
 	s.mu.Lock()
-	if index >= 0 && index < len(r.Steps) {
-		r.Steps[index] = step
+	defer s.mu.Unlock()
+	if _, ok := s.runs[run.ID]; ok {
+		return fmt.Errorf("run %q already exists", run.ID)
 	}
-	if r.Status == RunPending {
-		r.Status = RunRunning
-	}
-	s.mu.Unlock()
+	rec := *run
+	s.runs[run.ID] = &rec
+	s.order = append(s.order, run.ID)
+	s.evict()
+	return nil
 }
 
 // FinishRun records the final state of a run made by CreateRun.

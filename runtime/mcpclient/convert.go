@@ -16,8 +16,14 @@ import (
 // item in its MCP JSON form under Raw.
 func toToolResult(res *mcp.CallToolResult) (*runtime.ToolResult, error) {
 	out := &runtime.ToolResult{IsError: res.IsError}
-	if res.StructuredContent != nil {
-		s, err := plainJSON(res.StructuredContent, res.RawStructuredContent)
+	switch {
+	case res.StructuredContent == nil:
+	case len(res.RawStructuredContent) > 0:
+		// mcp-go decoded the wire bytes into it with encoding/json, so it
+		// is plain JSON already; decoding them again would only copy it.
+		out.Structured = res.StructuredContent
+	default:
+		s, err := plainJSON(res.StructuredContent)
 		if err != nil {
 			return nil, fmt.Errorf("decoding structuredContent: %w", err)
 		}
@@ -47,15 +53,11 @@ func toToolResult(res *mcp.CallToolResult) (*runtime.ToolResult, error) {
 }
 
 // plainJSON returns v as the generic JSON values encoding/json produces
-// (map[string]any, []any, float64, string, bool, nil), preferring the raw
-// bytes from the wire when the library kept them.
-func plainJSON(v any, raw json.RawMessage) (any, error) {
-	if len(raw) == 0 {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		raw = b
+// (map[string]any, []any, float64, string, bool, nil).
+func plainJSON(v any) (any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
 	}
 	var out any
 	if err := json.Unmarshal(raw, &out); err != nil {
