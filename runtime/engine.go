@@ -134,14 +134,25 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 	e.mu.Lock()
 	if _, dup := e.active[id]; dup {
 		e.mu.Unlock()
+		r.endCtx()
+		r.release()
 		return nil, fmt.Errorf("run id %q is already running", id)
 	}
 	e.active[id] = r
 	e.mu.Unlock()
-	defer func() {
+	// The run's state goes back to a pool once it has ended, so it must
+	// first leave the active runs (Cancel holds mu while it stops a run).
+	ended := false
+	unlist := func() {
 		e.mu.Lock()
 		delete(e.active, id)
 		e.mu.Unlock()
+		ended = true
+	}
+	defer func() {
+		if !ended { // a panic
+			unlist()
+		}
 	}()
 	if ms, ok := e.store.(*MemoryStore); ok {
 		r.memStore = ms
@@ -150,12 +161,16 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 		err = e.store.CreateRun(ctx, r.run)
 	}
 	if err != nil {
+		unlist()
 		r.endCtx()
+		r.release()
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
 	}
 	r.execute()
-	r.releaseScratch()
-	return r.run, nil
+	run := r.run
+	unlist()
+	r.release()
+	return run, nil
 }
 
 func needsBackend(wp *workflowPlan) bool {
@@ -178,9 +193,11 @@ func (e *Engine) Status(ctx context.Context, id string) (*Run, error) {
 func (e *Engine) Cancel(ctx context.Context, id string) error {
 	e.mu.Lock()
 	r, ok := e.active[id]
+	if ok {
+		r.stop(errRunCancelled) // under mu: r is not reused while listed
+	}
 	e.mu.Unlock()
 	if ok {
-		r.stop(errRunCancelled)
 		return nil
 	}
 	if _, err := e.store.GetRun(ctx, id); err != nil {

@@ -225,28 +225,31 @@ type runState struct {
 }
 
 // runScratch is a run's working memory that nothing refers to once the
-// run has ended (every step goroutine has sent its last message and the
-// result is built): the results channel, the dependency counters, the
-// ready heap and the stepView entries. Runs of a workflow reuse them
-// through workflowPlan.scratch.
+// run has ended (its workers have exited and the result is built): the
+// runState itself, the worker channels, the dependency counters, the ready
+// heap, the shared deadlines and the stepView entries. Runs of a workflow
+// reuse them through workflowPlan.scratch.
 type runScratch struct {
-	jobs     chan stepJob
-	finished chan struct{}
-	pending  []int32
-	ready    []int
-	entries  []stepEntry
+	state     runState
+	jobs      chan stepJob
+	finished  chan struct{}
+	pending   []int32
+	ready     []int
+	deadlines []sharedDeadline
+	entries   []stepEntry
 }
 
-// releaseScratch hands the run's scratch back once execute has returned.
-func (r *runState) releaseScratch() {
-	sc := r.scratch
-	if sc == nil {
-		return
-	}
-	r.scratch = nil
+// release hands the run's state back once the run has ended and nothing
+// can reach it any more (Engine.Run has removed it from the active runs).
+// Everything the run referred to is dropped; r must not be used after.
+func (r *runState) release() {
+	sc, wp := r.scratch, r.wp
 	clear(sc.entries) // drop the outputs
 	sc.ready = r.ready.items[:0]
-	r.wp.scratch.Put(sc)
+	clear(r.deadlines)
+	sc.deadlines = r.deadlines[:0]
+	*r = runState{}
+	wp.scratch.Put(sc)
 }
 
 type stepUpdate struct {
@@ -264,14 +267,16 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 			sc.entries = make([]stepEntry, n)
 		}
 	}
-	r := &runState{
-		e:        e,
-		wp:       wp,
-		opts:     opts,
-		scratch:  sc,
-		pending:  sc.pending,
-		jobs:     sc.jobs,
-		finished: sc.finished,
+	r := &sc.state
+	*r = runState{
+		e:         e,
+		wp:        wp,
+		opts:      opts,
+		scratch:   sc,
+		pending:   sc.pending,
+		jobs:      sc.jobs,
+		finished:  sc.finished,
+		deadlines: sc.deadlines,
 	}
 	r.storeCtx = context.WithoutCancel(parent)
 	r.ctx, r.endCtx = context.WithTimeoutCause(parent, wp.timeout, errWorkflowTimeout)
