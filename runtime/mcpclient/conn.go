@@ -494,7 +494,7 @@ func (c *conn) newStdio(s *session) error {
 }
 
 func (c *conn) newStreamable(s *session, legacy bool) error {
-	opts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(c.m.log)}
+	opts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(c.m.log), transport.WithHTTPBasicClient(c.m.http)}
 	if len(c.cfg.Headers) > 0 {
 		opts = append(opts, transport.WithHTTPHeaders(c.cfg.Headers))
 	}
@@ -518,6 +518,7 @@ func (c *conn) newStreamable(s *session, legacy bool) error {
 func (c *conn) newSSE(s *session) error {
 	opts := []transport.ClientOption{
 		transport.WithSSELogger(c.m.log),
+		transport.WithHTTPClient(c.m.http),
 		transport.WithEndpointTimeout(c.cfg.StartTimeout),
 		// Our own per-call deadline must fire first, with its clearer error.
 		transport.WithResponseTimeout(c.cfg.Timeout + 5*time.Second),

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,5 +228,44 @@ func TestStreamableHTTPProtocolVersion(t *testing.T) {
 				t.Errorf("server stats = %v; want cancelled 1 (the cancel reached the server)", sleepStats(t, m))
 			}
 		})
+	}
+}
+
+func TestStreamableHTTPParallelCallsReuseConnections(t *testing.T) {
+	// Ten calls in parallel, three times over: the connections of the first
+	// round are kept and reused (net/http's default client keeps only two
+	// idle per host and would dial eight new ones every round).
+	fake := testservers.NewFake(0)
+	var conns atomic.Int64
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, portLo, portHi)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: server.NewStreamableHTTPServer(fake.Server()), ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}}
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Serve(l) }()
+	t.Cleanup(func() { srv.Close(); <-done })
+	m := connect(t, map[string]*config.Backend{"fake": {URL: "http://" + l.Addr().String() + "/mcp", Transport: config.TransportStreamableHTTP, Timeout: 20 * time.Second}})
+	const parallel, rounds = 10, 3
+	for range rounds {
+		var wg sync.WaitGroup
+		for range parallel {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := call(m, context.Background(), "sleep", map[string]any{"ms": 50}); err != nil {
+					t.Errorf("sleep: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	// One more for the handshake, which may have closed on its own.
+	if got := conns.Load(); got > parallel+1 {
+		t.Errorf("%d rounds of %d parallel calls opened %d connections; want at most %d", rounds, parallel, got, parallel+1)
 	}
 }
