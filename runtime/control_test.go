@@ -351,6 +351,48 @@ func TestTimeouts(t *testing.T) {
 			t.Errorf("error = %v; want the workflow timeout", run.Error)
 		}
 	})
+	// The run's context has no deadline: step contexts carry the workflow's
+	// and the run notices it through them, whatever the step was doing.
+	t.Run("workflow timeout cuts parallel steps short", func(t *testing.T) {
+		wf := build("wtp", tool("a", "svc.hang", nil), tool("b", "svc.hang", nil),
+			tool("c", "svc.x", nil, "a", "b"))
+		wf.Timeout = ir.Duration(30 * time.Millisecond)
+		fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
+		e := mustEngine(t, plan(wf), Options{Backend: fb})
+		run, _ := e.Run(context.Background(), "wtp", nil, RunOptions{})
+		if run.Status != RunTimedOut || fb.sawCancel.Load() != 2 {
+			t.Fatalf("status = %s, sawCancel = %d; want timed_out, 2", run.Status, fb.sawCancel.Load())
+		}
+		for _, st := range run.Steps[:2] {
+			if st.Status != StepFailed || !strings.Contains(st.Error, "stopped: the workflow timed out after 30ms") {
+				t.Errorf("step %s = %s %q; want failed by the workflow timeout", st.ID, st.Status, st.Error)
+			}
+		}
+		if st := run.Steps[2]; st.Status != StepPending {
+			t.Errorf("step c = %s; want pending (never started)", st.Status)
+		}
+	})
+	t.Run("workflow timeout during an elicitation", func(t *testing.T) {
+		wf := build("wte", elicit("ask", "Go on?"))
+		wf.Steps[0].OnCancel = ir.ActionContinue // a cancelled answer would not fail the run
+		wf.Timeout = ir.Duration(30 * time.Millisecond)
+		e := mustEngine(t, plan(wf), Options{})
+		run, _ := e.Run(context.Background(), "wte", nil, RunOptions{Elicitor: &scriptedElicitor{hang: true}})
+		if run.Status != RunTimedOut || !strings.Contains(run.Steps[0].Error, "workflow timed out") {
+			t.Errorf("run = %s, step error %q; want timed_out by the workflow timeout", run.Status, run.Steps[0].Error)
+		}
+	})
+	t.Run("a step started after the workflow deadline does not run", func(t *testing.T) {
+		wf := build("wtl", tool("slow", "svc.slow", nil), tool("next", "svc.x", nil, "slow"))
+		wf.Timeout = ir.Duration(20 * time.Millisecond)
+		// slow ignores its context and returns late, after the deadline.
+		fb := newFake(map[string]*fakeTool{"svc.slow": {stubborn: 60 * time.Millisecond}})
+		e := mustEngine(t, plan(wf), Options{Backend: fb})
+		run, _ := e.Run(context.Background(), "wtl", nil, RunOptions{})
+		if n := len(fb.callsTo("next")); run.Status != RunTimedOut || n != 0 {
+			t.Errorf("status = %s, calls of next = %d; want timed_out, 0", run.Status, n)
+		}
+	})
 	t.Run("step timeout fails the step", func(t *testing.T) {
 		wf := build("sto", tool("h", "svc.hang", nil).with(timeout(20*time.Millisecond)))
 		fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})

@@ -134,7 +134,7 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 	e.mu.Lock()
 	if _, dup := e.active[id]; dup {
 		e.mu.Unlock()
-		r.endCtx()
+		r.cancel(nil)
 		r.release()
 		return nil, fmt.Errorf("run id %q is already running", id)
 	}
@@ -162,7 +162,7 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 	}
 	if err != nil {
 		unlist()
-		r.endCtx()
+		r.cancel(nil)
 		r.release()
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
 	}

@@ -19,10 +19,11 @@ import (
 // fakeTool describes how one fake backend tool behaves.
 type fakeTool struct {
 	latency   time.Duration
-	failFirst int  // fail the first N attempts with a Go error
-	fail      bool // always fail with a Go error
-	isError   bool // answer with an isError result
-	hang      bool // block until the context ends
+	failFirst int           // fail the first N attempts with a Go error
+	fail      bool          // always fail with a Go error
+	isError   bool          // answer with an isError result
+	hang      bool          // block until the context ends
+	stubborn  time.Duration // sleep this long, ignoring the context
 	text      []string
 	content   []Content
 	// result computes a structured result from the arguments; nil echoes
@@ -79,6 +80,9 @@ func (f *fakeBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResult,
 		<-ctx.Done()
 		f.sawCancel.Add(1)
 		return nil, ctx.Err()
+	}
+	if t.stubborn > 0 {
+		time.Sleep(t.stubborn)
 	}
 	if t.latency > 0 {
 		timer := time.NewTimer(t.latency)

@@ -59,7 +59,6 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/ir"
@@ -171,13 +170,18 @@ type stepMsg struct {
 }
 
 type runState struct {
-	e      *Engine
-	wp     *workflowPlan
-	opts   RunOptions
-	run    *Run
-	ctx    context.Context // ends with the run: timeout, cancel, abort or the caller's context
-	endCtx context.CancelFunc
-	cause  atomic.Pointer[error] // why stop ended ctx, when it did
+	e    *Engine
+	wp   *workflowPlan
+	opts RunOptions
+	run  *Run
+	// ctx ends when the run is stopped (cancel, abort, the workflow
+	// timeout) or the caller's context ends; it has no deadline of its own.
+	// Step contexts are made from parent, not ctx, and carry the workflow
+	// deadline (see stepContext): stop ends them too.
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	parent   context.Context
+	deadline time.Time // the end of the workflow timeout
 
 	mu        sync.RWMutex   // guards view and steps
 	view      map[string]any // .steps as maps, when steps is nil
@@ -196,9 +200,12 @@ type runState struct {
 	nworkers int
 	workers  sync.WaitGroup
 
-	// sched guards the scheduling state below, the Run record and the
-	// shared deadlines: whichever goroutine records a step holds it.
+	// sched guards the scheduling state below and the Run record:
+	// whichever goroutine records a step holds it. dlMu guards the shared
+	// deadlines; stop takes it (and never sched), so it may be called from
+	// anywhere, an event handler included.
 	sched sync.Mutex
+	dlMu  sync.Mutex
 
 	pending       []int32
 	ready         readyQueue
@@ -279,13 +286,17 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		deadlines: sc.deadlines,
 	}
 	r.storeCtx = context.WithoutCancel(parent)
-	r.ctx, r.endCtx = context.WithTimeoutCause(parent, wp.timeout, errWorkflowTimeout)
+	r.parent = parent
+	r.ctx, r.cancel = context.WithCancelCause(parent)
 	r.run = &Run{
 		ID:        id,
 		Workflow:  wp.wf.Name,
 		Status:    RunRunning,
 		StartedAt: time.Now(),
 		Steps:     make([]StepState, n),
+	}
+	if wp.timeout > 0 {
+		r.deadline = r.run.StartedAt.Add(wp.timeout)
 	}
 	for i, sp := range wp.steps {
 		r.run.Steps[i] = StepState{ID: sp.id, Status: StepPending}
@@ -324,7 +335,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 
 // execute runs the workflow to the end and fills r.run.
 func (r *runState) execute() {
-	defer r.endCtx()
+	defer r.cancel(nil)
 	defer r.releaseDeadlines()
 	if _, sync := r.e.store.(*MemoryStore); !sync {
 		r.updates = make(chan stepUpdate, 256)
@@ -406,6 +417,15 @@ func (r *runState) drive(j stepJob, worker bool) (complete bool) {
 // to run; the others go to workers. complete reports that no step runs
 // and none can start, so the run is over. Called with sched held.
 func (r *runState) next() (own stepJob, complete bool) {
+	var now time.Time // one clock read for the steps started together
+	if !r.stopped && len(r.ready.items) > 0 {
+		now = r.now()
+		if !r.deadline.IsZero() && !now.Before(r.deadline) {
+			// Past the workflow's deadline, even if the step that got
+			// here ignored its context.
+			r.stop(errWorkflowTimeout)
+		}
+	}
 	if !r.stopped && r.ctx.Err() != nil {
 		// Cancelled, timed out or aborted: nothing new starts.
 		r.stopped = true
@@ -414,7 +434,7 @@ func (r *runState) next() (own stepJob, complete bool) {
 		}
 	}
 	for !r.stopped && r.running < r.wp.maxParallel && len(r.ready.items) > 0 {
-		j, ok := r.launch(r.ready.pop())
+		j, ok := r.launch(r.ready.pop(), now)
 		switch {
 		case !ok:
 		case own.sp == nil:
@@ -432,30 +452,30 @@ func (r *runState) next() (own stepJob, complete bool) {
 	return own, true
 }
 
-// launch starts step i and returns its job, or settles it at once (and
-// returns false) when its condition is false or cannot be evaluated.
+// launch starts step i at now and returns its job, or settles it at once
+// (and returns false) when its condition is false or cannot be evaluated.
 // Called with sched held.
-func (r *runState) launch(i int) (stepJob, bool) {
+func (r *runState) launch(i int, now time.Time) (stepJob, bool) {
 	sp := r.wp.steps[i]
 	if sp.cond != nil {
 		v, err := sp.cond.value(r.data)
 		if err != nil {
-			r.handle(stepMsg{index: i, status: StepFailed, at: r.now(), err: r.templateStepError(sp.id, sp.cond, err, "condition")})
+			r.handle(stepMsg{index: i, status: StepFailed, at: now, err: r.templateStepError(sp.id, sp.cond, err, "condition")})
 			return stepJob{}, false
 		}
 		ok, err := asBool(v)
 		if err != nil {
-			r.handle(stepMsg{index: i, status: StepFailed, at: r.now(), err: &StepError{Step: sp.id, Pos: posOr(sp.cond.src.Pos, sp.step.Pos), Msg: err.Error()}})
+			r.handle(stepMsg{index: i, status: StepFailed, at: now, err: &StepError{Step: sp.id, Pos: posOr(sp.cond.src.Pos, sp.step.Pos), Msg: err.Error()}})
 			return stepJob{}, false
 		}
 		if !ok {
-			r.handle(stepMsg{index: i, status: StepSkipped, at: r.now(), output: sp.step.DefaultResults, note: "condition is false"})
+			r.handle(stepMsg{index: i, status: StepSkipped, at: now, output: sp.step.DefaultResults, note: "condition is false"})
 			return stepJob{}, false
 		}
 	}
 	st := r.run.Steps[i]
 	st.Status = StepRunning
-	st.StartedAt = r.now()
+	st.StartedAt = now
 	st.Attempts = 1
 	if r.steps != nil {
 		r.setEntry(i, nil, StepRunning, "")
@@ -531,44 +551,57 @@ func (r *runState) now() time.Time {
 	return r.run.StartedAt.Add(time.Since(r.run.StartedAt))
 }
 
-// stop ends the run's context because of cause (errRunCancelled or
-// errRunAborted) unless it has already ended. The run has one context, a
-// deadline context for the workflow timeout, rather than a cancel-cause
-// context under it: the cause is kept here instead.
+// stop ends the run because of cause (errRunCancelled, errRunAborted or
+// errWorkflowTimeout; the first cause stays): the run's context and every
+// step context made so far end, and stepContext makes no new live one.
 func (r *runState) stop(cause error) {
-	if r.ctx.Err() == nil {
-		r.cause.CompareAndSwap(nil, &cause)
-	}
-	r.endCtx()
+	r.dlMu.Lock()
+	defer r.dlMu.Unlock()
+	r.cancel(cause)
+	r.endDeadlines()
 }
 
 // endCause is why the run's context ended: errRunCancelled,
 // errRunAborted, errWorkflowTimeout or the cause of the caller's context.
-func (r *runState) endCause() error {
-	if c := r.cause.Load(); c != nil {
-		return *c
+func (r *runState) endCause() error { return context.Cause(r.ctx) }
+
+// noteTimeout stops the run with errWorkflowTimeout when ctx, a step's
+// context, ended at the workflow's deadline. Step contexts carry that
+// deadline; the run's context has none, so this is how a run times out.
+func (r *runState) noteTimeout(ctx context.Context) {
+	if r.deadline.IsZero() || r.ctx.Err() != nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return
 	}
-	return context.Cause(r.ctx)
+	if dl, ok := ctx.Deadline(); ok && !dl.Before(r.deadline) {
+		r.stop(errWorkflowTimeout)
+	}
 }
 
 // stepContext returns a context that ends at most timeout after now (the
-// step's start). Step
-// deadlines are shared: a context made for an earlier step with the same
-// timeout is reused while its deadline is at most timeout/1000 earlier than
-// a fresh one would be (a 5m step timeout may end up to 300ms early, never
-// late). Chains and wide fan-outs then need one timer per run instead of
-// one per step. Shared contexts are never cancelled early; they end with
-// the run. When the run's own deadline comes first, the run's context is
-// used as it is. Called with sched held.
+// step's start), and at the latest at the workflow's deadline. Contexts
+// are children of the caller's context, not of the run's: one link fewer
+// per run, and stop ends them itself. Step deadlines are shared: a context
+// made for an earlier step with the same timeout is reused while its
+// deadline is at most timeout/1000 earlier than a fresh one would be (a 5m
+// step timeout may end up to 300ms early, never late). Chains and wide
+// fan-outs then need one timer per run instead of one per step. Shared
+// contexts are never ended early; they end with the run. Steps cut short
+// by the workflow's deadline share one context that ends exactly then.
+// Called with sched held.
 func (r *runState) stepContext(now time.Time, timeout time.Duration) context.Context {
-	want := now.Add(timeout)
-	if dl, ok := r.ctx.Deadline(); ok && !dl.After(want) {
-		return r.ctx
+	want, key := now.Add(timeout), timeout
+	if !r.deadline.IsZero() && !r.deadline.After(want) {
+		want, key = r.deadline, 0
 	}
-	slack := timeout / 1000
+	r.dlMu.Lock()
+	defer r.dlMu.Unlock()
+	if r.ctx.Err() != nil {
+		return r.ctx // stopped: the step ends at once
+	}
+	slack := key / 1000
 	for i := range r.deadlines {
 		d := &r.deadlines[i]
-		if d.timeout != timeout {
+		if d.timeout != key {
 			continue
 		}
 		if d.ctx.Err() == nil && want.Sub(d.at) <= slack {
@@ -576,24 +609,32 @@ func (r *runState) stepContext(now time.Time, timeout time.Duration) context.Con
 		}
 		// Steps may still hold the old context: it ends with the run.
 		r.spent = append(r.spent, d.cancel)
-		d.ctx, d.cancel = context.WithDeadline(r.ctx, want)
+		d.ctx, d.cancel = context.WithDeadline(r.parent, want)
 		d.at = want
 		return d.ctx
 	}
-	ctx, cancel := context.WithDeadline(r.ctx, want)
-	r.deadlines = append(r.deadlines, sharedDeadline{timeout: timeout, at: want, ctx: ctx, cancel: cancel})
+	ctx, cancel := context.WithDeadline(r.parent, want)
+	r.deadlines = append(r.deadlines, sharedDeadline{timeout: key, at: want, ctx: ctx, cancel: cancel})
 	return ctx
 }
 
-// releaseDeadlines stops the timers of the shared step contexts once no
-// step runs any more.
-func (r *runState) releaseDeadlines() {
+// endDeadlines ends the shared step contexts and stops their timers.
+// Called with dlMu held.
+func (r *runState) endDeadlines() {
 	for _, d := range r.deadlines {
 		d.cancel()
 	}
 	for _, c := range r.spent {
 		c()
 	}
+}
+
+// releaseDeadlines stops the timers of the shared step contexts once no
+// step runs any more.
+func (r *runState) releaseDeadlines() {
+	r.dlMu.Lock()
+	r.endDeadlines()
+	r.dlMu.Unlock()
 }
 
 // sharedDeadline is a step context shared by steps with the same timeout.
@@ -646,6 +687,9 @@ func (r *runState) handle(m stepMsg) {
 	case StepFailed:
 		kind = EventStepFailed
 		st.Error = m.err.Msg
+		if r.ctx.Err() == nil && !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+			r.stop(errWorkflowTimeout) // however the step saw it end
+		}
 		switch {
 		case r.ctx.Err() != nil:
 			// Stopped by cancel, timeout or another step's abort.

@@ -199,6 +199,7 @@ func (r *runState) failureMsg(ctx context.Context, timeout time.Duration, err er
 
 // interruptMsg says why ctx ended, or "" when it has not.
 func (r *runState) interruptMsg(ctx context.Context, timeout time.Duration) string {
+	r.noteTimeout(ctx)
 	if r.ctx.Err() != nil {
 		switch r.endCause() {
 		case errRunAborted:
@@ -231,6 +232,7 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 	}
 	res, err := el.Elicit(ctx, ElicitRequest{RunID: r.run.ID, StepID: sp.id, Message: message, Schema: sp.step.Schema})
 	if err != nil {
+		r.noteTimeout(ctx)
 		if r.ctx.Err() == nil && ctx.Err() != nil {
 			return r.elicitOutcome(sp, sp.step.OnCancel, fmt.Sprintf("no answer within %s", sp.timeout), "onCancel")
 		}
