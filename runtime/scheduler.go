@@ -45,12 +45,15 @@ package runtime
 // without the read lock.
 //
 // Stopping. A failure whose action is abort records the first error and
-// cancels the run's context (cause errRunAborted): running backend calls see
-// their context cancelled and report back; nothing new starts. Cancel and
-// the workflow timeout cancel the same context with their own causes, which
-// decide the final status (cancelled, timed_out). skip_remaining stops new
-// starts without cancelling: running steps finish, and every step that never
-// started is marked skipped.
+// stops the run (cause errRunAborted): the run's context and every step
+// context end, running backend calls see it and report back, and nothing
+// new starts. Cancel stops the run the same way with its own cause. The
+// workflow timeout has no timer of its own: every step context ends at the
+// workflow's deadline at the latest, and the first step (or launch) to see
+// that deadline pass stops the run with errWorkflowTimeout. The cause
+// decides the final status (failed, cancelled, timed_out). skip_remaining
+// stops new starts without cancelling: running steps finish, and every
+// step that never started is marked skipped.
 
 import (
 	"context"
