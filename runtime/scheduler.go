@@ -787,7 +787,7 @@ func (r *runState) storeStep(i int) {
 
 func (r *runState) writeStep(i int, st StepState) {
 	if err := r.e.store.UpdateStep(r.storeCtx, r.run.ID, i, st); err != nil {
-		r.e.log.Warn("run store: step update failed", "run", r.run.ID, "step", st.ID, "err", err)
+		r.e.log.Warn("run store: step update failed", "run_id", r.run.ID, "step_id", st.ID, "err", err)
 	}
 }
 
@@ -866,10 +866,10 @@ func (r *runState) finishRun() {
 		<-r.writerDone
 	}
 	if err := r.e.store.FinishRun(r.storeCtx, run); err != nil {
-		r.e.log.Warn("run store: finishing run failed", "run", run.ID, "err", err)
+		r.e.log.Warn("run store: finishing run failed", "run_id", run.ID, "err", err)
 	}
 	if r.e.log.Enabled(r.storeCtx, slog.LevelDebug) {
-		r.e.log.Debug("run finished", "run", run.ID, "workflow", run.Workflow, "status", run.Status)
+		r.e.log.Debug("run finished", "run_id", run.ID, "workflow", run.Workflow, "status", run.Status)
 	}
 	r.emit(Event{Kind: EventRunFinished, Err: errString(run.Error)})
 }

@@ -40,7 +40,7 @@ func (s *Server) workflowHandler(wf *ir.Workflow) mcpserver.ToolHandlerFunc {
 			return s.multiRoundTrip(ctx, wf, req, args), nil
 		}
 		runID := uuid.NewString()
-		log := s.log.With("workflow", wf.Name, "run", runID)
+		log := s.log.With("workflow", wf.Name, "run_id", runID)
 		opts := runtime.RunOptions{
 			RunID:    runID,
 			Elicitor: &clientElicitor{s: s, reqCtx: ctx},

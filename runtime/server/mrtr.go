@@ -167,7 +167,7 @@ func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.Call
 			run.fail <- err
 			return
 		}
-		s.log.Info("run finished", "workflow", wf.Name, "run", id, "status", r.Status, "rounds", "multi")
+		s.log.Info("run finished", "workflow", wf.Name, "run_id", id, "status", r.Status, "rounds", "multi")
 		run.done <- r
 	}()
 	return run

@@ -84,7 +84,7 @@ func (s *Server) sendProgress(ctx context.Context, token mcp.ProgressToken, n in
 		"message":       fmt.Sprintf("step %s %s (%d/%d)", ev.StepID, status, n, ev.Total),
 	}
 	if err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params); err != nil {
-		s.log.Debug("progress notification not sent", "run", ev.RunID, "step", ev.StepID, "err", err)
+		s.log.Debug("progress notification not sent", "run_id", ev.RunID, "step_id", ev.StepID, "err", err)
 		return
 	}
 	if sent, ok := ctx.Value(flushKey{}).(*atomic.Bool); ok {
