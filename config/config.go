@@ -77,6 +77,10 @@ type Server struct {
 	ExposeRunTools     bool
 	MaxParallel        int // backend tool calls in flight at once, across all runs; default 10
 	Auth               Auth
+	// AllowedOrigins are browser origins (scheme://host[:port]) that may
+	// call the HTTP server besides loopback ones; requests without an
+	// Origin header (non-browser clients) always pass.
+	AllowedOrigins []string
 }
 
 // Auth configures bearer-token authentication of the HTTP server. No tokens

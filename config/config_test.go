@@ -117,7 +117,8 @@ func TestLoadValues(t *testing.T) {
 			name: "snake_case keys and url default transport",
 			src: `backends:
   web: {url: "https://x.example/mcp", continuous_listening: true, timeout: 2m, start_timeout: 90s}
-server: {expose_backend_tools: true, expose_run_tools: true, max_parallel: 3, auth: {tokens: ["${TOK}"]}}
+server: {expose_backend_tools: true, expose_run_tools: true, max_parallel: 3, auth: {tokens: ["${TOK}"]},
+  allowed_origins: ["https://App.example.com/", "http://127.0.0.1:6274"]}
 state: {store: memory, max_output_bytes: 1000, retention: 24h}
 composite_tools:
   - name: x
@@ -128,7 +129,8 @@ composite_tools:
 				if diff := cmp.Diff(want, c.Backends["web"]); diff != "" {
 					t.Errorf("backend web (-want +got):\n%s", diff)
 				}
-				wantS := Server{Transport: "stdio", Listen: DefaultListen, ExposeBackendTools: true, ExposeRunTools: true, MaxParallel: 3, Auth: Auth{Tokens: []string{"t1"}}}
+				wantS := Server{Transport: "stdio", Listen: DefaultListen, ExposeBackendTools: true, ExposeRunTools: true, MaxParallel: 3, Auth: Auth{Tokens: []string{"t1"}},
+					AllowedOrigins: []string{"https://App.example.com", "http://127.0.0.1:6274"}}
 				if diff := cmp.Diff(wantS, c.Server); diff != "" {
 					t.Errorf("server (-want +got):\n%s", diff)
 				}
@@ -233,6 +235,20 @@ func TestLoadErrors(t *testing.T) {
 			name: "unterminated and bad references",
 			src:  "backends:\n  a: {command: \"${X\", args: [\"${1X}\"]}\n",
 			want: []string{`unterminated "${X"`, `bad environment variable reference "${1X}"`},
+		},
+		{
+			name: "allowed origins that are not origins",
+			src:  "server:\n  allowedOrigins:\n    - https://ok.example\n    - app.example.com\n    - https://app.example.com/mcp\n    - ftp://files.example\n",
+			want: []string{
+				`vmcp.yaml:4:7: error: server.allowedOrigins[1] "app.example.com" is not an origin: the scheme must be http or https (write scheme://host[:port], for example https://app.example.com)`,
+				`vmcp.yaml:5:7: error: server.allowedOrigins[2] "https://app.example.com/mcp" is not an origin: an origin has no path, query or fragment`,
+				`vmcp.yaml:6:7: error: server.allowedOrigins[3] "ftp://files.example" is not an origin: the scheme must be http or https`,
+			},
+		},
+		{
+			name: "allowed origins not a list",
+			src:  "server: {allowedOrigins: {a: b}}\n",
+			want: []string{`server.allowedOrigins must be a list of origins such as ["https://app.example.com"], not a mapping`},
 		},
 		{
 			name: "unknown top-level key with suggestion",

@@ -16,7 +16,8 @@
 //	workflows: [files, directories or globs]         # relative to the config
 //	compositeTools: [...]                           # read by the workflow parser
 //	server: {transport: stdio|http, listen: 127.0.0.1:8080, exposeBackendTools,
-//	         exposeRunTools, maxParallel: 10, auth: {tokens: [...]}}
+//	         exposeRunTools, maxParallel: 10, auth: {tokens: [...]},
+//	         allowedOrigins: [https://app.example.com]}
 //	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes}
 //
 // Relative paths (workflows, state.path, a command with a slash) resolve

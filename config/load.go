@@ -418,7 +418,7 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 
 func (l *loader) server(n ast.Node) {
 	s := &l.cfg.Server
-	known := []string{"transport", "listen", "exposeBackendTools", "exposeRunTools", "maxParallel", "auth"}
+	known := []string{"transport", "listen", "exposeBackendTools", "exposeRunTools", "maxParallel", "auth", "allowedOrigins"}
 	l.fields(n, "server", known, func(key string, k, v ast.Node) {
 		p := "server." + key
 		switch key {
@@ -446,8 +446,55 @@ func (l *loader) server(n ast.Node) {
 			l.fields(v, p, []string{"tokens"}, func(key string, k, v ast.Node) {
 				s.Auth.Tokens = l.strList(v, p+".tokens", p+".tokens")
 			})
+		case "allowedOrigins":
+			s.AllowedOrigins = l.origins(v, p)
 		}
 	})
+}
+
+// origins reads server.allowedOrigins, a list of browser origins, each
+// scheme://host[:port] as a browser sends it in the Origin header.
+func (l *loader) origins(n ast.Node, path string) []string {
+	n = unwrap(n)
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		if _, null := n.(*ast.NullNode); !null {
+			l.errorf(n, path, "bad_type", "%s must be a list of origins such as [\"https://app.example.com\"], not %s", path, kind(n))
+		}
+		return nil
+	}
+	var out []string
+	for i, v := range seq.Values {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		o, ok := l.str(v, p, p)
+		if !ok {
+			continue
+		}
+		if why := badOrigin(o); why != "" {
+			l.errorf(v, p, "bad_value", "%s %q is not an origin: %s (write scheme://host[:port], for example https://app.example.com)", p, o, why)
+			continue
+		}
+		out = append(out, strings.TrimSuffix(o, "/"))
+	}
+	return out
+}
+
+// badOrigin says what keeps o from being an origin, or "".
+func badOrigin(o string) string {
+	u, err := url.Parse(o)
+	switch {
+	case err != nil:
+		return "it does not parse as a URL"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "the scheme must be http or https"
+	case u.Host == "" || u.Hostname() == "":
+		return "it has no host"
+	case u.User != nil:
+		return "it has user information"
+	case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "":
+		return "an origin has no path, query or fragment"
+	}
+	return ""
 }
 
 func (l *loader) state(n ast.Node) {

@@ -117,7 +117,7 @@ func (o *ops) routes(eng *runtime.Engine, ready func() map[string]error) ([]serv
 // protect wraps the whole HTTP listener (MCP and API) with the Origin
 // check, bearer auth (server.auth.tokens) and body limits.
 func (o *ops) protect(h http.Handler) http.Handler {
-	return httpsafe.Protect(httpsafe.Options{Tokens: o.cfg.Server.Auth.Tokens}, h)
+	return httpsafe.Protect(httpsafe.Options{Tokens: o.cfg.Server.Auth.Tokens, AllowedOrigins: o.cfg.Server.AllowedOrigins}, h)
 }
 
 // checkListen applies the loopback-only rule to an HTTP listen address.

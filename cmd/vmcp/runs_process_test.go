@@ -510,3 +510,49 @@ func TestAdminListenUnderStdio(t *testing.T) {
 		t.Errorf("vmcp did not exit within 15s of stdin closing\n%s", stderr.String())
 	}
 }
+
+// TestAllowedOrigins serves HTTP with server.allowedOrigins: a browser
+// origin in the list reaches the MCP endpoint and the API, another one is
+// refused with 403, and a loopback origin passes without being listed.
+func TestAllowedOrigins(t *testing.T) {
+	buildOpsBinaries(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "vmcp.yaml")
+	text := strings.NewReplacer("${TB}", opsBins.tb, "${REC}", filepath.Join(dir, "rec")).Replace(slowConfig)
+	text = strings.Replace(text, "  exposeRunTools: true\n", "  exposeRunTools: true\n  allowedOrigins: [\"https://app.example.com\"]\n", 1)
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startVMCP(t, cfg, fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, opsPortLo, opsPortHi)))
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	tests := []struct {
+		method, path, origin string
+		want                 int
+	}{
+		{"POST", "/mcp", "https://app.example.com", 200},
+		{"POST", "/mcp", "https://evil.example", 403},
+		{"POST", "/mcp", "http://localhost:6274", 200},
+		{"GET", "/api/v1/runs", "https://app.example.com", 200},
+		{"GET", "/api/v1/runs", "https://app.example.com.evil.example", 403},
+	}
+	for _, tt := range tests {
+		var body io.Reader
+		if tt.method == "POST" {
+			body = strings.NewReader(initialize)
+		}
+		req, _ := http.NewRequest(tt.method, p.base+tt.path, body)
+		req.Header.Set("Authorization", "Bearer "+opsToken)
+		req.Header.Set("Origin", tt.origin)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tt.method, tt.path, err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s %s with Origin %s = %d %s; want %d", tt.method, tt.path, tt.origin, resp.StatusCode, msg, tt.want)
+		}
+	}
+}
