@@ -13,10 +13,11 @@ package server
 // again, until the run asks the next question or ends, and the retry that
 // sees the end returns the result.
 //
-// Between round trips no request is open: the run goes on, its progress
-// notifications are dropped (the next round's request gets the following
-// ones, still numbered from the start), and an unanswered question times
-// out with the elicitation deadline. A client that cancels a round trip
+// Between round trips no request is open: the run goes on, and the
+// progress of the steps that finish meanwhile is kept and sent at the start
+// of the next round trip, before anything newer, so the client sees every
+// step once and in order, numbered from the start of the run. An
+// unanswered question times out with the elicitation deadline. A client that cancels a round trip
 // cancels the run. Tokens are random and single-use.
 
 import (
@@ -48,6 +49,14 @@ type pendingRun struct {
 	req    context.Context   // the open round trip, for progress; nil between
 	token  mcp.ProgressToken // its progress token
 	sent   int               // finished steps reported so far
+	missed []finishedStep    // finished between round trips, not yet sent
+}
+
+// finishedStep is a progress notification kept for the next round trip.
+type finishedStep struct {
+	n      int
+	ev     runtime.Event
+	status string
 }
 
 // question is one elicitation waiting for the client's answer.
@@ -182,7 +191,8 @@ func answerFromClient(responses mcp.InputResponses) answerOrErr {
 	return answerOrErr{res: out, err: err}
 }
 
-// attach makes req the round trip that receives progress.
+// attach makes req the round trip that receives progress, and sends it
+// what finished since the last one, if it asked for progress.
 func (p *pendingRun) attach(ctx context.Context, req mcp.CallToolRequest) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -190,6 +200,12 @@ func (p *pendingRun) attach(ctx context.Context, req mcp.CallToolRequest) {
 	if req.Params.Meta != nil {
 		p.token = req.Params.Meta.ProgressToken
 	}
+	if p.token != nil {
+		for _, f := range p.missed {
+			p.s.sendProgress(p.req, p.token, f.n, f.ev, f.status)
+		}
+	}
+	p.missed = nil
 }
 
 func (p *pendingRun) detach() {
@@ -199,7 +215,8 @@ func (p *pendingRun) detach() {
 }
 
 // onEvent numbers finished steps over the whole run and reports them to
-// the open round trip, if it asked for progress.
+// the open round trip if it asked for progress, or keeps them for the next
+// one when none is open.
 func (p *pendingRun) onEvent(ev runtime.Event) {
 	status := finishedStatus(ev.Kind)
 	if status == "" {
@@ -208,10 +225,12 @@ func (p *pendingRun) onEvent(ev runtime.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sent++
-	if p.req == nil || p.token == nil {
-		return
+	switch {
+	case p.req == nil:
+		p.missed = append(p.missed, finishedStep{p.sent, ev, status})
+	case p.token != nil:
+		p.s.sendProgress(p.req, p.token, p.sent, ev, status)
 	}
-	p.s.sendProgress(p.req, p.token, p.sent, ev, status)
 }
 
 // roundTripElicitor hands the run's questions to the round trips.

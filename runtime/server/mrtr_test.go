@@ -15,14 +15,20 @@ import (
 )
 
 // countingAnswer accepts every question with {"n": <how many so far>}.
+// meanwhile, when set, runs before each answer: while the client holds the
+// question, between two round trips.
 type countingAnswer struct {
-	mu   sync.Mutex
-	asks []string
+	mu        sync.Mutex
+	asks      []string
+	meanwhile func()
 }
 
 func (a *countingAnswer) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.meanwhile != nil {
+		a.meanwhile()
+	}
 	a.asks = append(a.asks, req.Params.Message)
 	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
 		Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"n": float64(len(a.asks))},
@@ -76,6 +82,46 @@ func TestMultiRoundTrip(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	want := []string{"step before_first completed (1/3)", "step before_second completed (2/3)", "step last completed (3/3)"}
+	if diff := cmp.Diff(want, progress); diff != "" {
+		t.Errorf("progress across round trips (-want +got):\n%s", diff)
+	}
+}
+
+// TestMultiRoundTripProgressBetweenRounds: a step that finishes while no
+// round trip is open (the client is answering the question) is reported at
+// the start of the next round trip, in order.
+func TestMultiRoundTripProgressBetweenRounds(t *testing.T) {
+	runner := &fakeRunner{wfs: testWorkflows}
+	onEvent := make(chan func(runtime.Event), 1)
+	runner.script = func(ctx context.Context, wf string, _ map[string]any, opts runtime.RunOptions) (*runtime.Run, error) {
+		onEvent <- opts.OnEvent
+		opts.OnEvent(runtime.Event{Kind: runtime.EventStepCompleted, StepID: "before", Done: 1, Total: 3})
+		if _, err := opts.Elicitor.Elicit(ctx, runtime.ElicitRequest{Message: "go on?", Schema: map[string]any{"type": "object"}}); err != nil {
+			return nil, err
+		}
+		opts.OnEvent(runtime.Event{Kind: runtime.EventStepCompleted, StepID: "after", Done: 3, Total: 3})
+		return completed(opts.RunID, wf, map[string]any{"ok": true}), nil
+	}
+	ans := &countingAnswer{meanwhile: func() {
+		// A parallel step of the run finishes now, with no request open.
+		(<-onEvent)(runtime.Event{Kind: runtime.EventStepFailed, StepID: "meanwhile", Done: 2, Total: 3})
+	}}
+	c := testenv.HTTPClient(t, serveHTTP(t, newTestServer(t, runner), 17335), client.WithElicitationHandler(ans))
+	var mu sync.Mutex
+	var progress []string
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationProgress) {
+			mu.Lock()
+			defer mu.Unlock()
+			progress = append(progress, fmt.Sprint(n.Params.AdditionalFields["message"]))
+		}
+	})
+	if res := call(t, c, "plain", nil, &mcp.Meta{ProgressToken: "p"}); res.IsError {
+		t.Fatalf("plain failed: %s", resultText(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"step before completed (1/3)", "step meanwhile failed (2/3)", "step after completed (3/3)"}
 	if diff := cmp.Diff(want, progress); diff != "" {
 		t.Errorf("progress across round trips (-want +got):\n%s", diff)
 	}
