@@ -58,15 +58,7 @@ func TestMultiRoundTrip(t *testing.T) {
 	}
 	ans := &countingAnswer{}
 	c := testenv.HTTPClient(t, serveHTTP(t, newTestServer(t, runner), 17325), client.WithElicitationHandler(ans))
-	var mu sync.Mutex
-	var progress []string
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == string(mcp.MethodNotificationProgress) {
-			mu.Lock()
-			defer mu.Unlock()
-			progress = append(progress, fmt.Sprint(n.Params.AdditionalFields["message"]))
-		}
-	})
+	progress := testenv.RecordProgress(c)
 	res := call(t, c, "plain", nil, &mcp.Meta{ProgressToken: "p"})
 	if res.IsError {
 		t.Fatalf("plain failed: %s", resultText(res))
@@ -79,10 +71,8 @@ func TestMultiRoundTrip(t *testing.T) {
 	}
 	// Each round trip gets the progress of the steps that finished while it
 	// was open; numbering continues across rounds.
-	mu.Lock()
-	defer mu.Unlock()
-	want := []string{"step before_first completed (1/3)", "step before_second completed (2/3)", "step last completed (3/3)"}
-	if diff := cmp.Diff(want, progress); diff != "" {
+	want := []string{"1/3 step before_first completed (1/3)", "2/3 step before_second completed (2/3)", "3/3 step last completed (3/3)"}
+	if diff := cmp.Diff(want, progress.Of("p")); diff != "" {
 		t.Errorf("progress across round trips (-want +got):\n%s", diff)
 	}
 }
@@ -107,22 +97,12 @@ func TestMultiRoundTripProgressBetweenRounds(t *testing.T) {
 		(<-onEvent)(runtime.Event{Kind: runtime.EventStepFailed, StepID: "meanwhile", Done: 2, Total: 3})
 	}}
 	c := testenv.HTTPClient(t, serveHTTP(t, newTestServer(t, runner), 17335), client.WithElicitationHandler(ans))
-	var mu sync.Mutex
-	var progress []string
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == string(mcp.MethodNotificationProgress) {
-			mu.Lock()
-			defer mu.Unlock()
-			progress = append(progress, fmt.Sprint(n.Params.AdditionalFields["message"]))
-		}
-	})
+	progress := testenv.RecordProgress(c)
 	if res := call(t, c, "plain", nil, &mcp.Meta{ProgressToken: "p"}); res.IsError {
 		t.Fatalf("plain failed: %s", resultText(res))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	want := []string{"step before completed (1/3)", "step meanwhile failed (2/3)", "step after completed (3/3)"}
-	if diff := cmp.Diff(want, progress); diff != "" {
+	want := []string{"1/3 step before completed (1/3)", "2/3 step meanwhile failed (2/3)", "3/3 step after completed (3/3)"}
+	if diff := cmp.Diff(want, progress.Of("p")); diff != "" {
 		t.Errorf("progress across round trips (-want +got):\n%s", diff)
 	}
 }
