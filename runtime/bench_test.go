@@ -129,13 +129,7 @@ func benchmarkRun(b *testing.B, keep int) {
 // fast's end after_fast started (a level-barrier scheduler would wait for
 // slow, about 45ms) and the makespan against the 55ms critical path.
 func BenchmarkSchedulingProbe(b *testing.B) {
-	wf := build("probe",
-		tool("slow", "svc.slow", nil),
-		tool("fast", "svc.fast", nil),
-		tool("after_fast", "svc.fast", nil, "fast"),
-		tool("join", "svc.fast", nil, "slow", "after_fast"),
-	)
-	fb := newFake(map[string]*fakeTool{"svc.slow": {latency: 50 * time.Millisecond}, "svc.fast": {latency: 5 * time.Millisecond}})
+	wf, fb := probeShape()
 	e := mustEngine(b, plan(wf), Options{Backend: fb})
 	var lag, makespan, afterStart time.Duration
 	for i := 0; i < b.N; i++ {

@@ -220,13 +220,7 @@ func TestMaxParallel(t *testing.T) {
 // starts after_fast as soon as fast ends, long before slow ends. The
 // assertion is on event order, not on timing; the offsets are logged.
 func TestSchedulingProbe(t *testing.T) {
-	wf := build("probe",
-		tool("slow", "svc.slow", nil),
-		tool("fast", "svc.fast", nil),
-		tool("after_fast", "svc.fast", nil, "fast"),
-		tool("join", "svc.fast", nil, "slow", "after_fast"),
-	)
-	fb := newFake(map[string]*fakeTool{"svc.slow": {latency: 50 * time.Millisecond}, "svc.fast": {latency: 5 * time.Millisecond}})
+	wf, fb := probeShape()
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	var log eventLog
 	run, err := e.Run(context.Background(), "probe", nil, RunOptions{OnEvent: log.add})

@@ -225,6 +225,20 @@ func elicit(id, msg string, after ...string) step {
 	return step{s, after}
 }
 
+// probeShape is the scheduling probe of TestSchedulingProbe and
+// BenchmarkSchedulingProbe: slow (50ms) and fast (5ms) without
+// dependencies, after_fast (5ms) after fast, join (5ms) after slow and
+// after_fast.
+func probeShape() (*ir.Workflow, *fakeBackend) {
+	wf := build("probe",
+		tool("slow", "svc.slow", nil),
+		tool("fast", "svc.fast", nil),
+		tool("after_fast", "svc.fast", nil, "fast"),
+		tool("join", "svc.fast", nil, "slow", "after_fast"),
+	)
+	return wf, newFake(map[string]*fakeTool{"svc.slow": {latency: 50 * time.Millisecond}, "svc.fast": {latency: 5 * time.Millisecond}})
+}
+
 // build makes a one-workflow plan; steps must be listed in dependency order.
 func build(name string, steps ...step) *ir.Workflow {
 	wf := &ir.Workflow{Name: name, Description: "test", Pos: at(1, 1), Timeout: ir.Duration(time.Minute),
