@@ -49,8 +49,9 @@ type conn struct {
 	sess   *session // nil when not connected
 	closed bool     // set by Manager.Close
 	// down says why there is no session (the last exit or failure); nil
-	// before the first start.
-	down error
+	// before the first start. downOf is the session whose loss it tells.
+	down   error
+	downOf *session
 	// tools is the list from the most recent successful start; it stays
 	// when the session goes down, so the catalog does not flicker.
 	tools []mcp.Tool
@@ -138,10 +139,10 @@ func (c *conn) get(ctx context.Context) (*session, error) {
 		return nil, c.closedErr()
 	}
 	if err != nil {
-		c.down = err
+		c.down, c.downOf = err, nil
 		return nil, err
 	}
-	c.sess, c.tools, c.down = s, tools, nil
+	c.sess, c.tools, c.down, c.downOf = s, tools, nil, nil
 	if restart {
 		c.m.log.Info("backend restarted", "backend", c.cfg.Name, "tools", len(tools))
 	}
@@ -166,22 +167,26 @@ func (c *conn) closedErr() error {
 // fail tears the session down after a transport-level failure and returns
 // the error for the call: for stdio, "backend "x" exited: <status>" with
 // the stderr tail. Every call that was in flight on s gets the same error.
-// Closing (and reaping) happens outside mu, so Ready never waits for it.
+// Closing (and reaping) happens outside mu, so Ready never waits for it;
+// until the first description of s is ready, Ready says "connection lost".
+// Whoever describes s first (a failed call, or the watcher that saw the
+// process exit) records the description, so a call that returns its
+// ExitError never leaves Ready with less.
 func (c *conn) fail(s *session, cause error) error {
 	c.mu.Lock()
 	mine := c.sess == s
 	if mine {
-		c.sess = nil
+		c.sess, c.downOf = nil, s
 		c.down = fmt.Errorf("backend %q: connection lost: %w", c.cfg.Name, unwrapTransport(cause))
 	}
 	c.mu.Unlock()
 	err := c.describeFailure(s, cause)
+	c.mu.Lock()
+	if c.sess == nil && !c.closed && c.downOf == s {
+		c.down, c.downOf = err, nil
+	}
+	c.mu.Unlock()
 	if mine {
-		c.mu.Lock()
-		if c.sess == nil && !c.closed {
-			c.down = err
-		}
-		c.mu.Unlock()
 		c.m.log.Warn("backend connection lost", "backend", c.cfg.Name, "err", err)
 	}
 	return err
