@@ -3,7 +3,6 @@ package mediator
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -69,18 +68,7 @@ func echoServer() *mcpserver.MCPServer {
 // serve serves h on a free loopback port until the benchmark ends.
 func serve(b *testing.B, h http.Handler) string {
 	b.Helper()
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(b, portLo, portHi)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return "http://" + ln.Addr().String() + "/mcp"
+	return testenv.Serve(b, portLo, portHi, &http.Server{Handler: h}) + "/mcp"
 }
 
 func connect(b *testing.B, tr transport.Interface) *client.Client {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,4 +100,19 @@ func FreePort(t testing.TB, lo, hi int) int {
 	}
 	t.Fatalf("FreePort: no free port in %d-%d", lo, hi)
 	return 0
+}
+
+// Serve serves srv on a free loopback port in [lo, hi] until the test ends,
+// then closes it and waits for Serve to return. It returns the base URL,
+// http://127.0.0.1:PORT.
+func Serve(t testing.TB, lo, hi int, srv *http.Server) string {
+	t.Helper()
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", FreePort(t, lo, hi)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Serve(l) }()
+	t.Cleanup(func() { srv.Close(); <-done })
+	return "http://" + l.Addr().String()
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -62,16 +61,7 @@ func startRecordingProxy(t *testing.T, target string) (*recordingProxy, string) 
 		}
 		rp.ServeHTTP(w, r)
 	})
-	port := testenv.FreePort(t, portLo, portHi)
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: handler}
-	done := make(chan struct{})
-	go func() { defer close(done); srv.Serve(l) }()
-	t.Cleanup(func() { srv.Close(); <-done })
-	return p, fmt.Sprintf("http://127.0.0.1:%d", port)
+	return p, testenv.Serve(t, portLo, portHi, &http.Server{Handler: handler})
 }
 
 func TestHTTPCancelSendsNotification(t *testing.T) {

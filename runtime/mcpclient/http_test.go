@@ -152,15 +152,7 @@ func TestHTTPServerGoneThenBack(t *testing.T) {
 // URL of its /mcp endpoint.
 func serveHandler(t *testing.T, h http.Handler) string {
 	t.Helper()
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, portLo, portHi)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	done := make(chan struct{})
-	go func() { defer close(done); srv.Serve(l) }()
-	t.Cleanup(func() { srv.Close(); <-done })
-	return "http://" + l.Addr().String() + "/mcp"
+	return testenv.Serve(t, portLo, portHi, &http.Server{Handler: h}) + "/mcp"
 }
 
 // refuseInitialize answers initialize like a server that speaks only
@@ -237,19 +229,12 @@ func TestStreamableHTTPParallelCallsReuseConnections(t *testing.T) {
 	// idle per host and would dial eight new ones every round).
 	fake := testservers.NewFake(0)
 	var conns atomic.Int64
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, portLo, portHi)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: server.NewStreamableHTTPServer(fake.Server()), ConnState: func(_ net.Conn, s http.ConnState) {
+	base := testenv.Serve(t, portLo, portHi, &http.Server{Handler: server.NewStreamableHTTPServer(fake.Server()), ConnState: func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			conns.Add(1)
 		}
-	}}
-	done := make(chan struct{})
-	go func() { defer close(done); srv.Serve(l) }()
-	t.Cleanup(func() { srv.Close(); <-done })
-	m := connect(t, map[string]*config.Backend{"fake": {URL: "http://" + l.Addr().String() + "/mcp", Transport: config.TransportStreamableHTTP, Timeout: 20 * time.Second}})
+	}})
+	m := connect(t, map[string]*config.Backend{"fake": {URL: base + "/mcp", Transport: config.TransportStreamableHTTP, Timeout: 20 * time.Second}})
 	const parallel, rounds = 10, 3
 	for range rounds {
 		var wg sync.WaitGroup
