@@ -40,6 +40,11 @@ type workflowPlan struct {
 	// pendingView is .steps before a run starts, every step pending;
 	// each run clones it.
 	pendingView map[string]any
+	// pendingSteps is Run.Steps before a run starts; each run copies it.
+	pendingSteps []StepState
+	// pendingCounts is each step's number of dependencies; each run
+	// copies it into its counters.
+	pendingCounts []int32
 	// chainsOnly: every template is a field chain reading inside .steps
 	// entries, so runs keep .steps as a stepView, not maps.
 	chainsOnly bool
@@ -156,8 +161,12 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 		}
 	}
 	wp.pendingView = make(map[string]any, len(wp.steps))
-	for _, sp := range wp.steps {
+	wp.pendingSteps = make([]StepState, len(wp.steps))
+	wp.pendingCounts = make([]int32, len(wp.steps))
+	for i, sp := range wp.steps {
 		wp.pendingView[sp.id] = pendingEntry
+		wp.pendingSteps[i] = StepState{ID: sp.id, Status: StepPending}
+		wp.pendingCounts[i] = int32(sp.ndeps)
 		if sp.ndeps == 0 {
 			wp.roots = append(wp.roots, sp.index)
 		}

@@ -237,7 +237,7 @@ type runState struct {
 // runScratch is a run's working memory that nothing refers to once the
 // run has ended (its workers have exited and the result is built): the
 // runState itself, the worker channels, the dependency counters, the ready
-// heap, the shared deadlines and the stepView entries. Runs of a workflow
+// heap, the shared deadlines, the stepView entries and the root data map. Runs of a workflow
 // reuse them through workflowPlan.scratch.
 type runScratch struct {
 	state     runState
@@ -247,6 +247,7 @@ type runScratch struct {
 	ready     []int
 	deadlines []sharedDeadline
 	entries   []stepEntry
+	data      map[string]any // the root template data, for chains-only workflows
 }
 
 // release hands the run's state back once the run has ended and nothing
@@ -255,6 +256,7 @@ type runScratch struct {
 func (r *runState) release() {
 	sc, wp := r.scratch, r.wp
 	clear(sc.entries) // drop the outputs
+	clear(sc.data)
 	sc.ready = r.ready.items[:0]
 	clear(r.deadlines)
 	sc.deadlines = r.deadlines[:0]
@@ -301,10 +303,8 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	if wp.timeout > 0 {
 		r.deadline = r.run.StartedAt.Add(wp.timeout)
 	}
-	for i, sp := range wp.steps {
-		r.run.Steps[i] = StepState{ID: sp.id, Status: StepPending}
-		r.pending[i] = int32(sp.ndeps)
-	}
+	copy(r.run.Steps, wp.pendingSteps)
+	copy(r.pending, wp.pendingCounts)
 	r.ready.steps = wp.steps
 	r.ready.items = sc.ready[:0]
 	for _, i := range wp.roots {
@@ -322,7 +322,16 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		r.view = maps.Clone(wp.pendingView)
 		steps = r.view
 	}
-	r.data = make(map[string]any, 4)
+	// The root map of a chains-only workflow is pooled: a chain starts at
+	// one of its keys, so no template can return the map itself.
+	if wp.chainsOnly {
+		if sc.data == nil {
+			sc.data = make(map[string]any, 4)
+		}
+		r.data = sc.data
+	} else {
+		r.data = make(map[string]any, 4)
+	}
 	r.data["params"] = params
 	r.data["steps"] = steps
 	// A chains-only workflow reads .vars and .workflow only if one of its
