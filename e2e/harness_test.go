@@ -80,24 +80,6 @@ func writeConfig(t *testing.T, text string, rec string) string {
 	return p
 }
 
-// lockedBuffer collects a process's stderr for failure messages.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // stdioVMCP starts `vmcp run --config cfg` on stdio and connects an mcp-go
 // client to it. The test owns the process: closing the client closes
 // vmcp's stdin, and vmcp must then exit on its own, cleanly, within 15
@@ -105,9 +87,9 @@ func (l *lockedBuffer) String() string {
 // mcp-go's own stdio transport are less patient, but on a loaded machine
 // with a race-enabled binary their deadline would measure the machine, not
 // vmcp.
-func stdioVMCP(t *testing.T, cfg string, opts ...client.ClientOption) (*client.Client, *lockedBuffer) {
+func stdioVMCP(t *testing.T, cfg string, opts ...client.ClientOption) (*client.Client, *testenv.Buffer) {
 	t.Helper()
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	cmd := exec.Command(bins.vmcp, "run", "--config", cfg, "--log-level", "debug")
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
@@ -167,10 +149,10 @@ var stdioShutdown = map[*client.Client]func(){}
 // httpVMCP starts `vmcp run --transport http` on a free port and returns
 // the MCP URL. At the end of the test it sends SIGTERM and requires a clean
 // exit within 10 seconds.
-func httpVMCP(t *testing.T, cfg string) (string, *lockedBuffer) {
+func httpVMCP(t *testing.T, cfg string) (string, *testenv.Buffer) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, portLo, portHi))
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	cmd := exec.Command(bins.vmcp, "run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug")
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {

@@ -178,7 +178,7 @@ func startEverythingHTTP(t *testing.T) string {
 	port := testenv.FreePort(t, portLo, portHi)
 	cmd := exec.Command(testenv.NodeBin(t, "mcp-server-everything"), "streamableHttp")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

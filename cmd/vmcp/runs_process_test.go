@@ -103,37 +103,21 @@ compositeTools:
 
 type vmcpProc struct {
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	mu     *sync.Mutex
+	stderr *testenv.Buffer
 	exited chan error
 	base   string
 }
 
-type syncWriter struct {
-	mu *sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (w syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (p *vmcpProc) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
-}
+func (p *vmcpProc) log() string { return p.stderr.String() }
 
 // startVMCP starts `vmcp run --transport http` on addr and waits until
 // /healthz answers.
 func startVMCP(t *testing.T, cfg, addr string) *vmcpProc {
 	t.Helper()
-	p := &vmcpProc{stderr: &bytes.Buffer{}, mu: &sync.Mutex{}, exited: make(chan error, 1), base: "http://" + addr}
+	p := &vmcpProc{stderr: &testenv.Buffer{}, exited: make(chan error, 1), base: "http://" + addr}
 	p.cmd = exec.Command(opsBins.vmcp, "run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug")
 	p.cmd.Env = append(os.Environ(), "VMCP_OPS_TOKEN="+opsToken)
-	p.cmd.Stderr = syncWriter{p.mu, p.stderr}
+	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -115,4 +116,23 @@ func Serve(t testing.TB, lo, hi int, srv *http.Server) string {
 	go func() { defer close(done); srv.Serve(l) }()
 	t.Cleanup(func() { srv.Close(); <-done })
 	return "http://" + l.Addr().String()
+}
+
+// Buffer is a bytes.Buffer safe for concurrent writes and reads: a child
+// process's stderr, written by exec's copier and read in failure messages.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *Buffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *Buffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os/exec"
 	"runtime"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -33,7 +32,7 @@ func startNodeServerOn(t *testing.T, port int, bin string, args []string, env ..
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	cmd := exec.CommandContext(ctx, testenv.NodeBin(t, bin), args...)
 	cmd.Env = append(cmd.Environ(), append(env, fmt.Sprintf("PORT=%d", port))...)
-	stderr := &lockedWriter{w: &strings.Builder{}}
+	stderr := &testenv.Buffer{}
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -69,23 +68,6 @@ func startNodeServerOn(t *testing.T, port int, bin string, args []string, env ..
 	stop()
 	t.Fatalf("%s %v did not listen on port %d within 30s; stderr:\n%s", bin, args, port, stderr.String())
 	return nil
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.String()
 }
 
 // eventually polls cond every 20ms until it holds or timeout passes.
