@@ -215,16 +215,6 @@ func mustCall(t *testing.T, c *client.Client, name string, args map[string]any) 
 	return res
 }
 
-func text(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
 // run runs a command with a timeout and returns stdout, stderr and the exit
 // code (-1 when it could not run or was killed by the timeout).
 func run(t *testing.T, timeout time.Duration, dir string, name string, args ...string) (string, string, int) {

@@ -148,13 +148,13 @@ func TestCompositeResult(t *testing.T) {
 	c, _ := newTestVMCP(t)
 	res := mustCall(t, c, "add_then_echo", map[string]any{"a": 2, "b": 3.5})
 	if res.IsError {
-		t.Fatalf("add_then_echo failed: %s", text(res))
+		t.Fatalf("add_then_echo failed: %s", testenv.ResultText(res))
 	}
 	want := map[string]any{"sum": 5.5, "text": "sum is 5.5"}
 	if diff := cmp.Diff(want, res.StructuredContent); diff != "" {
 		t.Errorf("structuredContent mismatch (-want +got):\n%s", diff)
 	}
-	if got := text(res); got != `{"sum":5.5,"text":"sum is 5.5"}` {
+	if got := testenv.ResultText(res); got != `{"sum":5.5,"text":"sum is 5.5"}` {
 		t.Errorf("text = %q; want the structuredContent as JSON", got)
 	}
 	if res.Meta == nil || len(fmt.Sprint(res.Meta.AdditionalFields["vmcp/runId"])) != 36 {
@@ -256,7 +256,7 @@ func TestCancel(t *testing.T) {
 			}
 			res := mustCall(t, c, "add_then_echo", map[string]any{"a": 1, "b": 1})
 			if res.IsError {
-				t.Errorf("vmcp stopped serving after a cancel: %s", text(res))
+				t.Errorf("vmcp stopped serving after a cancel: %s", testenv.ResultText(res))
 			}
 		})
 	}
@@ -315,8 +315,8 @@ func TestElicitation(t *testing.T) {
 func elicitOnce(t *testing.T, c *client.Client, answer *elicitAnswer, wantError bool, wantText string) {
 	t.Helper()
 	res := mustCall(t, c, "confirm", map[string]any{"text": "hello"})
-	if res.IsError != wantError || !strings.Contains(text(res), wantText) {
-		t.Errorf("confirm = (isError %v) %q; want (isError %v) containing %q", res.IsError, text(res), wantError, wantText)
+	if res.IsError != wantError || !strings.Contains(testenv.ResultText(res), wantText) {
+		t.Errorf("confirm = (isError %v) %q; want (isError %v) containing %q", res.IsError, testenv.ResultText(res), wantError, wantText)
 	}
 	if answer != nil {
 		if msg := <-answer.message; msg != "Echo hello?" {
@@ -337,7 +337,7 @@ func TestBadInput(t *testing.T) {
 		m, _ := res.StructuredContent.(map[string]any)
 		pid, ok := m["pid"].(float64)
 		if res.IsError || !ok {
-			t.Fatalf("whoami = %s", text(res))
+			t.Fatalf("whoami = %s", testenv.ResultText(res))
 		}
 		return int(pid)
 	}
@@ -368,15 +368,15 @@ func TestBadInput(t *testing.T) {
 				}
 			case err != nil:
 				t.Errorf("call %s: protocol error %v; want an isError result", tt.tool, err)
-			case !res.IsError || !strings.Contains(text(res), tt.wantText):
-				t.Errorf("call %s = (isError %v) %q; want isError containing %q", tt.tool, res.IsError, text(res), tt.wantText)
+			case !res.IsError || !strings.Contains(testenv.ResultText(res), tt.wantText):
+				t.Errorf("call %s = (isError %v) %q; want isError containing %q", tt.tool, res.IsError, testenv.ResultText(res), tt.wantText)
 			default:
-				t.Logf("%s: %s (%s)", tt.name, text(res), time.Since(start).Round(time.Millisecond))
+				t.Logf("%s: %s (%s)", tt.name, testenv.ResultText(res), time.Since(start).Round(time.Millisecond))
 			}
 			// The server keeps serving.
 			res = mustCall(t, c, "add_then_echo", map[string]any{"a": 1, "b": 2})
 			if res.IsError {
-				t.Errorf("after %s, add_then_echo failed: %s", tt.name, text(res))
+				t.Errorf("after %s, add_then_echo failed: %s", tt.name, testenv.ResultText(res))
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,4 +79,15 @@ func (p *Progress) Tokens() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.got)
+}
+
+// ResultText joins the text content items of a tool result with newlines.
+func ResultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }

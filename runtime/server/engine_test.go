@@ -149,15 +149,15 @@ func TestWithRealEngine(t *testing.T) {
 	t.Run("failed step", func(t *testing.T) {
 		res := call(t, c, "broken", nil, nil)
 		want := `workflow broken failed: step "second" (wf.yaml:`
-		if !res.IsError || !strings.HasPrefix(resultText(res), want) || !strings.Contains(resultText(res), "quota exceeded") {
-			t.Errorf("broken = (isError %v) %q; want isError starting %q and naming the cause", res.IsError, resultText(res), want)
+		if !res.IsError || !strings.HasPrefix(testenv.ResultText(res), want) || !strings.Contains(testenv.ResultText(res), "quota exceeded") {
+			t.Errorf("broken = (isError %v) %q; want isError starting %q and naming the cause", res.IsError, testenv.ResultText(res), want)
 		}
 	})
 	t.Run("hang past the step timeout", func(t *testing.T) {
 		start := time.Now()
 		res := call(t, c, "stuck", nil, nil)
-		if !res.IsError || !strings.Contains(resultText(res), `step "wait"`) {
-			t.Errorf("stuck = (isError %v) %q; want isError naming step wait", res.IsError, resultText(res))
+		if !res.IsError || !strings.Contains(testenv.ResultText(res), `step "wait"`) {
+			t.Errorf("stuck = (isError %v) %q; want isError naming step wait", res.IsError, testenv.ResultText(res))
 		}
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("stuck took %s; the 300ms step timeout did not stop it", d)

@@ -61,7 +61,7 @@ func TestMultiRoundTrip(t *testing.T) {
 	progress := testenv.RecordProgress(c)
 	res := call(t, c, "plain", nil, &mcp.Meta{ProgressToken: "p"})
 	if res.IsError {
-		t.Fatalf("plain failed: %s", resultText(res))
+		t.Fatalf("plain failed: %s", testenv.ResultText(res))
 	}
 	if diff := cmp.Diff(map[string]any{"answers": []any{1.0, 2.0}}, res.StructuredContent); diff != "" {
 		t.Errorf("structuredContent mismatch (-want +got):\n%s", diff)
@@ -99,7 +99,7 @@ func TestMultiRoundTripProgressBetweenRounds(t *testing.T) {
 	c := testenv.HTTPClient(t, serveHTTP(t, newTestServer(t, runner), 17335), client.WithElicitationHandler(ans))
 	progress := testenv.RecordProgress(c)
 	if res := call(t, c, "plain", nil, &mcp.Meta{ProgressToken: "p"}); res.IsError {
-		t.Fatalf("plain failed: %s", resultText(res))
+		t.Fatalf("plain failed: %s", testenv.ResultText(res))
 	}
 	want := []string{"1/3 step before completed (1/3)", "2/3 step meanwhile failed (2/3)", "3/3 step after completed (3/3)"}
 	if diff := cmp.Diff(want, progress.Of("p")); diff != "" {
@@ -122,7 +122,7 @@ func TestUnknownRequestState(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "workflow plain: requestState is unknown or was already used (the question may have timed out)"
-	if !res.IsError || resultText(res) != want {
-		t.Errorf("call with a stale requestState = (isError %v) %q; want isError %q", res.IsError, resultText(res), want)
+	if !res.IsError || testenv.ResultText(res) != want {
+		t.Errorf("call with a stale requestState = (isError %v) %q; want isError %q", res.IsError, testenv.ResultText(res), want)
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
 
 // fakeBackends serves two tools on one backend; calling "down" fails the
@@ -70,8 +72,8 @@ func TestExposedBackendTools(t *testing.T) {
 	}
 	res = call(t, c, "files_down", nil, nil)
 	want := `backend files tool down: backend "files" exited: exit status 1`
-	if !res.IsError || resultText(res) != want {
-		t.Errorf("files_down = (isError %v) %q; want isError %q", res.IsError, resultText(res), want)
+	if !res.IsError || testenv.ResultText(res) != want {
+		t.Errorf("files_down = (isError %v) %q; want isError %q", res.IsError, testenv.ResultText(res), want)
 	}
 	if diff := cmp.Diff([]string{"files.read", "files.down"}, bk.calls); diff != "" {
 		t.Errorf("backend calls mismatch (-want +got):\n%s", diff)

@@ -145,16 +145,6 @@ func call(t *testing.T, c *client.Client, name string, args any, meta *mcp.Meta)
 	return res
 }
 
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
 func TestToolsList(t *testing.T) {
 	s := newTestServer(t, &fakeRunner{wfs: testWorkflows})
 	c := inProcessClient(t, s)
@@ -247,9 +237,9 @@ func TestCallResults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := call(t, c, "greet", tt.args, nil)
 			if res.IsError != tt.wantError {
-				t.Errorf("IsError = %v; want %v (text %q)", res.IsError, tt.wantError, resultText(res))
+				t.Errorf("IsError = %v; want %v (text %q)", res.IsError, tt.wantError, testenv.ResultText(res))
 			}
-			if got := resultText(res); got != tt.wantText {
+			if got := testenv.ResultText(res); got != tt.wantText {
 				t.Errorf("text = %q; want %q", got, tt.wantText)
 			}
 			if diff := cmp.Diff(tt.structured, res.StructuredContent); diff != "" {
@@ -304,7 +294,7 @@ func TestProgressOverHTTP(t *testing.T) {
 		tok := fmt.Sprintf("tok-%d", r)
 		res := call(t, c, "greet", map[string]any{"who": "x"}, &mcp.Meta{ProgressToken: tok})
 		if res.IsError {
-			t.Fatalf("run %d: %s", r, resultText(res))
+			t.Fatalf("run %d: %s", r, testenv.ResultText(res))
 		}
 		n := progress.Of(tok)
 		want := []string{
@@ -455,7 +445,7 @@ func TestElicitation(t *testing.T) {
 			c := tt.connect(opts...)
 			res := call(t, c, "plain", nil, nil)
 			if res.IsError {
-				t.Fatalf("call failed: %s", resultText(res))
+				t.Fatalf("call failed: %s", testenv.ResultText(res))
 			}
 			got := <-results
 			if diff := cmp.Diff(tt.want, got); diff != "" {
