@@ -349,7 +349,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 func (r *runState) execute() {
 	defer r.cancel(nil)
 	defer r.releaseDeadlines()
-	if _, sync := r.e.store.(*MemoryStore); !sync {
+	if r.memStore == nil { // another store: writes go through a writer goroutine
 		r.updates = make(chan stepUpdate, 256)
 		r.writerDone = make(chan struct{})
 		r.written = make(chan struct{}, 1)
