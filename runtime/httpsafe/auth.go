@@ -6,6 +6,11 @@ package httpsafe
 // lengths and contents; every configured token is compared, so the time
 // does not depend on which one matched either. Tokens never appear in logs
 // or error bodies.
+//
+// A configured token that is empty or blank is never accepted: config.Load
+// refuses such a token at startup, and should one get here anyway the
+// server fails closed (every request gets 401) instead of dropping the
+// token and with it authentication.
 
 import (
 	"crypto/sha256"
@@ -16,16 +21,17 @@ import (
 
 // Auth requires "Authorization: Bearer <token>" with one of tokens on every
 // request except those for which open returns true. With no tokens it
-// returns next unchanged. Failures get 401 with a WWW-Authenticate header.
+// returns next unchanged; blank tokens match nothing. Failures get 401 with
+// a WWW-Authenticate header.
 func Auth(tokens []string, open func(*http.Request) bool, next http.Handler) http.Handler {
+	if len(tokens) == 0 {
+		return next
+	}
 	var digests [][sha256.Size]byte
 	for _, t := range tokens {
-		if t != "" {
+		if strings.TrimSpace(t) != "" {
 			digests = append(digests, sha256.Sum256([]byte(t)))
 		}
-	}
-	if len(digests) == 0 {
-		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if open != nil && open(r) {
@@ -51,14 +57,4 @@ func Auth(tokens []string, open func(*http.Request) bool, next http.Handler) htt
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// httpError writes a small JSON error body.
-func httpError(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	// msg is one of this package's fixed strings; no escaping needed
-	// beyond quotes, which they do not contain.
-	_, _ = w.Write([]byte(`{"error":"` + msg + `"}` + "\n"))
 }

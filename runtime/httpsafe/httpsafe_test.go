@@ -70,7 +70,7 @@ func TestAuth(t *testing.T) {
 		{"POST healthz is not open", "POST", "/healthz", "", 401, `Bearer realm="vmcp"`},
 	}
 	for _, tt := range tests {
-		req := httptest.NewRequest(tt.method, tt.path, strings.NewReader("x"))
+		req := httptest.NewRequest(tt.method, "http://localhost"+tt.path, strings.NewReader("x"))
 		if tt.header != "" {
 			req.Header.Set("Authorization", tt.header)
 		}
@@ -89,12 +89,40 @@ func TestAuth(t *testing.T) {
 }
 
 func TestAuthDisabledWithoutTokens(t *testing.T) {
-	for _, tokens := range [][]string{nil, {}, {""}} {
+	for _, tokens := range [][]string{nil, {}} {
 		rec := httptest.NewRecorder()
-		Protect(Options{Tokens: tokens}, echo).ServeHTTP(rec, httptest.NewRequest("POST", "/mcp", strings.NewReader("hi")))
+		Protect(Options{Tokens: tokens}, echo).ServeHTTP(rec, httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader("hi")))
 		if rec.Code != 200 || rec.Body.String() != "ok:hi" {
 			t.Errorf("with tokens %q, POST /mcp = %d %q; want 200 ok:hi", tokens, rec.Code, rec.Body.String())
 		}
+	}
+}
+
+// TestAuthBlankTokensFailClosed is the "empty token turns authentication
+// off" attack one layer down: a blank configured token must not disable
+// authentication, nor be matched by an empty or blank bearer token.
+func TestAuthBlankTokensFailClosed(t *testing.T) {
+	for _, tokens := range [][]string{{""}, {"  "}, {"", "\t"}} {
+		h := Protect(Options{Tokens: tokens}, echo)
+		for _, header := range []string{"", "Bearer ", "Bearer  ", "Bearer \t"} {
+			req := httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader("hi"))
+			if header != "" {
+				req.Header.Set("Authorization", header)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != 401 {
+				t.Errorf("with tokens %q, POST /mcp with Authorization %q = %d %q; want 401", tokens, header, rec.Code, rec.Body.String())
+			}
+		}
+	}
+	// A blank entry beside a real token does not get in the way of it.
+	req := httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader("hi"))
+	req.Header.Set("Authorization", "Bearer real")
+	rec := httptest.NewRecorder()
+	Protect(Options{Tokens: []string{"", "real"}}, echo).ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Errorf("with tokens [\"\" real], the token real = %d; want 200", rec.Code)
 	}
 }
 
@@ -122,7 +150,7 @@ func TestOrigin(t *testing.T) {
 		{"http://192.168.0.5", 403},
 	}
 	for _, tt := range tests {
-		req := httptest.NewRequest("POST", "/mcp", strings.NewReader("x"))
+		req := httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader("x"))
 		if tt.origin != "" {
 			req.Header.Set("Origin", tt.origin)
 		}

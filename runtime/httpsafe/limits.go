@@ -10,6 +10,13 @@ package httpsafe
 // the deadline before the handler runs. A body over the limit gets 413
 // before the handler sees anything; a client that sends its body too
 // slowly gets 408.
+//
+// Connections are capped by the listener (Listen): netutil.LimitListener
+// stops accepting once MaxConnections are open, so further clients wait in
+// the kernel's accept queue, unserved, until one closes. What closes them is
+// the server: IdleTimeout ends keep-alive connections that sit idle (also
+// after a 401), and ReadHeaderTimeout ends connections that do not finish
+// their request headers in time, the first request's included.
 
 import (
 	"bytes"
@@ -19,6 +26,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"golang.org/x/net/netutil"
 )
 
 // Defaults for Limits.
@@ -28,6 +37,7 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
 	DefaultMaxHeaderBytes    = 64 << 10
+	DefaultMaxConnections    = 1024
 )
 
 // Limits bound what one request may cost. Zero fields take the defaults.
@@ -37,6 +47,8 @@ type Limits struct {
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
 	MaxHeaderBytes    int
+	// MaxConnections caps the connections open at once (Listen).
+	MaxConnections int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -54,6 +66,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxHeaderBytes <= 0 {
 		l.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if l.MaxConnections <= 0 {
+		l.MaxConnections = DefaultMaxConnections
 	}
 	return l
 }
@@ -116,4 +131,16 @@ func NewServer(handler http.Handler, l Limits) *http.Server {
 		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    l.MaxHeaderBytes,
 	}
+}
+
+// Listen listens on the TCP address addr and accepts at most
+// l.MaxConnections connections at once. Serve it with NewServer's server,
+// whose timeouts are what closes idle and stalled connections.
+func Listen(addr string, l Limits) (net.Listener, error) {
+	l = l.withDefaults()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return netutil.LimitListener(ln, l.MaxConnections), nil
 }

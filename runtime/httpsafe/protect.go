@@ -13,17 +13,22 @@ type Options struct {
 	Tokens []string
 	// AllowedOrigins are browser origins allowed besides loopback ones.
 	AllowedOrigins []string
-	Limits         Limits
+	// AllowedHosts are Host names served on loopback connections besides
+	// loopback ones.
+	AllowedHosts []AllowedHost
+	Limits       Limits
 }
 
-// Protect wraps next with, in order: the Origin check, authentication
-// (GET /healthz stays open), and the body limit. The order means a forged
-// cross-site request is refused before its token is even looked at, and an
-// unauthenticated client cannot make the server buffer a body.
+// Protect wraps next with, in order: the Host check, the Origin check,
+// authentication (GET /healthz stays open), and the body limit. The order
+// means a rebound or forged cross-site request is refused before its token
+// is even looked at (and /healthz is no exception), and an unauthenticated
+// client cannot make the server buffer a body.
 func Protect(opts Options, next http.Handler) http.Handler {
 	h := LimitBody(opts.Limits, next)
 	h = Auth(opts.Tokens, isHealthz, h)
-	return CheckOrigin(opts.AllowedOrigins, h)
+	h = CheckOrigin(opts.AllowedOrigins, h)
+	return CheckHost(opts.AllowedHosts, h)
 }
 
 func isHealthz(r *http.Request) bool {
