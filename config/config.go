@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
+)
 
 // Transports of a backend.
 const (
@@ -81,10 +85,22 @@ type Server struct {
 	// call the HTTP server besides loopback ones; requests without an
 	// Origin header (non-browser clients) always pass.
 	AllowedOrigins []string
+	// AllowedHosts are Host header values (host or host:port) that the HTTP
+	// server answers on loopback connections besides localhost and loopback
+	// IPs; every other Host there is refused as DNS rebinding.
+	AllowedHosts []httpsafe.AllowedHost
+	// MaxConnections caps the HTTP connections open at once; further ones
+	// wait unserved until one closes. 0 means httpsafe.DefaultMaxConnections
+	// (1024).
+	MaxConnections int
+	// IdleTimeout closes keep-alive connections idle this long, and
+	// ReadHeaderTimeout connections whose request headers take longer. 0
+	// means httpsafe's defaults (120s and 10s).
+	IdleTimeout, ReadHeaderTimeout time.Duration
 }
 
 // Auth configures bearer-token authentication of the HTTP server. No tokens
-// means no authentication.
+// means no authentication; an empty or blank token is a load error.
 type Auth struct {
 	Tokens []string
 }

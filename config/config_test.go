@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 func envOf(m map[string]string) func(string) (string, bool) {
@@ -144,6 +146,26 @@ composite_tools:
 			},
 		},
 		{
+			name: "connection settings and allowed hosts, snake_case too",
+			src: `server:
+  allowed_hosts: [vmcp.example.com, "Proxy.Internal:8443", "[fd00::1]"]
+  max_connections: 50
+  idleTimeout: 30s
+  read_header_timeout: 5s
+  auth: {tokens: ["${T}", literal-token]}
+`,
+			env: map[string]string{"T": "from-env"},
+			check: func(t *testing.T, c *Config) {
+				want := Server{Transport: "stdio", Listen: DefaultListen, MaxParallel: DefaultMaxParallel,
+					Auth:           Auth{Tokens: []string{"from-env", "literal-token"}},
+					AllowedHosts:   []httpsafe.AllowedHost{{Name: "vmcp.example.com"}, {Name: "proxy.internal", Port: "8443"}, {Name: "fd00::1"}},
+					MaxConnections: 50, IdleTimeout: 30 * time.Second, ReadHeaderTimeout: 5 * time.Second}
+				if diff := cmp.Diff(want, c.Server); diff != "" {
+					t.Errorf("server (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
 			name: "env expansion forms",
 			src: `backends:
   a:
@@ -243,6 +265,61 @@ func TestLoadErrors(t *testing.T) {
 				`vmcp.yaml:4:7: error: server.allowedOrigins[1] "app.example.com" is not an origin: the scheme must be http or https (write scheme://host[:port], for example https://app.example.com)`,
 				`vmcp.yaml:5:7: error: server.allowedOrigins[2] "https://app.example.com/mcp" is not an origin: an origin has no path, query or fragment`,
 				`vmcp.yaml:6:7: error: server.allowedOrigins[3] "ftp://files.example" is not an origin: the scheme must be http or https`,
+			},
+		},
+		{
+			name: "empty token from the environment (the attack: authentication off)",
+			src:  "server:\n  auth: {tokens: [\"${VMCP_TOKEN}\"]}\n",
+			env:  map[string]string{"VMCP_TOKEN": ""},
+			want: []string{`vmcp.yaml:2:20: error: server.auth.tokens[0] is empty: environment variable VMCP_TOKEN is set but empty; set VMCP_TOKEN to the token, or remove the entry`},
+		},
+		{
+			name: "blank, defaulted, literal, composed and padded tokens",
+			src: `server:
+  auth:
+    tokens:
+      - "${BLANK}"
+      - ${UNSET:-}
+      - ""
+      - "   "
+      - "${A}${B}"
+      - "Bearer-ok"
+      - "${PADDED}"
+`,
+			env: map[string]string{"BLANK": " \t", "A": "", "B": "", "PADDED": "tok "},
+			want: []string{
+				`vmcp.yaml:4:10: error: server.auth.tokens[0] is blank (only whitespace): environment variable BLANK is set but blank (only whitespace); set BLANK to the token`,
+				`vmcp.yaml:5:9: error: server.auth.tokens[1] is empty: environment variable UNSET is not set and its default is empty; set UNSET to the token`,
+				`vmcp.yaml:6:9: error: server.auth.tokens[2] is empty: write the token, or "${VMCP_TOKEN}" to read it from the environment, or remove the entry`,
+				`vmcp.yaml:7:9: error: server.auth.tokens[3] is blank (only whitespace): write the token`,
+				`vmcp.yaml:8:9: error: server.auth.tokens[4] is empty: environment variables A, B expand to nothing; set them, or remove the entry`,
+				`vmcp.yaml:10:10: error: server.auth.tokens[6] has leading or trailing whitespace, which a client's bearer token never has; remove it`,
+			},
+		},
+		{
+			name: "a single token string that is empty",
+			src:  "server: {auth: {tokens: \"${T}\"}}\n",
+			env:  map[string]string{"T": ""},
+			want: []string{`vmcp.yaml:1:26: error: server.auth.tokens[0] is empty: environment variable T is set but empty`},
+		},
+		{
+			name: "allowed hosts that are not hosts",
+			src:  "server:\n  allowedHosts:\n    - vmcp.example.com\n    - https://vmcp.example.com\n    - \"*.example.com\"\n    - fd00::1\n    - \"vmcp.example.com:99999\"\n",
+			want: []string{
+				`vmcp.yaml:4:7: error: server.allowedHosts[1] "https://vmcp.example.com" is not a host: it is a URL, and a Host header carries only host[:port] (write host or host:port, for example vmcp.example.com or vmcp.example.com:8443)`,
+				`vmcp.yaml:5:7: error: server.allowedHosts[2] "*.example.com" is not a host: wildcards are not supported; list each name`,
+				`vmcp.yaml:6:7: error: server.allowedHosts[3] "fd00::1" is not a host: an IPv6 address is written in brackets`,
+				`vmcp.yaml:7:7: error: server.allowedHosts[4] "vmcp.example.com:99999" is not a host: the port must be a number from 1 to 65535`,
+			},
+		},
+		{
+			name: "allowed hosts not a list, bad connection settings",
+			src:  "server: {allowedHosts: vmcp.example.com, maxConnections: 0, idleTimeout: soon, readHeaderTimeout: -1s}\n",
+			want: []string{
+				`vmcp.yaml:1:24: error: server.allowedHosts must be a list of host names such as ["vmcp.example.com"], not a string`,
+				`server.maxConnections must be at least 1, not 0`,
+				`server.idleTimeout: "soon" is not a Go duration`,
+				`server.readHeaderTimeout must be positive, not -1s`,
 			},
 		},
 		{
@@ -398,7 +475,7 @@ func TestExpand(t *testing.T) {
 		{"${}", "", "bad environment variable reference"},
 	}
 	for _, tt := range tests {
-		got, err := expand(tt.in, env)
+		got, _, err := expand(tt.in, env)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("expand(%q) error = %v; want %q", tt.in, err, tt.err)

@@ -17,12 +17,16 @@
 //	compositeTools: [...]                           # read by the workflow parser
 //	server: {transport: stdio|http, listen: 127.0.0.1:8080, exposeBackendTools,
 //	         exposeRunTools, maxParallel: 10, auth: {tokens: [...]},
-//	         allowedOrigins: [https://app.example.com]}
+//	         allowedOrigins: [https://app.example.com],
+//	         allowedHosts: [vmcp.example.com], maxConnections: 1024,
+//	         idleTimeout: 120s, readHeaderTimeout: 10s}
 //	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes}
 //
 // Relative paths (workflows, state.path, a command with a slash) resolve
 // against the config file's directory. Errors carry the file position
 // (file:line:col) of the offending key or value, and all of them are
 // reported together as an [*Error]. A ${VAR} that the environment lacks is
-// an error naming the variable and the backend field that used it.
+// an error naming the variable and the backend field that used it, and an
+// auth token that is empty or blank is an error naming the variable it came
+// from.
 package config

@@ -18,6 +18,16 @@ import (
 	"strings"
 )
 
+// envRef is one ${VAR} reference that expand replaced.
+type envRef struct {
+	Var string
+	// Offset is the reference's byte offset in the string, for positions.
+	Offset int
+	// Set reports whether the variable was set (else its :- default was
+	// used).
+	Set bool
+}
+
 // expandError is a problem with one ${...} reference; Offset is its byte
 // offset in the string, for positions.
 type expandError struct {
@@ -28,11 +38,13 @@ type expandError struct {
 
 func (e *expandError) Error() string { return e.Msg }
 
-// expand replaces the ${VAR} references in s using env.
-func expand(s string, env func(string) (string, bool)) (string, error) {
+// expand replaces the ${VAR} references in s using env, and returns the
+// references it replaced, in order.
+func expand(s string, env func(string) (string, bool)) (string, []envRef, error) {
 	if !strings.Contains(s, "${") {
-		return s, nil
+		return s, nil, nil
 	}
+	var refs []envRef
 	var b strings.Builder
 	i := 0
 	for i < len(s) {
@@ -52,25 +64,26 @@ func expand(s string, env func(string) (string, bool)) (string, error) {
 		b.WriteString(s[i:j])
 		end := strings.IndexByte(s[j:], '}')
 		if end < 0 {
-			return "", &expandError{Offset: j, Msg: fmt.Sprintf("unterminated %q: want ${NAME}", s[j:])}
+			return "", nil, &expandError{Offset: j, Msg: fmt.Sprintf("unterminated %q: want ${NAME}", s[j:])}
 		}
 		end += j
 		ref := s[j+2 : end]
 		name, def, hasDef := strings.Cut(ref, ":-")
 		if !isEnvName(name) {
-			return "", &expandError{Offset: j, Msg: fmt.Sprintf("bad environment variable reference %q: want ${NAME} where NAME is letters, digits and underscores", s[j:end+1])}
+			return "", nil, &expandError{Offset: j, Msg: fmt.Sprintf("bad environment variable reference %q: want ${NAME} where NAME is letters, digits and underscores", s[j:end+1])}
 		}
 		val, ok := env(name)
 		switch {
 		case hasDef && (!ok || val == ""):
 			val = def
 		case !ok:
-			return "", &expandError{Var: name, Offset: j, Msg: fmt.Sprintf("environment variable %s is not set", name)}
+			return "", nil, &expandError{Var: name, Offset: j, Msg: fmt.Sprintf("environment variable %s is not set", name)}
 		}
+		refs = append(refs, envRef{Var: name, Offset: j, Set: ok})
 		b.WriteString(val)
 		i = end + 1
 	}
-	return b.String(), nil
+	return b.String(), refs, nil
 }
 
 func isEnvName(s string) bool {

@@ -215,31 +215,44 @@ func joinPath(path, key string) string {
 // str reads a string-valued scalar and expands ${VAR} in it. what names the
 // field for messages ("backend \"github\" field env.GITHUB_TOKEN").
 func (l *loader) str(n ast.Node, path, what string) (string, bool) {
+	s, _, ok := l.strRefs(n, path, what)
+	return s, ok
+}
+
+// strRefs is str that also returns the ${VAR} references it expanded.
+func (l *loader) strRefs(n ast.Node, path, what string) (string, []envRef, bool) {
 	s, ok := scalarString(unwrap(n))
 	if !ok {
 		l.errorf(n, path, "bad_type", "%s must be a string, not %s", what, kind(unwrap(n)))
-		return "", false
+		return "", nil, false
 	}
-	out, err := expand(s, l.env)
+	out, refs, err := expand(s, l.env)
 	if err != nil {
 		var ee *expandError
 		p := l.pos(n)
 		if errors.As(err, &ee) {
-			// Point at the reference when the scalar is on one line.
-			if !strings.Contains(s[:ee.Offset], "\n") {
-				p.Col += ee.Offset + quoteWidth(n)
-			}
+			p = l.refPos(n, s, ee.Offset)
 			code := "bad_env_ref"
 			if ee.Var != "" {
 				code = "missing_env"
 			}
 			l.diags.Errorf(p, path, code, "%s: %s", what, ee.Msg)
-			return "", false
+			return "", nil, false
 		}
 		l.diags.Errorf(p, path, "bad_env_ref", "%s: %v", what, err)
-		return "", false
+		return "", nil, false
 	}
-	return out, true
+	return out, refs, true
+}
+
+// refPos is the position of the byte at offset in the scalar n whose text
+// is s: the scalar's own position when s spans lines before it.
+func (l *loader) refPos(n ast.Node, s string, offset int) ir.Pos {
+	p := l.pos(n)
+	if !strings.Contains(s[:offset], "\n") {
+		p.Col += offset + quoteWidth(n)
+	}
+	return p
 }
 
 // quoteWidth is 1 for a quoted scalar, whose token starts at the quote.
@@ -418,7 +431,8 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 
 func (l *loader) server(n ast.Node) {
 	s := &l.cfg.Server
-	known := []string{"transport", "listen", "exposeBackendTools", "exposeRunTools", "maxParallel", "auth", "allowedOrigins"}
+	known := []string{"transport", "listen", "exposeBackendTools", "exposeRunTools", "maxParallel", "auth", "allowedOrigins",
+		"allowedHosts", "maxConnections", "idleTimeout", "readHeaderTimeout"}
 	l.fields(n, "server", known, func(key string, k, v ast.Node) {
 		p := "server." + key
 		switch key {
@@ -444,10 +458,18 @@ func (l *loader) server(n ast.Node) {
 			}
 		case "auth":
 			l.fields(v, p, []string{"tokens"}, func(key string, k, v ast.Node) {
-				s.Auth.Tokens = l.strList(v, p+".tokens", p+".tokens")
+				s.Auth.Tokens = l.tokens(v, p+".tokens")
 			})
 		case "allowedOrigins":
 			s.AllowedOrigins = l.origins(v, p)
+		case "allowedHosts":
+			s.AllowedHosts = l.hosts(v, p)
+		case "maxConnections":
+			s.MaxConnections = l.integer(v, p, p, 1)
+		case "idleTimeout":
+			s.IdleTimeout = l.duration(v, p, p)
+		case "readHeaderTimeout":
+			s.ReadHeaderTimeout = l.duration(v, p, p)
 		}
 	})
 }
