@@ -4,7 +4,8 @@ package main
 // state.store, Prometheus metrics fed by engine events and a timing
 // decorator on the backends, structured run logs, the HTTP API
 // (/api/v1/runs, /healthz, /readyz, /metrics) mounted next to /mcp, bearer
-// auth and Origin checks on the whole listener, the loopback-only rule for
+// auth, Host and Origin checks and connection limits on the whole listener,
+// the loopback-only rule for
 // unauthenticated listeners, the stdio --admin-listen server, and the
 // optional vmcp_run_status and vmcp_run_cancel tools. Everything the other
 // files need is one call each: openOps in openStack, and the ops methods
@@ -114,10 +115,27 @@ func (o *ops) routes(eng *runtime.Engine, ready func() map[string]error) ([]serv
 	return rs, nil
 }
 
-// protect wraps the whole HTTP listener (MCP and API) with the Origin
-// check, bearer auth (server.auth.tokens) and body limits.
+// protect wraps the whole HTTP listener (MCP and API) with the Host check
+// (server.allowedHosts), the Origin check, bearer auth (server.auth.tokens)
+// and body limits.
 func (o *ops) protect(h http.Handler) http.Handler {
-	return httpsafe.Protect(httpsafe.Options{Tokens: o.cfg.Server.Auth.Tokens, AllowedOrigins: o.cfg.Server.AllowedOrigins}, h)
+	s := o.cfg.Server
+	return httpsafe.Protect(httpsafe.Options{
+		Tokens: s.Auth.Tokens, AllowedOrigins: s.AllowedOrigins, AllowedHosts: s.AllowedHosts, Limits: o.limits(),
+	}, h)
+}
+
+// limits are the HTTP server's connection limits from the server: section;
+// zero fields take httpsafe's defaults.
+func (o *ops) limits() httpsafe.Limits {
+	s := o.cfg.Server
+	return httpsafe.Limits{MaxConnections: s.MaxConnections, IdleTimeout: s.IdleTimeout, ReadHeaderTimeout: s.ReadHeaderTimeout}
+}
+
+// listen opens an HTTP listener on addr that holds at most
+// server.maxConnections connections at once.
+func (o *ops) listen(addr string) (net.Listener, error) {
+	return httpsafe.Listen(addr, o.limits())
 }
 
 // checkListen applies the loopback-only rule to an HTTP listen address.
@@ -138,11 +156,11 @@ func (o *ops) serveAdmin(ctx context.Context, addr string, eng *runtime.Engine, 
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := o.listen(addr)
 	if err != nil {
 		return err
 	}
-	srv := httpsafe.NewServer(o.protect(a), httpsafe.Limits{})
+	srv := httpsafe.NewServer(o.protect(a), o.limits())
 	o.log.Info("serving the admin API", "url", "http://"+ln.Addr().String()+"/api/v1/runs")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -79,13 +78,13 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 				if err != nil {
 					return failuref("%v", err)
 				}
-				ln, err := net.Listen("tcp", listen)
+				ln, err := st.ops.listen(listen)
 				if err != nil {
 					return failuref("listen on %s: %v", listen, err)
 				}
 				mcpHandler := srv.MCPHandler()
 				log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+server.MCPPath, "tools", len(srv.ToolNames()))
-				if err := server.ServeHTTP(ctx, ln, server.HTTPHandler(mcpHandler, st.ops.protect, routes...), mcpHandler, 10*time.Second); err != nil {
+				if err := server.ServeHTTP(ctx, ln, server.HTTPHandler(mcpHandler, st.ops.protect, routes...), st.ops.limits(), mcpHandler, 10*time.Second); err != nil {
 					return failuref("http: %v", err)
 				}
 			default:

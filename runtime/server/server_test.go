@@ -25,6 +25,7 @@ import (
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // fakeRunner runs workflows by calling script.
@@ -120,7 +121,7 @@ func serveHTTP(t *testing.T, s *Server, port int) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	h := s.MCPHandler()
-	go func() { done <- ServeHTTP(ctx, ln, HTTPHandler(h, nil), h, 5*time.Second) }()
+	go func() { done <- ServeHTTP(ctx, ln, HTTPHandler(h, nil), httpsafe.Limits{}, h, 5*time.Second) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -52,6 +52,10 @@ func (s *Server) MCPHandler() *mcpserver.StreamableHTTPServer {
 	return mcpserver.NewStreamableHTTPServer(s.mcp,
 		mcpserver.WithEndpointPath(MCPPath),
 		mcpserver.WithStreamableHTTPLogger(s.log),
+		// httpsafe.CheckHost refuses foreign Host names on loopback for
+		// every endpoint, with server.allowedHosts; mcp-go's own check
+		// would refuse those allowed names on /mcp.
+		mcpserver.WithDisableLocalhostProtection(true),
 		mcpserver.WithHTTPContextFunc(func(ctx context.Context, _ *http.Request) context.Context {
 			return context.WithValue(ctx, transportKey{}, transportHTTP)
 		}),
@@ -83,11 +87,11 @@ func HTTPHandler(mcpHandler http.Handler, wrap func(http.Handler) http.Handler, 
 // ServeHTTP serves handler on ln until ctx is cancelled, then shuts down:
 // it closes MCP sessions (mcp may be nil), stops accepting connections and
 // waits up to grace for calls in flight.
-func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, mcp *mcpserver.StreamableHTTPServer, grace time.Duration) error {
+func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, limits httpsafe.Limits, mcp *mcpserver.StreamableHTTPServer, grace time.Duration) error {
 	// Header, idle and header-size limits, so slow or huge requests cannot
 	// hold connections open; no read or write timeout, which would cut off
 	// long tool calls and event streams.
-	srv := httpsafe.NewServer(handler, httpsafe.Limits{})
+	srv := httpsafe.NewServer(handler, limits)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
