@@ -328,24 +328,36 @@ func TestConnectionCap(t *testing.T) {
 	}
 }
 
-// TestIdleTimeout: server.idleTimeout closes an idle keep-alive connection
-// (one that got a 401, too), which frees its place under the cap.
-func TestIdleTimeout(t *testing.T) {
+// TestIdleAndHeaderTimeouts: server.readHeaderTimeout closes a connection
+// that never finishes its request headers, and server.idleTimeout an idle
+// keep-alive connection (one that got a 401, too); each frees its place
+// under the cap for the next connection.
+func TestIdleAndHeaderTimeouts(t *testing.T) {
 	buildOpsBinaries(t)
-	cfg := writeQuickConfig(t, "  auth: {tokens: [\"${VMCP_OPS_TOKEN}\"]}\n  maxConnections: 1\n  idleTimeout: 300ms")
+	cfg := writeQuickConfig(t, "  auth: {tokens: [\"${VMCP_OPS_TOKEN}\"]}\n  maxConnections: 1\n  idleTimeout: 300ms\n  readHeaderTimeout: 300ms")
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, attackPortLo, attackPortHi))
 	startVMCP(t, cfg, addr)
 	http.DefaultClient.CloseIdleConnections()
 
-	c := dialRaw(t, addr)
-	c.get(t, "/api/v1/runs")
-	if code, ok := c.response(t, 30*time.Second); !ok || code != 401 {
+	// The wait is under the 10s default, so only the configured 300ms
+	// closes this connection in time.
+	silent := dialRaw(t, addr)
+	fmt.Fprint(silent.conn, "GET /healthz HTTP/1.1\r\nHost: local")
+	silent.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(silent.r); err != nil {
+		t.Fatalf("reading a connection with unfinished headers = %q, %v; want it closed by vmcp after server.readHeaderTimeout", b, err)
+	}
+
+	idle := dialRaw(t, addr)
+	idle.get(t, "/api/v1/runs")
+	if code, ok := idle.response(t, 30*time.Second); !ok || code != 401 {
 		t.Fatalf("GET /api/v1/runs without a token = %d (answered %v); want 401", code, ok)
 	}
-	c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-	if _, err := c.r.ReadByte(); err != io.EOF {
+	idle.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := idle.r.ReadByte(); err != io.EOF {
 		t.Fatalf("reading the idle connection = %v; want io.EOF (closed by vmcp after server.idleTimeout)", err)
 	}
+
 	next := dialRaw(t, addr)
 	next.get(t, "/healthz")
 	if code, ok := next.response(t, 30*time.Second); !ok || code != 200 {
