@@ -5,11 +5,10 @@ package main
 // decorator on the backends, structured run logs, the HTTP API
 // (/api/v1/runs, /healthz, /readyz, /metrics) mounted next to /mcp, bearer
 // auth, Host and Origin checks and connection limits on the whole listener,
-// the loopback-only rule for
-// unauthenticated listeners, the stdio --admin-listen server, and the
-// optional vmcp_run_status and vmcp_run_cancel tools. Everything the other
-// files need is one call each: openOps in openStack, and the ops methods
-// in run.go.
+// the loopback-only rule for unauthenticated listeners, the stdio
+// --admin-listen server, and the optional vmcp_run_status and
+// vmcp_run_cancel tools. Everything the other files need is one call each:
+// openOps in openStack, and the ops methods in run.go.
 
 import (
 	"context"
