@@ -26,8 +26,8 @@ import (
 	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 )
 
-// Ports of these tests: 17700-17719.
-const attackPortLo, attackPortHi = 17700, 17719
+// Ports of these tests: 17700-17749.
+const attackPortLo, attackPortHi = 17700, 17749
 
 // quickConfig serves one quick workflow whose output is recognisable, with
 // SERVER replaced by the server: section under test.
