@@ -31,7 +31,6 @@ func planOf(t *testing.T, src string, cat *catalog.Catalog) *ir.Plan {
 	return p
 }
 
-
 // TestCheckPlan checks that a plan compiled without a catalog gets every
 // catalog check when it is loaded with one, with the plan's positions.
 func TestCheckPlan(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vmcp-dev/vmcp/catalog"
-	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/internal/testenv"
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // toolsConfig writes a vmcp.yaml with two real npm backends and the given
