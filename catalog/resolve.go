@@ -14,7 +14,10 @@ package catalog
 // caller gets every match and decides: exactly one resolves the reference,
 // several are an ambiguity to report with the candidates listed.
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // Match is one backend tool that a reference may mean.
 type Match struct {
@@ -25,18 +28,26 @@ type Match struct {
 func (m Match) String() string { return m.Backend + "." + m.Tool }
 
 // Resolve returns every backend tool that ref names by its bare or its
-// aggregated name, sorted by backend, then tool, without duplicates.
+// aggregated name, sorted by backend, then tool. It scans every tool once
+// and sorts only the matches (rarely more than one).
 func (c *Catalog) Resolve(ref string) []Match {
 	if c == nil || ref == "" {
 		return nil
 	}
 	var out []Match
-	for _, b := range c.BackendNames() {
-		for _, t := range c.ToolNames(b) {
-			if t == ref || (strings.HasPrefix(ref, b+"_") && ref[len(b)+1:] == t) {
-				out = append(out, Match{Backend: b, Tool: t})
+	for name, b := range c.Backends {
+		rest, prefixed := strings.CutPrefix(ref, name+"_")
+		for _, t := range b.Tools {
+			if t.Name == ref || (prefixed && t.Name == rest) {
+				out = append(out, Match{Backend: name, Tool: t.Name})
 			}
 		}
 	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Backend != out[j].Backend {
+			return out[i].Backend < out[j].Backend
+		}
+		return out[i].Tool < out[j].Tool
+	})
 	return out
 }
