@@ -27,7 +27,6 @@ package checker
 // (only elicitations) has no floor: its annotations stay as written.
 
 import (
-	"fmt"
 	"sort"
 
 	"github.com/vmcp-dev/vmcp/catalog"
@@ -49,10 +48,8 @@ type hintRule struct {
 	safe bool // read-only: true; destructive, open-world: false
 	// unsafe reports whether the tool denies the safe value, and whether
 	// that is only because it does not say.
-	unsafe   func(a *catalog.Annotations) (bool, bool)
-	why      string // "which is not read-only"
-	unknown  string // "which does not say whether it is read-only (unknown counts as not read-only)"
-	explicit func(a *ir.Annotations) **bool
+	unsafe func(a *catalog.Annotations) (bool, bool)
+	field  func(a *ir.Annotations) **bool // the hint's field in a
 }
 
 var hintRules = []hintRule{
@@ -64,9 +61,7 @@ var hintRules = []hintRule{
 			}
 			return !*a.ReadOnlyHint, false
 		},
-		why:      "which is not read-only",
-		unknown:  "which does not say whether it is read-only (unknown counts as not read-only)",
-		explicit: func(a *ir.Annotations) **bool { return &a.ReadOnlyHint },
+		field: func(a *ir.Annotations) **bool { return &a.ReadOnlyHint },
 	},
 	{
 		hint: hintDestructive, safe: false,
@@ -79,9 +74,7 @@ var hintRules = []hintRule{
 			}
 			return *a.DestructiveHint, false
 		},
-		why:      "which may be destructive",
-		unknown:  "which does not say whether it is destructive (unknown counts as destructive)",
-		explicit: func(a *ir.Annotations) **bool { return &a.DestructiveHint },
+		field: func(a *ir.Annotations) **bool { return &a.DestructiveHint },
 	},
 	{
 		hint: hintOpenWorld, safe: false,
@@ -91,9 +84,7 @@ var hintRules = []hintRule{
 			}
 			return *a.OpenWorldHint, false
 		},
-		why:      "which interacts with an open world",
-		unknown:  "which does not say whether it interacts with an open world (unknown counts as open-world)",
-		explicit: func(a *ir.Annotations) **bool { return &a.OpenWorldHint },
+		field: func(a *ir.Annotations) **bool { return &a.OpenWorldHint },
 	},
 }
 
@@ -156,31 +147,25 @@ func applyAnnotationFloor(wf *ir.Workflow, cat *catalog.Catalog, at hintPos) dia
 		if len(offenders) > 0 {
 			floor = !r.safe
 		}
-		declared := *r.explicit(explicit)
+		declared := *r.field(explicit)
 		if declared == nil {
 			v := floor
-			*r.explicit(merged) = &v
+			*r.field(merged) = &v
 			merged.Derived = append(merged.Derived, r.hint)
 			continue
 		}
 		v := *declared
-		*r.explicit(merged) = &v
+		*r.field(merged) = &v
 		if v != r.safe || len(offenders) == 0 {
 			continue
 		}
-		why := func(i int) string {
-			if unknown[i] {
-				return r.unknown
-			}
-			return r.why
-		}
 		var others []string
 		for i, o := range offenders[1:] {
-			others = append(others, fmt.Sprintf("step %q (%s) calls %s, %s", o.id, o.ref.Pos, o.ref, why(i+1)))
+			others = append(others, unsafeStep(r.hint, o.id, o.ref.Pos, o.ref.String(), unknown[i+1]))
 		}
 		pos, path := at(r.hint)
 		first := offenders[0]
-		out.Add(errUnsafeAnnotation(pos, path, r.hint, v, first.id, first.ref.Pos, first.ref.String(), why(0), others))
+		out.Add(errUnsafeAnnotation(pos, path, r.hint, v, first.id, first.ref.Pos, first.ref.String(), unknown[0], others))
 	}
 	sort.Strings(merged.Derived)
 	wf.Annotations = merged
@@ -199,7 +184,7 @@ func explicitAnnotations(a *ir.Annotations) *ir.Annotations {
 	for _, h := range a.Derived {
 		for _, r := range hintRules {
 			if r.hint == h {
-				*r.explicit(out) = nil
+				*r.field(out) = nil
 			}
 		}
 	}

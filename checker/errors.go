@@ -152,15 +152,33 @@ func errInvalidAnnotation(pos ir.Pos, path, key string, known []string) diag.Dia
 
 // errUnsafeAnnotation: an explicit hint (readOnlyHint: true,
 // destructiveHint: false or openWorldHint: false) that the steps' tools do
-// not allow. step names the first offending step; others lists the rest
-// with their positions.
-func errUnsafeAnnotation(pos ir.Pos, path, hint string, declared bool, step string, stepPos ir.Pos, tool, why string, others []string) diag.Diagnostic {
+// not allow. step names the first offending step (unknown: its tool does
+// not declare the hint); others holds unsafeStep lines for the rest.
+func errUnsafeAnnotation(pos ir.Pos, path, hint string, declared bool, step string, stepPos ir.Pos, tool string, unknown bool, others []string) diag.Diagnostic {
 	detail := []string{fmt.Sprintf("step %q is at %s; a composite tool can be no safer than its steps, so remove %s (vmcp derives it from the steps' tools) or set it to %v", step, stepPos, hint, !declared)}
 	if len(others) > 0 {
 		detail = append(detail, "also: "+strings.Join(others, "; "))
 	}
 	return errorAt(pos, path, CodeUnsafeAnnotation,
-		fmt.Sprintf("annotations declare %s: %v, but step %q calls %s, %s", hint, declared, step, tool, why), detail...)
+		fmt.Sprintf("annotations declare %s: %v, but step %q calls %s, %s", hint, declared, step, tool, unsafeWhy(hint, unknown)), detail...)
+}
+
+// unsafeStep describes one more step that denies hint.
+func unsafeStep(hint, step string, pos ir.Pos, tool string, unknown bool) string {
+	return fmt.Sprintf("step %q (%s) calls %s, %s", step, pos, tool, unsafeWhy(hint, unknown))
+}
+
+// unsafeWhy says why a step's tool denies a hint's safe value.
+func unsafeWhy(hint string, unknown bool) string {
+	what := map[string][2]string{
+		"readOnlyHint":    {"is not read-only", "is read-only (unknown counts as not read-only)"},
+		"destructiveHint": {"may be destructive", "is destructive (unknown counts as destructive)"},
+		"openWorldHint":   {"interacts with an open world", "interacts with an open world (unknown counts as open-world)"},
+	}[hint]
+	if unknown {
+		return "which does not say whether it " + what[1]
+	}
+	return "which " + what[0]
 }
 
 // ---- durations ----
