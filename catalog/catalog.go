@@ -26,6 +26,18 @@ type Tool struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description,omitempty"`
 	InputSchema map[string]any `json:"inputSchema"`
+	// Annotations are the MCP tool annotations the backend declares; nil
+	// (or a nil hint) means the backend did not say.
+	Annotations *Annotations `json:"annotations,omitempty"`
+}
+
+// Annotations are a backend tool's MCP annotations. A nil hint is unknown.
+type Annotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
 }
 
 // New returns an empty catalog.

@@ -117,6 +117,9 @@ type checker struct {
 func (c *checker) workflow(f *parser.File, src *parser.Workflow) *ir.Workflow {
 	w := &wfCheck{c: c, file: f, src: src, byID: map[string]int{}}
 	w.run()
+	if c.opts.Tools != nil {
+		w.addAll(applyAnnotationFloor(w.wf, c.opts.Tools, w.hintPos))
+	}
 	// Unknown keys inside this workflow also make it invalid.
 	invalid := w.diags.HasErrors() || w.hasUnknownKeys()
 	c.diags = append(c.diags, w.diags...)
@@ -144,9 +147,18 @@ type wfCheck struct {
 	ids   []string       // every distinct id, for suggestions
 
 	valueSlab []ir.Value // see newValue
+
+	// hints maps each explicit annotation hint (camelCase) to its key.
+	hints map[string]*parser.Field
 }
 
 func (w *wfCheck) add(d diag.Diagnostic) { w.diags.Add(d) }
+
+func (w *wfCheck) addAll(l diag.List) {
+	for _, d := range l {
+		w.add(d)
+	}
+}
 
 // hasUnknownKeys reports whether the parser found unknown keys inside this
 // workflow's mapping (they were reported once, by Check).
@@ -292,16 +304,21 @@ func (w *wfCheck) checkAnnotations() {
 			if !ok {
 				continue
 			}
+			hint := hintOpenWorld
 			switch f.Key {
 			case "readOnlyHint", "read_only_hint":
-				a.ReadOnlyHint = &b
+				a.ReadOnlyHint, hint = &b, hintReadOnly
 			case "destructiveHint", "destructive_hint":
-				a.DestructiveHint = &b
+				a.DestructiveHint, hint = &b, hintDestructive
 			case "idempotentHint", "idempotent_hint":
-				a.IdempotentHint = &b
+				a.IdempotentHint, hint = &b, "idempotentHint"
 			default:
 				a.OpenWorldHint = &b
 			}
+			if w.hints == nil {
+				w.hints = map[string]*parser.Field{}
+			}
+			w.hints[hint] = f
 		default:
 			if !w.unknownReported(f.KeyPos) {
 				w.add(errInvalidAnnotation(f.KeyPos, pathJoin(n.Path, f.Key), f.Key, known))
@@ -309,6 +326,14 @@ func (w *wfCheck) checkAnnotations() {
 		}
 	}
 	w.wf.Annotations = a
+}
+
+// hintPos is where the explicit annotation hint is written: its key.
+func (w *wfCheck) hintPos(hint string) (ir.Pos, string) {
+	if f, ok := w.hints[hint]; ok {
+		return f.KeyPos, pathJoin(w.src.Annotations.Path, f.Key)
+	}
+	return w.wf.Pos, "annotations"
 }
 
 // unknownReported reports whether the parser already listed the key at pos

@@ -98,7 +98,7 @@ func TestInvalidWorkflowsAreDropped(t *testing.T) {
     steps: [{id: a, tool: x.y}]
   - name: bad
     description: broken
-    steps: [{id: a, tool: nodot}]
+    steps: [{id: a, tool: ".nodot"}]
   - name: warned
     description: only a warning
     steps: [{id: a-b, tool: x.y}]

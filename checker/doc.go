@@ -1,12 +1,13 @@
 // Package checker turns parsed workflow sources into checked workflows.
 //
 // In: the parser.File values of one compilation, and Options (a tool
-// catalog, or nil). Out: one ir.Workflow per workflow that has no errors,
+// catalog, or nil). CheckPlan gives a compiled ir.Plan the checks that
+// need a catalog (plan.go). Out: one ir.Workflow per workflow that has no errors,
 // in file order with Steps in source order (Step.Index is the source
 // index, Step.Deps the sorted indexes of direct dependencies), and a
 // diag.List with every problem found, each with a severity, an exact
 // position, a YAML path, a stable code (the Code* constants) and a
-// message. Entry point: Check.
+// message. Entry points: Check, CheckPlan.
 //
 // Check never stops at the first error: a broken step does not hide the
 // errors of the others, and one workflow's errors do not hide another's.
@@ -17,7 +18,10 @@
 // forms become {type: object, properties, required}); templates as
 // ir.Template with the position of their first character and Single set
 // when the whole string is one action; argument and var trees as ir.Value;
-// Output with its JSON Schema; MaySkip; and the defaults: workflow timeout
+// Output with its JSON Schema; MaySkip; tool references (a bare or
+// aggregated name resolved when a catalog is known, else kept as Ref for
+// vmcp run to resolve); with a catalog, Annotations derived from the steps'
+// tools (annotations.go); and the defaults: workflow timeout
 // 30m, step timeout 5m, maxParallel 10, failureMode abort, forEach itemVar
 // "item", maxParallel 10 and maxIterations 100, elicitation onDecline and
 // onCancel abort, and retryDelay 1s when a step retries.
@@ -52,6 +56,8 @@
 // without compiling), steps.go (per-step fields), deps.go (dependency
 // graph, cycles, defaultResults rule), templates.go (template parsing and
 // reference extraction), refs.go (reference rules), values.go (argument
-// and var trees), tools.go (catalog checks), output.go, errors.go (all
-// wording), suggest.go ("did you mean").
+// and var trees), tools.go (catalog checks: tool names, arguments),
+// annotations.go (the annotation safety floor), plan.go (catalog checks of
+// compiled plans), output.go, errors.go (all wording), suggest.go ("did
+// you mean").
 package checker

@@ -27,6 +27,8 @@ const (
 	CodeInvalidStepType       = "invalid_step_type"
 	CodeFieldNotAllowed       = "field_not_allowed"
 	CodeInvalidToolRef        = "invalid_tool_ref"
+	CodeUnresolvedToolRef     = "unresolved_tool_ref"
+	CodeAmbiguousToolRef      = "ambiguous_tool_ref"
 	CodeUnknownBackend        = "unknown_backend"
 	CodeUnknownTool           = "unknown_tool"
 	CodeUnknownArgument       = "unknown_argument"
@@ -70,6 +72,7 @@ const (
 	CodeSelfReference         = "self_reference"
 	CodeMissingDefaultResult  = "missing_default_result"
 	CodeInvalidAnnotation     = "invalid_annotation"
+	CodeUnsafeAnnotation      = "unsafe_annotation"
 	CodeConditionNotTemplated = "condition_constant"
 )
 
@@ -147,6 +150,37 @@ func errInvalidAnnotation(pos ir.Pos, path, key string, known []string) diag.Dia
 		fmt.Sprintf("unknown annotation %q; MCP tool annotations are %s%s", key, strings.Join(known, ", "), didYouMean(key, known)))
 }
 
+// errUnsafeAnnotation: an explicit hint (readOnlyHint: true,
+// destructiveHint: false or openWorldHint: false) that the steps' tools do
+// not allow. step names the first offending step (unknown: its tool does
+// not declare the hint); others holds unsafeStep lines for the rest.
+func errUnsafeAnnotation(pos ir.Pos, path, hint string, declared bool, step string, stepPos ir.Pos, tool string, unknown bool, others []string) diag.Diagnostic {
+	detail := []string{fmt.Sprintf("step %q is at %s; a composite tool can be no safer than its steps, so remove %s (vmcp derives it from the steps' tools) or set it to %v", step, stepPos, hint, !declared)}
+	if len(others) > 0 {
+		detail = append(detail, "also: "+strings.Join(others, "; "))
+	}
+	return errorAt(pos, path, CodeUnsafeAnnotation,
+		fmt.Sprintf("annotations declare %s: %v, but step %q calls %s, %s", hint, declared, step, tool, unsafeWhy(hint, unknown)), detail...)
+}
+
+// unsafeStep describes one more step that denies hint.
+func unsafeStep(hint, step string, pos ir.Pos, tool string, unknown bool) string {
+	return fmt.Sprintf("step %q (%s) calls %s, %s", step, pos, tool, unsafeWhy(hint, unknown))
+}
+
+// unsafeWhy says why a step's tool denies a hint's safe value.
+func unsafeWhy(hint string, unknown bool) string {
+	what := map[string][2]string{
+		"readOnlyHint":    {"is not read-only", "is read-only (unknown counts as not read-only)"},
+		"destructiveHint": {"may be destructive", "is destructive (unknown counts as destructive)"},
+		"openWorldHint":   {"interacts with an open world", "interacts with an open world (unknown counts as open-world)"},
+	}[hint]
+	if unknown {
+		return "which does not say whether it " + what[1]
+	}
+	return "which " + what[0]
+}
+
 // ---- durations ----
 
 func errInvalidDuration(pos ir.Pos, path, field, got string) diag.Diagnostic {
@@ -197,13 +231,26 @@ func errInvalidStepType(pos ir.Pos, path, got string) diag.Diagnostic {
 		fmt.Sprintf("step type %q is not valid; use tool, elicitation or forEach%s", got, didYouMean(got, []string{ir.StepTool, ir.StepElicitation, ir.StepForEach})))
 }
 
-func errInvalidToolRef(pos ir.Pos, path, got, hint string) diag.Diagnostic {
-	msg := fmt.Sprintf("tool %q is not of the form backend.tool", got)
-	if hint != "" {
-		msg += "; did you mean " + hint + "?"
-	}
-	return errorAt(pos, path, CodeInvalidToolRef, msg,
-		"a tool reference names the backend (the prefix configured under backends:) and the tool, e.g. github.create_issue")
+func errInvalidToolRef(pos ir.Pos, path, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidToolRef,
+		fmt.Sprintf("tool %q is not a tool reference; write backend.tool (e.g. github.create_issue), or a tool's bare or backend_tool name", got))
+}
+
+func warnUnresolvedToolRef(pos ir.Pos, path, ref string) diag.Diagnostic {
+	return warnAt(pos, path, CodeUnresolvedToolRef,
+		fmt.Sprintf("tool %q is not of the form backend.tool; it will be resolved at startup, where it must name exactly one backend tool (by its bare name or as backend_tool)", ref),
+		"to resolve it now, compile with --tools tools.lock.json or --config vmcp.yaml, or write backend.tool")
+}
+
+func errNoToolNamed(pos ir.Pos, path, ref string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownTool,
+		fmt.Sprintf("no backend has a tool %q, by its bare name or as backend_tool%s", ref, didYouMean(ref, known)),
+		"write backend.tool to name a tool of one backend")
+}
+
+func errAmbiguousToolRef(pos ir.Pos, path, ref string, candidates []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeAmbiguousToolRef,
+		fmt.Sprintf("tool %q matches %d backend tools: %s; write the one you mean as backend.tool", ref, len(candidates), strings.Join(candidates, ", ")))
 }
 
 func errUnknownBackend(pos ir.Pos, path, backend string, known []string) diag.Diagnostic {

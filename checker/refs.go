@@ -203,7 +203,7 @@ func (w *wfCheck) checkStepTemplates(si *stepInfo) {
 	si.ir.Condition = w.condition(s.Condition, sc)
 	switch si.typ {
 	case ir.StepTool:
-		si.ir.Arguments = w.arguments(s, sc)
+		si.ir.Arguments = w.arguments(s, si.ir.Tool, sc)
 	case ir.StepElicitation:
 		si.ir.Message = w.template(s.Message, "message", sc)
 	case ir.StepForEach:
@@ -217,7 +217,7 @@ func (w *wfCheck) checkStepTemplates(si *stepInfo) {
 		}
 		isc := scope{kind: inStep, step: si, itemVar: si.itemVar}
 		inner.Condition = w.condition(in.Condition, isc)
-		inner.Arguments = w.arguments(in, isc)
+		inner.Arguments = w.arguments(in, inner.Tool, isc)
 		inner.MaySkip = in.Condition != nil || inner.OnError.Action == ir.ActionContinue
 	}
 }

@@ -308,8 +308,11 @@ func (w *wfCheck) checkDefaults(si *stepInfo) {
 	si.ir.DefaultResults = n.Interface()
 }
 
-// checkToolRef checks tool: backend.tool and, with a catalog, that the
-// backend and tool exist.
+// checkToolRef checks a step's tool reference. backend.tool is checked
+// against the catalog when there is one. A bare ("echo") or aggregated
+// ("backend_echo") name is resolved against the catalog (resolveToolRef);
+// without a catalog it stays unresolved in the IR, with a warning, and vmcp
+// run resolves it at startup against the live backends.
 func (w *wfCheck) checkToolRef(si *stepInfo, s *parser.Step, object string) {
 	if s.Tool == nil {
 		w.add(errMissingStepField(s.Node.Pos, s.Node.Path, stepName(si), "tool", "tool"))
@@ -319,53 +322,29 @@ func (w *wfCheck) checkToolRef(si *stepInfo, s *parser.Step, object string) {
 	if !ok {
 		return
 	}
-	backend, tool, found := strings.Cut(ref, ".")
-	if !found || backend == "" || tool == "" {
-		w.add(errInvalidToolRef(s.Tool.Pos, s.Tool.Path, ref, w.toolRefHint(ref)))
+	tr := &ir.ToolRef{Pos: s.Tool.Pos}
+	backend, tool, dotted := strings.Cut(ref, ".")
+	switch {
+	case dotted && (backend == "" || tool == ""), ref == "":
+		w.add(errInvalidToolRef(s.Tool.Pos, s.Tool.Path, ref))
 		return
+	case dotted:
+		tr.Backend, tr.Name = backend, tool
+	default:
+		tr.Ref = ref
 	}
-	tr := &ir.ToolRef{Backend: backend, Name: tool, Pos: s.Tool.Pos}
 	if si.ir.Type == ir.StepTool || object == "inner" {
 		si.ir.Tool = tr
 	}
-	if cat := w.c.opts.Tools; cat != nil {
-		if _, ok := cat.Backends[backend]; !ok {
-			w.add(errUnknownBackend(s.Tool.Pos, s.Tool.Path, backend, cat.BackendNames()))
-			return
-		}
-		if _, ok := cat.Tool(backend, tool); !ok {
-			w.add(errUnknownTool(s.Tool.Pos, s.Tool.Path, backend, tool, cat.ToolNames(backend)))
-		}
+	if tr.Resolved() {
+		w.addAll(checkToolExists(w.c.opts.Tools, tr, s.Tool.Path))
+		return
 	}
-}
-
-// toolRefHint guesses the intended backend.tool for a reference without a
-// dot: ToolHive's published examples write backend_tool, the name a
-// backend tool gets when it is re-exported with a prefix.
-func (w *wfCheck) toolRefHint(ref string) string {
-	cat := w.c.opts.Tools
-	if cat == nil {
-		return ""
+	if w.c.opts.Tools == nil {
+		w.add(warnUnresolvedToolRef(s.Tool.Pos, s.Tool.Path, ref))
+		return
 	}
-	for i := 0; i < len(ref); i++ {
-		if ref[i] != '_' {
-			continue
-		}
-		if _, ok := cat.Backends[ref[:i]]; ok && i+1 < len(ref) {
-			return ref[:i] + "." + ref[i+1:]
-		}
-	}
-	// A bare tool name that exactly one backend offers.
-	var owners []string
-	for _, b := range cat.BackendNames() {
-		if _, ok := cat.Tool(b, ref); ok {
-			owners = append(owners, b)
-		}
-	}
-	if len(owners) == 1 {
-		return owners[0] + "." + ref
-	}
-	return ""
+	w.addAll(resolveToolRef(w.c.opts.Tools, tr, s.Tool.Path))
 }
 
 func stepName(si *stepInfo) string {

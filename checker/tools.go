@@ -1,13 +1,20 @@
 package checker
 
-// Argument checks against a backend tool's input schema (only with
-// Options.Tools). For an object schema: every argument must be a declared
-// property unless additionalProperties allows more; every required
-// property must be given; and a literal value must have the declared JSON
-// type. Strings that the runtime will coerce count as having the type when
-// they parse ("5" for an integer, "true" for a boolean), and a template is
-// never type-checked, because its value is known only at run time. Nested
-// objects and array items are checked the same way, recursively.
+// Checks against a tool catalog (only with Options.Tools), shared by
+// workflow sources (Check) and compiled plans (CheckPlan):
+//
+//   - Tool references. backend.tool must name a known backend and one of
+//     its tools. A bare or aggregated name is resolved with
+//     catalog.Resolve: exactly one match resolves it, none is an unknown
+//     tool, several are an ambiguity listing the candidates.
+//   - Arguments against the tool's input schema. For an object schema:
+//     every argument must be a declared property unless
+//     additionalProperties allows more; every required property must be
+//     given; and a literal value must have the declared JSON type. Strings
+//     that the runtime will coerce count as having the type when they parse
+//     ("5" for an integer, "true" for a boolean), and a template is never
+//     type-checked, because its value is known only at run time. Nested
+//     objects and array items are checked the same way, recursively.
 
 import (
 	"encoding/json"
@@ -17,22 +24,60 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vmcp-dev/vmcp/catalog"
+	"github.com/vmcp-dev/vmcp/diag"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/parser"
 )
 
-func (w *wfCheck) checkToolArgs(s *parser.Step, args *parser.Node) {
-	cat := w.c.opts.Tools
-	if cat == nil || s.Tool == nil {
-		return
+// checkToolExists reports a backend.tool reference whose backend or tool
+// the catalog lacks. Without a catalog there is nothing to check.
+func checkToolExists(cat *catalog.Catalog, tr *ir.ToolRef, path string) diag.List {
+	var out diag.List
+	if cat == nil {
+		return out
 	}
-	ref, _ := s.Tool.Str()
-	backend, name, ok := strings.Cut(ref, ".")
-	if !ok {
-		return
+	if _, ok := cat.Backends[tr.Backend]; !ok {
+		out.Add(errUnknownBackend(tr.Pos, path, tr.Backend, cat.BackendNames()))
+		return out
 	}
-	tool, ok := cat.Tool(backend, name)
-	if !ok || tool.InputSchema == nil {
+	if _, ok := cat.Tool(tr.Backend, tr.Name); !ok {
+		out.Add(errUnknownTool(tr.Pos, path, tr.Backend, tr.Name, cat.ToolNames(tr.Backend)))
+	}
+	return out
+}
+
+// resolveToolRef resolves a bare or aggregated reference (tr.Ref) against
+// the catalog, filling in tr.Backend and tr.Name when exactly one backend
+// tool matches.
+func resolveToolRef(cat *catalog.Catalog, tr *ir.ToolRef, path string) diag.List {
+	var out diag.List
+	matches := cat.Resolve(tr.Ref)
+	switch len(matches) {
+	case 1:
+		tr.Backend, tr.Name = matches[0].Backend, matches[0].Tool
+	case 0:
+		var names []string
+		for _, b := range cat.BackendNames() {
+			for _, t := range cat.ToolNames(b) {
+				names = append(names, t, b+"_"+t)
+			}
+		}
+		out.Add(errNoToolNamed(tr.Pos, path, tr.Ref, names))
+	default:
+		candidates := make([]string, len(matches))
+		for i, m := range matches {
+			candidates[i] = m.String()
+		}
+		out.Add(errAmbiguousToolRef(tr.Pos, path, tr.Ref, candidates))
+	}
+	return out
+}
+
+// checkToolArgs checks a tool step's arguments (nil when absent) against
+// the input schema of the resolved tool tr.
+func (w *wfCheck) checkToolArgs(tr *ir.ToolRef, s *parser.Step, args *parser.Node) {
+	if tr == nil || !tr.Resolved() || s.Tool == nil {
 		return
 	}
 	// Missing arguments are reported at the arguments key, or at the tool
@@ -41,12 +86,26 @@ func (w *wfCheck) checkToolArgs(s *parser.Step, args *parser.Node) {
 	if args != nil {
 		pos, path = keyPos(s.Node, args, "arguments")
 	}
-	w.checkObjectArgs(ref, "", tool.InputSchema, args, pos, path)
+	for _, d := range checkArguments(w.c.opts.Tools, tr, args, pos, path) {
+		w.add(d)
+	}
+}
+
+// checkArguments checks args (nil when absent) against the input schema
+// of tool tr. Missing required arguments are reported at missingPos.
+func checkArguments(cat *catalog.Catalog, tr *ir.ToolRef, args *parser.Node, missingPos ir.Pos, missingPath string) diag.List {
+	var out diag.List
+	tool, ok := cat.Tool(tr.Backend, tr.Name)
+	if !ok || tool.InputSchema == nil {
+		return out
+	}
+	checkObjectArgs(&out, tr.String(), "", tool.InputSchema, args, missingPos, missingPath)
+	return out
 }
 
 // checkObjectArgs checks the mapping n (nil when absent) against an object
 // schema. prefix names the enclosing argument for messages ("" at the top).
-func (w *wfCheck) checkObjectArgs(tool, prefix string, schema map[string]any, n *parser.Node, missingPos ir.Pos, missingPath string) {
+func checkObjectArgs(out *diag.List, tool, prefix string, schema map[string]any, n *parser.Node, missingPos ir.Pos, missingPath string) {
 	props, _ := schema["properties"].(map[string]any)
 	var names []string
 	for k := range props {
@@ -71,21 +130,21 @@ func (w *wfCheck) checkObjectArgs(tool, prefix string, schema map[string]any, n 
 			ps, declared := props[f.Key].(map[string]any)
 			if !declared {
 				if !open {
-					w.add(errUnknownArgument(f.KeyPos, pathJoin(n.Path, f.Key), tool, argName, names))
+					out.Add(errUnknownArgument(f.KeyPos, pathJoin(n.Path, f.Key), tool, argName, names))
 				}
 				continue
 			}
-			w.checkArgValue(tool, argName, ps, f.Value)
+			checkArgValue(out, tool, argName, ps, f.Value)
 		}
 	}
 	for _, r := range stringList(schema["required"]) {
 		if !given[r] {
-			w.add(errMissingArgument(missingPos, missingPath, tool, prefix+r))
+			out.Add(errMissingArgument(missingPos, missingPath, tool, prefix+r))
 		}
 	}
 }
 
-func (w *wfCheck) checkArgValue(tool, name string, schema map[string]any, n *parser.Node) {
+func checkArgValue(out *diag.List, tool, name string, schema map[string]any, n *parser.Node) {
 	if n.Kind == parser.String {
 		if s, _ := n.Str(); isTemplate(s) {
 			return
@@ -93,7 +152,7 @@ func (w *wfCheck) checkArgValue(tool, name string, schema map[string]any, n *par
 	}
 	types := stringList(schema["type"])
 	if len(types) > 0 && !literalFits(n, types) {
-		w.add(errArgumentType(n.Pos, n.Path, tool, name, joinOr(types), describeValue(n.Interface())))
+		out.Add(errArgumentType(n.Pos, n.Path, tool, name, joinOr(types), describeValue(n.Interface())))
 		return
 	}
 	if enum, ok := schema["enum"].([]any); ok && len(enum) > 0 && !inEnum(n.Interface(), enum) {
@@ -101,18 +160,18 @@ func (w *wfCheck) checkArgValue(tool, name string, schema map[string]any, n *par
 		for _, e := range enum {
 			names = append(names, fmt.Sprint(e))
 		}
-		w.add(errArgumentEnum(n.Pos, n.Path, tool, name, names, fmt.Sprint(n.Interface())))
+		out.Add(errArgumentEnum(n.Pos, n.Path, tool, name, names, fmt.Sprint(n.Interface())))
 		return
 	}
 	switch n.Kind {
 	case parser.Map:
 		if _, ok := schema["properties"].(map[string]any); ok {
-			w.checkObjectArgs(tool, name+".", schema, n, n.Pos, n.Path)
+			checkObjectArgs(out, tool, name+".", schema, n, n.Pos, n.Path)
 		}
 	case parser.Seq:
 		if items, ok := schema["items"].(map[string]any); ok {
 			for i, it := range n.Items {
-				w.checkArgValue(tool, fmt.Sprintf("%s[%d]", name, i), items, it)
+				checkArgValue(out, tool, fmt.Sprintf("%s[%d]", name, i), items, it)
 			}
 		}
 	}

@@ -12,11 +12,11 @@ import (
 )
 
 // arguments converts a tool step's arguments and checks them against the
-// tool's input schema when a catalog is known.
-func (w *wfCheck) arguments(s *parser.Step, sc scope) *ir.Value {
+// input schema of its tool tr when a catalog is known.
+func (w *wfCheck) arguments(s *parser.Step, tr *ir.ToolRef, sc scope) *ir.Value {
 	n := s.Arguments
 	if n == nil || n.Kind == parser.Null {
-		w.checkToolArgs(s, nil)
+		w.checkToolArgs(tr, s, nil)
 		return &ir.Value{Kind: ir.KindObject}
 	}
 	if !w.kind(n, "arguments", parser.Map) {
@@ -24,7 +24,7 @@ func (w *wfCheck) arguments(s *parser.Step, sc scope) *ir.Value {
 	}
 	tooDeep := false
 	v := w.value(n, sc, 1, "arguments", &tooDeep)
-	w.checkToolArgs(s, n)
+	w.checkToolArgs(tr, s, n)
 	return v
 }
 

@@ -43,7 +43,9 @@ const (
 
 // Compile turns sources into one plan: parse every source, stop if any
 // failed; check them together, stop on errors; plan the checked workflows;
-// then add the workflows of any precompiled plans among the inputs. The
+// then add the workflows of any precompiled plans among the inputs, which
+// get the checker's catalog checks (checker.CheckPlan) when there is a
+// catalog. The
 // plan is nil whenever the diagnostics hold an error. Diagnostics come back
 // sorted, de-duplicated and capped (diag.List.Sorted).
 func Compile(inputs []Source, opts Options) (*ir.Plan, diag.List) {
@@ -68,6 +70,7 @@ func Compile(inputs []Source, opts Options) (*ir.Plan, diag.List) {
 	}
 
 	for _, p := range plans {
+		diags = append(diags, checker.CheckPlan(p, checker.Options{Tools: opts.Tools})...)
 		plan.Workflows = append(plan.Workflows, p.Workflows...)
 	}
 	checkUniqueNames(plan.Workflows, &diags)

@@ -87,6 +87,11 @@ type Annotations struct {
 	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
 	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
 	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+	// Derived lists the hints (readOnlyHint, destructiveHint,
+	// openWorldHint) whose values were derived from the steps' backend
+	// tools rather than written by the author, so a runtime can derive
+	// them again from its live catalog. Sorted.
+	Derived []string `json:"derived,omitempty"`
 }
 
 // Step is one node of the workflow graph.
@@ -133,9 +138,22 @@ type ToolRef struct {
 	Backend string `json:"backend"`
 	Name    string `json:"name"`
 	Pos     Pos    `json:"pos"`
+	// Ref is the reference as written when it was not backend.tool: a bare
+	// ("echo") or aggregated ("everything_echo") tool name. Backend and
+	// Name are empty until it is resolved against a tool catalog (vmcp run
+	// always resolves it at startup); a runtime refuses an unresolved one.
+	Ref string `json:"ref,omitempty"`
 }
 
-func (r ToolRef) String() string { return r.Backend + "." + r.Name }
+// Resolved reports whether the reference names a backend and a tool.
+func (r ToolRef) Resolved() bool { return r.Backend != "" && r.Name != "" }
+
+func (r ToolRef) String() string {
+	if !r.Resolved() {
+		return r.Ref
+	}
+	return r.Backend + "." + r.Name
+}
 
 // OnError says what a failed step does.
 type OnError struct {

@@ -304,6 +304,9 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 		if s.Tool == nil {
 			return nil, fmt.Errorf("tool step %q (%s) names no tool", s.ID, s.Pos)
 		}
+		if !s.Tool.Resolved() {
+			return nil, fmt.Errorf("tool step %q (%s): tool %q is not resolved to backend.tool; vmcp run resolves it against the backends' tools when it starts", s.ID, s.Tool.Pos, s.Tool.Ref)
+		}
 		if sp.args, err = prepareValue(s.Arguments, funcs, 0); err != nil {
 			return nil, fmt.Errorf("step %q: %w", s.ID, err)
 		}

@@ -10,7 +10,9 @@ import (
 
 // compilePlan compiles the workflow sources (YAML or plan.json) with the
 // backends' live tool schemas, so tool references and argument types are
-// checked against what the backends really offer. It returns the source
+// checked against what the backends really offer, bare and aggregated tool
+// names are resolved, and annotations are derived from the steps' tools
+// (plan.json included: compiler.Compile runs checker.CheckPlan on it). It returns the source
 // texts for printing diagnostics with excerpts.
 func compilePlan(paths []string, mgr *mcpclient.Manager) (*ir.Plan, diag.List, diag.Sources) {
 	inputs, err := compiler.Load(paths)

@@ -6,7 +6,11 @@
 // sources (YAML, or plan.json from vmcpc compile). Both commands load the
 // config, compile the workflows, connect to every backend, check every
 // tool reference against the backends' live tool schemas (diagnostics and
-// exit 1 on errors), and build the runtime engine.
+// exit 1 on errors), and build the runtime engine. The checks are the same
+// for YAML and plan.json: bare and aggregated tool names are resolved
+// against the live catalog, and each workflow's annotations are derived
+// from its steps' tools (an explicit hint safer than they allow stops
+// startup).
 //
 //	vmcp run  --config vmcp.yaml [--transport stdio|http] [--listen ADDR] [--insecure] [--admin-listen ADDR] [--log-level LEVEL]
 //	vmcp call --config vmcp.yaml TOOL [--arg k=v ...] [--args-json '{...}'] [--timeline]

@@ -149,8 +149,8 @@ func workflowSchema() obj {
 		field{"onError", ref("onError")},
 		field{"defaultResults", obj{"description": "Output of an iteration that is skipped or fails with continue"}},
 	), "tool")
-	defs["toolRef"] = obj{"type": "string", "pattern": `^[^.\s]+\.[^\s]+$`,
-		"description": "backend.tool_name"}
+	defs["toolRef"] = obj{"type": "string", "pattern": `^[^.\s]+(\.[^\s]+)?$`,
+		"description": "backend.tool_name, or a bare tool_name or aggregated backend_tool_name that exactly one backend tool matches"}
 	defs["step"] = obj{
 		"type":        "object",
 		"description": "One step of the workflow",

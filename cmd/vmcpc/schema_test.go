@@ -114,7 +114,8 @@ func TestSchemaRejectsBadFiles(t *testing.T) {
 		{"bad name", strings.Replace(valid, "name: ok", "name: Not_OK", 1), "pattern"},
 		{"bad failureMode", strings.Replace(valid, "description: fine", "description: fine\n  failureMode: explode", 1), "/spec/failureMode"},
 		{"bad duration", strings.Replace(valid, "tool: b.c", "tool: b.c\n      timeout: 5 minutes", 1), "pattern"},
-		{"tool without backend", strings.Replace(valid, "tool: b.c", "tool: fetch", 1), "pattern"},
+		{"tool with an empty backend", strings.Replace(valid, "tool: b.c", "tool: .fetch", 1), "pattern"},
+		{"tool with an empty name", strings.Replace(valid, "tool: b.c", "tool: fetch.", 1), "pattern"},
 		{"tool step without tool", strings.Replace(valid, "      tool: b.c\n", "", 1), "tool"},
 		{"forEach without collection", strings.Replace(valid, "tool: b.c", "type: forEach\n      step: {tool: b.c}", 1), "collection"},
 		{"forEach maxParallel over 50", strings.Replace(valid, "tool: b.c", "type: forEach\n      collection: \"{{.params.x}}\"\n      maxParallel: 60\n      step: {tool: b.c}", 1), "maximum"},
@@ -126,10 +127,13 @@ func TestSchemaRejectsBadFiles(t *testing.T) {
 		{"config without composite tools", "backends: {}\n", "compositeTools"},
 		{"composite definition without spec", "apiVersion: toolhive.stacklok.dev/v1beta1\nkind: VirtualMCPCompositeToolDefinition\nmetadata: {name: x}\n", "spec"},
 	}
-	// The valid base must pass, or every rejection below proves nothing.
-	for _, doc := range documents(t, "valid", []byte(valid)) {
-		if err := sch.Validate(doc); err != nil {
-			t.Fatalf("schema rejects the valid base document: %v", err)
+	// The valid base must pass, or every rejection below proves nothing;
+	// so must bare and aggregated tool names, which vmcp resolves.
+	for _, src := range []string{valid, strings.Replace(valid, "tool: b.c", "tool: fetch", 1), strings.Replace(valid, "tool: b.c", "tool: b_c", 1)} {
+		for _, doc := range documents(t, "valid", []byte(src)) {
+			if err := sch.Validate(doc); err != nil {
+				t.Fatalf("schema rejects a valid document: %v\n%s", err, src)
+			}
 		}
 	}
 	for _, tc := range tests {

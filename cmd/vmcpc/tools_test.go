@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/internal/testenv"
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // toolsConfig writes a vmcp.yaml with two real npm backends and the given
@@ -177,3 +180,70 @@ func TestToolsPullErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestCompileConfigNamesAndAnnotations compiles against the real npm
+// backends: bare and aggregated names resolve to the one tool they name,
+// and the annotations are derived from what the servers declare
+// (everything's echo and memory's read_graph are read-only and
+// closed-world; delete_entities is destructive).
+func TestCompileConfigNamesAndAnnotations(t *testing.T) {
+	cfg := toolsConfig(t, `compositeTools:
+  - name: look
+    description: Reads the graph and echoes.
+    annotations: {title: Look}
+    steps:
+      - {id: graph, tool: read_graph}
+      - {id: say, tool: ev_echo, arguments: {message: hi}}
+  - name: wipe
+    description: Claims to be read-only but deletes.
+    annotations: {readOnlyHint: true}
+    steps:
+      - {id: graph, tool: memory_read_graph}
+      - {id: wipe, tool: delete_entities, arguments: {entityNames: [x]}}
+`)
+	plan := filepath.Join(filepath.Dir(cfg), "plan.json")
+	code, _, stderr := runVmcpc("compile", "--config", cfg, "-o", plan)
+	if code != 1 {
+		t.Fatalf("compile --config exit %d; want 1 for the wipe workflow; stderr:\n%s", code, stderr)
+	}
+	want := `vmcp.yaml:13:19: error: annotations declare readOnlyHint: true, but step "wipe" calls memory.delete_entities, which is not read-only`
+	if !strings.Contains(stderr, want) || strings.Count(stderr, "error:") != 1 {
+		t.Errorf("compile --config stderr =\n%s\nwant exactly one error: %s", stderr, want)
+	}
+
+	// Without the unsafe workflow the plan is written, names resolved.
+	src, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(src[:strings.Index(string(src), "  - name: wipe")])
+	if err := os.WriteFile(cfg, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runVmcpc("compile", "--config", cfg, "-o", plan)
+	if code != 0 || stderr != "" {
+		t.Fatalf("compile --config exit %d; want 0 and no diagnostics; stderr:\n%s", code, stderr)
+	}
+	data, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ir.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := p.Workflows[0]
+	var refs []string
+	for _, s := range wf.Steps {
+		refs = append(refs, s.Tool.String()+" (written "+s.Tool.Ref+")")
+	}
+	if diff := cmp.Diff([]string{"memory.read_graph (written read_graph)", "ev.echo (written ev_echo)"}, refs); diff != "" {
+		t.Errorf("resolved references differ (-want +got):\n%s", diff)
+	}
+	a := wf.Annotations
+	if a == nil || a.Title != "Look" || !is(a.ReadOnlyHint, true) || !is(a.DestructiveHint, false) || !is(a.OpenWorldHint, false) || a.IdempotentHint != nil {
+		t.Errorf("annotations = %+v; want title Look, read-only, not destructive, closed-world, idempotence not derived", a)
+	}
+}
+
+func is(b *bool, want bool) bool { return b != nil && *b == want }

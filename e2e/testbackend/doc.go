@@ -10,6 +10,9 @@
 //	hang   {}                never answers and ignores cancellation
 //	pid    {}                returns {pid} of this process
 //
+// echo and add declare themselves read-only, not destructive, idempotent
+// and closed-world; the others keep mcp-go's default annotations.
+//
 // With -record FILE, sleep appends "start LABEL", "done LABEL" or
 // "cancelled LABEL" lines to FILE, so a test can see that a cancel reached
 // the backend.

@@ -19,16 +19,21 @@ func main() {
 	flag.Parse()
 	r := &recorder{path: *record}
 	s := server.NewMCPServer("testbackend", "1.0.0", server.WithToolCapabilities(false))
-	s.AddTool(mcp.NewTool("echo",
+	// echo and add are pure: read-only, idempotent, closed-world (a
+	// composite tool of only these may claim readOnlyHint). The other
+	// tools keep mcp-go's defaults: not read-only, destructive, open-world.
+	pure := []mcp.ToolOption{mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)}
+	s.AddTool(mcp.NewTool("echo", append([]mcp.ToolOption{
 		mcp.WithDescription("Return the text"),
-		mcp.WithString("text", mcp.Required()),
+		mcp.WithString("text", mcp.Required())}, pure...)...,
 	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultStructuredOnly(map[string]any{"text": req.GetString("text", "")}), nil
 	})
-	s.AddTool(mcp.NewTool("add",
+	s.AddTool(mcp.NewTool("add", append([]mcp.ToolOption{
 		mcp.WithDescription("Add two numbers"),
 		mcp.WithNumber("a", mcp.Required()),
-		mcp.WithNumber("b", mcp.Required()),
+		mcp.WithNumber("b", mcp.Required())}, pure...)...,
 	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultStructuredOnly(map[string]any{"sum": req.GetFloat("a", 0) + req.GetFloat("b", 0)}), nil
 	})
