@@ -6,9 +6,16 @@ import (
 	"time"
 )
 
-// Version identifies the layout of a Plan. Load refuses plans of any other
+// Version identifies the layout of a Plan. Decode refuses plans of any other
 // version, so a runtime never guesses at a plan written by another compiler.
-const Version = "vmcp.plan/v1"
+//
+// v2 added Template.Segments (exact file positions inside quoted and block
+// scalars); a v1 plan has none, so it must be compiled again.
+const Version = "vmcp.plan/v2"
+
+// olderVersions are the versions this package once wrote; Decode tells
+// their readers to recompile rather than calling them unknown.
+var olderVersions = []string{"vmcp.plan/v1"}
 
 // Step types.
 const (
@@ -184,7 +191,13 @@ type OutputProperty struct {
 // runtime parses each template once when it loads the plan.
 type Template struct {
 	Source string `json:"source"`
-	Pos    Pos    `json:"pos"`
+	// Pos is where Source's first byte is in the file (for a quoted
+	// scalar, the byte after the quote).
+	Pos Pos `json:"pos"`
+	// Segments maps byte offsets of Source back to the file (see
+	// segments.go and Template.OffsetPos). The compiler leaves it empty
+	// when Source is one run of the file's text starting at Pos.
+	Segments []Segment `json:"segments,omitempty"`
 	// Path is the YAML path of the scalar, e.g. steps[2].arguments.body.
 	Path string `json:"path,omitempty"`
 	// Single is true when the whole string is one action ("{{.x}}"), so the
