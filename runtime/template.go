@@ -34,10 +34,11 @@ import (
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
-// Limits enforced while evaluating templates and arguments.
+// Limits enforced while evaluating templates and arguments (ir/limits.go;
+// limit.go checks whole values).
 const (
-	maxTemplateOutput = 10 << 20 // bytes rendered by one template
-	maxArgumentDepth  = 100      // nesting of argument values
+	maxTemplateOutput = ir.MaxValueBytes    // bytes rendered by one template
+	maxArgumentDepth  = ir.MaxArgumentDepth // nesting of argument values
 )
 
 // tmpl is one parsed template.
