@@ -153,6 +153,11 @@ type OnError struct {
 	RetryDelay Duration `json:"retryDelay,omitempty"`
 }
 
+// ForEachOutputFields are the fields of a forEach step's output:
+// iterations ([{index, item, status, output, error}]) and the counts of
+// them, count = completed + failed + skipped.
+var ForEachOutputFields = []string{"iterations", "count", "completed", "failed", "skipped"}
+
 // ForEach describes an iterating step.
 type ForEach struct {
 	Collection    *Template `json:"collection"`
@@ -160,7 +165,9 @@ type ForEach struct {
 	MaxParallel   int       `json:"maxParallel"`
 	MaxIterations int       `json:"maxIterations"`
 	// Step is the inner tool step run once per item. Its ID is the forEach
-	// step's ID and it has no dependencies of its own.
+	// step's ID and it has no dependencies of its own. Its Condition, when
+	// set, is evaluated per item; an iteration it skips has its
+	// DefaultResults as output.
 	Step *Step `json:"step"`
 }
 
