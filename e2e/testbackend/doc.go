@@ -9,6 +9,7 @@
 //	crash  {after_ms}        kills the whole process mid-call
 //	hang   {}                never answers and ignores cancellation
 //	pid    {}                returns {pid} of this process
+//	keys   {any...}          returns {keys}, the number of arguments
 //
 // With -record FILE, sleep appends "start LABEL", "done LABEL" or
 // "cancelled LABEL" lines to FILE, so a test can see that a cancel reached
