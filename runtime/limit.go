@@ -11,7 +11,8 @@ package runtime
 // the arguments object itself being level 1.
 //
 // valueMeter walks a value once, adding up its size as JSON (strings are
-// counted without escapes, so the count is a lower bound) and stopping at
+// counted without escapes, integers by their digits and other scalars as
+// 4 bytes, so the count is close to the encoded size) and stopping at
 // the first level past the depth limit or the first byte past the size
 // limit, so a huge or deep value costs no more than the limit to reject.
 // Only when a value is over a limit is it walked again, next to the
@@ -22,9 +23,7 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
 
 	"github.com/vmcp-dev/vmcp/ir"
 )
@@ -96,20 +95,12 @@ func (m *valueMeter) add(v any, d int) overLimit {
 		}
 	case string:
 		m.size += len(x) + 2
-	case nil:
-		m.size += 4
-	case bool:
-		m.size += 5
 	case int64:
-		m.size += len(strconv.AppendInt(make([]byte, 0, 24), x, 10))
-	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			m.size += 4
-		} else {
-			m.size += len(strconv.AppendFloat(make([]byte, 0, 32), x, 'g', -1, 64))
-		}
+		m.size += intDigits(x)
 	default:
-		m.size += 8 // other numbers and JSON-able values: a fair guess
+		// null, booleans and other numbers: at most a few bytes each,
+		// which only matter in their millions.
+		m.size += 4
 	}
 	if m.size > ir.MaxValueBytes {
 		return tooBig
@@ -237,6 +228,19 @@ func locateAt(vp *valuePlan, v any, path string, d int) (*valuePlan, string, ove
 		return p.plan, p.path, tooBig
 	}
 	return vp, path, whole
+}
+
+// intDigits is the length of x in decimal, with its sign.
+func intDigits(x int64) int {
+	n := 1
+	if x < 0 {
+		n++ // the sign
+	}
+	for x <= -10 || x >= 10 { // division truncates toward zero
+		x /= 10
+		n++
+	}
+	return n
 }
 
 // sizeName prints a byte count in MB, as limits are documented.

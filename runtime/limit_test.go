@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -189,6 +191,23 @@ func BenchmarkMeasureArguments(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, r := measureValue(args, 0); r != withinLimits {
 			b.Fatal(r)
+		}
+	}
+}
+
+// TestValueMeterSize: for strings without escapes, integers and nesting,
+// the meter counts what encoding/json writes.
+func TestValueMeterSize(t *testing.T) {
+	for _, v := range []any{
+		M{}, A{}, "", "abc", int64(0), int64(7), int64(-15), int64(math.MaxInt64), int64(math.MinInt64),
+		M{"a": int64(1), "bb": A{"x", int64(-300), M{"c": "d"}}, "e": A{}},
+	} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, r := measureValue(v, 0); n != len(b) || r != withinLimits {
+			t.Errorf("measureValue(%s) = %d, %v; want %d (len of its JSON), within limits", b, n, r, len(b))
 		}
 	}
 }
