@@ -29,7 +29,7 @@ const (
 	maxNameLen            = 64
 	maxSteps              = 100
 	maxRetries            = 10
-	maxNesting            = 100
+	maxNesting            = ir.MaxArgumentDepth
 	maxForEachParallel    = 50
 	maxForEachIterations  = 1000
 	maxElicitationSchema  = 100 * 1024

@@ -40,8 +40,10 @@
 //     {{index .steps "my-id" "output"}}.
 //   - A condition may be a template or the literal true/false.
 //   - Reads of an elicitation's output are checked against the fields its
-//     schema asks for, and reads of a forEach's output against iterations,
-//     count, completed and failed.
+//     schema asks for, and reads of a forEach's output against
+//     ir.ForEachOutputFields (iterations, count, completed, failed,
+//     skipped). A forEach's inner step may have a condition, checked in
+//     the iteration's scope (.forEach) like any other template.
 //   - Each elementary dependency cycle is reported once (deps.go explains
 //     the fallback for dense tangles).
 //   - Output values are computed after the run, so a step that an

@@ -504,9 +504,9 @@ func errUnknownStepField(pos ir.Pos, path, id, field string) diag.Diagnostic {
 }
 
 func errUnknownForEachOutput(pos ir.Pos, path, id, field string) diag.Diagnostic {
-	known := []string{"iterations", "count", "completed", "failed"}
+	known := ir.ForEachOutputFields
 	return errorAt(pos, path, CodeUnknownOutputField,
-		fmt.Sprintf("forEach step %q has no output field %q; its output has iterations, count, completed and failed%s", id, field, didYouMean(field, known)))
+		fmt.Sprintf("forEach step %q has no output field %q; its output has %s%s", id, field, joinAnd(known), didYouMean(field, known)))
 }
 
 func errUnknownAnswerField(pos ir.Pos, path, id, field string, known []string) diag.Diagnostic {
@@ -560,12 +560,17 @@ func listOrNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-func joinOr(names []string) string {
+func joinOr(names []string) string { return joinLast(names, " or ") }
+
+func joinAnd(names []string) string { return joinLast(names, " and ") }
+
+// joinLast joins names with commas and last before the final one.
+func joinLast(names []string, last string) string {
 	switch len(names) {
 	case 0:
 		return ""
 	case 1:
 		return names[0]
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return strings.Join(names[:len(names)-1], ", ") + last + names[len(names)-1]
 }

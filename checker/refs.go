@@ -15,7 +15,8 @@ package checker
 //	                     output values X may also skip because an
 //	                     elicitation that does not depend on it ends the
 //	                     run with skip_remaining. A forEach's output has
-//	                     iterations, count, completed and failed; an
+//	                     iterations, count, completed, failed and
+//	                     skipped (ir.ForEachOutputFields); an
 //	                     elicitation's is the answer, so only the fields its
 //	                     schema asks for (or its defaultResults) exist.
 //	.workflow.id         the run id; nothing else lives under .workflow.
@@ -52,7 +53,7 @@ type scope struct {
 
 var stepFields = []string{"output", "status", "error"}
 
-var forEachOutputFields = []string{"iterations", "count", "completed", "failed"}
+var forEachOutputFields = ir.ForEachOutputFields
 
 // template parses a string node as a template and checks its references.
 // It returns nil when the node is not a string (reported as wrong_type).

@@ -100,7 +100,7 @@ func isTemplate(s string) bool { return strings.Contains(s, "{{") }
 // read.
 func (w *wfCheck) parseTemplate(n *parser.Node) (t *ir.Template, refs []ref, ok bool) {
 	src, _ := n.Str()
-	t = &ir.Template{Source: src, Pos: n.OffsetPos(0), Path: n.Path}
+	t = &ir.Template{Source: src, Pos: n.OffsetPos(0), Segments: n.Segments(), Path: n.Path}
 	if !isTemplate(src) {
 		return t, nil, true
 	}

@@ -9,5 +9,9 @@
 // runtime.
 //
 // Every step, template and output property keeps its source [Pos], so that a
-// failure at run time can point at the YAML line that caused it.
+// failure at run time can point at the YAML line that caused it; a template
+// also keeps the parser's segment table ([Template.Segments]), and
+// [OffsetPos] (segments.go) is the one mapping from a byte offset inside a
+// template to a file line and column, used by the checker and the runtime
+// alike. limits.go holds the value limits both sides enforce.
 package ir

@@ -28,7 +28,7 @@ func Decode(data []byte) (*Plan, error) {
 		return nil, fmt.Errorf("plan is not valid JSON: %w", err)
 	}
 	if p.Version != Version {
-		return nil, fmt.Errorf("plan version %q is not supported (want %q); recompile it with this vmcpc", p.Version, Version)
+		return nil, versionError(p.Version)
 	}
 	normalizePlanNumbers(&p)
 	for _, w := range p.Workflows {
@@ -37,6 +37,16 @@ func Decode(data []byte) (*Plan, error) {
 		}
 	}
 	return &p, nil
+}
+
+// versionError explains why a plan of another version cannot be run.
+func versionError(v string) error {
+	for _, old := range olderVersions {
+		if v == old {
+			return fmt.Errorf("plan version %q was written by an older vmcpc and is not supported (this runtime reads %q); recompile the workflow sources with this vmcpc (vmcpc compile -o plan.json)", v, Version)
+		}
+	}
+	return fmt.Errorf("plan version %q is not supported (want %q); recompile it with this vmcpc", v, Version)
 }
 
 // checkIndexes verifies the invariants the runtime relies on: steps are in

@@ -28,6 +28,8 @@ func samplePlan() *Plan {
 						{Key: "n", Value: &Value{Kind: KindLiteral, Literal: int64(5)}},
 						{Key: "f", Value: &Value{Kind: KindLiteral, Literal: 1.5}},
 						{Key: "x", Value: &Value{Kind: KindTemplate, Template: &Template{Source: "{{.params.n}}", Single: true, Pos: Pos{File: "w.yaml", Line: 9, Col: 12}}}},
+						{Key: "y", Value: &Value{Kind: KindTemplate, Template: &Template{Source: "a\n{{.params.n}}", Pos: Pos{File: "w.yaml", Line: 10, Col: 9},
+							Segments: []Segment{{Off: 0, Line: 10, Col: 9}, {Off: 1, Line: 10, Col: 10}, {Off: 2, Line: 11, Col: 9}}}}},
 					}}},
 				{Index: 1, ID: "b", Type: StepForEach, Deps: []int{0}, Level: 1, Remaining: 1, DefaultResults: map[string]any{"count": int64(0)},
 					ForEach: &ForEach{Collection: &Template{Source: "{{.steps.a.output.items}}"}, ItemVar: "item", MaxParallel: 10, MaxIterations: 100,
@@ -67,7 +69,8 @@ func TestDecodeRejects(t *testing.T) {
 	tests := []struct {
 		name, edit, want string
 	}{
-		{"version", `"version": "vmcp.plan/v1"`, "not supported"},
+		{"version", `"version": "` + Version + `"`, "not supported"},
+		{"older version", `"version": "` + Version + `"`, "written by an older vmcpc and is not supported (this runtime reads \"" + Version + "\"); recompile the workflow sources with this vmcpc"},
 		{"forward dep", `"deps": [` + "\n" + `            0` + "\n" + `          ]`, "not an earlier step"},
 	}
 	data, _ := Encode(samplePlan())
@@ -76,6 +79,8 @@ func TestDecodeRejects(t *testing.T) {
 		switch tt.name {
 		case "version":
 			bad = strings.Replace(string(data), tt.edit, `"version": "vmcp.plan/v0"`, 1)
+		case "older version":
+			bad = strings.Replace(string(data), tt.edit, `"version": "vmcp.plan/v1"`, 1)
 		case "forward dep":
 			bad = strings.Replace(string(data), tt.edit, `"deps": [5]`, 1)
 		}

@@ -6,9 +6,16 @@ import (
 	"time"
 )
 
-// Version identifies the layout of a Plan. Load refuses plans of any other
+// Version identifies the layout of a Plan. Decode refuses plans of any other
 // version, so a runtime never guesses at a plan written by another compiler.
-const Version = "vmcp.plan/v1"
+//
+// v2 added Template.Segments (exact file positions inside quoted and block
+// scalars); a v1 plan has none, so it must be compiled again.
+const Version = "vmcp.plan/v2"
+
+// olderVersions are the versions this package once wrote; Decode tells
+// their readers to recompile rather than calling them unknown.
+var olderVersions = []string{"vmcp.plan/v1"}
 
 // Step types.
 const (
@@ -164,6 +171,11 @@ type OnError struct {
 	RetryDelay Duration `json:"retryDelay,omitempty"`
 }
 
+// ForEachOutputFields are the fields of a forEach step's output:
+// iterations ([{index, item, status, output, error}]) and the counts of
+// them, count = completed + failed + skipped.
+var ForEachOutputFields = []string{"iterations", "count", "completed", "failed", "skipped"}
+
 // ForEach describes an iterating step.
 type ForEach struct {
 	Collection    *Template `json:"collection"`
@@ -171,7 +183,9 @@ type ForEach struct {
 	MaxParallel   int       `json:"maxParallel"`
 	MaxIterations int       `json:"maxIterations"`
 	// Step is the inner tool step run once per item. Its ID is the forEach
-	// step's ID and it has no dependencies of its own.
+	// step's ID and it has no dependencies of its own. Its Condition, when
+	// set, is evaluated per item; an iteration it skips has its
+	// DefaultResults as output.
 	Step *Step `json:"step"`
 }
 
@@ -202,7 +216,13 @@ type OutputProperty struct {
 // runtime parses each template once when it loads the plan.
 type Template struct {
 	Source string `json:"source"`
-	Pos    Pos    `json:"pos"`
+	// Pos is where Source's first byte is in the file (for a quoted
+	// scalar, the byte after the quote).
+	Pos Pos `json:"pos"`
+	// Segments maps byte offsets of Source back to the file (see
+	// segments.go and Template.OffsetPos). The compiler leaves it empty
+	// when Source is one run of the file's text starting at Pos.
+	Segments []Segment `json:"segments,omitempty"`
 	// Path is the YAML path of the scalar, e.g. steps[2].arguments.body.
 	Path string `json:"path,omitempty"`
 	// Single is true when the whole string is one action ("{{.x}}"), so the

@@ -165,8 +165,9 @@ type Node struct {
 	// Items of a sequence.
 	Items []*Node
 
-	// lines maps the string value back to the file for OffsetPos.
-	lines []segment
+	// lines maps the string value back to the file for OffsetPos
+	// (ir.Segment, the table the compiler carries into ir.Template).
+	lines []ir.Segment
 }
 
 // Field is one key/value pair of a mapping.
@@ -174,13 +175,6 @@ type Field struct {
 	Key    string
 	KeyPos ir.Pos
 	Value  *Node
-}
-
-// segment says that the value's bytes from Off onwards start at Pos in the
-// file, running on that line until the next segment.
-type segment struct {
-	Off int
-	Pos ir.Pos
 }
 
 // Str returns the string value and whether the node is a string.
@@ -207,39 +201,27 @@ func (n *Node) Get(key string) *Node {
 
 // OffsetPos returns the file position of the byte at offset off of a string
 // value, so that an error inside a template points at the exact column,
-// for plain, quoted and block scalars alike. Columns count runes.
+// for plain, quoted and block scalars alike. Columns count runes. The
+// mapping is ir.OffsetPos, which the runtime uses too.
 func (n *Node) OffsetPos(off int) ir.Pos {
 	if n == nil {
 		return ir.Pos{}
 	}
-	s, _ := n.Value.(string)
 	if len(n.lines) == 0 {
 		return n.Pos
 	}
-	seg := n.lines[0]
-	for _, l := range n.lines[1:] {
-		if l.Off > off {
-			break
-		}
-		seg = l
-	}
-	p := seg.Pos
-	end := off
-	if end > len(s) {
-		end = len(s)
-	}
-	if seg.Off < end {
-		p.Col += runeCount(s[seg.Off:end])
-	}
-	return p
+	s, _ := n.Value.(string)
+	return ir.OffsetPos(n.Pos.File, n.lines, s, off)
 }
 
-func runeCount(s string) int {
-	n := 0
-	for range s {
-		n++
+// Segments returns the table that maps the string value back to the file,
+// for ir.Template.Segments: nil when the value is one run of the file's
+// text from OffsetPos(0), which is all a template without segments means.
+func (n *Node) Segments() []ir.Segment {
+	if n == nil || len(n.lines) <= 1 {
+		return nil
 	}
-	return n
+	return n.lines
 }
 
 // Interface converts the node to plain Go data: map[string]any, []any,

@@ -25,7 +25,9 @@
 // hint. Each Node knows its position, its YAML path relative to the
 // workflow (steps[2].arguments.body) and, for strings, how to map an offset
 // inside the value back to a file line and column (Node.OffsetPos), whatever
-// the scalar style. Scalars hold nil, bool, int64, float64 or string; dates,
+// the scalar style; the table behind it (Node.Segments) is an
+// []ir.Segment, which the compiler keeps in ir.Template so that the runtime
+// maps offsets with the same function, ir.OffsetPos. Scalars hold nil, bool, int64, float64 or string; dates,
 // durations and .inf stay the strings the user wrote.
 //
 // Alongside the File, Parse returns diagnostics (codes in errors.go) for what

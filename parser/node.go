@@ -277,7 +277,7 @@ func tokenStyle(tk *token.Token) Style {
 func (b *builder) str(v string, st Style, off int, pos ir.Pos, path string) *Node {
 	n := b.newNode(Node{Kind: String, Pos: pos, Path: path, Value: v, Style: st})
 	if off < 0 {
-		n.lines = []segment{{Off: 0, Pos: pos}}
+		n.lines = []ir.Segment{{Line: pos.Line, Col: pos.Col}}
 		b.inexact++
 		return n
 	}
@@ -306,7 +306,7 @@ const (
 // the reported column is wrong (go-yaml's column for a multi-line plain
 // scalar is off by the trailing blanks of its first line, for example). It
 // tries the offsets of that line nearest to the reported one first.
-func (b *builder) resync(st Style, off int, v string) (int, []segment, bool) {
+func (b *builder) resync(st Style, off int, v string) (int, []ir.Segment, bool) {
 	src := b.s.src
 	ls := b.s.lineStart(off)
 	le := b.s.lineEnd(ls)
@@ -352,7 +352,7 @@ func (b *builder) integer(n *ast.IntegerNode, pos ir.Pos, path string) *Node {
 		return b.newNode(Node{Kind: Float, Pos: pos, Path: path, Value: float64(v)})
 	}
 	// go-yaml documents int64 or uint64; anything else is kept as written.
-	return b.newNode(Node{Kind: String, Pos: pos, Path: path, Value: n.Token.Value, lines: []segment{{Pos: pos}}})
+	return b.newNode(Node{Kind: String, Pos: pos, Path: path, Value: n.Token.Value, lines: []ir.Segment{{Line: pos.Line, Col: pos.Col}}})
 }
 
 // tagged applies the standard scalar tags and ignores any other tag.

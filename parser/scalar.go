@@ -7,10 +7,12 @@ package parser
 // of the source text: quotes are removed, '' and backslash escapes collapse,
 // line breaks fold into spaces, indentation disappears. So while building a
 // string Node we walk the scalar's source text again and record, in
-// Node.lines, a list of segments: "value bytes from Off onwards come from the
-// file at Pos, one rune per column, on that line". Node.OffsetPos then finds
-// the last segment starting at or before the offset and adds the number of
-// runes between the segment start and the offset to its column.
+// Node.lines, a list of ir.Segment: "value bytes from Off onwards come from
+// the file at Line:Col, one rune per column, on that line". ir.OffsetPos
+// (used by Node.OffsetPos here and by the runtime through
+// ir.Template.Segments) then finds the last segment starting at or before
+// the offset and adds the number of runes between the segment start and
+// the offset to its column.
 //
 // Segments are made by a spanner while it reproduces the value:
 //   - copy(from, to) appends source bytes that stand for themselves. It
@@ -49,6 +51,8 @@ import (
 	"bytes"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // spanner reproduces a scalar's value from its source text and records the
@@ -60,10 +64,10 @@ import (
 type spanner struct {
 	s       *source
 	want    string
-	n       int       // length of the reproduction so far
-	differs bool      // the reproduction is not a prefix of want
-	segs    []segment // with file positions, converted as they are found
-	nextSrc int       // source offset that continues the last segment, or -1
+	n       int          // length of the reproduction so far
+	differs bool         // the reproduction is not a prefix of want
+	segs    []ir.Segment // with file positions, converted as they are found
+	nextSrc int          // source offset that continues the last segment, or -1
 }
 
 func (sp *spanner) rest() string { return sp.want[min(sp.n, len(sp.want)):] }
@@ -85,7 +89,7 @@ func (sp *spanner) copy(from, to int) {
 	}
 	lineStart := from == 0 || sp.s.src[from-1] == '\n'
 	if sp.nextSrc != from || lineStart {
-		sp.segs = append(sp.segs, segment{Off: sp.n, Pos: sp.s.pos(from)})
+		sp.segs = append(sp.segs, sp.s.segment(sp.n, from))
 	}
 	sp.emit(sp.s.src[from:to])
 	sp.nextSrc = to
@@ -96,7 +100,7 @@ func (sp *spanner) synth(b []byte, at int) {
 	if len(b) == 0 {
 		return
 	}
-	sp.segs = append(sp.segs, segment{Off: sp.n, Pos: sp.s.pos(at)})
+	sp.segs = append(sp.segs, sp.s.segment(sp.n, at))
 	sp.emit(b)
 	sp.nextSrc = -1
 }
@@ -104,7 +108,7 @@ func (sp *spanner) synth(b []byte, at int) {
 // scalarSegments maps the string value v, written in style st starting at
 // byte offset start, back to the file. ok is false when the source could
 // not be matched with the value; segs then holds one segment at start.
-func (s *source) scalarSegments(st Style, start int, v string) (segs []segment, ok bool) {
+func (s *source) scalarSegments(st Style, start int, v string) (segs []ir.Segment, ok bool) {
 	sp := &spanner{s: s, want: v, nextSrc: -1}
 	if start < 0 || start > len(s.src) {
 		return nil, false
@@ -122,12 +126,18 @@ func (s *source) scalarSegments(st Style, start int, v string) (segs []segment, 
 		ok = sp.folded(start)
 	}
 	if !ok || sp.differs || sp.n != len(v) {
-		return []segment{{Off: 0, Pos: s.pos(start)}}, false
+		return []ir.Segment{s.segment(0, start)}, false
 	}
 	if len(sp.segs) == 0 {
-		return []segment{{Off: 0, Pos: s.pos(start)}}, true
+		return []ir.Segment{s.segment(0, start)}, true
 	}
 	return sp.segs, true
+}
+
+// segment starts a segment at value offset off for the source byte at.
+func (s *source) segment(off, at int) ir.Segment {
+	p := s.pos(at)
+	return ir.Segment{Off: off, Line: p.Line, Col: p.Col}
 }
 
 func isBlankLine(b []byte) bool {

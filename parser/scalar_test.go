@@ -112,13 +112,19 @@ func TestOffsetPos(t *testing.T) {
 // checkMapping checks every rune of a string node's value against the
 // source rune at its OffsetPos: it must be the same rune, or the backslash
 // of an escape, or (for spaces and newlines made by folding) a line end.
-// Positions must never go backwards.
+// Positions must never go backwards. The template the compiler makes
+// from the node (its Segments) must map every offset the same way, since
+// the runtime has only that.
 func checkMapping(t *testing.T, src string, n *Node) {
 	t.Helper()
 	s, _ := n.Str()
+	tp := &ir.Template{Source: s, Pos: n.OffsetPos(0), Segments: n.Segments()}
 	var prev ir.Pos
 	for off, r := range s {
 		p := n.OffsetPos(off)
+		if tp.OffsetPos(off) != p {
+			t.Errorf("ir.Template.OffsetPos(%d) = %v; want %v, as Node.OffsetPos", off, tp.OffsetPos(off), p)
+		}
 		if p.Line < prev.Line || (p.Line == prev.Line && p.Col < prev.Col) {
 			t.Errorf("OffsetPos(%d) = %v goes back from %v", off, p, prev)
 		}

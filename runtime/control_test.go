@@ -667,12 +667,16 @@ func TestLimits(t *testing.T) {
 
 func TestTemplatePositions(t *testing.T) {
 	w := build("pos", tool("a", "svc.x", nil), tool("b", "svc.y", M{"v": "line one\n  and {{.steps.a.output.gone}}"}, "a"))
-	w.Steps[1].Arguments.Fields[0].Value.Template.Pos = at(12, 14)
+	// The compiler's table for a | block whose lines start at column 14
+	// and 7: value bytes 0-7 on line 12, the newline, then line 13.
+	tp := w.Steps[1].Arguments.Fields[0].Value.Template
+	tp.Pos = at(12, 14)
+	tp.Segments = []ir.Segment{{Off: 0, Line: 12, Col: 14}, {Off: 8, Line: 12, Col: 22}, {Off: 9, Line: 13, Col: 7}}
 	runCase{
 		wf:     w,
 		status: RunFailed,
-		// line 12 + 1; the action starts at column 7 of that line.
-		errHas: []string{`step "b" (wf.yaml:13:9)`, `no field "gone"`},
+		// "  and {{" is 8 runes from column 7: the chain starts at 15.
+		errHas: []string{`step "b" (wf.yaml:13:15)`, `no field "gone"`},
 	}.run(t)
 }
 

@@ -15,10 +15,16 @@
 // The package imports ir, never the parser, checker or planner, so a server
 // that runs plans does not link the compiler's front half.
 //
+// Errors inside templates point at the exact file position through the
+// compiler's segment table (ir.Template.Segments and ir.OffsetPos, the
+// mapping the compiler itself uses), also inside quoted and block scalars.
+//
 // Files: engine.go (the API), scheduler.go (the ready-queue scheduler and
-// run state), step.go (tool calls, retries, elicitation), foreach.go,
-// template.go (templates and their functions), value.go (arguments and
-// coercion), output.go (step outputs and the composite result), input.go
-// (parameter validation), store.go (the in-memory store), api.go (the
-// contract with the MCP layer and stores).
+// run state), step.go (tool calls, retries, elicitation), foreach.go
+// (iterations and their per-item condition), template.go (templates and
+// their functions), value.go (arguments and coercion), limit.go (the size
+// and depth limits on caller and backend arguments, and the cap on
+// concurrent backend calls), output.go (step outputs and the composite
+// result), input.go (parameter validation), store.go (the in-memory store),
+// api.go (the contract with the MCP layer and stores).
 package runtime

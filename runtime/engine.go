@@ -119,6 +119,9 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownWorkflow, workflow)
 	}
+	if err := checkInputLimits(workflow, params); err != nil {
+		return nil, err
+	}
 	params, err := wp.validateParams(params)
 	if err != nil {
 		return nil, err

@@ -464,7 +464,7 @@ func TestForEach(t *testing.T) {
 			tools:   map[string]*fakeTool{"svc.list": lister, "svc.scan": {result: scan}},
 			status:  RunCompleted,
 			wantOut: true,
-			output: M{"count": int64(3), "completed": int64(3), "failed": int64(0), "iterations": A{
+			output: M{"count": int64(3), "completed": int64(3), "failed": int64(0), "skipped": int64(0), "iterations": A{
 				iter(0, pkgs[0], "completed", M{"pkg": "a", "i": int64(0)}, ""),
 				iter(1, pkgs[1], "completed", M{"pkg": "b", "i": int64(1)}, ""),
 				iter(2, pkgs[2], "completed", M{"pkg": "c", "i": int64(2)}, ""),

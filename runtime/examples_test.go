@@ -323,7 +323,7 @@ func exampleCases() []exampleCase {
 				"helpdesk.close_ticket":   echo,
 			},
 			status: runtime.RunCompleted,
-			output: M{"count": int64(2), "completed": int64(2), "failed": int64(0), "iterations": A{
+			output: M{"count": int64(2), "completed": int64(2), "failed": int64(0), "skipped": int64(0), "iterations": A{
 				M{"index": int64(0), "item": M{"id": "T-1"}, "status": "completed", "error": "", "output": M{"received": M{"id": "T-1", "note": "Closed after 30 days without a reply."}}},
 				M{"index": int64(1), "item": M{"id": "T-2"}, "status": "completed", "error": "", "output": M{"received": M{"id": "T-2", "note": "Closed after 30 days without a reply."}}},
 			}},

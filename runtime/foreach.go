@@ -10,13 +10,20 @@ package runtime
 // step's, when the inner step has none). Results go into a slice slot per
 // iteration, so workers never share writes.
 //
+// An inner step with a condition evaluates it per item, with the same
+// .forEach data as its arguments, before anything else: false skips the
+// iteration (status skipped, output the inner step's defaultResults, no
+// backend call); a condition that cannot be evaluated, or is not a
+// boolean, fails the iteration like any other error.
+//
 // With onError continue on the forEach step, failed iterations are recorded
 // and the rest go on; the step completes. Otherwise the first failure
 // cancels the iterations in flight, no new one starts, and the step fails
 // with that iteration's error. The forEach step's timeout bounds the whole
 // iteration set. The output is
 // {iterations: [{index, item, status, output, error}], count, completed,
-// failed}; iterations that never started have status skipped.
+// failed, skipped}; skipped counts the iterations whose condition was false
+// and those that never started, so count = completed + failed + skipped.
 
 import (
 	"context"
@@ -32,9 +39,10 @@ import (
 var errIterationFailed = errors.New("an iteration failed")
 
 type iterResult struct {
-	done   bool
-	output any
-	err    string
+	done    bool // ran, or was skipped by its condition
+	skipped bool // its condition was false
+	output  any
+	err     string
 }
 
 func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
@@ -124,11 +132,11 @@ func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
 			if i >= len(items) || iterCtx.Err() != nil {
 				return
 			}
-			out, serr := r.runIteration(iterCtx, sp, policy, data, fe, itemVar, i, items[i])
+			out, skipped, serr := r.runIteration(iterCtx, sp, policy, data, fe, itemVar, i, items[i])
 			res := &results[i]
 			res.done = true
 			if serr == nil {
-				res.output = out
+				res.output, res.skipped = out, skipped
 				continue
 			}
 			res.err = serr.Msg
@@ -147,34 +155,48 @@ func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
 	wg.Wait()
 
 	iterations := make([]any, len(items))
-	var completed, failedN int64
+	var completed, failedN, skippedN int64
 	for i, res := range results {
 		status := skippedValue
 		switch {
-		case res.done && res.err == "":
+		case !res.done || res.skipped:
+			skippedN++
+		case res.err == "":
 			status = completedValue
 			completed++
-		case res.done:
+		default:
 			status = failedValue
 			failedN++
 		}
 		iterations[i] = map[string]any{"index": int64(i), "item": items[i], "status": status, "output": res.output, "error": res.err}
 	}
-	output := map[string]any{"iterations": iterations, "count": int64(len(items)), "completed": completed, "failed": failedN}
+	output := map[string]any{"iterations": iterations, "count": int64(len(items)), "completed": completed, "failed": failedN, "skipped": skippedN}
 	if firstFail != nil {
 		m := stepMsg{status: StepFailed, attempts: 1, output: output, err: firstFail}
 		return m
 	}
-	if msg := r.interruptMsg(ctx, sp.timeout); msg != "" && completed+failedN < int64(len(items)) {
+	if msg := r.interruptMsg(ctx, sp.timeout); msg != "" && notAllDone(results) {
 		return failed(sp, sp.step.Pos, msg, 1)
 	}
 	return stepMsg{status: StepCompleted, output: output, attempts: 1}
 }
 
+// notAllDone reports whether some iteration neither ran nor was skipped by
+// its condition.
+func notAllDone(results []iterResult) bool {
+	for _, res := range results {
+		if !res.done {
+			return true
+		}
+	}
+	return false
+}
+
 // runIteration runs the inner step once for item i. data is the calling
 // worker's own template data; its .forEach is set here, in fe when the
-// worker reuses one map for it (fe is nil otherwise).
-func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data, fe map[string]any, itemVar string, i int, item any) (any, *StepError) {
+// worker reuses one map for it (fe is nil otherwise). skipped is true when
+// the inner step's condition is false; out is then its defaultResults.
+func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data, fe map[string]any, itemVar string, i int, item any) (out any, skipped bool, serr *StepError) {
 	inner := sp.inner
 	if fe != nil {
 		fe[itemVar] = item
@@ -184,11 +206,21 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data,
 	}
 	data["forEach"] = fe
 	r.mu.RLock()
-	args, serr := r.evalArgs(inner, data)
+	run := true
+	if inner.cond != nil {
+		run, serr = r.iterationCondition(sp, data)
+	}
+	var args map[string]any
+	if serr == nil && run {
+		args, serr = r.evalArgs(inner, data)
+	}
 	r.mu.RUnlock()
 	if serr != nil {
 		serr.Msg = fmt.Sprintf("iteration %d: %s", i, serr.Msg)
-		return nil, serr
+		return nil, false, serr
+	}
+	if !run {
+		return inner.step.DefaultResults, true, nil
 	}
 	if dl, ok := ctx.Deadline(); inner.timeout > 0 && (!ok || time.Until(dl) > inner.timeout) {
 		var cancel context.CancelFunc
@@ -204,7 +236,22 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data,
 		if context.Cause(ctx) == errIterationFailed {
 			msg = "cancelled because another iteration failed"
 		}
-		return nil, &StepError{Step: sp.id, Pos: posOr(inner.step.Pos, sp.step.Pos), Msg: fmt.Sprintf("iteration %d: %s", i, msg)}
+		return nil, false, &StepError{Step: sp.id, Pos: posOr(inner.step.Pos, sp.step.Pos), Msg: fmt.Sprintf("iteration %d: %s", i, msg)}
 	}
-	return out, nil
+	return out, false, nil
+}
+
+// iterationCondition evaluates the inner step's condition against one
+// iteration's data. Callers hold the read lock.
+func (r *runState) iterationCondition(sp *stepPlan, data map[string]any) (bool, *StepError) {
+	cond := sp.inner.cond
+	v, err := cond.value(data)
+	if err != nil {
+		return false, r.templateStepError(sp.id, cond, err, "condition")
+	}
+	ok, err := asBool(v)
+	if err != nil {
+		return false, &StepError{Step: sp.id, Pos: posOr(cond.src.Pos, sp.step.Pos), Msg: err.Error()}
+	}
+	return ok, nil
 }

@@ -2,11 +2,15 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 func TestLimitCallsCapsCallsAcrossRuns(t *testing.T) {
@@ -57,5 +61,153 @@ func TestLimitCallsWaitEndsWithTheContext(t *testing.T) {
 	}
 	if LimitCalls(fake, 0) != Backend(fake) {
 		t.Errorf("LimitCalls(b, 0) wraps b; want b itself (no limit)")
+	}
+}
+
+// nested returns a value nested levels deep ({"k": {"k": ... "s3cret"}}),
+// a whole level being one object.
+func nested(levels int) any {
+	var v any = "s3cret"
+	for i := 0; i < levels; i++ {
+		v = M{"k": v}
+	}
+	return v
+}
+
+// TestInputLimits: the caller's arguments are measured whole, before the
+// run starts, and the error names the parameter, never its value.
+func TestInputLimits(t *testing.T) {
+	wf := build("in", tool("a", "svc.x", M{"v": "{{.params.obj}}"}))
+	e := mustEngine(t, plan(wf), Options{Backend: newFake(nil)})
+	tests := []struct {
+		name   string
+		params M
+		want   string
+	}{
+		// The arguments object is level 1, so obj may nest 99 levels.
+		{"150 levels", M{"obj": nested(150)}, `parameter "obj" is nested deeper than 100 levels`},
+		{"100 levels", M{"obj": nested(100)}, `parameter "obj" is nested deeper than 100 levels`},
+		{"11 MB", M{"obj": "s3cret" + strings.Repeat("x", 11<<20), "small": "y"}, `arguments are more than 10485760 bytes as JSON (10 MB), the limit for argument values; the largest is parameter "obj"`},
+		{"two halves", M{"a": strings.Repeat("s3cret", 1<<20), "obj": strings.Repeat("s3cret", 1<<20)}, `the largest is parameter "a"`},
+	}
+	for _, tt := range tests {
+		run, err := e.Run(context.Background(), "in", tt.params, RunOptions{})
+		var inErr *InputError
+		if !errors.As(err, &inErr) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Run = %v, %v; want an InputError containing %q", tt.name, run, err, tt.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: the error echoes the parameter's value: %.200s", tt.name, err)
+		}
+	}
+	if run, err := e.Run(context.Background(), "in", M{"obj": nested(99)}, RunOptions{}); err != nil || run.Status != RunCompleted {
+		t.Errorf("Run with obj nested 99 levels (100 with the arguments) = %v, %v; want completed", run, err)
+	}
+}
+
+// TestArgumentLimits: the arguments of each backend call are measured
+// whole, whatever made them, and the error names the step and the part.
+func TestArgumentLimits(t *testing.T) {
+	big := strings.Repeat("s3cret", 1<<20) // 6 MB
+	tools := map[string]*fakeTool{
+		"svc.deep": {result: func(map[string]any) any { return M{"tree": nested(150)} }},
+		"svc.big":  {result: func(map[string]any) any { return M{"big": big, "bigger": big + strings.Repeat("s3cret", 100)} }},
+	}
+	wholeArgs := tool("b", "svc.x", nil, "a")
+	wholeArgs.Arguments = &ir.Value{Kind: ir.KindTemplate, Template: &ir.Template{Source: "{{.steps.a.output}}", Single: true, Pos: at(7, 18)}}
+	items := make([]any, 3)
+	for i := range items {
+		items[i] = int64(i)
+	}
+	tests := []struct {
+		name   string
+		wf     *ir.Workflow
+		errPos ir.Pos
+		errHas string
+	}{
+		{
+			name: "a single-action template passes a deep step output",
+			wf: build("deep", tool("a", "svc.deep", nil),
+				tool("b", "svc.x", M{"payload": "{{.steps.a.output.tree}}", "n": 1}, "a")),
+			errPos: at(1, 1),
+			errHas: `step "b" (wf.yaml:1:1): arguments.payload is nested deeper than 100 levels, the limit for argument values`,
+		},
+		{
+			name:   "a whole-arguments template is over 10 MB",
+			wf:     build("whole", tool("a", "svc.big", nil), wholeArgs),
+			errPos: at(7, 18),
+			errHas: `step "b" (wf.yaml:7:18): arguments are more than 10485760 bytes as JSON (10 MB), the limit for argument values`,
+		},
+		{
+			name: "two single-action templates add up to over 10 MB",
+			wf: build("sum", tool("a", "svc.big", nil),
+				tool("b", "svc.x", M{"x": "{{.steps.a.output.bigger}}", "y": M{"z": A{1, "{{.steps.a.output.big}}"}}}, "a")),
+			errPos: at(1, 1),
+			errHas: `step "b" (wf.yaml:1:1): arguments are more than 10485760 bytes as JSON (10 MB), the limit for argument values; the largest part is arguments.x`,
+		},
+		{
+			name: "a template inside an array passes a deep value",
+			wf: build("arr", tool("a", "svc.deep", nil),
+				tool("b", "svc.x", M{"list": A{"ok", M{"t": "{{.steps.a.output.tree.k}}"}}}, "a")),
+			errHas: `arguments.list[1].t is nested deeper than 100 levels`,
+		},
+		{
+			name: "a forEach iteration's arguments",
+			wf: build("loop", tool("a", "svc.deep", nil),
+				forEach("each", "{{.params.items}}", "n", tool("", "svc.x", M{"v": "{{.steps.a.output.tree}}"}), "a")),
+			errHas: `step "each" (wf.yaml:1:1): iteration 0: arguments.v is nested deeper than 100 levels`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := newFake(tools)
+			e := mustEngine(t, plan(tt.wf), Options{Backend: fake})
+			run, err := e.Run(context.Background(), tt.wf.Name, M{"items": items}, RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Status != RunFailed || run.Error == nil || !strings.Contains(run.Error.Error(), tt.errHas) {
+				t.Fatalf("Run = %s, %v; want failed with %q", run.Status, run.Error, tt.errHas)
+			}
+			if strings.Contains(run.Error.Error(), "s3cret") {
+				t.Errorf("the error echoes a value: %.200s", run.Error)
+			}
+			if tt.errPos.IsValid() && run.Error.Pos != tt.errPos {
+				t.Errorf("error position = %v; want %v (the template's)", run.Error.Pos, tt.errPos)
+			}
+			for _, id := range []string{"b", "each"} {
+				if n := len(fake.callsTo(id)); n != 0 {
+					t.Errorf("step %q called its backend %d times; want none (its arguments are over a limit)", id, n)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkMeasureArguments(b *testing.B) {
+	args := M{"v": int64(1), "name": "a name", "list": A{int64(1), 2.5, "x", M{"k": true}}}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, r := measureValue(args, 0); r != withinLimits {
+			b.Fatal(r)
+		}
+	}
+}
+
+// TestValueMeterSize: for strings without escapes, integers and nesting,
+// the meter counts what encoding/json writes.
+func TestValueMeterSize(t *testing.T) {
+	for _, v := range []any{
+		M{}, A{}, "", "abc", int64(0), int64(7), int64(-15), int64(math.MaxInt64), int64(math.MinInt64),
+		M{"a": int64(1), "bb": A{"x", int64(-300), M{"c": "d"}}, "e": A{}},
+	} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, r := measureValue(v, 0); n != len(b) || r != withinLimits {
+			t.Errorf("measureValue(%s) = %d, %v; want %d (len of its JSON), within limits", b, n, r, len(b))
+		}
 	}
 }

@@ -99,6 +99,9 @@ func (r *runState) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, 
 			}
 		}
 	}
+	if serr := checkArgLimits(sp, args); serr != nil {
+		return nil, serr
+	}
 	return args, nil
 }
 

@@ -34,10 +34,11 @@ import (
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
-// Limits enforced while evaluating templates and arguments.
+// Limits enforced while evaluating templates and arguments (ir/limits.go;
+// limit.go checks whole values).
 const (
-	maxTemplateOutput = 10 << 20 // bytes rendered by one template
-	maxArgumentDepth  = 100      // nesting of argument values
+	maxTemplateOutput = ir.MaxValueBytes    // bytes rendered by one template
+	maxArgumentDepth  = ir.MaxArgumentDepth // nesting of argument values
 )
 
 // tmpl is one parsed template.
@@ -344,34 +345,10 @@ func lineColOffset(src string, line, col int) int {
 }
 
 // offsetPos converts a byte offset inside the template source to an
-// absolute file position.
-func (t *tmpl) offsetPos(offset int) ir.Pos {
-	src := t.src.Source
-	if offset > len(src) {
-		offset = len(src)
-	}
-	before := src[:offset]
-	line := strings.Count(before, "\n")
-	col := offset - (strings.LastIndex(before, "\n") + 1)
-	return addPos(t.src.Pos, line, col)
-}
-
-// addPos moves p by line lines and col columns (col counts from the start
-// of the line when line > 0).
-func addPos(p ir.Pos, line, col int) ir.Pos {
-	if !p.IsValid() {
-		return p
-	}
-	if line == 0 {
-		if p.Col > 0 {
-			p.Col += col
-		}
-		return p
-	}
-	p.Line += line
-	p.Col = col + 1
-	return p
-}
+// absolute file position, through the compiler's segment table
+// (ir.Template.OffsetPos), so that quoted and block scalars map exactly as
+// they do in compile-time diagnostics.
+func (t *tmpl) offsetPos(offset int) ir.Pos { return t.src.OffsetPos(offset) }
 
 var execErrorRE = regexp.MustCompile(`(?s)^template: t:(\d+):(\d+): executing "t" at <(.*?)>: (.*)$`)
 

@@ -9,6 +9,7 @@
 //	crash  {after_ms}        kills the whole process mid-call
 //	hang   {}                never answers and ignores cancellation
 //	pid    {}                returns {pid} of this process
+//	keys   {any...}          returns {keys}, the number of arguments
 //
 // echo and add declare themselves read-only, not destructive, idempotent
 // and closed-world; the others keep mcp-go's default annotations.

@@ -75,6 +75,11 @@ func main() {
 	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultStructuredOnly(map[string]any{"pid": os.Getpid()}), nil
 	})
+	s.AddTool(mcp.NewToolWithRawSchema("keys", "Count the arguments, whatever they are",
+		[]byte(`{"type": "object", "additionalProperties": true}`),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultStructuredOnly(map[string]any{"keys": len(req.GetArguments())}), nil
+	})
 	s.AddTool(mcp.NewTool("hang",
 		mcp.WithDescription("Never answer"),
 	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
