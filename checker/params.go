@@ -106,10 +106,36 @@ func (w *wfCheck) schemaParams(n *parser.Node, schema, props map[string]any) []s
 			}
 			w.declareParam(f)
 			props[f.Key] = f.Value.Interface()
-			w.checkPropertySchema(f.Value, props[f.Key], "parameter "+strconv.Quote(f.Key))
+			w.checkPropertySchema(f.Value, withDefinitions(props[f.Key], schema), "parameter "+strconv.Quote(f.Key))
 		}
 	}
 	return w.requiredList(n.Get("required"), "parameters", w.paramNames)
+}
+
+// withDefinitions returns a property's schema with the root schema's
+// $defs and definitions beside it, so that a "$ref": "#/$defs/x" resolves
+// when the property is compiled on its own.
+func withDefinitions(prop any, root map[string]any) any {
+	m, ok := prop.(map[string]any)
+	if !ok {
+		return prop
+	}
+	var out map[string]any
+	for _, k := range []string{"$defs", "definitions"} {
+		if defs, ok := root[k]; ok {
+			if out == nil {
+				out = make(map[string]any, len(m)+2)
+				for pk, pv := range m {
+					out[pk] = pv
+				}
+			}
+			out[k] = defs
+		}
+	}
+	if out == nil {
+		return prop
+	}
+	return out
 }
 
 // shorthandParams reads {name: {type, description, required, default}}.
