@@ -16,7 +16,9 @@ package checker
 // Each property is checked the same way in both forms: its type is a JSON
 // Schema type, its default has that type, and the whole schema compiles
 // with santhosh-tekuri/jsonschema (which catches malformed keywords such as
-// minimum: "x"). Output properties reuse the type and default checks.
+// minimum: "x"). A property is compiled with the schema's $defs (or
+// definitions) beside it, so "$ref": "#/$defs/x" resolves as it does in the
+// whole schema. Output properties reuse the type and default checks.
 
 import (
 	"encoding/json"
