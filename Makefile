@@ -1,4 +1,4 @@
-# vmcp: make build | test | lint | bench | fuzz | demo
+# vmcp: make build | test | lint | bench | fuzz | demo | peers
 GO ?= go
 BIN := bin
 
