@@ -46,12 +46,18 @@ var sdkProgressCalls = map[string]int{"stdio": 10, "http": 50}
 
 // sdkObservations is what client.mjs prints.
 type sdkObservations struct {
-	ProtocolVersion *string         `json:"protocolVersion"`
-	Tools           json.RawMessage `json:"tools"`
-	Call            json.RawMessage `json:"call"`
-	Progress        json.RawMessage `json:"progress"`
-	Abort           json.RawMessage `json:"abort"`
-	Elicitation     json.RawMessage `json:"elicitation"`
+	Initialize struct {
+		Server struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"server"`
+		Capabilities map[string]any `json:"capabilities"`
+	} `json:"initialize"`
+	Tools       json.RawMessage `json:"tools"`
+	Call        json.RawMessage `json:"call"`
+	Progress    json.RawMessage `json:"progress"`
+	Abort       json.RawMessage `json:"abort"`
+	Elicitation json.RawMessage `json:"elicitation"`
 }
 
 type sdkResult struct {
@@ -124,6 +130,12 @@ func TestTypeScriptSDK(t *testing.T) {
 			if err := json.Unmarshal([]byte(stdout), &obs); err != nil {
 				t.Fatalf("client.mjs printed no JSON (%v)\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 			}
+			t.Run("initialize", func(t *testing.T) {
+				handshake := obs.Initialize
+				if handshake.Server.Name != "vmcp" || handshake.Server.Version == "" || handshake.Capabilities["tools"] == nil {
+					t.Errorf("initialize: server %+v, capabilities %v; want vmcp with a version and the tools capability", handshake.Server, handshake.Capabilities)
+				}
+			})
 			t.Run("list", func(t *testing.T) { checkSDKList(t, obs.Tools) })
 			t.Run("schemas", func(t *testing.T) { checkSDKSchemas(t, obs.Tools) })
 			t.Run("call", func(t *testing.T) { checkSDKCall(t, obs.Call) })

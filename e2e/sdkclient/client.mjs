@@ -8,6 +8,7 @@
 // It connects once, then runs each section below on that one connection and
 // prints a single JSON object on stdout, one key per section:
 //
+//   initialize   the server's name, version and capabilities from initialize
 //   tools        tools/list as the SDK parsed it (names, schemas, annotations)
 //   call         add_then_echo {a: 2, b: 40} and failing, as CallToolResults
 //   progress     N calls of fan with an onprogress callback: the progress
@@ -112,7 +113,9 @@ const transport = opts.url
     });
 await client.connect(transport);
 
-const out = { protocolVersion: transport.protocolVersion ?? null };
+const out = {
+  initialize: { server: client.getServerVersion(), capabilities: client.getServerCapabilities() }
+};
 
 out.tools = await section(async () => (await client.listTools()).tools);
 
