@@ -1,18 +1,31 @@
-# vmcp: make build | test | lint | bench | fuzz | demo
+# vmcp: make build | test | lint | bench | fuzz | demo | peers
 GO ?= go
 BIN := bin
 
-.PHONY: build test lint bench fuzz demo clean
+.PHONY: build test lint bench fuzz demo peers clean
+
+# The npm peers run on the Node.js that package.json pins (the npm
+# registry's `node` package), not on the machine's: the MCP Inspector asks
+# for Node >= 22.19, the conformance suite crashes on 20, and Debian ships
+# 20. Every recipe runs with node_modules/.bin first on PATH.
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+export NODE_VERSION_CHECK := const [major, minor] = process.versions.node.split(".").map(Number); if (major < 22 || (major === 22 && minor < 19)) { console.error(`node is $${process.version} at $${process.execPath}; the npm peers need Node >= 22.19 (package.json pins it: rm -rf node_modules and make peers)`); process.exit(1); }
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# The end-to-end tests run real MCP servers and the MCP Inspector client
-# from the npm registry, pinned in package.json and package-lock.json.
+# The end-to-end tests run real MCP servers, the MCP Inspector, the
+# official TypeScript SDK client and the MCP conformance suite from the npm
+# registry, pinned in package.json and package-lock.json, with Node itself.
 # (The inspector's own lockfile breaks `npm ci`, so this is `npm install`.)
 node_modules/.package-lock.json: package.json package-lock.json
 	npm install --no-audit --no-fund
+	@node -e "$$NODE_VERSION_CHECK"
 	@touch $@
+
+# Install the npm peers and say which Node runs them.
+peers: node_modules/.package-lock.json
+	@echo "node $$(node --version) at $$(command -v node)"
 
 test: node_modules/.package-lock.json
 	$(GO) vet ./...

@@ -394,7 +394,7 @@ func errElicitationNotObject(pos ir.Pos, path, got string) diag.Diagnostic {
 
 func errElicitationFieldType(pos ir.Pos, path, field, typ string) diag.Diagnostic {
 	return errInvalidSchema(pos, path, "elicitation schema",
-		fmt.Sprintf("property %q has type %s; MCP elicitation forms hold only string, number, integer and boolean fields", field, typ))
+		fmt.Sprintf("property %q has type %s; MCP elicitation forms hold only string, number, integer and boolean fields, and arrays of enum choices (items with enum or anyOf)", field, typ))
 }
 
 func errUndefinedTemplate(pos ir.Pos, path, name string) diag.Diagnostic {

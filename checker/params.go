@@ -16,7 +16,9 @@ package checker
 // Each property is checked the same way in both forms: its type is a JSON
 // Schema type, its default has that type, and the whole schema compiles
 // with santhosh-tekuri/jsonschema (which catches malformed keywords such as
-// minimum: "x"). Output properties reuse the type and default checks.
+// minimum: "x"). A property is compiled with the schema's $defs (or
+// definitions) beside it, so "$ref": "#/$defs/x" resolves as it does in the
+// whole schema. Output properties reuse the type and default checks.
 
 import (
 	"encoding/json"
@@ -106,10 +108,36 @@ func (w *wfCheck) schemaParams(n *parser.Node, schema, props map[string]any) []s
 			}
 			w.declareParam(f)
 			props[f.Key] = f.Value.Interface()
-			w.checkPropertySchema(f.Value, props[f.Key], "parameter "+strconv.Quote(f.Key))
+			w.checkPropertySchema(f.Value, withDefinitions(props[f.Key], schema), "parameter "+strconv.Quote(f.Key))
 		}
 	}
 	return w.requiredList(n.Get("required"), "parameters", w.paramNames)
+}
+
+// withDefinitions returns a property's schema with the root schema's
+// $defs and definitions beside it, so that a "$ref": "#/$defs/x" resolves
+// when the property is compiled on its own.
+func withDefinitions(prop any, root map[string]any) any {
+	m, ok := prop.(map[string]any)
+	if !ok {
+		return prop
+	}
+	var out map[string]any
+	for _, k := range []string{"$defs", "definitions"} {
+		if defs, ok := root[k]; ok {
+			if out == nil {
+				out = make(map[string]any, len(m)+2)
+				for pk, pv := range m {
+					out[pk] = pv
+				}
+			}
+			out[k] = defs
+		}
+	}
+	if out == nil {
+		return prop
+	}
+	return out
 }
 
 // shorthandParams reads {name: {type, description, required, default}}.

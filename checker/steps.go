@@ -404,7 +404,7 @@ func (w *wfCheck) checkElicitationSchema(si *stepInfo, n *parser.Node) {
 				continue
 			}
 			if t := f.Value.Get("type"); t != nil {
-				if s, _ := t.Str(); s == "object" || s == "array" {
+				if s, _ := t.Str(); s == "object" || (s == "array" && !isEnumChoices(f.Value.Get("items"))) {
 					w.add(errElicitationFieldType(t.Pos, t.Path, f.Key, s))
 					continue
 				}
@@ -417,6 +417,13 @@ func (w *wfCheck) checkElicitationSchema(si *stepInfo, n *parser.Node) {
 	}
 	w.compileSchema(n, top, "elicitation schema")
 	si.ir.Schema = schema
+}
+
+// isEnumChoices reports whether an array field's items are a list of
+// choices, the multi-select form MCP 2025-11-25 allows in elicitation
+// forms: {type: string, enum: [...]} or {anyOf: [{const, title}, ...]}.
+func isEnumChoices(items *parser.Node) bool {
+	return items != nil && items.Kind == parser.Map && (items.Get("enum") != nil || items.Get("anyOf") != nil)
 }
 
 func describeTypeNode(t *parser.Node) string {

@@ -1,9 +1,15 @@
 // Package e2e holds vmcp's end-to-end tests: they build the vmcp binary
 // (with -race), the test backend (e2e/testbackend) and the demo backends,
 // and run them as real processes, with real MCP peers from the npm registry
-// (the MCP Inspector CLI as a client; server-memory, server-everything and
-// server-filesystem as backends, pinned in package.json and installed under
-// node_modules) and an mcp-go client.
+// (pinned in package.json and installed under node_modules): the MCP
+// Inspector CLI and the official TypeScript SDK client (e2e/sdkclient) as
+// clients, the MCP conformance suite against `vmcp run --transport http`
+// (fixtures in testdata/conformance), server-memory, server-everything and
+// server-filesystem as backends, and an mcp-go client.
+//
+// The npm peers run on the Node.js that package.json pins
+// (node_modules/.bin/node, Node 22): TestMain puts node_modules/.bin first
+// on PATH, as `make test` does.
 //
 // In: nothing but the repository and `npm install` having run. Out: test
 // results. Run with:

@@ -37,6 +37,10 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	if err := useRepoNode(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	dir, err := os.MkdirTemp("", "vmcp-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

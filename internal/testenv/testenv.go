@@ -63,7 +63,7 @@ func NodeBin(t testing.TB, name string) string {
 	// node itself comes from PATH; check it too, so the test fails here
 	// and not with a confusing exec error later.
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is not on PATH (%v); the npm MCP peers need Node.js 20 or later", err)
+		t.Fatalf("node is not on PATH (%v); the npm MCP peers need Node.js 22.19 or later, which `%s` installs into node_modules/.bin (package.json pins it)", err, InstallCommand)
 	}
 	return p
 }

@@ -12,9 +12,12 @@ package server
 // channel to the response stream on a forwarder goroutine. When the handler
 // returns, the response path drains what is still in the channel, but a
 // notification the forwarder has already taken and not yet written is
-// dropped (any of them, not only the last, when the machine is busy). The
-// flushMiddleware below therefore waits, after a handler that sent progress
-// over HTTP, until the channel is empty and then NotifyFlush more, so the
+// dropped (any of them, not only the last, when the machine is busy). Over
+// stdio another goroutine writes the channel to stdout, so the last
+// notification often follows the response, and clients that drop progress
+// for finished requests (the TypeScript SDK does) never see it. The
+// flushMiddleware below therefore waits, after a handler that sent
+// progress, until the channel is empty and then NotifyFlush more, so the
 // forwarder finishes the one in its hands; the wait is bounded by a second.
 
 import (
@@ -125,13 +128,14 @@ func (s *Server) awaitForwarder(ctx context.Context) {
 }
 
 // flushMiddleware gives every tool call a flag that progress sets when it
-// sends a notification, and after an HTTP call that sent one, waits
-// NotifyFlush before returning the result (see the top of this file).
+// sends a notification, and after a call that sent one, on either
+// transport, waits for the forwarder before returning the result (see the
+// top of this file).
 func (s *Server) flushMiddleware(next mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		sent := new(atomic.Bool)
 		res, err := next(context.WithValue(ctx, flushKey{}, sent), req)
-		if sent.Load() && transportOf(ctx) == transportHTTP {
+		if sent.Load() {
 			s.awaitForwarder(ctx)
 		}
 		return res, err

@@ -52,7 +52,7 @@ type Options struct {
 	// elicitation step may wait).
 	ElicitTimeout time.Duration
 	// NotifyFlush is how long a tool call that sent progress waits before
-	// returning, so that streamable HTTP delivers the last notification
+	// returning, so that stdio and streamable HTTP deliver the last notification
 	// ahead of the response (default 5ms; see flushMiddleware).
 	NotifyFlush time.Duration
 	// StdioWorkers is how many tool calls a stdio session runs at once
