@@ -25,6 +25,8 @@ const corpusDir = "../testdata/corpus/toolhive/upstream"
 //   - the simple and complex examples call tools without a backend
 //     (tool: fetch, tool: echo) and read {{.timestamp}}, which no template
 //     context provides.
+//   - the simple and complex examples write {action: abort, maxRetries: 2},
+//     which retries nothing (in ToolHive as in vmcp): a warning.
 //   - the elicitation example writes yardstick-streamable_echo, the
 //     prefixed name of a re-exported tool, not backend.tool.
 //   - the upgrade-guide streams name a step "step-1": valid, but templates
@@ -33,8 +35,8 @@ const corpusDir = "../testdata/corpus/toolhive/upstream"
 var corpusCodes = map[string][]string{
 	"test/e2e/chainsaw/operator/single-tenancy/test-scenarios/vmcp/chainsaw-test.yaml": nil,
 	"examples/operator/virtual-mcps/composite_tool_with_elicitations.yaml":             {"invalid_tool_ref"},
-	"examples/operator/virtual-mcps/composite_tool_simple.yaml":                        {"invalid_tool_ref", "unknown_template_root"},
-	"examples/operator/virtual-mcps/composite_tool_complex.yaml":                       {"invalid_tool_ref", "unknown_template_root"},
+	"examples/operator/virtual-mcps/composite_tool_simple.yaml":                        {"invalid_tool_ref", "retries_without_retry", "unknown_template_root"},
+	"examples/operator/virtual-mcps/composite_tool_complex.yaml":                       {"invalid_tool_ref", "retries_without_retry", "unknown_template_root"},
 	"examples/vmcp-config.yaml":                                                        nil,
 	"docs/operator/upgrade-guide/crs-v1alpha1.yaml":                                    {"step_id_hyphen"},
 	"docs/operator/upgrade-guide/crs-v1beta1.yaml":                                     {"step_id_hyphen"},

@@ -38,6 +38,7 @@ const (
 	CodeElicitationTimeout    = "elicitation_timeout"
 	CodeInvalidAction         = "invalid_action"
 	CodeTooManyRetries        = "too_many_retries"
+	CodeRetriesWithoutRetry   = "retries_without_retry"
 	CodeOutOfRange            = "out_of_range"
 	CodeInvalidFailureMode    = "invalid_failure_mode"
 	CodeInvalidSchema         = "invalid_schema"
@@ -163,9 +164,9 @@ func warnTimeoutExceeds(pos ir.Pos, path, stepID string, step, workflow string) 
 		fmt.Sprintf("step %q has timeout %s, longer than the workflow timeout %s; the workflow timeout will cut it short", stepID, step, workflow))
 }
 
-func errElicitationTimeout(pos ir.Pos, path, got string) diag.Diagnostic {
-	return errorAt(pos, path, CodeElicitationTimeout,
-		fmt.Sprintf("elicitation timeout %s is too long; the limit is %s", got, maxElicitationTimeout))
+func warnElicitationTimeout(pos ir.Pos, path, got string) diag.Diagnostic {
+	return warnAt(pos, path, CodeElicitationTimeout,
+		fmt.Sprintf("elicitation timeout %s is over the limit of %s; the wait is capped at %s, as in ToolHive", got, maxElicitationTimeout, maxElicitationTimeout))
 }
 
 // ---- steps ----
@@ -247,6 +248,17 @@ func errInvalidAction(pos ir.Pos, path, field, got string, valid []string) diag.
 func warnTooManyRetries(pos ir.Pos, path string, got int64) diag.Diagnostic {
 	return warnAt(pos, path, CodeTooManyRetries,
 		fmt.Sprintf("maxRetries %d is over the limit of %d; it is capped at %d", got, maxRetries, maxRetries))
+}
+
+// warnRetriesWithoutRetry: action is "" when onError has no action.
+func warnRetriesWithoutRetry(pos ir.Pos, path, action string) diag.Diagnostic {
+	what := "onError has no action"
+	if action != "" {
+		what = "the action is " + action
+	}
+	return warnAt(pos, path, CodeRetriesWithoutRetry,
+		fmt.Sprintf("maxRetries has no effect: %s, and only action: retry retries (as in ToolHive)", what),
+		"to retry before giving up, write onError: {action: retry, maxRetries: N}; the workflow's failureMode decides after the last attempt")
 }
 
 func errInvalidItemVar(pos ir.Pos, path, got string) diag.Diagnostic {

@@ -271,6 +271,10 @@ func (w *wfCheck) checkOnError(oe *parser.OnError) ir.OnError {
 			switch {
 			case v < 0:
 				w.add(errOutOfRange(n.Pos, n.Path, "maxRetries", v, 0, maxRetries))
+			case out.Action != ir.ActionRetry:
+				// As in ToolHive, only action retry retries.
+				pos, path := keyPos(oe.Node, n, "maxRetries")
+				w.add(warnRetriesWithoutRetry(pos, path, out.Action))
 			case v > maxRetries:
 				w.add(warnTooManyRetries(n.Pos, n.Path, v))
 				out.MaxRetries = maxRetries
@@ -283,7 +287,7 @@ func (w *wfCheck) checkOnError(oe *parser.OnError) ir.OnError {
 	}
 	if d, ok := w.duration(oe.RetryDelay, "retryDelay"); ok {
 		out.RetryDelay = ir.Duration(d)
-	} else if out.Action == ir.ActionRetry || out.MaxRetries > 0 {
+	} else if out.Action == ir.ActionRetry {
 		out.RetryDelay = ir.Duration(defaultRetryDelay)
 	}
 	return out
@@ -388,7 +392,10 @@ func (w *wfCheck) checkElicitation(si *stepInfo) {
 		w.checkElicitationSchema(si, s.Schema)
 	}
 	if s.Timeout != nil && si.timeout > maxElicitationTimeout {
-		w.add(errElicitationTimeout(s.Timeout.Pos, s.Timeout.Path, si.timeout.String()))
+		// As in ToolHive: a warning, and the wait is capped.
+		w.add(warnElicitationTimeout(s.Timeout.Pos, s.Timeout.Path, si.timeout.String()))
+		si.timeout = maxElicitationTimeout
+		st.Timeout = ir.Duration(maxElicitationTimeout)
 	}
 	if a, ok := w.response(s.OnDecline, "onDecline"); ok {
 		st.OnDecline = a

@@ -251,30 +251,25 @@ func TestRunSemantics(t *testing.T) {
 			attempts: map[string]int{"a": 3},
 		},
 		{
-			name:     "maxRetries with action abort retries, then aborts",
+			// As in ToolHive, maxRetries has no effect without action retry.
+			name:     "maxRetries with action abort does not retry",
 			wf:       build("retryabort", tool("a", "svc.flaky", nil).with(onError(ir.ActionAbort, 2)), tool("b", "svc.ok", nil, "a")),
 			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 5}, "svc.ok": {result: structured(M{"ok": true})}},
 			status:   RunFailed,
-			attempts: map[string]int{"a": 3},
+			attempts: map[string]int{"a": 1},
+			check:    calledOnce("a"),
 			steps:    map[string]StepStatus{"a": StepFailed, "b": StepPending},
 		},
 		{
-			name:     "maxRetries with action continue retries, then continues with defaults",
-			wf:       build("retrycontinue", tool("a", "svc.flaky", nil).with(onError(ir.ActionContinue, 1)).with(defaults(M{"x": int64(7)}))),
-			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 5}},
-			status:   RunCompleted,
-			wantOut:  true,
-			output:   M{"x": int64(7)},
-			attempts: map[string]int{"a": 2},
-		},
-		{
-			name:     "maxRetries with action abort succeeds on a retry",
-			wf:       build("retryabortok", tool("a", "svc.flaky", nil).with(onError(ir.ActionAbort, 2))),
+			// continue + retryCount: 2 calls a possibly unsafe tool once.
+			name:     "maxRetries with action continue calls the tool once, then continues with defaults",
+			wf:       build("retrycontinue", tool("a", "svc.flaky", nil).with(onError(ir.ActionContinue, 2)).with(defaults(M{"x": int64(7)}))),
 			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 1, result: structured(M{"ok": true})}},
 			status:   RunCompleted,
 			wantOut:  true,
-			output:   M{"ok": true},
-			attempts: map[string]int{"a": 2},
+			output:   M{"x": int64(7)},
+			attempts: map[string]int{"a": 1},
+			check:    calledOnce("a"),
 		},
 		{
 			name:     "retry gives up after maxRetries more attempts",
@@ -651,4 +646,14 @@ type schemaMap map[string]M
 func (s schemaMap) InputSchema(backend, tool string) (map[string]any, bool) {
 	m, ok := s[backend+"."+tool]
 	return m, ok
+}
+
+// calledOnce checks that the backend saw exactly one call for step id.
+func calledOnce(id string) func(*testing.T, *Run, *fakeBackend) {
+	return func(t *testing.T, _ *Run, fb *fakeBackend) {
+		t.Helper()
+		if n := len(fb.callsTo(id)); n != 1 {
+			t.Errorf("step %q called its tool %d times; want 1 (maxRetries has no effect without action retry)", id, n)
+		}
+	}
 }

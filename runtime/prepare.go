@@ -283,7 +283,8 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 	if sp.maxRetries > maxRetriesCap {
 		sp.maxRetries = maxRetriesCap
 	}
-	if sp.maxRetries < 0 {
+	if sp.maxRetries < 0 || sp.action != ir.ActionRetry {
+		// As in ToolHive, maxRetries has no effect under another action.
 		sp.maxRetries = 0
 	}
 	if sp.retryDelay <= 0 {
