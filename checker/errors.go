@@ -66,6 +66,8 @@ const (
 	CodeUnknownWorkflowField  = "unknown_workflow_field"
 	CodeUnknownStepField      = "unknown_step_field"
 	CodeUnknownOutputField    = "unknown_output_field"
+	CodeUnknownContentKey     = "unknown_content_key"
+	CodeOptionalFieldRead     = "optional_field_read"
 	CodeWholeSteps            = "whole_steps_ref"
 	CodeMissingDependency     = "missing_dependency"
 	CodeSelfReference         = "self_reference"
@@ -457,15 +459,14 @@ func errUnknownForEachVar(pos ir.Pos, path, name, itemVar string) diag.Diagnosti
 		fmt.Sprintf(".forEach.%s is not defined; this forEach has .forEach.%s and .forEach.index%s", name, itemVar, didYouMean(name, known)))
 }
 
-func errUnknownWorkflowField(pos ir.Pos, path, name string) diag.Diagnostic {
+func errUnknownWorkflowField(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownWorkflowField,
-		fmt.Sprintf(".workflow.%s is not defined; .workflow has only id (the run's id)%s", name, didYouMean(name, []string{"id"})))
+		fmt.Sprintf(".workflow.%s is not defined; .workflow has %s%s", name, joinOr(known), didYouMean(name, known)))
 }
 
 func errUnknownStepField(pos ir.Pos, path, id, field string) diag.Diagnostic {
-	known := []string{"output", "status", "error"}
 	return errorAt(pos, path, CodeUnknownStepField,
-		fmt.Sprintf(".steps.%s.%s is not defined; a step has output, status and error%s", id, field, didYouMean(field, known)))
+		fmt.Sprintf(".steps.%s.%s is not defined; a step has %s%s", id, field, joinOr(stepFields), didYouMean(field, stepFields)))
 }
 
 func errUnknownForEachOutput(pos ir.Pos, path, id, field string) diag.Diagnostic {
@@ -477,6 +478,57 @@ func errUnknownForEachOutput(pos ir.Pos, path, id, field string) diag.Diagnostic
 func errUnknownAnswerField(pos ir.Pos, path, id, field string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownOutputField,
 		fmt.Sprintf("elicitation %q asks only for %s, so its answer has no field %q%s", id, strings.Join(known, ", "), field, didYouMean(field, known)))
+}
+
+// errUnknownElicitationOutput: answers are the fields the schema asks for,
+// so that a ToolHive-era read of .output.F can point at .output.content.F.
+func errUnknownElicitationOutput(pos ir.Pos, path, id, field string, answers []string) diag.Diagnostic {
+	var detail []string
+	if contains(answers, field) {
+		detail = append(detail, fmt.Sprintf("the answer is under content: write .steps.%s.output.content.%s", id, field))
+	}
+	return errorAt(pos, path, CodeUnknownOutputField,
+		fmt.Sprintf("elicitation %q has no output field %q; its output is {action, content} (content holds the answer)%s", id, field, didYouMean(field, elicitationOutputFields)), detail...)
+}
+
+func errSkippedFlag(pos ir.Pos, path, id string) diag.Diagnostic {
+	return errorAt(pos, path, CodeOptionalFieldRead,
+		fmt.Sprintf("the output of elicitation %q has skipped only when skip_remaining ended the run", id),
+		fmt.Sprintf("read it with {{index .steps.%s.output \"skipped\"}}", id))
+}
+
+// errMissingDefaultContent: field is "" for a read of the whole content.
+func errMissingDefaultContent(pos ir.Pos, path, id, field, why string) diag.Diagnostic {
+	if field == "" {
+		return errorAt(pos, path, CodeMissingDefaultResult,
+			fmt.Sprintf("elicitation %q %s, and then its output has no content: its defaultResults have no content", id, why),
+			fmt.Sprintf("give %q defaultResults: {content: {...}}, or read the answer with index", id))
+	}
+	return errorAt(pos, path, CodeMissingDefaultResult,
+		fmt.Sprintf("elicitation %q %s, and then its output's content is its defaultResults.content, which has no field %q", id, why, field),
+		fmt.Sprintf("give %q defaultResults: {content: {%s: ...}}, or read it with {{index .steps.%s.output.content %q}}", id, field, id, field))
+}
+
+// errNoContent: rest is what the template reads under .content.
+func errNoContent(pos ir.Pos, path, id, typ string, rest []string) diag.Diagnostic {
+	var detail []string
+	if typ == ir.StepElicitation && len(rest) > 0 {
+		detail = append(detail, fmt.Sprintf("the answer is in the output: write .steps.%s.output.content.%s", id, strings.Join(rest, ".")))
+	}
+	return errorAt(pos, path, CodeUnknownContentKey,
+		fmt.Sprintf("%s step %q has no content map; only tool steps have one", typ, id), detail...)
+}
+
+func errUnknownContentKey(pos ir.Pos, path, id, key string) diag.Diagnostic {
+	known := []string{"text", "text_1", "image_0", "resource", "resource_1", "audio_0", "link_0"}
+	return errorAt(pos, path, CodeUnknownContentKey,
+		fmt.Sprintf(".steps.%s.content has no key %q; its keys are text, text_N, image_N, resource, resource_N, audio_N and link_N%s", id, key, didYouMean(key, known)))
+}
+
+func errContentMayBeAbsent(pos ir.Pos, path, id, key, why string) diag.Diagnostic {
+	return errorAt(pos, path, CodeOptionalFieldRead,
+		fmt.Sprintf("step %q %s, and then its content map is empty", id, why),
+		fmt.Sprintf("read it with {{index .steps.%s.content %q}}", id, key))
 }
 
 func errWholeSteps(pos ir.Pos, path string) diag.Diagnostic {

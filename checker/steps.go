@@ -37,6 +37,13 @@ type stepInfo struct {
 	// answers are the properties an elicitation's schema asks for (nil
 	// when the schema does not list them).
 	answers []string
+	// defaultContent are the keys of an elicitation's
+	// defaultResults.content, which its output carries when it continues
+	// without an answer.
+	defaultContent map[string]bool
+	// noAnswer says why an elicitation may complete without an answer
+	// (its decline or cancel continues); "" when it cannot.
+	noAnswer string
 	timeout time.Duration
 }
 
@@ -310,6 +317,12 @@ func (w *wfCheck) checkDefaults(si *stepInfo) {
 	}
 	si.hasDefaults = len(n.Fields) > 0
 	si.ir.DefaultResults = n.Interface()
+	if c := n.Get("content"); c != nil && c.Kind == parser.Map {
+		si.defaultContent = map[string]bool{}
+		for _, f := range c.Fields {
+			si.defaultContent[f.Key] = true
+		}
+	}
 }
 
 // checkToolRef checks tool: backend.tool and, with a catalog, that the
