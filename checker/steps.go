@@ -44,7 +44,7 @@ type stepInfo struct {
 	// noAnswer says why an elicitation may complete without an answer
 	// (its decline or cancel continues); "" when it cannot.
 	noAnswer string
-	timeout time.Duration
+	timeout  time.Duration
 }
 
 // depEdge is one resolved dependsOn entry.
