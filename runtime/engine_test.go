@@ -308,14 +308,40 @@ func TestRunSemantics(t *testing.T) {
 			output:  M{"text": "one", "text_1": "two"},
 		},
 		{
-			name: "other content kinds stay under content",
-			wf:   build("content", tool("a", "svc.img", nil)),
-			tools: map[string]*fakeTool{"svc.img": {text: []string{"caption"}, content: []Content{
-				{Type: "image", Raw: M{"type": "image", "data": "AAAA", "mimeType": "image/png"}},
+			// ToolHive's content map, plus audio_N and link_N.
+			name: "a result without structuredContent is its content map",
+			wf:   build("content", tool("a", "svc.mixed", nil)),
+			tools: map[string]*fakeTool{"svc.mixed": {text: []string{"caption", "more"}, content: []Content{
+				{Type: "image", Data: "AAAA"},
+				{Type: "image", Data: "BBBB"},
+				{Type: "resource", URI: "file:///a.txt", Text: "file text"},
+				{Type: "resource", URI: "file:///b.bin", Data: "YmxvYg=="},
+				{Type: "audio", Data: "UklGRg=="},
+				{Type: "resource_link", URI: "file:///c.txt"},
+				{Type: "text", Text: "last"},
 			}}},
 			status:  RunCompleted,
 			wantOut: true,
-			output:  M{"text": "caption", "content": A{M{"type": "image", "data": "AAAA", "mimeType": "image/png"}}},
+			output: M{
+				"text": "caption", "text_1": "more", "text_2": "last",
+				"image_0": "AAAA", "image_1": "BBBB",
+				"resource": "file text", "resource_1": "YmxvYg==",
+				"audio_0": "UklGRg==", "link_0": "file:///c.txt",
+			},
+		},
+		{
+			// .steps.X.content is there beside structuredContent.
+			name: "content is readable beside structured output",
+			wf: build("content2",
+				tool("a", "svc.both", nil),
+				tool("b", "svc.echo", M{"summary": "{{.steps.a.content.text}}", "n": "{{.steps.a.output.n}}", "all": "{{.steps.a.content}}"}, "a"),
+			),
+			tools: map[string]*fakeTool{
+				"svc.both": {result: structured(M{"n": int64(3)}), text: []string{"three items"}},
+			},
+			status:  RunCompleted,
+			wantOut: true,
+			output:  M{"args": M{"summary": "three items", "n": int64(3), "all": M{"text": "three items"}}},
 		},
 		{
 			name: "vars are evaluated once over params",

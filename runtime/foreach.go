@@ -199,12 +199,12 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data,
 	if timeout <= 0 {
 		timeout = sp.timeout
 	}
-	out, _, msg := r.callTool(ctx, inner, policy, args, nil, timeout)
+	res, _, msg := r.callTool(ctx, inner, policy, args, nil, timeout)
 	if msg != "" {
 		if context.Cause(ctx) == errIterationFailed {
 			msg = "cancelled because another iteration failed"
 		}
 		return nil, &StepError{Step: sp.id, Pos: posOr(inner.step.Pos, sp.step.Pos), Msg: fmt.Sprintf("iteration %d: %s", i, msg)}
 	}
-	return out, nil
+	return res.output, nil
 }

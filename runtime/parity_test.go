@@ -1,0 +1,149 @@
+package runtime
+
+// ToolHive parity of template data and results (issue 9): .workflow's
+// fields, omitted optional parameters, and output defaults that replace a
+// value of the wrong type. Elicitation output is in control_test.go, the
+// content map in engine_test.go.
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// TestWorkflowFields checks .workflow.id, duration_ms, step_count, status
+// and start_time, as step templates see them while the run goes and as
+// output values see them at the end, both when every template is a field
+// chain (the stepView path) and when one is not.
+func TestWorkflowFields(t *testing.T) {
+	args := M{
+		"id":     "{{.workflow.id}}",
+		"count":  "{{.workflow.step_count}}",
+		"status": "{{.workflow.status}}",
+		"start":  "{{.workflow.start_time}}",
+		"ms":     "{{.workflow.duration_ms}}",
+	}
+	for _, tc := range []struct {
+		name  string
+		extra M
+	}{
+		{"field chains", nil},
+		{"text templates", M{"text": "run {{.workflow.id}} after {{.workflow.duration_ms}}ms"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := M{}
+			for k, v := range args {
+				a[k] = v
+			}
+			for k, v := range tc.extra {
+				a[k] = v
+			}
+			wf := build("wfinfo",
+				tool("first", "svc.slow", nil),
+				tool("second", "svc.echo", a, "first"),
+			)
+			wf.Output = &ir.Output{Properties: []*ir.OutputProperty{
+				{Name: "count", Type: "integer", Value: tpl("{{.workflow.step_count}}")},
+				{Name: "status", Type: "string", Value: tpl("{{.workflow.status}}")},
+				{Name: "echoed", Value: tpl("{{.steps.second.output.args}}")},
+			}}
+			fb := newFake(map[string]*fakeTool{"svc.slow": {latency: 30 * time.Millisecond}})
+			e := mustEngine(t, plan(wf), Options{Backend: fb})
+			run, err := e.Run(context.Background(), "wfinfo", nil, RunOptions{})
+			if err != nil || run.Status != RunCompleted {
+				t.Fatalf("Run(wfinfo) = %v, %v; want completed", run.Status, err)
+			}
+			out := run.Output.(map[string]any)
+			if out["count"] != int64(2) || out["status"] != "completed" {
+				t.Errorf("output count, status = %v, %v; want 2, completed (the values after the last step)", out["count"], out["status"])
+			}
+			got := out["echoed"].(map[string]any)
+			if got["id"] != run.ID {
+				t.Errorf(".workflow.id = %v; want the run id %s", got["id"], run.ID)
+			}
+			if got["count"] != int64(1) || got["status"] != "running" {
+				t.Errorf("second saw step_count %v, status %v; want 1, running", got["count"], got["status"])
+			}
+			if ms, ok := got["ms"].(int64); !ok || ms < 30 {
+				t.Errorf("second saw duration_ms %#v; want an integer of at least 30 (first took 30ms)", got["ms"])
+			}
+			start, err := time.Parse(time.RFC3339, got["start"].(string))
+			if err != nil || !start.Equal(run.StartedAt.Truncate(time.Second)) {
+				t.Errorf(".workflow.start_time = %v (%v); want the run's start %s in RFC 3339", got["start"], err, run.StartedAt.Format(time.RFC3339))
+			}
+			if text, ok := got["text"].(string); tc.extra != nil && (!ok || !strings.HasPrefix(text, "run "+run.ID+" after ")) {
+				t.Errorf("text = %q; want it to start with %q", text, "run "+run.ID+" after ")
+			}
+		})
+	}
+}
+
+// TestOmittedOptionalParameter: a declared parameter that the caller leaves
+// out and that has no default is null; it renders empty inside text, an
+// argument that is exactly that action is left out of the tool call, and a
+// default still applies.
+func TestOmittedOptionalParameter(t *testing.T) {
+	wf := build("optional",
+		tool("call", "svc.echo", M{
+			"owner": "{{.params.owner}}",
+			"text":  "owner=[{{.params.owner}}]",
+			"label": "{{.params.label}}",
+			"fixed": "set",
+		}).with(when("{{eq .params.owner nil}}")),
+	)
+	wf.InputSchema = M{"type": "object", "properties": M{
+		"owner": M{"type": "string"},
+		"label": M{"type": "string", "default": "triage"},
+	}}
+	runCase{
+		name: "omitted", wf: wf,
+		status: RunCompleted, wantOut: true,
+		output: M{"args": M{"text": "owner=[]", "label": "triage", "fixed": "set"}},
+		check: func(t *testing.T, _ *Run, fb *fakeBackend) {
+			calls := fb.callsTo("call")
+			if len(calls) != 1 {
+				t.Fatalf("call was called %d times; want 1", len(calls))
+			}
+			if _, sent := calls[0].Arguments["owner"]; sent {
+				t.Errorf("arguments = %v; want owner left out of the tool call", calls[0].Arguments)
+			}
+		},
+	}.run(t)
+	runCase{
+		name: "given", wf: wf, params: M{"owner": "ana"},
+		status: RunCompleted, steps: map[string]StepStatus{"call": StepSkipped},
+	}.run(t)
+}
+
+// TestOutputDefaultReplacesBadValue: as in ToolHive, an output property's
+// default is used both when the value is missing and when it does not
+// convert to the declared type; without a default the run fails, naming
+// the property.
+func TestOutputDefaultReplacesBadValue(t *testing.T) {
+	shaped := func(withDefault bool) *ir.Workflow {
+		wf := build("shaped", tool("a", "svc.a", nil))
+		count := &ir.OutputProperty{Name: "count", Type: "integer", Pos: at(40, 7), Value: tpl("{{.steps.a.output.n}}")}
+		if withDefault {
+			count.Default, count.HasDefault = int64(0), true
+		}
+		wf.Output = &ir.Output{Properties: []*ir.OutputProperty{
+			count,
+			{Name: "ok", Type: "boolean", Value: tpl("{{.steps.a.output.ok}}"), Default: false, HasDefault: true},
+			{Name: "name", Type: "string", Value: tpl("{{.steps.a.output.name}}"), Default: "none", HasDefault: true},
+		}}
+		return wf
+	}
+	tools := map[string]*fakeTool{"svc.a": {result: structured(M{"n": "many", "ok": "perhaps", "name": "x"})}}
+	runCase{
+		name: "default", wf: shaped(true), tools: tools,
+		status: RunCompleted, wantOut: true, output: M{"count": int64(0), "ok": false, "name": "x"},
+	}.run(t)
+	runCase{
+		name: "no default", wf: shaped(false), tools: tools,
+		status: RunFailed, errHas: []string{`output property "count"`, "not a valid integer", "give it a default"},
+		errPos: &ir.Pos{File: "wf.yaml", Line: 40, Col: 7},
+	}.run(t)
+}
