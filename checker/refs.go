@@ -218,10 +218,12 @@ func (w *wfCheck) checkAnswerRef(pos ir.Pos, path string, r ref, target *stepInf
 		if noAnswer == "" {
 			noAnswer = why
 		}
+		if noAnswer != "" && r.optionalFrom > 3 && target.defaultContent == nil {
+			// .output.content itself is absent, whatever is read in it.
+			w.add(errMissingDefaultContent(pos, path, id, "", noAnswer))
+			return
+		}
 		if len(r.path) == 4 {
-			if noAnswer != "" && !r.indexed && target.defaultContent == nil {
-				w.add(errMissingDefaultContent(pos, path, id, "", noAnswer))
-			}
 			return
 		}
 		f := r.path[4]
