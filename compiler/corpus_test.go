@@ -36,12 +36,13 @@ var corpusWant = map[string]corpusOutcome{
 		Workflows: []string{"test_workflow: 1 steps, 1 levels"}, Codes: []string{"warning:step_id_hyphen"}},
 	"upstream/docs/operator/upgrade-guide/crs-v1beta1.yaml": {
 		Workflows: []string{"test_workflow: 1 steps, 1 levels"}, Codes: []string{"warning:step_id_hyphen"}},
-	// ToolHive's own examples name tools without a backend prefix and read
-	// .timestamp, which no template context provides.
+	// ToolHive's own examples name tools without a backend prefix, read
+	// .timestamp, which no template context provides, and write
+	// {action: abort, maxRetries: 2}, which retries nothing (a warning).
 	"upstream/examples/operator/virtual-mcps/composite_tool_complex.yaml": {
-		Codes: []string{"invalid_tool_ref", "unknown_template_root"}},
+		Codes: []string{"invalid_tool_ref", "unknown_template_root", "warning:retries_without_retry"}},
 	"upstream/examples/operator/virtual-mcps/composite_tool_simple.yaml": {
-		Codes: []string{"invalid_tool_ref", "unknown_template_root"}},
+		Codes: []string{"invalid_tool_ref", "unknown_template_root", "warning:retries_without_retry"}},
 	"upstream/examples/operator/virtual-mcps/composite_tool_with_elicitations.yaml": {
 		Codes: []string{"invalid_tool_ref"}},
 	// The composite section of this config is commented out.
