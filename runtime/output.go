@@ -76,9 +76,9 @@ func contentMap(items []Content) map[string]any {
 	// key names the n-th item of a kind; first is the key of item 0 when
 	// it has no number (text, resource).
 	key := func(prefix string, n *int, first string) string {
-		k := prefix + "_" + strconv.Itoa(*n)
-		if *n == 0 && first != "" {
-			k = first
+		k := first
+		if *n > 0 || first == "" {
+			k = prefix + "_" + strconv.Itoa(*n)
 		}
 		*n++
 		return k

@@ -7,6 +7,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -146,4 +147,37 @@ func TestOutputDefaultReplacesBadValue(t *testing.T) {
 		status: RunFailed, errHas: []string{`output property "count"`, "not a valid integer", "give it a default"},
 		errPos: &ir.Pos{File: "wf.yaml", Line: 40, Col: 7},
 	}.run(t)
+}
+
+// BenchmarkParityPaths measures what issue 9 added to a step: building the
+// content map of a result that has structuredContent and its JSON as text
+// (what mcp-go servers send), and a chain of 100 steps that each read
+// .workflow.step_count (a fresh .workflow map whenever steps start).
+func BenchmarkParityPaths(b *testing.B) {
+	b.Run("stepOutput_structured_with_text", func(b *testing.B) {
+		res := &ToolResult{Structured: map[string]any{"v": 1}, Content: []Content{{Type: "text", Text: `{"v":1}`}}}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, _, _, ok := stepOutput(res); !ok {
+				b.Fatal("not ok")
+			}
+		}
+	})
+	b.Run("chain100_reads_workflow", func(b *testing.B) {
+		steps := []step{tool("s0", "svc.x", M{"v": "{{.workflow.step_count}}"})}
+		for i := 1; i < 100; i++ {
+			steps = append(steps, tool(fmt.Sprintf("s%d", i), "svc.x", M{"v": "{{.workflow.step_count}}"}, fmt.Sprintf("s%d", i-1)))
+		}
+		wf := build("chain100wf", steps...)
+		e := mustEngine(b, plan(wf), Options{Backend: benchBackend{}, Store: NewMemoryStore(16)})
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if run, err := e.Run(ctx, wf.Name, nil, RunOptions{}); err != nil || run.Status != RunCompleted {
+				b.Fatalf("Run = %v, %v", run, err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/step")
+	})
 }

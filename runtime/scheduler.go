@@ -227,9 +227,10 @@ type runState struct {
 	ready         readyQueue
 	running       int
 	done          int
-	completed     int  // steps that completed, for .workflow.step_count
-	stopped       bool // start nothing new
-	interrupted   bool // the run's context ended before every step finished
+	completed     int    // steps that completed, for .workflow.step_count
+	wfFixed       [3]any // .workflow's id, name and start_time, boxed once
+	stopped       bool   // start nothing new
+	interrupted   bool   // the run's context ended before every step finished
 	skipRemaining bool
 	firstErr      *StepError
 	deadlines     []sharedDeadline
@@ -364,15 +365,19 @@ const workflowRunning = "running"
 
 // workflowInfo builds .workflow as of now: ToolHive's id, duration_ms,
 // step_count (the steps completed so far), status and start_time (RFC
-// 3339), and the workflow's name.
+// 3339), and the workflow's name. The fields that do not change are boxed
+// once per run (wfFixed).
 func (r *runState) workflowInfo(status string, now time.Time) map[string]any {
+	if r.wfFixed[0] == nil {
+		r.wfFixed = [3]any{r.run.ID, r.wp.wf.Name, r.run.StartedAt.Format(time.RFC3339)}
+	}
 	return map[string]any{
-		"id":          r.run.ID,
-		"name":        r.wp.wf.Name,
+		"id":          r.wfFixed[0],
+		"name":        r.wfFixed[1],
+		"start_time":  r.wfFixed[2],
 		"duration_ms": now.Sub(r.run.StartedAt).Milliseconds(),
 		"step_count":  int64(r.completed),
 		"status":      status,
-		"start_time":  r.run.StartedAt.Format(time.RFC3339),
 	}
 }
 
