@@ -163,8 +163,13 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 			return
 		}
 	}
+	// why says why the target may end without a result of its own.
+	why := target.why
+	if sc.kind == inOutput && why == "" && (what == "output" || what == "content") {
+		why = w.skippedByRemaining(target)
+	}
 	if what == "content" {
-		w.checkContentRef(pos, path, r, target)
+		w.checkContentRef(pos, path, r, target, why)
 		return
 	}
 	if what != "output" {
@@ -173,10 +178,6 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 	if target.typ == ir.StepForEach && len(r.path) >= 4 && !contains(forEachOutputFields, r.path[3]) {
 		w.add(errUnknownForEachOutput(pos, path, id, r.path[3]))
 		return
-	}
-	why := target.why
-	if sc.kind == inOutput && why == "" {
-		why = w.skippedByRemaining(target)
 	}
 	if target.typ == ir.StepElicitation && len(r.path) >= 4 {
 		w.checkAnswerRef(pos, path, r, target, why)
@@ -247,8 +248,9 @@ func (si *stepInfo) skipsRemaining() bool {
 
 // checkContentRef checks a read of .steps.X.content[.K]: K must be a key
 // of the content map, X must be a tool step, and a key of a step that may
-// skip (and then has no content) is read with index.
-func (w *wfCheck) checkContentRef(pos ir.Pos, path string, r ref, target *stepInfo) {
+// end without a result (why) is read with index, because its content map
+// is then empty.
+func (w *wfCheck) checkContentRef(pos ir.Pos, path string, r ref, target *stepInfo, why string) {
 	if target.typ == ir.StepElicitation || target.typ == ir.StepForEach {
 		w.add(errNoContent(pos, path, target.id, target.typ, r.path[3:]))
 		return
@@ -261,8 +263,8 @@ func (w *wfCheck) checkContentRef(pos ir.Pos, path string, r ref, target *stepIn
 		w.add(errUnknownContentKey(pos, path, target.id, key))
 		return
 	}
-	if target.why != "" && r.optionalFrom > 3 {
-		w.add(errContentMayBeAbsent(pos, path, target.id, key, target.why))
+	if why != "" && r.optionalFrom > 3 {
+		w.add(errContentMayBeAbsent(pos, path, target.id, key, why))
 	}
 }
 
