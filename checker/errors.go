@@ -531,6 +531,11 @@ func errContentMayBeAbsent(pos ir.Pos, path, id, key, why string) diag.Diagnosti
 		fmt.Sprintf("read it with {{index .steps.%s.content %q}}", id, key))
 }
 
+func errUnknownDefaultAnswer(pos ir.Pos, path, id, field string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownOutputField,
+		fmt.Sprintf("defaultResults.content of elicitation %q has %q, which its schema does not ask for (it asks for %s)%s", id, field, strings.Join(known, ", "), didYouMean(field, known)))
+}
+
 func errWholeSteps(pos ir.Pos, path string) diag.Diagnostic {
 	return errorAt(pos, path, CodeWholeSteps,
 		"a template cannot read all of .steps at once; name a step it depends on: .steps.<id>.output")

@@ -416,6 +416,26 @@ func (w *wfCheck) checkElicitation(si *stepInfo) {
 	if a, ok := w.response(s.OnCancel, "onCancel"); ok {
 		st.OnCancel = a
 	}
+	w.checkDefaultContent(si)
+}
+
+// checkDefaultContent checks an elicitation's defaultResults.content, the
+// answer its output carries when it continues without one: a mapping whose
+// keys are fields the schema asks for.
+func (w *wfCheck) checkDefaultContent(si *stepInfo) {
+	d := si.src.DefaultResults
+	if d == nil || d.Kind != parser.Map {
+		return
+	}
+	c := d.Get("content")
+	if c == nil || !w.kind(c, "defaultResults.content", parser.Map) || si.answers == nil {
+		return
+	}
+	for _, f := range c.Fields {
+		if !contains(si.answers, f.Key) {
+			w.add(errUnknownDefaultAnswer(f.KeyPos, pathJoin(c.Path, f.Key), stepName(si), f.Key, si.answers))
+		}
+	}
 }
 
 func (w *wfCheck) checkElicitationSchema(si *stepInfo, n *parser.Node) {
