@@ -110,10 +110,14 @@ func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
 		// The worker's template data: the run's root plus .forEach, which
 		// each iteration replaces. No template can keep the root map, so
 		// one copy serves all of the worker's iterations.
+		// The read lock, because steps that start meanwhile replace
+		// .workflow in the root (scheduler.go, refreshWorkflow).
+		r.mu.RLock()
 		data := make(map[string]any, len(r.data)+1)
 		for k, v := range r.data {
 			data[k] = v
 		}
+		r.mu.RUnlock()
 		// .forEach too, unless a template can yield it as a value.
 		var fe map[string]any
 		if sp.sharedForEach {

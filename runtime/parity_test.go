@@ -181,3 +181,36 @@ func BenchmarkParityPaths(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/step")
 	})
 }
+
+// TestWorkflowFieldsWithForEach runs a forEach whose iterations read
+// .workflow beside a chain of steps whose starts replace .workflow: under
+// -race this proves the forEach workers copy the template data safely.
+func TestWorkflowFieldsWithForEach(t *testing.T) {
+	items := make([]any, 40)
+	for i := range items {
+		items[i] = int64(i)
+	}
+	// Four chains keep replacing .workflow while loops start their workers.
+	var steps []step
+	for c := 0; c < 4; c++ {
+		steps = append(steps, tool(fmt.Sprintf("c%d_0", c), "svc.x", M{"at": "{{.workflow.step_count}}"}))
+		for i := 1; i < 30; i++ {
+			steps = append(steps, tool(fmt.Sprintf("c%d_%d", c, i), "svc.x", M{"at": "{{.workflow.step_count}}"}, fmt.Sprintf("c%d_%d", c, i-1)))
+		}
+	}
+	for l := 0; l < 4; l++ {
+		steps = append(steps, forEach(fmt.Sprintf("each%d", l), "{{.params.items}}", "n",
+			tool("", "svc.x", M{"v": "{{.forEach.n}}", "at": "{{.workflow.step_count}}"}), fmt.Sprintf("c%d_%d", l, 5+l)).with(func(s *ir.Step) {
+			s.ForEach.MaxParallel = 8
+		}))
+	}
+	wf := build("racy_workflow_info", steps...)
+	wf.InputSchema = M{"type": "object", "properties": M{"items": M{"type": "array"}}}
+	for range 20 {
+		runCase{
+			name: "parallel", wf: wf, params: M{"items": items},
+			status: RunCompleted,
+			steps:  map[string]StepStatus{"each0": StepCompleted, "each3": StepCompleted, "c3_29": StepCompleted},
+		}.run(t)
+	}
+}
