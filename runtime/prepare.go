@@ -27,6 +27,7 @@ const (
 	defaultRetryDelay      = time.Second
 	defaultMaxParallel     = 10
 	maxRetriesCap          = 10
+	maxElicitationTimeout  = 10 * time.Minute
 	maxForEachParallel     = 50
 	maxForEachIterations   = 1000
 	defaultMaxIterations   = 100
@@ -287,6 +288,10 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 	}
 	if sp.timeout <= 0 {
 		sp.timeout = defaultStepTimeout
+	}
+	if sp.kind == ir.StepElicitation && sp.timeout > maxElicitationTimeout {
+		// As in ToolHive (the checker warns about it).
+		sp.timeout = maxElicitationTimeout
 	}
 	if sp.maxRetries > maxRetriesCap {
 		sp.maxRetries = maxRetriesCap
