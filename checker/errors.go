@@ -168,7 +168,7 @@ func warnTimeoutExceeds(pos ir.Pos, path, stepID string, step, workflow string) 
 
 func warnElicitationTimeout(pos ir.Pos, path, got string) diag.Diagnostic {
 	return warnAt(pos, path, CodeElicitationTimeout,
-		fmt.Sprintf("elicitation timeout %s is over the limit of %s; the wait is capped at %s, as in ToolHive", got, maxElicitationTimeout, maxElicitationTimeout))
+		fmt.Sprintf("elicitation timeout %s is over the limit of %s; the wait is capped at %s, as in ToolHive", got, ir.MaxElicitationTimeout, ir.MaxElicitationTimeout))
 }
 
 // ---- steps ----

@@ -404,11 +404,11 @@ func (w *wfCheck) checkElicitation(si *stepInfo) {
 	} else if w.kind(s.Schema, "schema", parser.Map) {
 		w.checkElicitationSchema(si, s.Schema)
 	}
-	if s.Timeout != nil && si.timeout > maxElicitationTimeout {
+	if s.Timeout != nil && si.timeout > ir.MaxElicitationTimeout {
 		// As in ToolHive: a warning, and the wait is capped.
 		w.add(warnElicitationTimeout(s.Timeout.Pos, s.Timeout.Path, si.timeout.String()))
-		si.timeout = maxElicitationTimeout
-		st.Timeout = ir.Duration(maxElicitationTimeout)
+		si.timeout = ir.MaxElicitationTimeout
+		st.Timeout = ir.Duration(ir.MaxElicitationTimeout)
 	}
 	if a, ok := w.response(s.OnDecline, "onDecline"); ok {
 		st.OnDecline = a

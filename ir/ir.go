@@ -25,6 +25,11 @@ const (
 	ActionSkipRemaining = "skip_remaining"
 )
 
+// MaxElicitationTimeout is the longest an elicitation waits for an
+// answer, as in ToolHive: the checker warns about a longer timeout and
+// caps it, and the runtime caps a hand-built plan's.
+const MaxElicitationTimeout = 10 * time.Minute
+
 // Workflow failure modes.
 const (
 	FailureAbort    = "abort"

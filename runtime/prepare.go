@@ -27,7 +27,6 @@ const (
 	defaultRetryDelay      = time.Second
 	defaultMaxParallel     = 10
 	maxRetriesCap          = 10
-	maxElicitationTimeout  = 10 * time.Minute
 	maxForEachParallel     = 50
 	maxForEachIterations   = 1000
 	defaultMaxIterations   = 100
@@ -289,9 +288,9 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 	if sp.timeout <= 0 {
 		sp.timeout = defaultStepTimeout
 	}
-	if sp.kind == ir.StepElicitation && sp.timeout > maxElicitationTimeout {
+	if sp.kind == ir.StepElicitation && sp.timeout > ir.MaxElicitationTimeout {
 		// As in ToolHive (the checker warns about it).
-		sp.timeout = maxElicitationTimeout
+		sp.timeout = ir.MaxElicitationTimeout
 	}
 	if sp.maxRetries > maxRetriesCap {
 		sp.maxRetries = maxRetriesCap
