@@ -26,14 +26,13 @@ type Options struct {
 
 // Limits and defaults (design.md, "Limits").
 const (
-	maxNameLen            = 64
-	maxSteps              = 100
-	maxRetries            = 10
-	maxNesting            = ir.MaxArgumentDepth
-	maxForEachParallel    = 50
-	maxForEachIterations  = 1000
-	maxElicitationSchema  = 100 * 1024
-	maxElicitationTimeout = 10 * time.Minute
+	maxNameLen           = 64
+	maxSteps             = 100
+	maxRetries           = 10
+	maxNesting           = ir.MaxArgumentDepth
+	maxForEachParallel   = 50
+	maxForEachIterations = 1000
+	maxElicitationSchema = 100 * 1024
 
 	defaultWorkflowTimeout = 30 * time.Minute
 	defaultStepTimeout     = 5 * time.Minute

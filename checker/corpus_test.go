@@ -26,6 +26,8 @@ const corpusDir = "../testdata/corpus/toolhive/upstream"
 //     (tool: fetch, tool: echo), which without a catalog are warnings
 //     (resolved at startup), and read {{.timestamp}}, which no template
 //     context provides.
+//   - the simple and complex examples write {action: abort, maxRetries: 2},
+//     which retries nothing (in ToolHive as in vmcp): a warning.
 //   - the elicitation example writes yardstick-streamable_echo, the
 //     aggregated name of a backend tool, also resolved at startup.
 //   - the upgrade-guide streams name a step "step-1": valid, but templates
@@ -34,8 +36,8 @@ const corpusDir = "../testdata/corpus/toolhive/upstream"
 var corpusCodes = map[string][]string{
 	"test/e2e/chainsaw/operator/single-tenancy/test-scenarios/vmcp/chainsaw-test.yaml": nil,
 	"examples/operator/virtual-mcps/composite_tool_with_elicitations.yaml":             {"unresolved_tool_ref"},
-	"examples/operator/virtual-mcps/composite_tool_simple.yaml":                        {"unknown_template_root", "unresolved_tool_ref"},
-	"examples/operator/virtual-mcps/composite_tool_complex.yaml":                       {"unknown_template_root", "unresolved_tool_ref"},
+	"examples/operator/virtual-mcps/composite_tool_simple.yaml":                        {"retries_without_retry", "unknown_template_root", "unresolved_tool_ref"},
+	"examples/operator/virtual-mcps/composite_tool_complex.yaml":                       {"retries_without_retry", "unknown_template_root", "unresolved_tool_ref"},
 	"examples/vmcp-config.yaml":                                                        nil,
 	"docs/operator/upgrade-guide/crs-v1alpha1.yaml":                                    {"step_id_hyphen"},
 	"docs/operator/upgrade-guide/crs-v1beta1.yaml":                                     {"step_id_hyphen"},

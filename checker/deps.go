@@ -27,13 +27,15 @@ package checker
 // defaultResults rule: a step "may skip" (ir.Step.MaySkip) when readers can
 // see its defaultResults instead of an output of its own: it has a
 // condition; its onError action is continue; it has no onError (or retries
-// and then gives up) while the workflow's failureMode is continue; or it is
-// an elicitation whose onDecline or onCancel action is continue. A read of
+// and then gives up) while the workflow's failureMode is continue. A read of
 // .steps.X.output.F where X may skip needs F among the top-level keys of
 // X's defaultResults, and a read of the whole .steps.X.output needs
-// non-empty defaultResults. Reads through index are exempt: index is how a
-// template reads a field that may be absent. .status and .error are always
-// defined.
+// non-empty defaultResults. An elicitation's output is {action, content}:
+// when its decline or cancel continues, it completes with {action} plus
+// the content of its defaultResults, so a read of .output.content.F needs
+// F in defaultResults.content (refs.go). Reads through index are exempt:
+// index is how a template reads a field that may be absent. .status and
+// .error are always defined.
 
 import (
 	"fmt"
@@ -380,17 +382,22 @@ func (w *wfCheck) computeMaySkip(si *stepInfo) {
 	case a != "abort" && w.wf.FailureMode == "continue":
 		why = append(why, "may fail while the workflow's failureMode is continue")
 	}
-	if si.typ == "elicitation" {
-		if si.ir.OnDecline == "continue" {
-			why = append(why, "continues when the user declines")
-		}
-		if si.ir.OnCancel == "continue" {
-			why = append(why, "continues when the user cancels")
-		}
-	}
 	if len(why) > 0 {
 		si.maySkip = true
 		si.ir.MaySkip = true
 		si.why = strings.Join(why, " and ")
+	}
+	if si.typ == "elicitation" {
+		var none []string
+		if si.ir.OnDecline == "continue" {
+			none = append(none, "continues when the user declines")
+		}
+		if si.ir.OnCancel == "continue" {
+			none = append(none, "continues when the user cancels or does not answer in time")
+		}
+		if len(none) > 0 {
+			si.ir.MaySkip = true
+			si.noAnswer = strings.Join(none, " and ")
+		}
 	}
 }

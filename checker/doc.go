@@ -24,26 +24,30 @@
 // tools (annotations.go); and the defaults: workflow timeout
 // 30m, step timeout 5m, maxParallel 10, failureMode abort, forEach itemVar
 // "item", maxParallel 10 and maxIterations 100, elicitation onDecline and
-// onCancel abort, and retryDelay 1s when a step retries.
+// onCancel abort, and retryDelay 1s when a step retries (action retry).
 //
 // Decisions where the sources disagree:
 //
-//   - maxRetries is accepted with every onError action. ToolHive's own
-//     examples write {action: abort, maxRetries: 2}; it means "retry up to
-//     maxRetries times, then apply the action" (abort or continue), and
-//     with action retry, "retry, then let the workflow's failureMode
-//     decide". action: retry without maxRetries retries 3 times. Values
-//     over 10 are a warning and are capped at 10.
+//   - maxRetries retries only under action: retry, as in ToolHive (whose
+//     own examples write {action: abort, maxRetries: 2}, which retries
+//     nothing there either). Under another action it is a warning and is
+//     dropped from the IR. action: retry without maxRetries retries 3
+//     times. Values over 10 are a warning and are capped at 10.
+//   - An elicitation timeout over 10m is a warning and is capped at 10m,
+//     as in ToolHive.
 //   - Step ids may be template field names (letters, digits, '_') or
 //     workflow-style names that contain '-'. An id with '-' is a warning,
 //     because templates cannot write .steps.my-id and must use
 //     {{index .steps "my-id" "output"}}.
 //   - A condition may be a template or the literal true/false.
-//   - Reads of an elicitation's output are checked against the fields its
-//     schema asks for, and reads of a forEach's output against
-//     ir.ForEachOutputFields (iterations, count, completed, failed,
-//     skipped). A forEach's inner step may have a condition, checked in
-//     the iteration's scope (.forEach) like any other template.
+//   - An elicitation's output is ToolHive's {action, content}: reads of
+//     .output.content.F are checked against the fields its schema asks for
+//     and, where it may continue without an answer, against
+//     defaultResults.content. Reads of a forEach's output are checked
+//     against ir.ForEachOutputFields (iterations, count, completed, failed,
+//     skipped); reads of .steps.X.content against the keys a content map
+//     can have. A forEach's inner step may have a condition, checked in the
+//     iteration's scope (.forEach) like any other template.
 //   - Each elementary dependency cycle is reported once (deps.go explains
 //     the fallback for dense tangles).
 //   - Output values are computed after the run, so a step that an

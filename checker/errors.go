@@ -40,6 +40,7 @@ const (
 	CodeElicitationTimeout    = "elicitation_timeout"
 	CodeInvalidAction         = "invalid_action"
 	CodeTooManyRetries        = "too_many_retries"
+	CodeRetriesWithoutRetry   = "retries_without_retry"
 	CodeOutOfRange            = "out_of_range"
 	CodeInvalidFailureMode    = "invalid_failure_mode"
 	CodeInvalidSchema         = "invalid_schema"
@@ -67,6 +68,8 @@ const (
 	CodeUnknownWorkflowField  = "unknown_workflow_field"
 	CodeUnknownStepField      = "unknown_step_field"
 	CodeUnknownOutputField    = "unknown_output_field"
+	CodeUnknownContentKey     = "unknown_content_key"
+	CodeOptionalFieldRead     = "optional_field_read"
 	CodeWholeSteps            = "whole_steps_ref"
 	CodeMissingDependency     = "missing_dependency"
 	CodeSelfReference         = "self_reference"
@@ -197,9 +200,9 @@ func warnTimeoutExceeds(pos ir.Pos, path, stepID string, step, workflow string) 
 		fmt.Sprintf("step %q has timeout %s, longer than the workflow timeout %s; the workflow timeout will cut it short", stepID, step, workflow))
 }
 
-func errElicitationTimeout(pos ir.Pos, path, got string) diag.Diagnostic {
-	return errorAt(pos, path, CodeElicitationTimeout,
-		fmt.Sprintf("elicitation timeout %s is too long; the limit is %s", got, maxElicitationTimeout))
+func warnElicitationTimeout(pos ir.Pos, path, got string) diag.Diagnostic {
+	return warnAt(pos, path, CodeElicitationTimeout,
+		fmt.Sprintf("elicitation timeout %s is over the limit of %s; the wait is capped at %s, as in ToolHive", got, ir.MaxElicitationTimeout, ir.MaxElicitationTimeout))
 }
 
 // ---- steps ----
@@ -294,6 +297,17 @@ func errInvalidAction(pos ir.Pos, path, field, got string, valid []string) diag.
 func warnTooManyRetries(pos ir.Pos, path string, got int64) diag.Diagnostic {
 	return warnAt(pos, path, CodeTooManyRetries,
 		fmt.Sprintf("maxRetries %d is over the limit of %d; it is capped at %d", got, maxRetries, maxRetries))
+}
+
+// warnRetriesWithoutRetry: action is "" when onError has no action.
+func warnRetriesWithoutRetry(pos ir.Pos, path, action string) diag.Diagnostic {
+	what := "onError has no action"
+	if action != "" {
+		what = "the action is " + action
+	}
+	return warnAt(pos, path, CodeRetriesWithoutRetry,
+		fmt.Sprintf("maxRetries has no effect: %s, and only action: retry retries (as in ToolHive)", what),
+		"to retry before giving up, write onError: {action: retry, maxRetries: N}; the workflow's failureMode decides after the last attempt")
 }
 
 func errInvalidItemVar(pos ir.Pos, path, got string) diag.Diagnostic {
@@ -492,15 +506,14 @@ func errUnknownForEachVar(pos ir.Pos, path, name, itemVar string) diag.Diagnosti
 		fmt.Sprintf(".forEach.%s is not defined; this forEach has .forEach.%s and .forEach.index%s", name, itemVar, didYouMean(name, known)))
 }
 
-func errUnknownWorkflowField(pos ir.Pos, path, name string) diag.Diagnostic {
+func errUnknownWorkflowField(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownWorkflowField,
-		fmt.Sprintf(".workflow.%s is not defined; .workflow has only id (the run's id)%s", name, didYouMean(name, []string{"id"})))
+		fmt.Sprintf(".workflow.%s is not defined; .workflow has %s%s", name, joinOr(known), didYouMean(name, known)))
 }
 
 func errUnknownStepField(pos ir.Pos, path, id, field string) diag.Diagnostic {
-	known := []string{"output", "status", "error"}
 	return errorAt(pos, path, CodeUnknownStepField,
-		fmt.Sprintf(".steps.%s.%s is not defined; a step has output, status and error%s", id, field, didYouMean(field, known)))
+		fmt.Sprintf(".steps.%s.%s is not defined; a step has %s%s", id, field, joinOr(stepFields), didYouMean(field, stepFields)))
 }
 
 func errUnknownForEachOutput(pos ir.Pos, path, id, field string) diag.Diagnostic {
@@ -512,6 +525,62 @@ func errUnknownForEachOutput(pos ir.Pos, path, id, field string) diag.Diagnostic
 func errUnknownAnswerField(pos ir.Pos, path, id, field string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownOutputField,
 		fmt.Sprintf("elicitation %q asks only for %s, so its answer has no field %q%s", id, strings.Join(known, ", "), field, didYouMean(field, known)))
+}
+
+// errUnknownElicitationOutput: answers are the fields the schema asks for,
+// so that a ToolHive-era read of .output.F can point at .output.content.F.
+func errUnknownElicitationOutput(pos ir.Pos, path, id, field string, answers []string) diag.Diagnostic {
+	var detail []string
+	if contains(answers, field) {
+		detail = append(detail, fmt.Sprintf("the answer is under content: write .steps.%s.output.content.%s", id, field))
+	}
+	return errorAt(pos, path, CodeUnknownOutputField,
+		fmt.Sprintf("elicitation %q has no output field %q; its output is {action, content} (content holds the answer)%s", id, field, didYouMean(field, elicitationOutputFields)), detail...)
+}
+
+func errSkippedFlag(pos ir.Pos, path, id string) diag.Diagnostic {
+	return errorAt(pos, path, CodeOptionalFieldRead,
+		fmt.Sprintf("the output of elicitation %q has skipped only when skip_remaining ended the run", id),
+		fmt.Sprintf("read it with {{index .steps.%s.output \"skipped\"}}", id))
+}
+
+// errMissingDefaultContent: field is "" for a read of the whole content.
+func errMissingDefaultContent(pos ir.Pos, path, id, field, why string) diag.Diagnostic {
+	if field == "" {
+		return errorAt(pos, path, CodeMissingDefaultResult,
+			fmt.Sprintf("elicitation %q %s, and then its output has no content: its defaultResults have no content", id, why),
+			fmt.Sprintf("give %q defaultResults: {content: {...}}, or read the answer with index", id))
+	}
+	return errorAt(pos, path, CodeMissingDefaultResult,
+		fmt.Sprintf("elicitation %q %s, and then its output's content is its defaultResults.content, which has no field %q", id, why, field),
+		fmt.Sprintf("give %q defaultResults: {content: {%s: ...}}, or read it with {{index .steps.%s.output.content %q}}", id, field, id, field))
+}
+
+// errNoContent: rest is what the template reads under .content.
+func errNoContent(pos ir.Pos, path, id, typ string, rest []string) diag.Diagnostic {
+	var detail []string
+	if typ == ir.StepElicitation && len(rest) > 0 {
+		detail = append(detail, fmt.Sprintf("the answer is in the output: write .steps.%s.output.content.%s", id, strings.Join(rest, ".")))
+	}
+	return errorAt(pos, path, CodeUnknownContentKey,
+		fmt.Sprintf("%s step %q has no content map; only tool steps have one", typ, id), detail...)
+}
+
+func errUnknownContentKey(pos ir.Pos, path, id, key string) diag.Diagnostic {
+	known := []string{"text", "text_1", "image_0", "resource", "resource_1", "audio_0", "link_0"}
+	return errorAt(pos, path, CodeUnknownContentKey,
+		fmt.Sprintf(".steps.%s.content has no key %q; its keys are text, text_N, image_N, resource, resource_N, audio_N and link_N%s", id, key, didYouMean(key, known)))
+}
+
+func errContentMayBeAbsent(pos ir.Pos, path, id, key, why string) diag.Diagnostic {
+	return errorAt(pos, path, CodeOptionalFieldRead,
+		fmt.Sprintf("step %q %s, and then its content map is empty", id, why),
+		fmt.Sprintf("read it with {{index .steps.%s.content %q}}", id, key))
+}
+
+func errUnknownDefaultAnswer(pos ir.Pos, path, id, field string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownOutputField,
+		fmt.Sprintf("defaultResults.content of elicitation %q has %q, which its schema does not ask for (it asks for %s)%s", id, field, strings.Join(known, ", "), didYouMean(field, known)))
 }
 
 func errWholeSteps(pos ir.Pos, path string) diag.Diagnostic {

@@ -6,7 +6,7 @@ package checker
 //	.vars.V              V must be a declared var; vars themselves read
 //	                     only .params and .workflow (they are evaluated
 //	                     once, before any step).
-//	.steps.X[.output...|.status|.error]
+//	.steps.X[.output...|.content.K|.status|.error]
 //	                     X must be a step; in a step's templates X must be
 //	                     a transitive dependency (not the step itself); in
 //	                     output values any step will do, because output is
@@ -16,10 +16,19 @@ package checker
 //	                     elicitation that does not depend on it ends the
 //	                     run with skip_remaining. A forEach's output has
 //	                     iterations, count, completed, failed and
-//	                     skipped (ir.ForEachOutputFields); an
-//	                     elicitation's is the answer, so only the fields its
-//	                     schema asks for (or its defaultResults) exist.
-//	.workflow.id         the run id; nothing else lives under .workflow.
+//	                     skipped (ir.ForEachOutputFields). An
+//	                     elicitation's is ToolHive's {action, content}
+//	                     (and skipped, after skip_remaining): content holds
+//	                     only the fields its schema asks for, and when the
+//	                     step may continue without an answer, a read of
+//	                     content.F needs F in defaultResults.content.
+//	                     .content is a tool result's content map, whose keys
+//	                     are text, text_N, image_N, resource, resource_N,
+//	                     audio_N and link_N; elicitation and forEach steps
+//	                     have none, and a key of a step that may skip is
+//	                     read with index.
+//	.workflow.F          F is id, duration_ms, step_count, status or
+//	                     start_time.
 //	.forEach.<itemVar>|.forEach.index
 //	                     only inside a forEach's inner step.
 //
@@ -51,7 +60,13 @@ type scope struct {
 	itemVar string
 }
 
-var stepFields = []string{"output", "status", "error"}
+var stepFields = []string{"output", "content", "status", "error"}
+
+// workflowFields are the fields of .workflow, as in ToolHive.
+var workflowFields = []string{"id", "duration_ms", "step_count", "status", "start_time"}
+
+// elicitationOutputFields are the fields of an elicitation's output.
+var elicitationOutputFields = []string{"action", "content", "skipped"}
 
 var forEachOutputFields = ir.ForEachOutputFields
 
@@ -92,8 +107,8 @@ func (w *wfCheck) checkRef(n *parser.Node, r ref, sc scope) {
 			w.add(errUnknownVar(pos, path, r.path[1], w.varNames))
 		}
 	case "workflow":
-		if len(r.path) >= 2 && r.path[1] != "id" {
-			w.add(errUnknownWorkflowField(pos, path, r.path[1]))
+		if len(r.path) >= 2 && !contains(workflowFields, r.path[1]) {
+			w.add(errUnknownWorkflowField(pos, path, r.path[1], workflowFields))
 		}
 	case "forEach":
 		if sc.kind == inVars {
@@ -149,6 +164,15 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 			return
 		}
 	}
+	// why says why the target may end without a result of its own.
+	why := target.why
+	if sc.kind == inOutput && why == "" && (what == "output" || what == "content") {
+		why = w.skippedByRemaining(target)
+	}
+	if what == "content" {
+		w.checkContentRef(pos, path, r, target, why)
+		return
+	}
 	if what != "output" {
 		return
 	}
@@ -156,14 +180,9 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 		w.add(errUnknownForEachOutput(pos, path, id, r.path[3]))
 		return
 	}
-	if target.typ == ir.StepElicitation && len(r.path) >= 4 && target.answers != nil &&
-		!contains(target.answers, r.path[3]) && !target.defaults[r.path[3]] {
-		w.add(errUnknownAnswerField(pos, path, id, r.path[3], target.answers))
+	if target.typ == ir.StepElicitation && len(r.path) >= 4 {
+		w.checkAnswerRef(pos, path, r, target, why)
 		return
-	}
-	why := target.why
-	if sc.kind == inOutput && why == "" {
-		why = w.skippedByRemaining(target)
 	}
 	if why == "" {
 		return
@@ -176,6 +195,103 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 	case !r.indexed && !target.hasDefaults:
 		w.add(errMissingDefaultResult(pos, path, id, "", why, false))
 	}
+}
+
+// checkAnswerRef checks a read of .steps.E.output.F, F and what follows
+// it, where E is an elicitation. why is set when E's whole output may be
+// its defaultResults (it was skipped or failed).
+func (w *wfCheck) checkAnswerRef(pos ir.Pos, path string, r ref, target *stepInfo, why string) {
+	id, field := target.id, r.path[3]
+	direct := r.optionalFrom > 3 // the field is read without index
+	switch field {
+	case "action":
+		if why != "" && direct && !target.defaults["action"] {
+			w.add(errMissingDefaultResult(pos, path, id, "action", why, target.hasDefaults))
+		}
+	case "skipped":
+		if !target.skipsRemaining() {
+			w.add(errUnknownElicitationOutput(pos, path, id, field, target.answers))
+		} else if direct {
+			w.add(errSkippedFlag(pos, path, id))
+		}
+	case "content":
+		// Without an answer the content is defaultResults.content.
+		noAnswer := target.noAnswer
+		if noAnswer == "" {
+			noAnswer = why
+		}
+		if noAnswer != "" && r.optionalFrom > 3 && target.defaultContent == nil {
+			// .output.content itself is absent, whatever is read in it.
+			w.add(errMissingDefaultContent(pos, path, id, "", noAnswer))
+			return
+		}
+		if len(r.path) == 4 {
+			return
+		}
+		f := r.path[4]
+		if target.answers != nil && !contains(target.answers, f) && !target.defaultContent[f] {
+			w.add(errUnknownAnswerField(pos, path, id, f, target.answers))
+			return
+		}
+		if noAnswer != "" && r.optionalFrom > 4 && !target.defaultContent[f] {
+			w.add(errMissingDefaultContent(pos, path, id, f, noAnswer))
+		}
+	default:
+		w.add(errUnknownElicitationOutput(pos, path, id, field, target.answers))
+	}
+}
+
+// skipsRemaining reports whether a decline or cancel of the elicitation
+// ends the run with skip_remaining.
+func (si *stepInfo) skipsRemaining() bool {
+	return si.ir.OnDecline == ir.ActionSkipRemaining || si.ir.OnCancel == ir.ActionSkipRemaining
+}
+
+// checkContentRef checks a read of .steps.X.content[.K]: K must be a key
+// of the content map, X must be a tool step, and a key of a step that may
+// end without a result (why) is read with index, because its content map
+// is then empty.
+func (w *wfCheck) checkContentRef(pos ir.Pos, path string, r ref, target *stepInfo, why string) {
+	if target.typ == ir.StepElicitation || target.typ == ir.StepForEach {
+		w.add(errNoContent(pos, path, target.id, target.typ, r.path[3:]))
+		return
+	}
+	if len(r.path) < 4 {
+		return
+	}
+	key := r.path[3]
+	if !isContentKey(key) {
+		w.add(errUnknownContentKey(pos, path, target.id, key))
+		return
+	}
+	if why != "" && r.optionalFrom > 3 {
+		w.add(errContentMayBeAbsent(pos, path, target.id, key, why))
+	}
+}
+
+// isContentKey reports whether key names an entry of a content map:
+// text, resource, text_N and resource_N (N >= 1), image_N, audio_N and
+// link_N (N >= 0).
+func isContentKey(key string) bool {
+	if key == "text" || key == "resource" {
+		return true
+	}
+	prefix, num, ok := strings.Cut(key, "_")
+	if !ok || num == "" || (len(num) > 1 && num[0] == '0') {
+		return false
+	}
+	for _, c := range num {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	switch prefix {
+	case "text", "resource":
+		return num != "0"
+	case "image", "audio", "link":
+		return true
+	}
+	return false
 }
 
 // skippedByRemaining says why target may be skipped by an elicitation

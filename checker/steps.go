@@ -37,7 +37,14 @@ type stepInfo struct {
 	// answers are the properties an elicitation's schema asks for (nil
 	// when the schema does not list them).
 	answers []string
-	timeout time.Duration
+	// defaultContent are the keys of an elicitation's
+	// defaultResults.content, which its output carries when it continues
+	// without an answer.
+	defaultContent map[string]bool
+	// noAnswer says why an elicitation may complete without an answer
+	// (its decline or cancel continues); "" when it cannot.
+	noAnswer string
+	timeout  time.Duration
 }
 
 // depEdge is one resolved dependsOn entry.
@@ -271,6 +278,10 @@ func (w *wfCheck) checkOnError(oe *parser.OnError) ir.OnError {
 			switch {
 			case v < 0:
 				w.add(errOutOfRange(n.Pos, n.Path, "maxRetries", v, 0, maxRetries))
+			case out.Action != ir.ActionRetry:
+				// As in ToolHive, only action retry retries.
+				pos, path := keyPos(oe.Node, n, "maxRetries")
+				w.add(warnRetriesWithoutRetry(pos, path, out.Action))
 			case v > maxRetries:
 				w.add(warnTooManyRetries(n.Pos, n.Path, v))
 				out.MaxRetries = maxRetries
@@ -283,7 +294,7 @@ func (w *wfCheck) checkOnError(oe *parser.OnError) ir.OnError {
 	}
 	if d, ok := w.duration(oe.RetryDelay, "retryDelay"); ok {
 		out.RetryDelay = ir.Duration(d)
-	} else if out.Action == ir.ActionRetry || out.MaxRetries > 0 {
+	} else if out.Action == ir.ActionRetry {
 		out.RetryDelay = ir.Duration(defaultRetryDelay)
 	}
 	return out
@@ -306,6 +317,12 @@ func (w *wfCheck) checkDefaults(si *stepInfo) {
 	}
 	si.hasDefaults = len(n.Fields) > 0
 	si.ir.DefaultResults = n.Interface()
+	if c := n.Get("content"); c != nil && c.Kind == parser.Map {
+		si.defaultContent = map[string]bool{}
+		for _, f := range c.Fields {
+			si.defaultContent[f.Key] = true
+		}
+	}
 }
 
 // checkToolRef checks a step's tool reference. backend.tool is checked
@@ -366,14 +383,37 @@ func (w *wfCheck) checkElicitation(si *stepInfo) {
 	} else if w.kind(s.Schema, "schema", parser.Map) {
 		w.checkElicitationSchema(si, s.Schema)
 	}
-	if s.Timeout != nil && si.timeout > maxElicitationTimeout {
-		w.add(errElicitationTimeout(s.Timeout.Pos, s.Timeout.Path, si.timeout.String()))
+	if s.Timeout != nil && si.timeout > ir.MaxElicitationTimeout {
+		// As in ToolHive: a warning, and the wait is capped.
+		w.add(warnElicitationTimeout(s.Timeout.Pos, s.Timeout.Path, si.timeout.String()))
+		si.timeout = ir.MaxElicitationTimeout
+		st.Timeout = ir.Duration(ir.MaxElicitationTimeout)
 	}
 	if a, ok := w.response(s.OnDecline, "onDecline"); ok {
 		st.OnDecline = a
 	}
 	if a, ok := w.response(s.OnCancel, "onCancel"); ok {
 		st.OnCancel = a
+	}
+	w.checkDefaultContent(si)
+}
+
+// checkDefaultContent checks an elicitation's defaultResults.content, the
+// answer its output carries when it continues without one: a mapping whose
+// keys are fields the schema asks for.
+func (w *wfCheck) checkDefaultContent(si *stepInfo) {
+	d := si.src.DefaultResults
+	if d == nil || d.Kind != parser.Map {
+		return
+	}
+	c := d.Get("content")
+	if c == nil || !w.kind(c, "defaultResults.content", parser.Map) || si.answers == nil {
+		return
+	}
+	for _, f := range c.Fields {
+		if !contains(si.answers, f.Key) {
+			w.add(errUnknownDefaultAnswer(f.KeyPos, pathJoin(c.Path, f.Key), stepName(si), f.Key, si.answers))
+		}
 	}
 }
 

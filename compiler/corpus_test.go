@@ -38,12 +38,13 @@ var corpusWant = map[string]corpusOutcome{
 		Workflows: []string{"test_workflow: 1 steps, 1 levels"}, Codes: []string{"warning:step_id_hyphen"}},
 	// ToolHive's own examples name tools without a backend prefix (bare
 	// names, or the aggregated yardstick-streamable_echo), which without a
-	// catalog are warnings resolved at startup, and two read .timestamp,
-	// which no template context provides.
+	// catalog are warnings resolved at startup; two read .timestamp, which
+	// no template context provides, and write {action: abort, maxRetries: 2},
+	// which retries nothing (in ToolHive as in vmcp): a warning.
 	"upstream/examples/operator/virtual-mcps/composite_tool_complex.yaml": {
-		Codes: []string{"unknown_template_root", "warning:unresolved_tool_ref"}},
+		Codes: []string{"unknown_template_root", "warning:retries_without_retry", "warning:unresolved_tool_ref"}},
 	"upstream/examples/operator/virtual-mcps/composite_tool_simple.yaml": {
-		Codes: []string{"unknown_template_root", "warning:unresolved_tool_ref"}},
+		Codes: []string{"unknown_template_root", "warning:retries_without_retry", "warning:unresolved_tool_ref"}},
 	"upstream/examples/operator/virtual-mcps/composite_tool_with_elicitations.yaml": {
 		Workflows: []string{"interactive_deployment: 5 steps, 5 levels"}, Codes: []string{"warning:unresolved_tool_ref"}},
 	// The composite section of this config is commented out.

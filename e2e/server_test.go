@@ -105,7 +105,7 @@ compositeTools:
       - id: say
         tool: tb.echo
         dependsOn: [ask]
-        arguments: {text: "{{.params.text}} ({{.steps.ask.output.note}})"}
+        arguments: {text: "{{.params.text}} ({{.steps.ask.output.content.note}})"}
 `
 
 func newTestVMCP(t *testing.T, opts ...client.ClientOption) (*client.Client, string) {

@@ -32,6 +32,11 @@ const (
 	ActionSkipRemaining = "skip_remaining"
 )
 
+// MaxElicitationTimeout is the longest an elicitation waits for an
+// answer, as in ToolHive: the checker warns about a longer timeout and
+// caps it, and the runtime caps a hand-built plan's.
+const MaxElicitationTimeout = 10 * time.Minute
+
 // Workflow failure modes.
 const (
 	FailureAbort    = "abort"
@@ -122,8 +127,9 @@ type Step struct {
 	Timeout        Duration  `json:"timeout"`
 	DefaultResults any       `json:"defaultResults,omitempty"`
 	// MaySkip is true when the step can end without output of its own
-	// (it has a condition, may fail with continue, or is an elicitation
-	// whose decline or cancel continues), so readers see DefaultResults.
+	// (it has a condition or may fail with continue, so readers see
+	// DefaultResults), or is an elicitation whose decline or cancel
+	// continues (so its output has the content of DefaultResults).
 	MaySkip bool `json:"maySkip,omitempty"`
 
 	// Tool steps.

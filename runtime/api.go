@@ -40,7 +40,9 @@ type ToolResult struct {
 // Content is one content item of a tool result.
 type Content struct {
 	Type string // "text", "image", "audio", "resource", "resource_link", ...
-	Text string // for text items
+	Text string // text items, and the text of an embedded text resource
+	Data string // base64 data of images and audio, the blob of a blob resource
+	URI  string // resource links and embedded resources
 	// Raw is the MCP JSON form of a non-text item.
 	Raw map[string]any
 }

@@ -96,29 +96,46 @@ func (s *scriptedElicitor) Elicit(ctx context.Context, req ElicitRequest) (Elici
 	return s.res, nil
 }
 
+// TestElicitation checks ToolHive's elicitation output: {action, content}
+// on accept; {action} plus defaultResults.content when decline, cancel or
+// timeout continue; {action, skipped: true} with skip_remaining, which
+// completes the step and skips every step that has not started.
 func TestElicitation(t *testing.T) {
 	approve := func(onDecline, onCancel string, stepTimeout time.Duration) *ir.Workflow {
 		return build("deploy",
 			tool("plan", "svc.plan", nil),
 			elicit("confirm", "Deploy {{.params.env}}?", "plan").with(func(s *ir.Step) {
 				s.OnDecline, s.OnCancel = onDecline, onCancel
-				s.DefaultResults = M{"approved": false}
+				s.DefaultResults = M{"content": M{"approved": false}}
 				if stepTimeout > 0 {
 					s.Timeout = ir.Duration(stepTimeout)
 				}
 			}),
-			tool("apply", "svc.apply", M{"approved": "{{.steps.confirm.output.approved}}"}, "confirm"),
+			tool("apply", "svc.apply", M{"approved": "{{index .steps.confirm.output.content \"approved\"}}", "how": "{{.steps.confirm.output.action}}"}, "confirm"),
 		)
 	}
 	accept := &scriptedElicitor{res: ElicitResult{Action: ElicitAccept, Content: M{"approved": true}}}
+	outputOf := func(id string, want any) func(*testing.T, *Run, *fakeBackend) {
+		return func(t *testing.T, run *Run, _ *fakeBackend) {
+			t.Helper()
+			for _, st := range run.Steps {
+				if st.ID == id {
+					if diff := cmp.Diff(want, st.Output); diff != "" {
+						t.Errorf("step %q output mismatch (-want +got):\n%s", id, diff)
+					}
+				}
+			}
+		}
+	}
 	cases := []runCase{
 		{
-			name: "accept: the content is the output", wf: approve(ir.ActionAbort, ir.ActionAbort, 0), params: M{"env": "prod"}, elicit: accept,
-			status: RunCompleted, wantOut: true, output: M{"args": M{"approved": true}},
-			check: func(t *testing.T, _ *Run, _ *fakeBackend) {
+			name: "accept: the output is {action, content}", wf: approve(ir.ActionAbort, ir.ActionAbort, 0), params: M{"env": "prod"}, elicit: accept,
+			status: RunCompleted, wantOut: true, output: M{"args": M{"approved": true, "how": "accept"}},
+			check: func(t *testing.T, run *Run, fb *fakeBackend) {
 				if len(accept.reqs) != 1 || accept.reqs[0].Message != "Deploy prod?" || accept.reqs[0].StepID != "confirm" {
 					t.Errorf("elicitation requests = %+v; want one for confirm with message %q", accept.reqs, "Deploy prod?")
 				}
+				outputOf("confirm", M{"action": "accept", "content": M{"approved": true}})(t, run, fb)
 			},
 		},
 		{
@@ -128,20 +145,34 @@ func TestElicitation(t *testing.T) {
 			steps: map[string]StepStatus{"apply": StepPending},
 		},
 		{
-			name: "decline with continue uses defaultResults", wf: approve(ir.ActionContinue, ir.ActionAbort, 0),
+			name: "decline with continue completes with the action and defaultResults.content", wf: approve(ir.ActionContinue, ir.ActionAbort, 0),
 			elicit: &scriptedElicitor{res: ElicitResult{Action: ElicitDecline}},
-			status: RunCompleted, wantOut: true, output: M{"args": M{"approved": false}},
-			steps: map[string]StepStatus{"confirm": StepSkipped, "apply": StepCompleted},
+			status: RunCompleted, wantOut: true, output: M{"args": M{"approved": false, "how": "decline"}},
+			steps: map[string]StepStatus{"confirm": StepCompleted, "apply": StepCompleted},
+			check: outputOf("confirm", M{"action": "decline", "content": M{"approved": false}}),
 		},
 		{
-			name: "cancel with skip_remaining skips the rest and completes", wf: approve(ir.ActionAbort, ir.ActionSkipRemaining, 0),
+			name: "continue without defaultResults gives only the action",
+			wf: func() *ir.Workflow {
+				w := approve(ir.ActionContinue, ir.ActionAbort, 0)
+				w.Steps[1].DefaultResults = nil
+				w.Steps[2].Arguments = val(M{"how": "{{.steps.confirm.output.action}}"})
+				return w
+			}(),
+			elicit: &scriptedElicitor{res: ElicitResult{Action: ElicitDecline}},
+			status: RunCompleted, wantOut: true, output: M{"args": M{"how": "decline"}},
+			check: outputOf("confirm", M{"action": "decline"}),
+		},
+		{
+			name: "cancel with skip_remaining completes with skipped and skips the rest", wf: approve(ir.ActionAbort, ir.ActionSkipRemaining, 0),
 			elicit: &scriptedElicitor{res: ElicitResult{Action: ElicitCancel}},
 			status: RunCompleted,
-			steps:  map[string]StepStatus{"plan": StepCompleted, "confirm": StepSkipped, "apply": StepSkipped},
-			check: func(t *testing.T, _ *Run, fb *fakeBackend) {
+			steps:  map[string]StepStatus{"plan": StepCompleted, "confirm": StepCompleted, "apply": StepSkipped},
+			check: func(t *testing.T, run *Run, fb *fakeBackend) {
 				if n := len(fb.callsTo("apply")); n != 0 {
 					t.Errorf("apply was called %d times after skip_remaining; want 0", n)
 				}
+				outputOf("confirm", M{"action": "cancel", "skipped": true})(t, run, fb)
 			},
 		},
 		{
@@ -150,12 +181,25 @@ func TestElicitation(t *testing.T) {
 		},
 		{
 			name: "no elicitor: onCancel continue goes on", wf: approve(ir.ActionAbort, ir.ActionContinue, 0),
-			status: RunCompleted, steps: map[string]StepStatus{"confirm": StepSkipped, "apply": StepCompleted},
+			status: RunCompleted, steps: map[string]StepStatus{"confirm": StepCompleted, "apply": StepCompleted},
+			check: outputOf("confirm", M{"action": "cancel", "content": M{"approved": false}}),
 		},
 		{
 			name: "no answer within the step timeout counts as cancel", wf: approve(ir.ActionAbort, ir.ActionAbort, 20*time.Millisecond),
 			elicit: &scriptedElicitor{hang: true},
 			status: RunFailed, errHas: []string{`step "confirm"`, "no answer within 20ms"},
+		},
+		{
+			name: "timeout with continue records action timeout", wf: approve(ir.ActionAbort, ir.ActionContinue, 20*time.Millisecond),
+			elicit: &scriptedElicitor{hang: true},
+			status: RunCompleted, wantOut: true, output: M{"args": M{"approved": false, "how": "timeout"}},
+			check: outputOf("confirm", M{"action": "timeout", "content": M{"approved": false}}),
+		},
+		{
+			name: "timeout with skip_remaining", wf: approve(ir.ActionAbort, ir.ActionSkipRemaining, 20*time.Millisecond),
+			elicit: &scriptedElicitor{hang: true},
+			status: RunCompleted, steps: map[string]StepStatus{"confirm": StepCompleted, "apply": StepSkipped},
+			check: outputOf("confirm", M{"action": "timeout", "skipped": true}),
 		},
 	}
 	for _, c := range cases {

@@ -251,30 +251,25 @@ func TestRunSemantics(t *testing.T) {
 			attempts: map[string]int{"a": 3},
 		},
 		{
-			name:     "maxRetries with action abort retries, then aborts",
+			// As in ToolHive, maxRetries has no effect without action retry.
+			name:     "maxRetries with action abort does not retry",
 			wf:       build("retryabort", tool("a", "svc.flaky", nil).with(onError(ir.ActionAbort, 2)), tool("b", "svc.ok", nil, "a")),
 			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 5}, "svc.ok": {result: structured(M{"ok": true})}},
 			status:   RunFailed,
-			attempts: map[string]int{"a": 3},
+			attempts: map[string]int{"a": 1},
+			check:    calledOnce("a"),
 			steps:    map[string]StepStatus{"a": StepFailed, "b": StepPending},
 		},
 		{
-			name:     "maxRetries with action continue retries, then continues with defaults",
-			wf:       build("retrycontinue", tool("a", "svc.flaky", nil).with(onError(ir.ActionContinue, 1)).with(defaults(M{"x": int64(7)}))),
-			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 5}},
-			status:   RunCompleted,
-			wantOut:  true,
-			output:   M{"x": int64(7)},
-			attempts: map[string]int{"a": 2},
-		},
-		{
-			name:     "maxRetries with action abort succeeds on a retry",
-			wf:       build("retryabortok", tool("a", "svc.flaky", nil).with(onError(ir.ActionAbort, 2))),
+			// continue + retryCount: 2 calls a possibly unsafe tool once.
+			name:     "maxRetries with action continue calls the tool once, then continues with defaults",
+			wf:       build("retrycontinue", tool("a", "svc.flaky", nil).with(onError(ir.ActionContinue, 2)).with(defaults(M{"x": int64(7)}))),
 			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 1, result: structured(M{"ok": true})}},
 			status:   RunCompleted,
 			wantOut:  true,
-			output:   M{"ok": true},
-			attempts: map[string]int{"a": 2},
+			output:   M{"x": int64(7)},
+			attempts: map[string]int{"a": 1},
+			check:    calledOnce("a"),
 		},
 		{
 			name:     "retry gives up after maxRetries more attempts",
@@ -313,14 +308,40 @@ func TestRunSemantics(t *testing.T) {
 			output:  M{"text": "one", "text_1": "two"},
 		},
 		{
-			name: "other content kinds stay under content",
-			wf:   build("content", tool("a", "svc.img", nil)),
-			tools: map[string]*fakeTool{"svc.img": {text: []string{"caption"}, content: []Content{
-				{Type: "image", Raw: M{"type": "image", "data": "AAAA", "mimeType": "image/png"}},
+			// ToolHive's content map, plus audio_N and link_N.
+			name: "a result without structuredContent is its content map",
+			wf:   build("content", tool("a", "svc.mixed", nil)),
+			tools: map[string]*fakeTool{"svc.mixed": {text: []string{"caption", "more"}, content: []Content{
+				{Type: "image", Data: "AAAA"},
+				{Type: "image", Data: "BBBB"},
+				{Type: "resource", URI: "file:///a.txt", Text: "file text"},
+				{Type: "resource", URI: "file:///b.bin", Data: "YmxvYg=="},
+				{Type: "audio", Data: "UklGRg=="},
+				{Type: "resource_link", URI: "file:///c.txt"},
+				{Type: "text", Text: "last"},
 			}}},
 			status:  RunCompleted,
 			wantOut: true,
-			output:  M{"text": "caption", "content": A{M{"type": "image", "data": "AAAA", "mimeType": "image/png"}}},
+			output: M{
+				"text": "caption", "text_1": "more", "text_2": "last",
+				"image_0": "AAAA", "image_1": "BBBB",
+				"resource": "file text", "resource_1": "YmxvYg==",
+				"audio_0": "UklGRg==", "link_0": "file:///c.txt",
+			},
+		},
+		{
+			// .steps.X.content is there beside structuredContent.
+			name: "content is readable beside structured output",
+			wf: build("content2",
+				tool("a", "svc.both", nil),
+				tool("b", "svc.echo", M{"summary": "{{.steps.a.content.text}}", "n": "{{.steps.a.output.n}}", "all": "{{.steps.a.content}}"}, "a"),
+			),
+			tools: map[string]*fakeTool{
+				"svc.both": {result: structured(M{"n": int64(3)}), text: []string{"three items"}},
+			},
+			status:  RunCompleted,
+			wantOut: true,
+			output:  M{"args": M{"summary": "three items", "n": int64(3), "all": M{"text": "three items"}}},
 		},
 		{
 			name: "vars are evaluated once over params",
@@ -651,4 +672,14 @@ type schemaMap map[string]M
 func (s schemaMap) InputSchema(backend, tool string) (map[string]any, bool) {
 	m, ok := s[backend+"."+tool]
 	return m, ok
+}
+
+// calledOnce checks that the backend saw exactly one call for step id.
+func calledOnce(id string) func(*testing.T, *Run, *fakeBackend) {
+	return func(t *testing.T, _ *Run, fb *fakeBackend) {
+		t.Helper()
+		if n := len(fb.callsTo(id)); n != 1 {
+			t.Errorf("step %q called its tool %d times; want 1 (maxRetries has no effect without action retry)", id, n)
+		}
+	}
 }

@@ -13,14 +13,14 @@ import (
 )
 
 // TestStepEntryReadsLikeMap checks that a field chain reads a stepView
-// exactly as it reads the map of {output, status, error} maps it stands
+// exactly as it reads the map of {output, content, status, error} maps it stands
 // for: same values, same errors.
 func TestStepEntryReadsLikeMap(t *testing.T) {
 	entries := []stepEntry{
-		{output: M{"v": int64(7), "s": "x"}, status: completedValue, err: ""},
-		{output: nil, status: failedValue, err: "boom"},
-		{status: pendingValue, err: ""},
-		{status: runningValue, err: ""},
+		{output: M{"v": int64(7), "s": "x"}, content: M{"text": "seven"}, status: completedValue, err: ""},
+		{output: nil, content: noContent, status: failedValue, err: "boom"},
+		{content: noContent, status: pendingValue, err: ""},
+		{content: noContent, status: runningValue, err: ""},
 	}
 	ids := []string{"a", "f", "p", "r"}
 	view := &stepView{byID: map[string]*stepPlan{}, entries: entries}
@@ -36,6 +36,7 @@ func TestStepEntryReadsLikeMap(t *testing.T) {
 		"{{.steps.a.nope}}", "{{.steps.a.output.v.w}}", "{{.steps.a.output.s.w}}", "{{.steps.a.output.missing}}",
 		"{{.steps.f.error}}", "{{.steps.f.output.v}}", "{{.steps.p.status}}", "{{.steps.p.output.v}}",
 		"{{.steps.r.status}}", "{{.steps.a}}", "{{.steps.zz.output}}", "{{.steps}}", "{{.steps.f}}",
+		"{{.steps.a.content.text}}", "{{.steps.a.content}}", "{{.steps.f.content.text}}", "{{.steps.p.content}}",
 	}
 	funcs := templateFuncs()
 	for _, src := range srcs {

@@ -211,7 +211,7 @@ func exampleCases() []exampleCase {
 			M{"received": M{"channel": "#deploys", "text": "api v1.2.0 -> staging: not deployed"}},
 			map[string]runtime.StepStatus{"deploy": runtime.StepSkipped, "announce": runtime.StepCompleted}),
 		deployCase("declined skips the rest", answer{Action: runtime.ElicitDecline}, runtime.RunCompleted, nil,
-			map[string]runtime.StepStatus{"approve": runtime.StepSkipped, "deploy": runtime.StepSkipped, "announce": runtime.StepSkipped}),
+			map[string]runtime.StepStatus{"approve": runtime.StepCompleted, "deploy": runtime.StepSkipped, "announce": runtime.StepSkipped}),
 		deployCase("cancelled aborts", answer{Action: runtime.ElicitCancel}, runtime.RunFailed, nil,
 			map[string]runtime.StepStatus{"approve": runtime.StepFailed, "deploy": runtime.StepPending}),
 		{

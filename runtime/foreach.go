@@ -118,10 +118,14 @@ func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
 		// The worker's template data: the run's root plus .forEach, which
 		// each iteration replaces. No template can keep the root map, so
 		// one copy serves all of the worker's iterations.
+		// The read lock, because steps that start meanwhile replace
+		// .workflow in the root (scheduler.go, refreshWorkflow).
+		r.mu.RLock()
 		data := make(map[string]any, len(r.data)+1)
 		for k, v := range r.data {
 			data[k] = v
 		}
+		r.mu.RUnlock()
 		// .forEach too, unless a template can yield it as a value.
 		var fe map[string]any
 		if sp.sharedForEach {
@@ -231,14 +235,14 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data,
 	if timeout <= 0 {
 		timeout = sp.timeout
 	}
-	out, _, msg := r.callTool(ctx, inner, policy, args, nil, timeout)
+	res, _, msg := r.callTool(ctx, inner, policy, args, nil, timeout)
 	if msg != "" {
 		if context.Cause(ctx) == errIterationFailed {
 			msg = "cancelled because another iteration failed"
 		}
 		return nil, false, &StepError{Step: sp.id, Pos: posOr(inner.step.Pos, sp.step.Pos), Msg: fmt.Sprintf("iteration %d: %s", i, msg)}
 	}
-	return out, false, nil
+	return res.output, false, nil
 }
 
 // iterationCondition evaluates the inner step's condition against one

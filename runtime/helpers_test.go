@@ -26,8 +26,8 @@ type fakeTool struct {
 	stubborn  time.Duration // sleep this long, ignoring the context
 	text      []string
 	content   []Content
-	// result computes a structured result from the arguments; nil echoes
-	// {"args": arguments}.
+	// result computes a structured result from the arguments (beside text
+	// and content when they are set); nil echoes {"args": arguments}.
 	result func(args map[string]any) any
 }
 
@@ -106,7 +106,11 @@ func (f *fakeBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResult,
 			cs = append(cs, Content{Type: "text", Text: s})
 		}
 		cs = append(cs, t.content...)
-		return &ToolResult{Content: cs}, nil
+		res := &ToolResult{Content: cs}
+		if t.result != nil {
+			res.Structured = t.result(call.Arguments)
+		}
+		return res, nil
 	}
 	if t.result != nil {
 		return &ToolResult{Structured: t.result(call.Arguments)}, nil

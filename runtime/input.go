@@ -73,23 +73,35 @@ func anyObjectSchema(schema map[string]any) bool {
 }
 
 // validateParams returns the parameters with defaults applied, or an
-// *InputError.
+// *InputError. A declared parameter that the caller left out and that has
+// no default is then null (design.md "Templates"), so templates read it
+// as null, not as a missing field; it is added after validation, which
+// would reject a null of a declared type.
 func (wp *workflowPlan) validateParams(params map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(params)+4)
 	for k, v := range params {
 		out[k] = v
 	}
 	applyDefaults(out, wp.wf.InputSchema, 0)
-	if wp.input == nil {
-		return out, nil
+	if wp.input != nil {
+		if err := wp.input.Validate(normalizeInstance(out)); err != nil {
+			return nil, wp.inputError(err)
+		}
 	}
-	err := wp.input.Validate(normalizeInstance(out))
-	if err == nil {
-		return out, nil
+	props, _ := wp.wf.InputSchema["properties"].(map[string]any)
+	for name := range props {
+		if _, given := out[name]; !given {
+			out[name] = nil
+		}
 	}
+	return out, nil
+}
+
+// inputError explains a validation failure without quoting values.
+func (wp *workflowPlan) inputError(err error) error {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return nil, &InputError{Workflow: wp.wf.Name, Problems: []string{"arguments cannot be validated"}}
+		return &InputError{Workflow: wp.wf.Name, Problems: []string{"arguments cannot be validated"}}
 	}
 	problems := map[string]bool{}
 	collectProblems(ve, problems)
@@ -101,7 +113,7 @@ func (wp *workflowPlan) validateParams(params map[string]any) (map[string]any, e
 	if len(list) == 0 {
 		list = []string{"arguments do not match the input schema"}
 	}
-	return nil, &InputError{Workflow: wp.wf.Name, Problems: list}
+	return &InputError{Workflow: wp.wf.Name, Problems: list}
 }
 
 // normalizeInstance converts Go values the validator does not know (for

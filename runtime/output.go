@@ -1,14 +1,21 @@
 package runtime
 
 // Outputs. A step's output comes from the backend's ToolResult (design.md
-// "Step output"): an object Structured value is the output; otherwise text
-// items become {text, text_1, ...} and other content kinds keep their MCP
-// form under content; IsError makes the step fail with the result's text.
+// "Step output"): an object Structured value is the output; otherwise the
+// output is the content map, built as ToolHive's ContentArrayToMap builds
+// it: the first text item is "text", later ones "text_1", "text_2", ...;
+// images are "image_0", "image_1", ... (their base64 data); the first
+// embedded resource is "resource" (its text, or else its blob), later ones
+// "resource_1", ...; beyond ToolHive, audio items are "audio_0", ... (their
+// data) and resource links "link_0", ... (their URI). The content map is
+// also .steps.<id>.content, whether or not there is structured content.
+// IsError makes the step fail with the result's text.
 //
 // The composite tool's result is built after every step has finished:
 // with an output block, each property's value template is evaluated (typed),
-// converted to the declared type, replaced by its default when the data is
-// missing, and checked for required; nested properties build objects.
+// converted to the declared type, and replaced by its default when the data
+// is missing or, as in ToolHive, does not convert to that type; required
+// properties without either are errors; nested properties build objects.
 // Without an output block the result is the output of the single sink step,
 // or an object keyed by sink step id when there are several.
 
@@ -21,11 +28,15 @@ import (
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
-// stepOutput converts a backend result into a step output, or an error
-// message when the result is an error.
-func stepOutput(res *ToolResult) (any, string, bool) {
+// noContent is the content map of a step without a tool result (skipped,
+// failed, an elicitation or a forEach). Shared and never modified.
+var noContent = map[string]any{}
+
+// stepOutput converts a backend result into a step output and its content
+// map, or an error message when the result is an error.
+func stepOutput(res *ToolResult) (output any, content map[string]any, msg string, ok bool) {
 	if res == nil {
-		return map[string]any{}, "", true
+		return map[string]any{}, noContent, "", true
 	}
 	if res.IsError {
 		var texts []string
@@ -38,44 +49,59 @@ func stepOutput(res *ToolResult) (any, string, bool) {
 		if msg == "" {
 			msg = "the tool returned an error without text"
 		}
-		return nil, msg, false
+		return nil, nil, msg, false
 	}
+	content = contentMap(res.Content)
 	if m, ok := res.Structured.(map[string]any); ok {
-		return m, "", true
+		return m, content, "", true
 	}
 	if res.Structured != nil {
 		if v, err := toJSONValue(res.Structured); err == nil {
 			if m, ok := v.(map[string]any); ok {
-				return m, "", true
+				return m, content, "", true
 			}
 		}
 	}
-	out := make(map[string]any, len(res.Content))
-	var other []any
-	n := 0
-	for _, c := range res.Content {
-		if c.Type == "text" || (c.Type == "" && c.Raw == nil) {
-			key := "text"
-			if n > 0 {
-				key = "text_" + strconv.Itoa(n)
+	return content, content, "", true
+}
+
+// contentMap builds the content map of a result's items (see the file
+// comment). Items of other kinds are left out.
+func contentMap(items []Content) map[string]any {
+	if len(items) == 0 {
+		return noContent
+	}
+	out := make(map[string]any, len(items))
+	var texts, images, audio, resources, links int
+	// key names the n-th item of a kind; first is the key of item 0 when
+	// it has no number (text, resource).
+	key := func(prefix string, n *int, first string) string {
+		k := first
+		if *n > 0 || first == "" {
+			k = prefix + "_" + strconv.Itoa(*n)
+		}
+		*n++
+		return k
+	}
+	for _, c := range items {
+		switch c.Type {
+		case "text", "":
+			out[key("text", &texts, "text")] = c.Text
+		case "image":
+			out[key("image", &images, "")] = c.Data
+		case "audio":
+			out[key("audio", &audio, "")] = c.Data
+		case "resource":
+			v := c.Text
+			if v == "" {
+				v = c.Data
 			}
-			out[key] = c.Text
-			n++
-			continue
+			out[key("resource", &resources, "resource")] = v
+		case "resource_link":
+			out[key("link", &links, "")] = c.URI
 		}
-		raw := make(map[string]any, len(c.Raw)+1)
-		for k, v := range c.Raw {
-			raw[k] = v
-		}
-		if _, ok := raw["type"]; !ok {
-			raw["type"] = c.Type
-		}
-		other = append(other, raw)
 	}
-	if other != nil {
-		out["content"] = other
-	}
-	return out, "", true
+	return out
 }
 
 // compositeResult builds the run's output after all steps are done.
@@ -127,10 +153,15 @@ func (r *runState) buildObject(props []*outputPlan, required []string, prefix st
 		}
 		if present {
 			cv, err := convertOutput(v, p.Type)
-			if err != nil {
-				return nil, &StepError{Pos: p.Pos, Msg: fmt.Sprintf("output property %q: %v", name, err)}
+			switch {
+			case err == nil:
+				v = cv
+			case p.HasDefault:
+				// As in ToolHive: a value of the wrong type gives way to the default.
+				present = false
+			default:
+				return nil, &StepError{Pos: p.Pos, Msg: fmt.Sprintf("output property %q: %v; give it a default to use instead", name, err)}
 			}
-			v = cv
 		}
 		if !present && p.HasDefault {
 			v, present = deepCopy(p.Default), true

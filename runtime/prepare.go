@@ -10,6 +10,7 @@ package runtime
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"text/template"
 	"time"
@@ -50,6 +51,10 @@ type workflowPlan struct {
 	chainsOnly bool
 	// chainRoots holds the first field of every chain, when chainsOnly.
 	chainRoots map[string]bool
+	// readsWorkflow: some template may read .workflow, so runs keep it
+	// current (see refreshWorkflow). Decided from the template texts: a
+	// template that never names "workflow" cannot reach it.
+	readsWorkflow bool
 	// scratch pools the *runScratch of finished runs.
 	scratch     sync.Pool
 	timeout     time.Duration
@@ -195,6 +200,9 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 		wp.chainRoots = map[string]bool{}
 		wp.eachTemplate(func(t *tmpl) { wp.chainRoots[t.chain[0]] = true })
 	}
+	wp.eachTemplate(func(t *tmpl) {
+		wp.readsWorkflow = wp.readsWorkflow || strings.Contains(t.src.Source, "workflow")
+	})
 	return wp, nil
 }
 
@@ -280,10 +288,15 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 	if sp.timeout <= 0 {
 		sp.timeout = defaultStepTimeout
 	}
+	if sp.kind == ir.StepElicitation && sp.timeout > ir.MaxElicitationTimeout {
+		// As in ToolHive (the checker warns about it).
+		sp.timeout = ir.MaxElicitationTimeout
+	}
 	if sp.maxRetries > maxRetriesCap {
 		sp.maxRetries = maxRetriesCap
 	}
-	if sp.maxRetries < 0 {
+	if sp.maxRetries < 0 || sp.action != ir.ActionRetry {
+		// As in ToolHive, maxRetries has no effect under another action.
 		sp.maxRetries = 0
 	}
 	if sp.retryDelay <= 0 {

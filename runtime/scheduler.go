@@ -35,14 +35,19 @@ package runtime
 // Template data. The root map (params, vars, steps, workflow) is built once
 // per run. .steps is one map holding one entry per step, created at the
 // start with a shared "pending" entry; when a step starts or finishes, the
-// goroutine recording it replaces its entry (a new small map {output, status, error})
+// goroutine recording it replaces its entry (a new small map {output,
+// content, status, error})
 // under the run's write lock. When every template is a plain field chain
 // into an entry, .steps is a stepView instead: a slice of entry structs
 // made once per run and overwritten in place, which reads the same. Step goroutines evaluate templates under the
 // read lock, so the cost of a step's template data does not depend on how
 // many steps came before it, and reads never race with the writes, which
 // hold the scheduling mutex too; a goroutine holding that mutex reads
-// without the read lock.
+// without the read lock. .workflow (id, duration_ms, step_count, status,
+// start_time) is replaced by a fresh map whenever steps are about to start
+// and before the result is built, only in workflows that read it
+// (workflowPlan.readsWorkflow), so those values are current when a
+// template reads them.
 //
 // Stopping. A failure whose action is abort records the first error and
 // stops the run (cause errRunAborted): the run's context and every step
@@ -75,8 +80,8 @@ var (
 
 // Shared .steps entries for steps that have not finished. Never modified.
 var (
-	pendingEntry = map[string]any{"status": string(StepPending), "output": nil, "error": ""}
-	runningEntry = map[string]any{"status": string(StepRunning), "output": nil, "error": ""}
+	pendingEntry = map[string]any{"status": string(StepPending), "output": nil, "content": noContent, "error": ""}
+	runningEntry = map[string]any{"status": string(StepRunning), "output": nil, "content": noContent, "error": ""}
 )
 
 // stepView is .steps in a workflow whose templates are all field chains
@@ -92,15 +97,18 @@ type stepView struct {
 }
 
 type stepEntry struct {
-	output any
-	status any
-	err    any // the error message, a string
+	output  any
+	content any // map[string]any, never nil once set
+	status  any
+	err     any // the error message, a string
 }
 
 func (e *stepEntry) field(name string) (any, bool) {
 	switch name {
 	case "output":
 		return e.output, true
+	case "content":
+		return e.content, true
 	case "status":
 		return e.status, true
 	case "error":
@@ -110,7 +118,7 @@ func (e *stepEntry) field(name string) (any, bool) {
 }
 
 func (e *stepEntry) asMap() map[string]any {
-	return map[string]any{"output": e.output, "status": e.status, "error": e.err}
+	return map[string]any{"output": e.output, "content": e.content, "status": e.status, "error": e.err}
 }
 
 // Boxed once: the status of a pending and of a running entry.
@@ -120,10 +128,14 @@ var (
 	emptyString  any = ""
 )
 
-// setEntry replaces step i's .steps entry. Called with sched held.
-func (r *runState) setEntry(i int, output any, status StepStatus, errMsg string) {
+// setEntry replaces step i's .steps entry; a nil content is the empty
+// content map. Called with sched held.
+func (r *runState) setEntry(i int, output any, content map[string]any, status StepStatus, errMsg string) {
+	if content == nil {
+		content = noContent
+	}
 	if r.steps == nil {
-		r.setView(r.wp.steps[i].id, map[string]any{"output": output, "status": statusValue(status), "error": errMsg})
+		r.setView(r.wp.steps[i].id, map[string]any{"output": output, "content": content, "status": statusValue(status), "error": errMsg})
 		return
 	}
 	var e any = emptyString
@@ -131,7 +143,7 @@ func (r *runState) setEntry(i int, output any, status StepStatus, errMsg string)
 		e = errMsg
 	}
 	r.mu.Lock()
-	r.steps.entries[i] = stepEntry{output: output, status: statusValue(status), err: e}
+	r.steps.entries[i] = stepEntry{output: output, content: content, status: statusValue(status), err: e}
 	r.mu.Unlock()
 }
 
@@ -164,6 +176,7 @@ type stepMsg struct {
 	retry         bool // a retry notice, not the step's end
 	status        StepStatus
 	output        any
+	content       map[string]any // a tool step's content map
 	err           *StepError
 	attempts      int
 	at            time.Time
@@ -214,8 +227,10 @@ type runState struct {
 	ready         readyQueue
 	running       int
 	done          int
-	stopped       bool // start nothing new
-	interrupted   bool // the run's context ended before every step finished
+	completed     int    // steps that completed, for .workflow.step_count
+	wfFixed       [3]any // .workflow's id, name and start_time, boxed once
+	stopped       bool   // start nothing new
+	interrupted   bool   // the run's context ended before every step finished
 	skipRemaining bool
 	firstErr      *StepError
 	deadlines     []sharedDeadline
@@ -315,7 +330,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		r.stepsView = stepView{byID: wp.byID, entries: sc.entries}
 		r.steps = &r.stepsView
 		for i := range r.steps.entries {
-			r.steps.entries[i] = stepEntry{status: pendingValue, err: emptyString}
+			r.steps.entries[i] = stepEntry{content: noContent, status: pendingValue, err: emptyString}
 		}
 		steps = r.steps
 	} else {
@@ -339,10 +354,44 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	if !wp.chainsOnly || wp.chainRoots["vars"] {
 		r.data["vars"] = map[string]any{}
 	}
-	if !wp.chainsOnly || wp.chainRoots["workflow"] {
-		r.data["workflow"] = map[string]any{"id": id, "name": wp.wf.Name}
+	if wp.readsWorkflow {
+		r.data["workflow"] = r.workflowInfo(workflowRunning, r.run.StartedAt)
 	}
 	return r
+}
+
+// The run's status as .workflow.status shows it while steps run.
+const workflowRunning = "running"
+
+// workflowInfo builds .workflow as of now: ToolHive's id, duration_ms,
+// step_count (the steps completed so far), status and start_time (RFC
+// 3339), and the workflow's name. The fields that do not change are boxed
+// once per run (wfFixed).
+func (r *runState) workflowInfo(status string, now time.Time) map[string]any {
+	if r.wfFixed[0] == nil {
+		r.wfFixed = [3]any{r.run.ID, r.wp.wf.Name, r.run.StartedAt.Format(time.RFC3339)}
+	}
+	return map[string]any{
+		"id":          r.wfFixed[0],
+		"name":        r.wfFixed[1],
+		"start_time":  r.wfFixed[2],
+		"duration_ms": now.Sub(r.run.StartedAt).Milliseconds(),
+		"step_count":  int64(r.completed),
+		"status":      status,
+	}
+}
+
+// refreshWorkflow replaces .workflow with its values as of now, in
+// workflows that read it. A fresh map, because a template may have handed
+// the old one on as a value. Called with sched held.
+func (r *runState) refreshWorkflow(status string, now time.Time) {
+	if !r.wp.readsWorkflow {
+		return
+	}
+	w := r.workflowInfo(status, now)
+	r.mu.Lock()
+	r.data["workflow"] = w
+	r.mu.Unlock()
 }
 
 // execute runs the workflow to the end and fills r.run.
@@ -437,6 +486,7 @@ func (r *runState) next() (own stepJob, complete bool) {
 			// here ignored its context.
 			r.stop(errWorkflowTimeout)
 		}
+		r.refreshWorkflow(workflowRunning, now)
 	}
 	if !r.stopped && r.ctx.Err() != nil {
 		// Cancelled, timed out or aborted: nothing new starts.
@@ -490,7 +540,7 @@ func (r *runState) launch(i int, now time.Time) (stepJob, bool) {
 	st.StartedAt = now
 	st.Attempts = 1
 	if r.steps != nil {
-		r.setEntry(i, nil, StepRunning, "")
+		r.setEntry(i, nil, nil, StepRunning, "")
 	} else {
 		r.setView(sp.id, runningEntry)
 	}
@@ -716,13 +766,15 @@ func (r *runState) handle(m stepMsg) {
 		}
 	case StepSkipped:
 		kind = EventStepSkipped
+	case StepCompleted:
+		r.completed++
 	}
 	if m.skipRemaining {
 		r.skipRemaining = true
 		r.stopped = true
 	}
 	st.Output = output
-	r.setEntry(m.index, output, m.status, st.Error)
+	r.setEntry(m.index, output, m.content, m.status, st.Error)
 	r.putStep(m.index, st)
 	r.done++
 	r.emit(Event{Kind: kind, StepID: sp.id, Attempt: st.Attempts, Err: st.Error, Time: m.at})
@@ -854,12 +906,13 @@ func (r *runState) finishRun() {
 				st.EndedAt = now
 				st.Output = sp.step.DefaultResults
 				st.Note = "skipped by skip_remaining"
-				r.setEntry(i, st.Output, StepSkipped, "")
+				r.setEntry(i, st.Output, nil, StepSkipped, "")
 				r.putStep(i, st)
 				r.done++
 				r.emit(Event{Kind: EventStepSkipped, StepID: sp.id})
 			}
 		}
+		r.refreshWorkflow(string(RunCompleted), time.Now())
 		out, serr := r.compositeResult()
 		if serr != nil {
 			run.Status = RunFailed

@@ -7,16 +7,20 @@ package runtime
 // retried by cenkalti/backoff/v5 with an exponential backoff: initial
 // interval retryDelay (default 1s), multiplier 1.5, randomisation 0.5,
 // interval capped at 60s, at most maxRetries more attempts, and never past
-// the step timeout. maxRetries applies whatever the action: once the
-// retries are spent, abort or continue decides, and retry (or no action)
-// leaves it to the workflow's failureMode. Argument errors are not retried: they cannot change.
+// the step timeout. As in ToolHive, only action retry retries (prepareStep
+// drops maxRetries under any other action, so continue never calls a
+// possibly unsafe tool twice); once the retries are spent, the workflow's
+// failureMode decides. Argument errors are not retried: they cannot change.
 //
-// An elicitation step renders its message and asks RunOptions.Elicitor;
-// accept makes the answer's content the output, decline and cancel (and no
-// answer within the step timeout, which counts as cancel) take the step's
-// onDecline/onCancel action: abort fails the run whatever the failure mode,
-// continue skips the step (readers see defaultResults), skip_remaining also
-// skips every step that has not started and ends the run as completed.
+// An elicitation step renders its message and asks RunOptions.Elicitor.
+// Its output is ToolHive's: accept gives {action: accept, content: answer}.
+// Decline, cancel and no answer within the step timeout (reason
+// "timeout", handled by onCancel) take the step's onDecline/onCancel
+// action: abort fails the run whatever the failure mode; continue
+// completes the step with {action: <reason>}, plus the content of its
+// defaultResults when they have one; skip_remaining completes it with
+// {action: <reason>, skipped: true}, then every step that has not started
+// is skipped and the run ends as completed.
 
 import (
 	"context"
@@ -57,11 +61,11 @@ func (r *runState) runTool(ctx context.Context, sp *stepPlan) stepMsg {
 	if sp.maxRetries > 0 {
 		notify = r.notify
 	}
-	out, attempts, msg := r.callTool(ctx, sp, sp, args, notify, sp.timeout)
+	res, attempts, msg := r.callTool(ctx, sp, sp, args, notify, sp.timeout)
 	if msg != "" {
 		return failed(sp, sp.step.Pos, msg, attempts)
 	}
-	return stepMsg{status: StepCompleted, output: out, attempts: attempts}
+	return stepMsg{status: StepCompleted, output: res.output, content: res.content, attempts: attempts}
 }
 
 // evalArgs evaluates a tool step's arguments and coerces them to the tool's
@@ -78,6 +82,7 @@ func (r *runState) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, 
 		case map[string]any:
 			if sp.args.kind == ir.KindObject {
 				args = x
+				omitNullActions(sp.args, args)
 			} else {
 				// A whole-arguments template may yield a shared output map.
 				args = make(map[string]any, len(x))
@@ -105,6 +110,24 @@ func (r *runState) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, 
 	return args, nil
 }
 
+// omitNullActions leaves out of a tool call each argument that is exactly
+// one parameter, {{.params.P}}, when P is null: a declared parameter that
+// the caller left out and that has no default (design.md "Templates").
+// Servers that validate their input commonly accept a missing optional
+// argument but reject a null one. Other nulls (a step output's null
+// field) are passed as null.
+func omitNullActions(plan *valuePlan, args map[string]any) {
+	for i, k := range plan.keys {
+		f := plan.fields[i]
+		if f == nil || f.t == nil || args[k] != nil {
+			continue
+		}
+		if c := f.t.chain; len(c) == 2 && c[0] == "params" {
+			delete(args, k)
+		}
+	}
+}
+
 func (r *runState) argError(sp *stepPlan, err error) *StepError {
 	var te *templateError
 	if errors.As(err, &te) {
@@ -113,30 +136,36 @@ func (r *runState) argError(sp *stepPlan, err error) *StepError {
 	return &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: "arguments: " + err.Error()}
 }
 
+// toolOutput is what a successful tool call gives a step: its output and
+// its content map (see output.go).
+type toolOutput struct {
+	output  any
+	content map[string]any
+}
+
 // callTool calls the backend with the retry policy of policy (the step, or
 // for forEach iterations the inner step). It returns the output, the number
 // of attempts and, on failure, a message. notify, when set, passes retry
 // notices to the scheduler.
-func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify func(stepMsg), timeout time.Duration) (any, int, string) {
+func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify func(stepMsg), timeout time.Duration) (toolOutput, int, string) {
 	tool := sp.step.Tool
 	call := ToolCall{Backend: tool.Backend, Tool: tool.Name, Arguments: args, RunID: r.run.ID, StepID: sp.id}
-	attempt := func() (any, error) {
+	attempt := func() (toolOutput, error) {
 		res, err := r.e.backend.CallTool(ctx, call)
 		if err != nil {
-			return nil, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err}
+			return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err}
 		}
-		out, msg, ok := stepOutput(res)
+		out, content, msg, ok := stepOutput(res)
 		if !ok {
-			return nil, &attemptError{msg: fmt.Sprintf("%s returned an error: %s", tool, msg)}
+			return toolOutput{}, &attemptError{msg: fmt.Sprintf("%s returned an error: %s", tool, msg)}
 		}
-		return out, nil
+		return toolOutput{out, content}, nil
 	}
-	// maxRetries retries whatever the action: `{action: abort, maxRetries: 2}`
-	// (as ToolHive's examples write it) retries twice, then aborts.
+	// Only action retry has maxRetries (see prepareStep).
 	if policy.maxRetries == 0 {
 		out, err := attempt()
 		if err != nil {
-			return nil, 1, r.failureMsg(ctx, timeout, err)
+			return toolOutput{}, 1, r.failureMsg(ctx, timeout, err)
 		}
 		return out, 1, ""
 	}
@@ -161,13 +190,13 @@ func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[
 	if dl, ok := ctx.Deadline(); ok {
 		opts = append(opts, backoff.WithMaxElapsedTime(time.Until(dl)))
 	}
-	out, err := backoff.Retry(ctx, func() (any, error) {
+	out, err := backoff.Retry(ctx, func() (toolOutput, error) {
 		tries++
 		v, err := attempt()
 		if err != nil {
 			last = err
 			if ctx.Err() != nil {
-				return nil, backoff.Permanent(err)
+				return toolOutput{}, backoff.Permanent(err)
 			}
 		}
 		return v, err
@@ -180,7 +209,7 @@ func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[
 		if ctx.Err() == nil && tries <= policy.maxRetries {
 			msg += fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", tries)
 		}
-		return nil, tries, msg
+		return toolOutput{}, tries, msg
 	}
 	return out, tries, ""
 }
@@ -231,13 +260,13 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 	}
 	el := r.opts.Elicitor
 	if el == nil {
-		return r.elicitOutcome(sp, sp.step.OnCancel, "the client cannot answer elicitation requests (no elicitor)", "onCancel")
+		return r.elicitOutcome(sp, sp.step.OnCancel, ElicitCancel, "the client cannot answer elicitation requests (no elicitor)", "onCancel")
 	}
 	res, err := el.Elicit(ctx, ElicitRequest{RunID: r.run.ID, StepID: sp.id, Message: message, Schema: sp.step.Schema})
 	if err != nil {
 		r.noteTimeout(ctx)
 		if r.ctx.Err() == nil && ctx.Err() != nil {
-			return r.elicitOutcome(sp, sp.step.OnCancel, fmt.Sprintf("no answer within %s", sp.timeout), "onCancel")
+			return r.elicitOutcome(sp, sp.step.OnCancel, elicitTimeout, fmt.Sprintf("no answer within %s", sp.timeout), "onCancel")
 		}
 		if m := r.interruptMsg(ctx, sp.timeout); m != "" {
 			return failed(sp, sp.step.Pos, m, 1)
@@ -250,21 +279,34 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 		if content == nil {
 			content = map[string]any{}
 		}
-		return stepMsg{status: StepCompleted, output: content, attempts: 1}
+		return stepMsg{status: StepCompleted, output: map[string]any{"action": ElicitAccept, "content": content}, attempts: 1}
 	case ElicitDecline:
-		return r.elicitOutcome(sp, sp.step.OnDecline, "the user declined", "onDecline")
+		return r.elicitOutcome(sp, sp.step.OnDecline, ElicitDecline, "the user declined", "onDecline")
 	case ElicitCancel:
-		return r.elicitOutcome(sp, sp.step.OnCancel, "the user cancelled", "onCancel")
+		return r.elicitOutcome(sp, sp.step.OnCancel, ElicitCancel, "the user cancelled", "onCancel")
 	}
 	return failed(sp, sp.step.Pos, fmt.Sprintf("the client answered with unknown action %q", res.Action), 1)
 }
 
-func (r *runState) elicitOutcome(sp *stepPlan, action, why, handler string) stepMsg {
+// elicitTimeout is the action an elicitation's output records when no
+// answer came within the step timeout (ToolHive's "timeout").
+const elicitTimeout = "timeout"
+
+// elicitOutcome applies a decline, cancel or timeout handler. reason is
+// what the output's action records (decline, cancel or timeout).
+func (r *runState) elicitOutcome(sp *stepPlan, action, reason, why, handler string) stepMsg {
 	switch action {
 	case ir.ActionContinue:
-		return stepMsg{status: StepSkipped, output: sp.step.DefaultResults, attempts: 1, note: why}
+		out := map[string]any{"action": reason}
+		if d, ok := sp.step.DefaultResults.(map[string]any); ok {
+			if c, has := d["content"]; has {
+				out["content"] = deepCopy(c)
+			}
+		}
+		return stepMsg{status: StepCompleted, output: out, attempts: 1, note: why}
 	case ir.ActionSkipRemaining:
-		return stepMsg{status: StepSkipped, output: sp.step.DefaultResults, attempts: 1, note: why + "; skipping the remaining steps", skipRemaining: true}
+		out := map[string]any{"action": reason, "skipped": true}
+		return stepMsg{status: StepCompleted, output: out, attempts: 1, note: why + "; skipping the remaining steps", skipRemaining: true}
 	}
 	m := failed(sp, sp.step.Pos, fmt.Sprintf("%s (%s: abort)", why, handler), 1)
 	m.forceAbort = true

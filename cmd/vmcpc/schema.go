@@ -132,7 +132,7 @@ func workflowSchema() obj {
 		"description": "Go text/template over .params, .vars, .steps.<id>.output/status/error, .workflow.id and .forEach"}
 	defs["onError"] = objectOf("What a failed step does", props(
 		field{"action", enum("abort (default), continue, or retry", "abort", "continue", "retry")},
-		field{"maxRetries", intRange("Retries after the first attempt (at most 10)", 0, 0)},
+		field{"maxRetries", intRange("Retries after the first attempt, only with action retry (at most 10)", 0, 0)},
 		field{"retryCount", intRange("Synonym of maxRetries", 0, 0)},
 		field{"retryDelay", ref("duration")},
 	))

@@ -13,7 +13,8 @@ import (
 
 // toToolResult converts an MCP tool result into the runtime's form: the
 // structured content as decoded JSON, text items as Text, and every other
-// item in its MCP JSON form under Raw.
+// item in its MCP JSON form under Raw, with the value its content-map key
+// holds (see runtime.Content) in Text, Data or URI.
 func toToolResult(res *mcp.CallToolResult) (*runtime.ToolResult, error) {
 	out := &runtime.ToolResult{IsError: res.IsError}
 	switch {
@@ -46,10 +47,27 @@ func toToolResult(res *mcp.CallToolResult) (*runtime.ToolResult, error) {
 		if err := json.Unmarshal(b, &raw); err != nil {
 			return nil, fmt.Errorf("decoding %T content: %w", c, err)
 		}
-		typ, _ := raw["type"].(string)
-		out.Content = append(out.Content, runtime.Content{Type: typ, Raw: raw})
+		out.Content = append(out.Content, contentItem(raw))
 	}
 	return out, nil
+}
+
+// contentItem reads a non-text content item from its MCP JSON form, the
+// same whichever Go type mcp-go decoded it into: images and audio carry
+// data, embedded resources text or a blob, resource links a URI.
+func contentItem(raw map[string]any) runtime.Content {
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	c := runtime.Content{Type: str(raw, "type"), Raw: raw}
+	switch c.Type {
+	case "image", "audio":
+		c.Data = str(raw, "data")
+	case "resource":
+		res, _ := raw["resource"].(map[string]any)
+		c.URI, c.Text, c.Data = str(res, "uri"), str(res, "text"), str(res, "blob")
+	case "resource_link":
+		c.URI = str(raw, "uri")
+	}
+	return c
 }
 
 // plainJSON returns v as the generic JSON values encoding/json produces

@@ -48,3 +48,41 @@ func TestToToolResultStructured(t *testing.T) {
 		}
 	}
 }
+
+// TestToToolResultContentItems: every kind of content item carries the
+// value its content-map key holds, decoded from the wire or built in Go.
+func TestToToolResultContentItems(t *testing.T) {
+	var wire mcp.CallToolResult
+	err := json.Unmarshal([]byte(`{"content":[
+		{"type":"image","data":"AAAA","mimeType":"image/png"},
+		{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"},
+		{"type":"resource","resource":{"uri":"file:///a.txt","text":"file text"}},
+		{"type":"resource","resource":{"uri":"file:///b.bin","blob":"YmxvYg=="}},
+		{"type":"resource_link","uri":"file:///c.txt","name":"c"}]}`), &wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := &mcp.CallToolResult{Content: []mcp.Content{
+		mcp.NewImageContent("AAAA", "image/png"),
+		mcp.NewAudioContent("UklGRg==", "audio/wav"),
+		mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///a.txt", Text: "file text"}),
+		mcp.NewEmbeddedResource(mcp.BlobResourceContents{URI: "file:///b.bin", Blob: "YmxvYg=="}),
+		mcp.NewResourceLink("file:///c.txt", "c", "", ""),
+	}}
+	want := []runtime.Content{
+		{Type: "image", Data: "AAAA"},
+		{Type: "audio", Data: "UklGRg=="},
+		{Type: "resource", URI: "file:///a.txt", Text: "file text"},
+		{Type: "resource", URI: "file:///b.bin", Data: "YmxvYg=="},
+		{Type: "resource_link", URI: "file:///c.txt"},
+	}
+	for name, res := range map[string]*mcp.CallToolResult{"from the wire": &wire, "built in Go": built} {
+		got, err := toToolResult(res)
+		if err != nil {
+			t.Fatalf("toToolResult(%s): %v", name, err)
+		}
+		if diff := cmp.Diff(want, got.Content, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Raw" }, cmp.Ignore())); diff != "" {
+			t.Errorf("toToolResult(%s).Content (-want +got):\n%s", name, diff)
+		}
+	}
+}

@@ -58,7 +58,7 @@ func TestConvertResults(t *testing.T) {
 		{"fail", nil, &runtime.ToolResult{IsError: true, Content: []runtime.Content{{Type: "text", Text: "disk on fire"}}}},
 		{"mixed", nil, &runtime.ToolResult{Content: []runtime.Content{
 			{Type: "text", Text: "first"},
-			{Type: "image", Raw: map[string]any{"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"}},
+			{Type: "image", Data: "aGVsbG8=", Raw: map[string]any{"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"}},
 			{Type: "text", Text: "second"},
 		}}},
 	}
