@@ -10,6 +10,8 @@ package parser
 
 import (
 	"fmt"
+	"strconv"
+	"unicode"
 
 	"github.com/vmcp-dev/vmcp/diag"
 	"github.com/vmcp-dev/vmcp/ir"
@@ -111,7 +113,19 @@ func errAliasBudget(pos ir.Pos, path string, limit int) diag.Diagnostic {
 }
 
 func errUnknownAnchor(pos ir.Pos, path, name string) diag.Diagnostic {
-	return errorAt(pos, path, CodeUnknownAnchor, "alias *%s names no anchor defined before it", name)
+	return errorAt(pos, path, CodeUnknownAnchor, "alias %s names no anchor defined before it", aliasName(name))
+}
+
+// aliasName prints an alias as written, *name, when the name is plain
+// printable text, and otherwise quoted (*"a\nb"): a quoted alias name may
+// span lines or hold escapes, and a message must stay on one line.
+func aliasName(name string) string {
+	for _, r := range name {
+		if !unicode.IsPrint(r) || r == '"' {
+			return "*" + strconv.Quote(name)
+		}
+	}
+	return "*" + name
 }
 
 func errComplexKey(pos ir.Pos, path string) diag.Diagnostic {

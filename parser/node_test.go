@@ -194,6 +194,23 @@ func TestAliasErrors(t *testing.T) {
 	}
 }
 
+// TestUnknownAliasMessage: a quoted alias name may span lines (FuzzParse
+// found it; testdata/fuzz/FuzzParse keeps the input). The message names the
+// alias on one line, quoted when it is not plain text.
+func TestUnknownAliasMessage(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{"steps:\n  - id: *nope\n", "alias *nope names no anchor defined before it"},
+		{"steps: *'a\n\n  b'\n", `alias *"a\nb" names no anchor defined before it`},
+		{"steps: [*\"x\\ty\"]\n", `alias *"x\ty" names no anchor defined before it`},
+	}
+	for _, tc := range tests {
+		_, diags := Parse("f.yaml", []byte(tc.src))
+		if len(diags) != 1 || diags[0].Code != CodeUnknownAnchor || diags[0].Message != tc.want {
+			t.Errorf("Parse(%q) = %v; want one %s: %s", tc.src, diags, CodeUnknownAnchor, tc.want)
+		}
+	}
+}
+
 func TestAliasBudget(t *testing.T) {
 	// Ten levels of ten aliases each: 10^10 nodes if expanded. The anchors
 	// sit in a part of a vMCP config that is not converted; the workflow's
