@@ -99,14 +99,34 @@ func (l List) Sorted() List {
 		dedup = append(dedup, d)
 	}
 	if len(dedup) > MaxDiagnostics {
-		more := len(dedup) - MaxDiagnostics
-		dedup = append(dedup[:MaxDiagnostics:MaxDiagnostics], Diagnostic{
-			Severity: Error,
-			Code:     "too_many_errors",
-			Message:  fmt.Sprintf("too many diagnostics: %d more not shown", more),
-		})
+		marker := tooMany(dedup[MaxDiagnostics:])
+		dedup = append(dedup[:MaxDiagnostics:MaxDiagnostics], marker)
 	}
 	return dedup
+}
+
+// Codes of the diagnostic that ends a capped list.
+const (
+	CodeTooManyErrors   = "too_many_errors"
+	CodeTooManyWarnings = "too_many_warnings"
+)
+
+// tooMany is the marker that stands for the dropped diagnostics. It is an
+// error only when an error was dropped: warnings alone never make a
+// compilation fail, however many there are.
+func tooMany(dropped List) Diagnostic {
+	if dropped.HasErrors() {
+		return Diagnostic{
+			Severity: Error,
+			Code:     CodeTooManyErrors,
+			Message:  fmt.Sprintf("too many diagnostics: %d more not shown", len(dropped)),
+		}
+	}
+	return Diagnostic{
+		Severity: Warning,
+		Code:     CodeTooManyWarnings,
+		Message:  fmt.Sprintf("too many diagnostics: %d more warnings not shown", len(dropped)),
+	}
 }
 
 func less(a, b Diagnostic) bool {

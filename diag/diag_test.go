@@ -2,6 +2,7 @@ package diag
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,8 +43,45 @@ func TestSortedCaps(t *testing.T) {
 	if len(s) != MaxDiagnostics+1 {
 		t.Fatalf("len(Sorted()) = %d; want %d", len(s), MaxDiagnostics+1)
 	}
-	if last := s[len(s)-1]; last.Code != "too_many_errors" || !strings.Contains(last.Message, "7 more") {
+	if last := s[len(s)-1]; last.Code != CodeTooManyErrors || !strings.Contains(last.Message, "7 more") {
 		t.Errorf("last diagnostic = %+v; want too_many_errors naming 7 more", last)
+	}
+}
+
+// TestSortedCapSeverity: the marker that stands for the dropped
+// diagnostics is an error only when an error was dropped, so that a clean
+// compilation with many warnings still succeeds.
+func TestSortedCapSeverity(t *testing.T) {
+	tests := []struct {
+		name         string
+		errorsAt     []int // lines of errors; every other line up to 105 warns
+		wantSeverity Severity
+		wantCode     string
+		wantMessage  string
+	}{
+		{"warnings only", nil, Warning, CodeTooManyWarnings, "too many diagnostics: 5 more warnings not shown"},
+		{"an error among the shown", []int{1}, Warning, CodeTooManyWarnings, "too many diagnostics: 5 more warnings not shown"},
+		{"an error among the dropped", []int{103}, Error, CodeTooManyErrors, "too many diagnostics: 5 more not shown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var l List
+			for line := 1; line <= MaxDiagnostics+5; line++ {
+				if slices.Contains(tt.errorsAt, line) {
+					l.Errorf(pos("f", line, 1), "", "e", "bad")
+				} else {
+					l.Warnf(pos("f", line, 1), "", "w", "odd")
+				}
+			}
+			s := l.Sorted()
+			last := s[len(s)-1]
+			if last.Severity != tt.wantSeverity || last.Code != tt.wantCode || last.Message != tt.wantMessage {
+				t.Errorf("last of Sorted() = %v %s %q; want %v %s %q", last.Severity, last.Code, last.Message, tt.wantSeverity, tt.wantCode, tt.wantMessage)
+			}
+			if got, want := s.HasErrors(), len(tt.errorsAt) > 0; got != want {
+				t.Errorf("Sorted().HasErrors() = %v; want %v", got, want)
+			}
+		})
 	}
 }
 
