@@ -28,9 +28,12 @@ import (
 )
 
 // Error is a config file that failed to load. Diags has one diagnostic per
-// problem, each with its position, for diag.Print; Error lists them all.
+// problem, each with its position; Sources holds the file's text, so that
+// diag.Print(w, e.Diags.Sorted(), diag.Text, e.Sources) shows the source
+// line and a caret under each. Error lists them all, one line each.
 type Error struct {
-	Diags diag.List
+	Diags   diag.List
+	Sources diag.Sources
 }
 
 func (e *Error) Error() string {
@@ -64,6 +67,7 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 		env = func(string) (string, bool) { return "", false }
 	}
 	l := &loader{file: filepath.ToSlash(path), env: env}
+	sources := diag.Sources{l.file: src}
 	cfg := &Config{
 		Path:     path,
 		Dir:      filepath.Dir(path),
@@ -85,7 +89,7 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 			}
 		}
 		l.diags.Errorf(p, "", "yaml_syntax", "%s", msg)
-		return nil, &Error{Diags: l.diags}
+		return nil, &Error{Diags: l.diags, Sources: sources}
 	}
 	var body ast.Node
 	for _, doc := range f.Docs {
@@ -102,7 +106,7 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 		l.top(body)
 	}
 	if l.diags.HasErrors() {
-		return nil, &Error{Diags: l.diags}
+		return nil, &Error{Diags: l.diags, Sources: sources}
 	}
 	return cfg, nil
 }

@@ -22,7 +22,7 @@ func newCallCmd(io streams) *cobra.Command {
 		timeline                       bool
 	)
 	cmd := &cobra.Command{
-		Use:   "call --config vmcp.yaml TOOL [--arg k=v ...] [--args-json '{...}']",
+		Use:   "call [--config vmcp.yaml] TOOL [--arg k=v ...] [--args-json '{...}']",
 		Short: "Run one workflow once and print its result",
 		Long: `Run one workflow once, print its result JSON on stdout and its progress on stderr.
 
@@ -88,7 +88,7 @@ or times out (or vmcp cannot start), 2 on bad usage or arguments.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&configPath, "config", "", "the vmcp.yaml config (required)")
+	f.StringVar(&configPath, "config", "", "the config file (default ./vmcp.yaml)")
 	f.StringArrayVar(&kvs, "arg", nil, "a workflow argument as name=value (repeatable)")
 	f.StringVar(&argsJSON, "args-json", "", "workflow arguments as a JSON object")
 	f.BoolVar(&timeline, "timeline", false, "print when each step started and ended, on stderr")

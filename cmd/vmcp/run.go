@@ -13,7 +13,7 @@ func newRunCmd(io streams) *cobra.Command {
 	var configPath, transport, listen, logLevel, adminListen string
 	var insecure bool
 	cmd := &cobra.Command{
-		Use:   "run --config vmcp.yaml [--transport stdio|http] [--listen 127.0.0.1:8080]",
+		Use:   "run [--config vmcp.yaml] [--transport stdio|http] [--listen 127.0.0.1:8080]",
 		Short: "Serve the workflows as MCP tools",
 		Long: `Serve every workflow of the config as an MCP tool, over stdio or
 streamable HTTP (at /mcp on --listen). The flags override the config's
@@ -95,7 +95,7 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&configPath, "config", "", "the vmcp.yaml config (required)")
+	f.StringVar(&configPath, "config", "", "the config file (default ./vmcp.yaml)")
 	f.StringVar(&transport, "transport", "stdio", "stdio or http")
 	f.StringVar(&listen, "listen", config.DefaultListen, "address of the HTTP server")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")

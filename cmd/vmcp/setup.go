@@ -18,6 +18,10 @@ import (
 // version is reported to backends and clients.
 const version = "0.1.0"
 
+// defaultConfig is the config vmcp run and vmcp call read without --config,
+// in the working directory.
+const defaultConfig = "vmcp.yaml"
+
 // stack is everything a command needs to run workflows: the config, the
 // compiled plan, the connected backends and the engine.
 type stack struct {
@@ -28,17 +32,29 @@ type stack struct {
 	ops     *ops
 }
 
-// openStack loads the config, connects every backend, compiles the
+// openStack loads the config (configPath, or ./vmcp.yaml when it is
+// empty), connects every backend, compiles the
 // workflows with the backends' live tool schemas (so unknown tools and
 // mistyped arguments are compile errors with positions), and builds the
 // engine. Diagnostics, warnings included, are printed on diagOut. Every
 // failure is an exit-1 error; nothing is left running when it fails.
 func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut io.Writer) (*stack, error) {
 	if configPath == "" {
-		return nil, usageErrorf("--config is required")
+		if _, err := os.Stat(defaultConfig); err != nil {
+			return nil, usageErrorf("no --config given and there is no ./%s: pass --config FILE", defaultConfig)
+		}
+		configPath = defaultConfig
 	}
 	cfg, err := config.Load(configPath, os.LookupEnv)
 	if err != nil {
+		var cerr *config.Error
+		if errors.As(err, &cerr) {
+			// The same printer as workflow diagnostics: position, message,
+			// the source line and a caret.
+			errs := cerr.Diags.Sorted()
+			diag.Print(diagOut, errs, diag.Text, cerr.Sources)
+			return nil, failuref("%d error(s) in the config %s", len(errs.Errors()), configPath)
+		}
 		return nil, failuref("%v", err)
 	}
 	if len(cfg.Sources()) == 0 {
