@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,7 +65,11 @@ or times out (or vmcp cannot start), 2 on bad usage or arguments.`,
 			if isTerminal(io.in) && isTerminal(io.err) {
 				opts.Elicitor = newTerminalElicitor(io.in, io.err, display.pause)
 			}
+			// Ctrl-C (or SIGTERM) cancels the command's context, which
+			// cancels the run; the display then names the steps it stopped.
+			stopWatching := context.AfterFunc(cmd.Context(), display.cancelled)
 			run, err := st.engine.Run(cmd.Context(), wf.Name, params, opts)
+			stopWatching()
 			display.finish()
 			if err != nil {
 				var inErr *runtime.InputError
@@ -74,7 +79,7 @@ or times out (or vmcp cannot start), 2 on bad usage or arguments.`,
 				return failuref("%v", err)
 			}
 			if timeline {
-				printTimeline(io.err, run)
+				printTimeline(io.err, run, display.stepStatus)
 			}
 			if run.Status != runtime.RunCompleted {
 				return failuref("%s", server.FailureMessage(run))
@@ -143,12 +148,17 @@ func typedArg(raw string, prop any) any {
 }
 
 // printTimeline writes one line per step that ran: its start and end as
-// offsets from the start of the run, and a bar drawn to scale, so steps
-// that overlapped in time are visible at a glance.
-func printTimeline(w interface{ Write([]byte) (int, error) }, run *runtime.Run) {
+// offsets from the start of the run, a bar drawn to scale, so steps that
+// overlapped in time are visible at a glance, and the step's status as
+// status names it.
+func printTimeline(w interface{ Write([]byte) (int, error) }, run *runtime.Run, status func(runtime.StepState) string) {
 	tl := server.Timeline(run)
 	if len(tl) == 0 {
 		return
+	}
+	steps := make(map[string]runtime.StepState, len(run.Steps))
+	for _, st := range run.Steps {
+		steps[st.ID] = st
 	}
 	end := 0.0
 	width := 0
@@ -165,7 +175,7 @@ func printTimeline(w interface{ Write([]byte) (int, error) }, run *runtime.Run) 
 			to = max(int(e.EndMs/end*cols), from+1)
 		}
 		bar := strings.Repeat(" ", from) + strings.Repeat("#", to-from) + strings.Repeat(" ", cols-min(to, cols))
-		fmt.Fprintf(w, "  %-*s |%s| %6.0fms → %6.0fms  %s\n", width, e.Step, bar, e.StartMs, e.EndMs, e.Status)
+		fmt.Fprintf(w, "  %-*s |%s| %6.0fms → %6.0fms  %s\n", width, e.Step, bar, e.StartMs, e.EndMs, status(steps[e.Step]))
 	}
 }
 

@@ -117,9 +117,81 @@ func TestProgressDisplayTerminal(t *testing.T) {
 	// Each update rewrites the line in place; the last one lists the step
 	// still running.
 	frames := strings.Split(buf.String(), "\r\x1b[K")
-	want := []string{"", "[0/3]", "[0/3] running: a", "[0/3] running: a, b", "[1/3] running: b", "[1/3] done\n"}
+	want := []string{"", "[0/3]", "[0/3] running: a", "[0/3] running: a, b", "[1/3] running: b", "[1/3] run did not finish\n"}
 	if diff := cmp.Diff(want, frames); diff != "" {
 		t.Errorf("terminal frames mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestProgressDisplayOutcome: the terminal's last line is the run's
+// outcome, never "done" for a run that failed.
+func TestProgressDisplayOutcome(t *testing.T) {
+	var buf bytes.Buffer
+	d := newProgressDisplay(&buf, true)
+	for _, ev := range events(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		d.onEvent(ev)
+	}
+	d.finish()
+	frames := strings.Split(buf.String(), "\r\x1b[K")
+	if got, want := frames[len(frames)-1], "[3/3] run failed\n"; got != want {
+		t.Errorf("last terminal line = %q; want %q", got, want)
+	}
+}
+
+// TestProgressDisplayCancelled: after the user cancels, the steps the
+// cancel stopped are shown as cancelled, in the progress lines, on the
+// terminal and in the timeline, and the run ends "cancelled".
+func TestProgressDisplayCancelled(t *testing.T) {
+	t0 := time.Now().Add(-time.Second) // the events happened before the cancel
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	evs := []runtime.Event{
+		{Kind: runtime.EventRunStarted, RunID: "r1", Workflow: "wf", Total: 2, Time: at(0)},
+		{Kind: runtime.EventStepStarted, StepID: "early", Total: 2, Time: at(1)},
+		{Kind: runtime.EventStepFailed, StepID: "early", Err: "disk full", Done: 1, Total: 2, Time: at(2)},
+		{Kind: runtime.EventStepStarted, StepID: "slow", Done: 1, Total: 2, Time: at(3)},
+	}
+	after := []runtime.Event{
+		{Kind: runtime.EventStepFailed, StepID: "slow", Err: "cancelled", Done: 2, Total: 2, Time: at(50)},
+		{Kind: runtime.EventRunFinished, Status: runtime.RunCancelled, Done: 2, Total: 2, Time: at(51)},
+	}
+	for _, terminal := range []bool{false, true} {
+		var buf bytes.Buffer
+		d := newProgressDisplay(&buf, terminal)
+		for _, ev := range evs {
+			d.onEvent(ev)
+		}
+		d.cancelled() // Ctrl-C
+		for _, ev := range after {
+			d.onEvent(ev)
+		}
+		d.finish()
+		out := buf.String()
+		if terminal {
+			frames := strings.Split(out, "\r\x1b[K")
+			if got, want := frames[len(frames)-1], "[2/2] run cancelled\n"; got != want {
+				t.Errorf("last terminal line = %q; want %q", got, want)
+			}
+			if strings.Contains(out, "slow failed") {
+				t.Errorf("terminal output %q reports the cancelled step as failed", out)
+			}
+		} else {
+			for _, want := range []string{"s step early failed: disk full\n", "s step slow cancelled\n", "s run cancelled\n"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("progress lines %q lack %q", out, want)
+				}
+			}
+		}
+		cancelledAt := time.Now()
+		run := &runtime.Run{StartedAt: t0, EndedAt: cancelledAt.Add(time.Millisecond), Steps: []runtime.StepState{
+			{ID: "early", Status: runtime.StepFailed, StartedAt: at(1), EndedAt: at(2)},
+			{ID: "slow", Status: runtime.StepFailed, StartedAt: at(3), EndedAt: cancelledAt},
+		}}
+		var tl bytes.Buffer
+		printTimeline(&tl, run, d.stepStatus)
+		lines := strings.Split(strings.TrimSpace(tl.String()), "\n")
+		if len(lines) != 3 || !strings.HasSuffix(lines[1], "  failed") || !strings.HasSuffix(lines[2], "  cancelled") {
+			t.Errorf("timeline = %q; want early failed and slow cancelled", tl.String())
+		}
 	}
 }
 
@@ -132,7 +204,7 @@ func TestTimeline(t *testing.T) {
 		{ID: "never", Status: runtime.StepSkipped},
 	}}
 	var buf bytes.Buffer
-	printTimeline(&buf, run)
+	printTimeline(&buf, run, newProgressDisplay(&buf, false).stepStatus)
 	want := "timeline (total 400ms):\n" +
 		"  fetch |####################                    |      0ms →    200ms  completed\n" +
 		"  other |##########                              |      0ms →    100ms  completed\n" +

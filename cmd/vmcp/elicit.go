@@ -3,14 +3,19 @@ package main
 // The terminal elicitor of vmcp call: when stdin and stderr are terminals,
 // an elicitation step asks its question on stderr and reads the answer from
 // stdin, field by field from the step's schema (strings as typed; numbers,
-// integers and booleans parsed; an empty line leaves an optional field
-// out), and then whether to accept, decline or cancel. Without a terminal
-// there is nobody to ask, so vmcp call passes no elicitor and the engine
-// takes the step's onCancel action.
+// integers and booleans parsed), and then whether to accept, decline or
+// cancel. A bare Enter takes the default the prompt shows: a field's schema
+// default ("[default: 3]"), nothing for an optional field ("[optional]"),
+// and cancel at the last question ("(Enter: cancel)"), so that an answer is
+// only ever accepted when the user says so. A required field without a
+// default is asked again. Without a terminal there is nobody to ask, so
+// vmcp call passes no elicitor and the engine takes the step's onCancel
+// action.
 
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -81,23 +86,35 @@ func (e *terminalElicitor) ask(req runtime.ElicitRequest) (runtime.ElicitResult,
 	for _, name := range names {
 		prop, _ := props[name].(map[string]any)
 		typ, _ := prop["type"].(string)
+		def, hasDefault := prop["default"]
+		label := name
+		if typ != "" {
+			label += " (" + typ + ")"
+		}
+		if d, ok := prop["description"].(string); ok && d != "" {
+			label += " - " + d
+		}
+		switch {
+		case hasDefault:
+			label += " [default: " + showDefault(def) + "]"
+		case !required[name]:
+			label += " [optional]"
+		}
 		for {
-			label := name
-			if typ != "" {
-				label += " (" + typ + ")"
-			}
-			if d, ok := prop["description"].(string); ok && d != "" {
-				label += " - " + d
-			}
-			if !required[name] {
-				label += " [optional]"
-			}
 			line, err := e.readLine(label + ": ")
 			if err != nil {
 				return runtime.ElicitResult{}, err
 			}
-			if line == "" && !required[name] {
-				break
+			if line == "" {
+				if hasDefault {
+					content[name] = def
+					break
+				}
+				if !required[name] {
+					break
+				}
+				fmt.Fprintf(e.out, "  %s is required\n", name)
+				continue
 			}
 			v, err := parseAnswer(line, typ)
 			if err != nil {
@@ -109,19 +126,32 @@ func (e *terminalElicitor) ask(req runtime.ElicitRequest) (runtime.ElicitResult,
 		}
 	}
 	for {
-		line, err := e.readLine("[a]ccept, [d]ecline or [c]ancel? ")
+		line, err := e.readLine("[a]ccept, [d]ecline or [c]ancel (Enter: cancel)? ")
 		if err != nil {
 			return runtime.ElicitResult{}, err
 		}
 		switch strings.ToLower(line) {
-		case "a", "accept", "y", "yes", "":
+		case "a", "accept", "y", "yes":
 			return runtime.ElicitResult{Action: runtime.ElicitAccept, Content: content}, nil
 		case "d", "decline", "n", "no":
 			return runtime.ElicitResult{Action: runtime.ElicitDecline}, nil
-		case "c", "cancel":
+		case "c", "cancel", "":
 			return runtime.ElicitResult{Action: runtime.ElicitCancel}, nil
 		}
 	}
+}
+
+// showDefault prints a schema default as the user would type it: strings
+// as they are, anything else as JSON.
+func showDefault(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 func (e *terminalElicitor) readLine(prompt string) (string, error) {

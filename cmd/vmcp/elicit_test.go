@@ -29,8 +29,11 @@ func TestTerminalElicitor(t *testing.T) {
 	}{
 		{"accept with typed fields", "yes\nship it\n3\na\n",
 			runtime.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "replicas": int64(3), "note": "ship it"}}, ""},
-		{"fields in name order; bad values are asked again; optional ones may be empty", "maybe\nno\n\nthree\n2\n\n",
+		{"fields in name order; bad values are asked again; optional ones may be empty", "maybe\nno\n\nthree\n2\na\n",
 			runtime.ElicitResult{Action: "accept", Content: map[string]any{"approve": false, "replicas": int64(2)}}, ""},
+		{"a required field is asked again after a bare Enter", "\ny\n\n1\naccept\n",
+			runtime.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "replicas": int64(1)}}, ""},
+		{"a bare Enter at the last question cancels, it does not accept", "y\n\n1\n\n", runtime.ElicitResult{Action: "cancel"}, ""},
 		{"decline", "y\n\n1\nd\n", runtime.ElicitResult{Action: "decline"}, ""},
 		{"cancel", "y\n\n1\ncancel\n", runtime.ElicitResult{Action: "cancel"}, ""},
 		{"stdin ends", "y\n", runtime.ElicitResult{}, "stdin ended before the elicitation was answered"},
@@ -60,5 +63,37 @@ func TestTerminalElicitor(t *testing.T) {
 				t.Errorf("progress display pauses (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestTerminalElicitorDefaults: each prompt shows what a bare Enter does,
+// and a bare Enter does exactly that.
+func TestTerminalElicitorDefaults(t *testing.T) {
+	schema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"env":      map[string]any{"type": "string", "default": "staging"},
+			"replicas": map[string]any{"type": "integer", "default": 3},
+			"note":     map[string]any{"type": "string"},
+		},
+		"required": []any{"env", "replicas"},
+	}
+	var out bytes.Buffer
+	e := newTerminalElicitor(strings.NewReader("\n\n\na\n"), &out, nil)
+	got, err := e.Elicit(context.Background(), runtime.ElicitRequest{StepID: "ask", Message: "Where?", Schema: schema})
+	if err != nil {
+		t.Fatalf("Elicit: %v", err)
+	}
+	want := runtime.ElicitResult{Action: "accept", Content: map[string]any{"env": "staging", "replicas": 3}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Elicit mismatch (-want +got):\n%s", diff)
+	}
+	wantPrompt := "\nWhere? (step ask)\n" +
+		"env (string) [default: staging]: " +
+		"note (string) [optional]: " +
+		"replicas (integer) [default: 3]: " +
+		"[a]ccept, [d]ecline or [c]ancel (Enter: cancel)? "
+	if got := out.String(); got != wantPrompt {
+		t.Errorf("prompts = %q; want %q", got, wantPrompt)
 	}
 }

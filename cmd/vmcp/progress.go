@@ -3,9 +3,13 @@ package main
 // The progress display of vmcp call. Engine events arrive synchronously,
 // possibly from several goroutines at once; the display keeps the set of
 // running steps under a lock. On a terminal it redraws one status line in
-// place ("[2/5] running: fetch_logs, fetch_traces"); otherwise it prints one
-// line per event, with the time since the run started, so logs and CI
-// output stay readable.
+// place ("[2/5] running: fetch_logs, fetch_traces") and ends it with the
+// run's outcome ("[5/5] run completed", "[2/5] run cancelled"); otherwise
+// it prints one line per event, with the time since the run started, so
+// logs and CI output stay readable.
+//
+// Once the user cancels the run (Ctrl-C), steps that end in failure were
+// stopped by that cancel, and are shown as cancelled, not failed.
 
 import (
 	"fmt"
@@ -32,6 +36,9 @@ type progressDisplay struct {
 	total   int
 	drawn   bool
 	paused  bool // a question is on the terminal
+	status  runtime.RunStatus
+	// cancelledAt is when the user cancelled the run; zero until then.
+	cancelledAt time.Time
 }
 
 func newProgressDisplay(w io.Writer, terminal bool) *progressDisplay {
@@ -62,11 +69,16 @@ func (d *progressDisplay) onEvent(ev runtime.Event) {
 		line = fmt.Sprintf("step %s completed", ev.StepID)
 	case runtime.EventStepFailed:
 		delete(d.running, ev.StepID)
-		line = fmt.Sprintf("step %s failed: %s", ev.StepID, ev.Err)
+		if d.cancelledAt.IsZero() {
+			line = fmt.Sprintf("step %s failed: %s", ev.StepID, ev.Err)
+		} else {
+			line = fmt.Sprintf("step %s cancelled", ev.StepID)
+		}
 	case runtime.EventStepSkipped:
 		delete(d.running, ev.StepID)
 		line = fmt.Sprintf("step %s skipped", ev.StepID)
 	case runtime.EventRunFinished:
+		d.status = ev.Status
 		line = fmt.Sprintf("run %s", ev.Status)
 	default:
 		return
@@ -76,7 +88,7 @@ func (d *progressDisplay) onEvent(ev runtime.Event) {
 			return
 		}
 		d.redraw()
-		if ev.Kind == runtime.EventStepFailed || ev.Kind == runtime.EventStepRetrying {
+		if (ev.Kind == runtime.EventStepFailed && d.cancelledAt.IsZero()) || ev.Kind == runtime.EventStepRetrying {
 			fmt.Fprintf(d.w, "\r\x1b[K%s\n", line)
 			d.redraw()
 		}
@@ -115,11 +127,36 @@ func (d *progressDisplay) pause(p bool) {
 	d.redraw()
 }
 
-// finish ends the status line on a terminal.
+// cancelled records that the user cancelled the run: from now on, a step
+// that fails was stopped by the cancel.
+func (d *progressDisplay) cancelled() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cancelledAt.IsZero() {
+		d.cancelledAt = time.Now()
+	}
+}
+
+// stepStatus is how the display names a finished step's status: a step
+// that failed after the user's cancel is "cancelled".
+func (d *progressDisplay) stepStatus(st runtime.StepState) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if st.Status == runtime.StepFailed && !d.cancelledAt.IsZero() && !st.EndedAt.Before(d.cancelledAt) {
+		return "cancelled"
+	}
+	return string(st.Status)
+}
+
+// finish ends the status line on a terminal with the run's outcome.
 func (d *progressDisplay) finish() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.terminal && d.drawn {
-		fmt.Fprintf(d.w, "\r\x1b[K[%d/%d] done\n", d.done, d.total)
+		outcome := "run " + string(d.status)
+		if d.status == "" {
+			outcome = "run did not finish"
+		}
+		fmt.Fprintf(d.w, "\r\x1b[K[%d/%d] %s\n", d.done, d.total, outcome)
 	}
 }
