@@ -19,6 +19,9 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	// exitInterrupted is the status of a forced exit (a second Ctrl-C),
+	// 128 + SIGINT as shells report it.
+	exitInterrupted = 130
 )
 
 // exitError carries an exit code out of a cobra command. Its message, when
@@ -51,10 +54,29 @@ func main() {
 	// die without stopping its backend processes. Ignored, the write just
 	// fails.
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx := interruptible(os.Stderr)
 	code := execute(ctx, os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr})
-	stop()
 	os.Exit(code)
+}
+
+// interruptible returns a context that the first SIGINT or SIGTERM
+// cancels: vmcp run then shuts down gracefully (shutdown.go) and vmcp call
+// cancels its run. A second signal exits at once with exitInterrupted,
+// without waiting for anything; the stdio backends die with vmcp (they run
+// with Pdeathsig), and a SQLite store marks the runs it had as interrupted
+// at the next start.
+func interruptible(stderr io.Writer) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancel()
+		<-sigs
+		fmt.Fprintln(stderr, "vmcp: interrupted again: exiting now")
+		os.Exit(exitInterrupted)
+	}()
+	return ctx
 }
 
 // execute runs the CLI and returns the exit code.

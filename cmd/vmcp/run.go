@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,17 +13,26 @@ import (
 func newRunCmd(io streams) *cobra.Command {
 	var configPath, transport, listen, logLevel, adminListen string
 	var insecure bool
+	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "run [--config vmcp.yaml] [--transport stdio|http] [--listen 127.0.0.1:8080]",
 		Short: "Serve the workflows as MCP tools",
 		Long: `Serve every workflow of the config as an MCP tool, over stdio or
 streamable HTTP (at /mcp on --listen). The flags override the config's
-server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
+server: section. Without --config it reads ./vmcp.yaml.
+
+The first SIGINT (Ctrl-C) or SIGTERM shuts down gracefully: no new runs
+start, and the runs in flight get --shutdown-grace to finish; then they
+are cancelled, and their clients get a "cancelled" result. The backends
+are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := newLogger(io.err, logLevel)
 			if err != nil {
 				return err
+			}
+			if grace < 0 {
+				return usageErrorf("--shutdown-grace must not be negative, not %s", grace)
 			}
 			if cmd.Flags().Changed("transport") && transport != "stdio" && transport != "http" {
 				return usageErrorf("--transport must be stdio or http, not %q", transport)
@@ -38,8 +48,10 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 			if !cmd.Flags().Changed("listen") && st.cfg.Server.Listen != "" {
 				listen = st.cfg.Server.Listen
 			}
+			// The tracker knows the runs in flight, for the shutdown.
+			runs := newRunTracker(st.ops.runner(st.engine)) // metrics and run logs: ops.go
 			srv, err := server.New(server.Options{
-				Runner:       st.ops.runner(st.engine), // metrics and run logs: ops.go
+				Runner:       runs,
 				Backends:     st.backend,
 				BackendNames: st.backend.Backends(),
 				Expose:       st.cfg.Server.ExposeBackendTools,
@@ -53,7 +65,10 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 			if err := st.ops.addRunTools(srv, st.engine); err != nil {
 				return failuref("%v", err)
 			}
-			ctx := cmd.Context()
+			// cmd.Context() ends at the first signal; serving goes on until
+			// the shutdown (shutdown.go) says it may stop.
+			ctx, stopServing := context.WithCancel(context.WithoutCancel(cmd.Context()))
+			defer stopServing()
 			switch transport {
 			case "stdio":
 				if adminListen != "" {
@@ -66,6 +81,7 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 						}
 					}()
 				}
+				go shutdown(cmd.Context(), ctx, runs, grace, log, nil, stopServing)
 				log.Info("serving MCP on stdio", "tools", len(srv.ToolNames()))
 				if err := srv.ServeStdio(ctx, io.in, io.out); err != nil {
 					return failuref("stdio: %v", err)
@@ -83,8 +99,11 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 					return failuref("listen on %s: %v", listen, err)
 				}
 				mcpHandler := srv.MCPHandler()
+				var answering inFlight
+				go shutdown(cmd.Context(), ctx, runs, grace, log, answering.wait, stopServing)
 				log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+server.MCPPath, "tools", len(srv.ToolNames()))
-				if err := server.ServeHTTP(ctx, ln, server.HTTPHandler(mcpHandler, st.ops.protect, routes...), st.ops.limits(), mcpHandler, 10*time.Second); err != nil {
+				handler := answering.wrap(server.HTTPHandler(mcpHandler, st.ops.protect, routes...))
+				if err := server.ServeHTTP(ctx, ln, handler, st.ops.limits(), mcpHandler, 10*time.Second); err != nil {
 					return failuref("http: %v", err)
 				}
 			default:
@@ -101,5 +120,6 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(&adminListen, "admin-listen", "", "with --transport stdio, also serve the run API, health and metrics on this address")
 	f.BoolVar(&insecure, "insecure", false, "allow listening beyond loopback without server.auth.tokens")
+	f.DurationVar(&grace, "shutdown-grace", defaultShutdownGrace, "after the first Ctrl-C or SIGTERM, how long runs in flight may go on before they are cancelled")
 	return cmd
 }
