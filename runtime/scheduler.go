@@ -64,7 +64,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"sync"
 	"time"
@@ -929,9 +928,6 @@ func (r *runState) finishRun() {
 	}
 	if err := r.e.store.FinishRun(r.storeCtx, run); err != nil {
 		r.e.log.Warn("run store: finishing run failed", "run_id", run.ID, "err", err)
-	}
-	if r.e.log.Enabled(r.storeCtx, slog.LevelDebug) {
-		r.e.log.Debug("run finished", "run_id", run.ID, "workflow", run.Workflow, "status", run.Status)
 	}
 	r.emit(Event{Kind: EventRunFinished, Err: errString(run.Error)})
 }

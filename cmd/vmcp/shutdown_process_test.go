@@ -1,7 +1,8 @@
 package main
 
 // Process tests of Ctrl-C: a real `vmcp run` (stdio and HTTP) and a real
-// `vmcp call`, each sent SIGINT while a run is in flight.
+// `vmcp call`, each sent SIGINT while a run is in flight; and of what
+// `vmcp run` logs per run.
 
 import (
 	"context"
@@ -37,8 +38,10 @@ compositeTools:
       - {id: nap, tool: tb.sleep, arguments: {ms: SLEEP_MS, label: nap}}
   - name: quick
     description: Echoes
+    parameters:
+      text: {type: string, default: hi}
     steps:
-      - {id: say, tool: tb.echo, arguments: {text: hi}}
+      - {id: say, tool: tb.echo, arguments: {text: "{{.params.text}}"}}
 `
 
 func shutdownYAML(sleepMs int) []byte {
@@ -142,13 +145,17 @@ type callOutcome struct {
 
 // callAsync calls a tool and delivers the outcome on the channel.
 func (p *shutdownProc) callAsync(tool string) <-chan callOutcome {
+	return p.callArgsAsync(tool, map[string]any{})
+}
+
+func (p *shutdownProc) callArgsAsync(tool string, args map[string]any) <-chan callOutcome {
 	out := make(chan callOutcome, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		req := mcp.CallToolRequest{}
 		req.Params.Name = tool
-		req.Params.Arguments = map[string]any{}
+		req.Params.Arguments = args
 		res, err := p.client.CallTool(ctx, req)
 		out <- callOutcome{res, err}
 	}()
@@ -305,5 +312,38 @@ func TestCallCtrlC(t *testing.T) {
 	}
 	if strings.Contains(out, "step nap failed") {
 		t.Errorf("stderr reports the cancelled step as failed:\n%s", out)
+	}
+}
+
+// TestRunLogs: vmcp run logs one "run finished" line per run; at debug
+// level each backend call is a line with the tool, the duration and the
+// result's size, but never the argument values.
+func TestRunLogs(t *testing.T) {
+	p := startShutdownVMCP(t, "stdio", 10)
+	const secret = "s3cret-argument-value"
+	for tool, args := range map[string]map[string]any{"quick": {"text": secret}, "slow": {}} {
+		got := <-p.callArgsAsync(tool, args)
+		if got.err != nil || got.res.IsError {
+			t.Fatalf("call %s = %v %+v", tool, got.err, got.res)
+		}
+	}
+	p.signal(t)
+	if code := p.wait(t, 20*time.Second); code != 0 {
+		t.Errorf("vmcp exited %d; want 0", code)
+	}
+	log := p.stderr.String()
+	if n := strings.Count(log, `msg="run finished"`); n != 2 {
+		t.Errorf("%d run finished lines for 2 runs; want 2", n)
+	}
+	for _, re := range []string{
+		`msg="backend call" backend=tb tool=echo run_id=[0-9a-f-]{36} step_id=say duration=\S+ result_bytes=\d+ is_error=false`,
+		`msg="backend call" backend=tb tool=sleep run_id=[0-9a-f-]{36} step_id=nap duration=\S+ result_bytes=\d+ is_error=false`,
+	} {
+		if !regexp.MustCompile(re).MatchString(log) {
+			t.Errorf("stderr does not match %s", re)
+		}
+	}
+	if strings.Contains(log, secret) {
+		t.Errorf("stderr holds an argument value")
 	}
 }

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -127,7 +128,9 @@ func (m *Manager) Backends() []string { return append([]string(nil), m.names...)
 // IsError set, not a Go error; transport failures, timeouts, cancellation
 // and a backend that exited are Go errors naming the backend.
 func (m *Manager) CallTool(ctx context.Context, call runtime.ToolCall) (*runtime.ToolResult, error) {
+	start := time.Now()
 	res, err := m.CallRaw(ctx, call.Backend, call.Tool, call.Arguments)
+	m.logCall(ctx, call, time.Since(start), res, err)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +139,31 @@ func (m *Manager) CallTool(ctx context.Context, call runtime.ToolCall) (*runtime
 		return nil, fmt.Errorf("backend %q: tool %q: %w", call.Backend, call.Tool, err)
 	}
 	return out, nil
+}
+
+// logCall logs one backend call at Debug: the backend and tool, the run
+// and step it was for, how long it took and how big its result was (the
+// result as JSON, in bytes), or its error. Never the arguments or the
+// result's content: they may carry parameter values, which may be secrets.
+func (m *Manager) logCall(ctx context.Context, call runtime.ToolCall, took time.Duration, res *mcp.CallToolResult, err error) {
+	if !m.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("backend", call.Backend), slog.String("tool", call.Tool),
+		slog.String("run_id", call.RunID), slog.String("step_id", call.StepID),
+		slog.Duration("duration", took),
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("err", err.Error()))
+	} else {
+		size := 0
+		if b, merr := json.Marshal(res); merr == nil {
+			size = len(b)
+		}
+		attrs = append(attrs, slog.Int("result_bytes", size), slog.Bool("is_error", res.IsError))
+	}
+	m.log.LogAttrs(ctx, slog.LevelDebug, "backend call", attrs...)
 }
 
 // CallRaw calls a backend tool and returns the MCP result unconverted, for

@@ -19,12 +19,17 @@ func StepLogger(log *slog.Logger, runID, workflow, stepID string) *slog.Logger {
 	return log.With("run_id", runID, "workflow", workflow, "step_id", stepID)
 }
 
-// Logger returns an event handler that logs each event on log. Run start
-// and finish are Info (a failed, cancelled, timed-out or interrupted finish
-// is Warn), retries and step failures are Warn, and the rest are Debug, so
-// that the default level shows one line per run plus every problem.
+// Logger returns an event handler that logs each step event on log:
+// retries and step failures are Warn, the rest Debug. The start and the end
+// of a run are not logged here: the MCP server logs "run started" (Debug)
+// and "run finished" (Info, with status and duration) for each run, and one
+// "run finished" line per run is the contract. So the default level shows
+// one line per run plus every problem.
 func Logger(log *slog.Logger) func(runtime.Event) {
 	return func(ev runtime.Event) {
+		if ev.Kind == runtime.EventRunStarted || ev.Kind == runtime.EventRunFinished {
+			return
+		}
 		attrs := []slog.Attr{slog.String("run_id", ev.RunID), slog.String("workflow", ev.Workflow)}
 		if ev.StepID != "" {
 			attrs = append(attrs, slog.String("step_id", ev.StepID))
@@ -32,15 +37,6 @@ func Logger(log *slog.Logger) func(runtime.Event) {
 		level := slog.LevelDebug
 		msg := string(ev.Kind)
 		switch ev.Kind {
-		case runtime.EventRunStarted:
-			level, msg = slog.LevelInfo, "run started"
-			attrs = append(attrs, slog.Int("steps", ev.Total))
-		case runtime.EventRunFinished:
-			level, msg = slog.LevelInfo, "run finished"
-			if ev.Status != runtime.RunCompleted {
-				level = slog.LevelWarn
-			}
-			attrs = append(attrs, slog.String("status", string(ev.Status)), slog.Int("done", ev.Done), slog.Int("total", ev.Total))
 		case runtime.EventStepStarted:
 			msg = "step started"
 		case runtime.EventStepCompleted:
