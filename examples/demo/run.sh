@@ -7,15 +7,15 @@
 # (which builds bin/ and installs the npm packages first).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-root=$(pwd)
 for b in vmcp vmcpc; do
   if [[ ! -x bin/$b ]]; then
     echo "run.sh: bin/$b is missing: run make build first" >&2
     exit 1
   fi
 done
+# examples/demo/vmcp.yaml starts ../../bin/demo-backend (relative to the
+# config file): this one.
 go build -o bin/demo-backend ./examples/demo/backends
-export DEMO_BIN="$root/bin"
 
 echo "== The plan (bin/vmcpc plan examples/incident_investigation.yaml)"
 bin/vmcpc plan examples/incident_investigation.yaml
@@ -67,7 +67,6 @@ echo
 # The main job: vmcp serving the workflow as one MCP tool to a real MCP
 # client. The MCP Inspector's CLI (from npm, pinned in package.json) starts
 # `vmcp run` over stdio, calls investigate_incident, and prints the result.
-# (It passes the server a minimal environment, hence -e DEMO_BIN.)
 inspector=node_modules/.bin/mcp-inspector
 if [[ ! -x $inspector ]]; then
   echo "run.sh: $inspector is missing: run npm install (make demo does)" >&2
@@ -75,7 +74,7 @@ if [[ ! -x $inspector ]]; then
 fi
 echo "== Serving it over MCP: the MCP Inspector calls the investigate_incident tool of bin/vmcp run"
 echo "   $inspector --cli --method tools/call --tool-name investigate_incident --tool-arg incident_id=INC-1234 -- bin/vmcp run --config examples/demo/vmcp.yaml"
-result=$(timeout 90 "$inspector" --cli -q -e DEMO_BIN="$DEMO_BIN" \
+result=$(timeout 90 "$inspector" --cli -q \
   --method tools/call --tool-name investigate_incident --tool-arg incident_id=INC-1234 \
   -- bin/vmcp run --config examples/demo/vmcp.yaml --log-level warn)
 echo "$result"
