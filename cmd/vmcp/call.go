@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,16 +59,14 @@ or times out (or vmcp cannot start), 2 on bad usage or arguments.`,
 			if err := applyKVArgs(params, kvs, wf.InputSchema); err != nil {
 				return err
 			}
-			display := newProgressDisplay(io.err, isTerminal(io.err))
+			display := newProgressDisplay(io.err, isTerminal(io.err), cmd.Context())
 			opts := runtime.RunOptions{OnEvent: display.onEvent}
 			if isTerminal(io.in) && isTerminal(io.err) {
 				opts.Elicitor = newTerminalElicitor(io.in, io.err, display.pause)
 			}
 			// Ctrl-C (or SIGTERM) cancels the command's context, which
-			// cancels the run; the display then names the steps it stopped.
-			stopWatching := context.AfterFunc(cmd.Context(), display.cancelled)
+			// cancels the run; the display names the steps it stopped.
 			run, err := st.engine.Run(cmd.Context(), wf.Name, params, opts)
-			stopWatching()
 			display.finish()
 			if err != nil {
 				var inErr *runtime.InputError

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func events(start time.Time) []runtime.Event {
 
 func TestProgressDisplayLines(t *testing.T) {
 	var buf bytes.Buffer
-	d := newProgressDisplay(&buf, false)
+	d := newProgressDisplay(&buf, false, context.Background())
 	for _, ev := range events(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
 		d.onEvent(ev)
 	}
@@ -109,7 +110,7 @@ func TestProgressDisplayLines(t *testing.T) {
 
 func TestProgressDisplayTerminal(t *testing.T) {
 	var buf bytes.Buffer
-	d := newProgressDisplay(&buf, true)
+	d := newProgressDisplay(&buf, true, context.Background())
 	for _, ev := range events(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))[:4] {
 		d.onEvent(ev)
 	}
@@ -127,7 +128,7 @@ func TestProgressDisplayTerminal(t *testing.T) {
 // outcome, never "done" for a run that failed.
 func TestProgressDisplayOutcome(t *testing.T) {
 	var buf bytes.Buffer
-	d := newProgressDisplay(&buf, true)
+	d := newProgressDisplay(&buf, true, context.Background())
 	for _, ev := range events(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
 		d.onEvent(ev)
 	}
@@ -140,11 +141,12 @@ func TestProgressDisplayOutcome(t *testing.T) {
 
 // TestProgressDisplayCancelled: after the user cancels, the steps the
 // cancel stopped are shown as cancelled, in the progress lines, on the
-// terminal and in the timeline, and the run ends "cancelled".
+// terminal and in the timeline, and the run ends "cancelled"; a step that
+// failed before keeps its failure.
 func TestProgressDisplayCancelled(t *testing.T) {
-	t0 := time.Now().Add(-time.Second) // the events happened before the cancel
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	evs := []runtime.Event{
+	before := []runtime.Event{
 		{Kind: runtime.EventRunStarted, RunID: "r1", Workflow: "wf", Total: 2, Time: at(0)},
 		{Kind: runtime.EventStepStarted, StepID: "early", Total: 2, Time: at(1)},
 		{Kind: runtime.EventStepFailed, StepID: "early", Err: "disk full", Done: 1, Total: 2, Time: at(2)},
@@ -154,13 +156,18 @@ func TestProgressDisplayCancelled(t *testing.T) {
 		{Kind: runtime.EventStepFailed, StepID: "slow", Err: "cancelled", Done: 2, Total: 2, Time: at(50)},
 		{Kind: runtime.EventRunFinished, Status: runtime.RunCancelled, Done: 2, Total: 2, Time: at(51)},
 	}
+	run := &runtime.Run{StartedAt: t0, EndedAt: at(51), Steps: []runtime.StepState{
+		{ID: "early", Status: runtime.StepFailed, StartedAt: at(1), EndedAt: at(2)},
+		{ID: "slow", Status: runtime.StepFailed, StartedAt: at(3), EndedAt: at(50)},
+	}}
 	for _, terminal := range []bool{false, true} {
 		var buf bytes.Buffer
-		d := newProgressDisplay(&buf, terminal)
-		for _, ev := range evs {
+		ctx, cancel := context.WithCancel(context.Background())
+		d := newProgressDisplay(&buf, terminal, ctx)
+		for _, ev := range before {
 			d.onEvent(ev)
 		}
-		d.cancelled() // Ctrl-C
+		cancel() // Ctrl-C
 		for _, ev := range after {
 			d.onEvent(ev)
 		}
@@ -171,8 +178,8 @@ func TestProgressDisplayCancelled(t *testing.T) {
 			if got, want := frames[len(frames)-1], "[2/2] run cancelled\n"; got != want {
 				t.Errorf("last terminal line = %q; want %q", got, want)
 			}
-			if strings.Contains(out, "slow failed") {
-				t.Errorf("terminal output %q reports the cancelled step as failed", out)
+			if !strings.Contains(out, "step early failed: disk full\n") || strings.Contains(out, "slow failed") {
+				t.Errorf("terminal output %q: want early failed and slow not", out)
 			}
 		} else {
 			for _, want := range []string{"s step early failed: disk full\n", "s step slow cancelled\n", "s run cancelled\n"} {
@@ -181,11 +188,6 @@ func TestProgressDisplayCancelled(t *testing.T) {
 				}
 			}
 		}
-		cancelledAt := time.Now()
-		run := &runtime.Run{StartedAt: t0, EndedAt: cancelledAt.Add(time.Millisecond), Steps: []runtime.StepState{
-			{ID: "early", Status: runtime.StepFailed, StartedAt: at(1), EndedAt: at(2)},
-			{ID: "slow", Status: runtime.StepFailed, StartedAt: at(3), EndedAt: cancelledAt},
-		}}
 		var tl bytes.Buffer
 		printTimeline(&tl, run, d.stepStatus)
 		lines := strings.Split(strings.TrimSpace(tl.String()), "\n")
@@ -204,7 +206,7 @@ func TestTimeline(t *testing.T) {
 		{ID: "never", Status: runtime.StepSkipped},
 	}}
 	var buf bytes.Buffer
-	printTimeline(&buf, run, newProgressDisplay(&buf, false).stepStatus)
+	printTimeline(&buf, run, newProgressDisplay(&buf, false, context.Background()).stepStatus)
 	want := "timeline (total 400ms):\n" +
 		"  fetch |####################                    |      0ms →    200ms  completed\n" +
 		"  other |##########                              |      0ms →    100ms  completed\n" +
@@ -216,7 +218,7 @@ func TestTimeline(t *testing.T) {
 
 func TestProgressDisplayPause(t *testing.T) {
 	var buf bytes.Buffer
-	d := newProgressDisplay(&buf, true)
+	d := newProgressDisplay(&buf, true, context.Background())
 	evs := events(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	d.onEvent(evs[0])
 	d.pause(true)

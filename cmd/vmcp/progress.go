@@ -8,10 +8,14 @@ package main
 // it prints one line per event, with the time since the run started, so
 // logs and CI output stay readable.
 //
-// Once the user cancels the run (Ctrl-C), steps that end in failure were
-// stopped by that cancel, and are shown as cancelled, not failed.
+// Once the user cancels the run (Ctrl-C cancels the context the run was
+// started with), a step that ends in failure was stopped by that cancel,
+// and is shown as cancelled, not failed, here and in the timeline. The
+// engine reports such a step only after it saw the context end, so the
+// check is not a race.
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -37,12 +41,16 @@ type progressDisplay struct {
 	drawn   bool
 	paused  bool // a question is on the terminal
 	status  runtime.RunStatus
-	// cancelledAt is when the user cancelled the run; zero until then.
-	cancelledAt time.Time
+	// user is the context the user cancels the run with.
+	user context.Context
+	// cancelled holds the steps that failed because the user cancelled.
+	cancelled map[string]bool
 }
 
-func newProgressDisplay(w io.Writer, terminal bool) *progressDisplay {
-	return &progressDisplay{w: w, terminal: terminal, running: map[string]bool{}}
+// newProgressDisplay draws on w the progress of a run started with the
+// context user.
+func newProgressDisplay(w io.Writer, terminal bool, user context.Context) *progressDisplay {
+	return &progressDisplay{w: w, terminal: terminal, user: user, running: map[string]bool{}, cancelled: map[string]bool{}}
 }
 
 func (d *progressDisplay) onEvent(ev runtime.Event) {
@@ -69,10 +77,11 @@ func (d *progressDisplay) onEvent(ev runtime.Event) {
 		line = fmt.Sprintf("step %s completed", ev.StepID)
 	case runtime.EventStepFailed:
 		delete(d.running, ev.StepID)
-		if d.cancelledAt.IsZero() {
-			line = fmt.Sprintf("step %s failed: %s", ev.StepID, ev.Err)
-		} else {
+		if d.user.Err() != nil {
+			d.cancelled[ev.StepID] = true
 			line = fmt.Sprintf("step %s cancelled", ev.StepID)
+		} else {
+			line = fmt.Sprintf("step %s failed: %s", ev.StepID, ev.Err)
 		}
 	case runtime.EventStepSkipped:
 		delete(d.running, ev.StepID)
@@ -88,7 +97,7 @@ func (d *progressDisplay) onEvent(ev runtime.Event) {
 			return
 		}
 		d.redraw()
-		if (ev.Kind == runtime.EventStepFailed && d.cancelledAt.IsZero()) || ev.Kind == runtime.EventStepRetrying {
+		if (ev.Kind == runtime.EventStepFailed && !d.cancelled[ev.StepID]) || ev.Kind == runtime.EventStepRetrying {
 			fmt.Fprintf(d.w, "\r\x1b[K%s\n", line)
 			d.redraw()
 		}
@@ -127,22 +136,12 @@ func (d *progressDisplay) pause(p bool) {
 	d.redraw()
 }
 
-// cancelled records that the user cancelled the run: from now on, a step
-// that fails was stopped by the cancel.
-func (d *progressDisplay) cancelled() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.cancelledAt.IsZero() {
-		d.cancelledAt = time.Now()
-	}
-}
-
 // stepStatus is how the display names a finished step's status: a step
-// that failed after the user's cancel is "cancelled".
+// that failed because the user cancelled is "cancelled".
 func (d *progressDisplay) stepStatus(st runtime.StepState) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if st.Status == runtime.StepFailed && !d.cancelledAt.IsZero() && !st.EndedAt.Before(d.cancelledAt) {
+	if st.Status == runtime.StepFailed && d.cancelled[st.ID] {
 		return "cancelled"
 	}
 	return string(st.Status)
