@@ -2,9 +2,10 @@
 // workflow from the shell (vmcp call), and lists, shows and cancels runs
 // (vmcp runs).
 //
-// In: a vmcp.yaml config naming the backend MCP servers and the workflow
-// sources (YAML, or plan.json from vmcpc compile). Both commands load the
-// config, compile the workflows, connect to every backend, check every
+// In: a vmcp.yaml config (--config, or ./vmcp.yaml) naming the backend MCP
+// servers and the workflow sources (YAML, or plan.json from vmcpc compile).
+// Both commands load the config (its mistakes are diagnostics with the
+// source line and a caret, as the workflows' are), compile the workflows, connect to every backend, check every
 // tool reference against the backends' live tool schemas (diagnostics and
 // exit 1 on errors), and build the runtime engine. The checks are the same
 // for YAML and plan.json: bare and aggregated tool names are resolved
@@ -12,12 +13,14 @@
 // from its steps' tools (an explicit hint safer than they allow stops
 // startup).
 //
-//	vmcp run  --config vmcp.yaml [--transport stdio|http] [--listen ADDR] [--insecure] [--admin-listen ADDR] [--log-level LEVEL]
-//	vmcp call --config vmcp.yaml TOOL [--arg k=v ...] [--args-json '{...}'] [--timeline]
+//	vmcp run  [--config vmcp.yaml] [--transport stdio|http] [--listen ADDR] [--insecure] [--admin-listen ADDR] [--shutdown-grace 10s] [--log-level LEVEL]
+//	vmcp call [--config vmcp.yaml] TOOL [--arg k=v ...] [--args-json '{...}'] [--timeline]
 //	vmcp runs list|show ID|cancel ID [--url URL --token T | --db vmcp-state.db] [--json]
 //
 // Out: run serves MCP on stdio or streamable HTTP (at /mcp) until SIGINT or
-// SIGTERM; call prints the workflow's result JSON on stdout and its progress
+// SIGTERM, then shuts down gracefully (shutdown.go: the runs in flight get
+// a grace period, then are cancelled; a second signal exits at once with
+// 130); call prints the workflow's result JSON on stdout and its progress
 // on stderr (redrawn in place on a terminal, one line per event otherwise),
 // and asks elicitation steps on the terminal when there is one. Logs always
 // go to stderr. Exit codes: 0 success, 1 failure
