@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -322,5 +323,29 @@ func TestCompileNoWorkflows(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{CodeNoWorkflows}, codes(diags)); diff != "" || diags.HasErrors() {
 		t.Errorf("Compile(servers only) diagnostics = %v; want one no_workflows warning", diags)
+	}
+}
+
+// TestCompileManyWarnings: more than diag.MaxDiagnostics warnings and no
+// error is a successful compilation (issue 10): a plan, no error among the
+// diagnostics, and a warning, not an error, for the ones left out.
+func TestCompileManyWarnings(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("compositeTools:\n")
+	for w := 0; w < 2; w++ {
+		fmt.Fprintf(&src, "  - name: many_%d\n    description: Hyphenated step ids warn\n    steps:\n", w)
+		for i := 0; i < 51; i++ {
+			fmt.Fprintf(&src, "      - {id: step-%d, tool: b.t}\n", i)
+		}
+	}
+	plan, diags := Compile([]Source{{Name: "many.yaml", Src: []byte(src.String())}}, Options{})
+	if plan == nil || diags.HasErrors() {
+		t.Fatalf("Compile = plan %v, errors %v; want a plan and no errors", plan != nil, diags.Errors())
+	}
+	if len(diags) != diag.MaxDiagnostics+1 {
+		t.Fatalf("%d diagnostics; want %d (the cap and the marker)", len(diags), diag.MaxDiagnostics+1)
+	}
+	if last := diags[len(diags)-1]; last.Severity != diag.Warning || last.Code != diag.CodeTooManyWarnings {
+		t.Errorf("last diagnostic = %v %s; want a %s warning", last.Severity, last.Code, diag.CodeTooManyWarnings)
 	}
 }
