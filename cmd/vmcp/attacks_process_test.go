@@ -5,10 +5,8 @@ package main
 // port, and must now fail. They share the binaries of runs_process_test.go.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -237,47 +235,6 @@ func waitHealthy(t *testing.T, base string, exited chan error) {
 	}
 }
 
-// rawConn is a client connection that sends requests by hand and keeps the
-// connection alive between them.
-type rawConn struct {
-	conn net.Conn
-	r    *bufio.Reader
-}
-
-func dialRaw(t *testing.T, addr string) *rawConn {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return &rawConn{conn: conn, r: bufio.NewReader(conn)}
-}
-
-func (c *rawConn) get(t *testing.T, path string) {
-	t.Helper()
-	if _, err := fmt.Fprintf(c.conn, "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n", path); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// response reads one response within wait; answered is false when none
-// came in that time.
-func (c *rawConn) response(t *testing.T, wait time.Duration) (code int, answered bool) {
-	t.Helper()
-	c.conn.SetReadDeadline(time.Now().Add(wait))
-	resp, err := http.ReadResponse(c.r, nil)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return 0, false
-	}
-	if err != nil {
-		t.Fatalf("reading a response: %v", err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, true
-}
-
 // TestConnectionCap fills server.maxConnections with idle keep-alive
 // connections, half of them after a 401 (the attack held 10,000 that way).
 // The next connection is not served while they stay open; once they close,
@@ -291,33 +248,33 @@ func TestConnectionCap(t *testing.T) {
 	// connection back.
 	http.DefaultClient.CloseIdleConnections()
 
-	var held []*rawConn
+	var held []*testenv.RawConn
 	for i, tt := range []struct {
 		path string
 		want int
 	}{
 		{"/healthz", 200}, {"/api/v1/runs", 401}, {"/healthz", 200}, {"/metrics", 401},
 	} {
-		c := dialRaw(t, addr)
-		c.get(t, tt.path)
-		if code, ok := c.response(t, 30*time.Second); !ok || code != tt.want {
+		c := testenv.DialRaw(t, addr)
+		c.Get(t, tt.path)
+		if code, ok := c.Response(t, 30*time.Second); !ok || code != tt.want {
 			t.Fatalf("held connection %d: GET %s = %d (answered %v); want %d", i+1, tt.path, code, ok, tt.want)
 		}
 		held = append(held, c)
 	}
 
-	extra := dialRaw(t, addr)
-	extra.get(t, "/healthz")
-	if code, ok := extra.response(t, time.Second); ok {
+	extra := testenv.DialRaw(t, addr)
+	extra.Get(t, "/healthz")
+	if code, ok := extra.Response(t, time.Second); ok {
 		t.Fatalf("a 5th connection over server.maxConnections 4 was served (%d)", code)
 	}
 	for _, c := range held {
-		c.conn.Close()
+		c.Close()
 	}
-	if code, ok := extra.response(t, 30*time.Second); !ok || code != 200 {
+	if code, ok := extra.Response(t, 30*time.Second); !ok || code != 200 {
 		t.Fatalf("once the held connections closed, the waiting one got %d (answered %v); want 200", code, ok)
 	}
-	extra.conn.Close()
+	extra.Close()
 
 	c := mcpClient(t, p.base)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -341,26 +298,24 @@ func TestIdleAndHeaderTimeouts(t *testing.T) {
 
 	// The wait is under the 10s default, so only the configured 300ms
 	// closes this connection in time.
-	silent := dialRaw(t, addr)
-	fmt.Fprint(silent.conn, "GET /healthz HTTP/1.1\r\nHost: local")
-	silent.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if b, err := io.ReadAll(silent.r); err != nil {
+	silent := testenv.DialRaw(t, addr)
+	silent.Write(t, "GET /healthz HTTP/1.1\r\nHost: local")
+	if b, err := silent.ReadToClose(5 * time.Second); err != nil {
 		t.Fatalf("reading a connection with unfinished headers = %q, %v; want it closed by vmcp after server.readHeaderTimeout", b, err)
 	}
 
-	idle := dialRaw(t, addr)
-	idle.get(t, "/api/v1/runs")
-	if code, ok := idle.response(t, 30*time.Second); !ok || code != 401 {
+	idle := testenv.DialRaw(t, addr)
+	idle.Get(t, "/api/v1/runs")
+	if code, ok := idle.Response(t, 30*time.Second); !ok || code != 401 {
 		t.Fatalf("GET /api/v1/runs without a token = %d (answered %v); want 401", code, ok)
 	}
-	idle.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-	if _, err := idle.r.ReadByte(); err != io.EOF {
-		t.Fatalf("reading the idle connection = %v; want io.EOF (closed by vmcp after server.idleTimeout)", err)
+	if b, err := idle.ReadToClose(30 * time.Second); err != nil || len(b) > 0 {
+		t.Fatalf("reading the idle connection = %q, %v; want it closed (closed by vmcp after server.idleTimeout)", b, err)
 	}
 
-	next := dialRaw(t, addr)
-	next.get(t, "/healthz")
-	if code, ok := next.response(t, 30*time.Second); !ok || code != 200 {
+	next := testenv.DialRaw(t, addr)
+	next.Get(t, "/healthz")
+	if code, ok := next.Response(t, 30*time.Second); !ok || code != 200 {
 		t.Errorf("the next connection under maxConnections 1 got %d (answered %v); want 200", code, ok)
 	}
 }

@@ -1,17 +1,15 @@
 package httpsafe
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
+
+	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
 
 // serveHandler serves h with NewServer(h, l) on a Listen(l) listener on a
@@ -32,79 +30,38 @@ func serveHandler(t *testing.T, l Limits, h http.Handler) string {
 	return "http://" + ln.Addr().String()
 }
 
-// keepAlive is a client connection that has had one request answered and
-// stays open, idle, as a keep-alive connection.
-type keepAlive struct {
-	conn net.Conn
-	r    *bufio.Reader
-}
-
-func dial(t *testing.T, addr string) *keepAlive {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return &keepAlive{conn: conn, r: bufio.NewReader(conn)}
-}
-
-// send writes a keep-alive GET of path.
-func (k *keepAlive) send(t *testing.T, path string) {
-	t.Helper()
-	if _, err := fmt.Fprintf(k.conn, "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n", path); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// read reads one response within wait; ok is false when none came.
-func (k *keepAlive) read(t *testing.T, wait time.Duration) (code int, ok bool) {
-	t.Helper()
-	k.conn.SetReadDeadline(time.Now().Add(wait))
-	resp, err := http.ReadResponse(k.r, nil)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return 0, false
-	}
-	if err != nil {
-		t.Fatalf("reading a response: %v", err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, true
-}
-
 // TestListenCapsConnections fills the connection cap with idle keep-alive
 // connections (one of them after a 401): a further connection is accepted
 // by the kernel but not served, and is served as soon as one closes.
 func TestListenCapsConnections(t *testing.T) {
 	h := Protect(Options{Tokens: []string{"tok"}}, echo)
 	addr := serveHandler(t, Limits{MaxConnections: 3}, h)[len("http://"):]
-	var held []*keepAlive
+	var held []*testenv.RawConn
 	for i, path := range []string{"/healthz", "/healthz", "/mcp"} {
-		k := dial(t, addr)
-		k.send(t, path)
+		k := testenv.DialRaw(t, addr)
+		k.Get(t, path)
 		want := 200
 		if path == "/mcp" {
 			want = 401
 		}
-		if code, ok := k.read(t, 10*time.Second); !ok || code != want {
+		if code, ok := k.Response(t, 10*time.Second); !ok || code != want {
 			t.Fatalf("connection %d: GET %s = %d (answered %v); want %d", i+1, path, code, ok, want)
 		}
 		held = append(held, k)
 	}
 
-	extra := dial(t, addr)
-	extra.send(t, "/healthz")
-	if code, ok := extra.read(t, 500*time.Millisecond); ok {
+	extra := testenv.DialRaw(t, addr)
+	extra.Get(t, "/healthz")
+	if code, ok := extra.Response(t, 500*time.Millisecond); ok {
 		t.Fatalf("a 4th connection over a cap of 3 was served (%d)", code)
 	}
-	held[2].conn.Close()
-	if code, ok := extra.read(t, 10*time.Second); !ok || code != 200 {
+	held[2].Close()
+	if code, ok := extra.Response(t, 10*time.Second); !ok || code != 200 {
 		t.Fatalf("after a held connection closed, the waiting one got %d (answered %v); want 200", code, ok)
 	}
 	// The held connections are still served.
-	held[0].send(t, "/healthz")
-	if code, ok := held[0].read(t, 10*time.Second); !ok || code != 200 {
+	held[0].Get(t, "/healthz")
+	if code, ok := held[0].Response(t, 10*time.Second); !ok || code != 200 {
 		t.Errorf("a held keep-alive connection got %d (answered %v); want 200", code, ok)
 	}
 }
@@ -113,18 +70,17 @@ func TestListenCapsConnections(t *testing.T) {
 // by the server after IdleTimeout, which frees its slot under the cap.
 func TestIdleTimeoutClosesKeepAlive(t *testing.T) {
 	addr := serveHandler(t, Limits{IdleTimeout: 200 * time.Millisecond, MaxConnections: 1}, echo)[len("http://"):]
-	k := dial(t, addr)
-	k.send(t, "/healthz")
-	if code, ok := k.read(t, 10*time.Second); !ok || code != 200 {
+	k := testenv.DialRaw(t, addr)
+	k.Get(t, "/healthz")
+	if code, ok := k.Response(t, 10*time.Second); !ok || code != 200 {
 		t.Fatalf("GET /healthz = %d (answered %v); want 200", code, ok)
 	}
-	k.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, err := k.r.ReadByte(); err != io.EOF {
-		t.Fatalf("reading an idle keep-alive connection = %v; want io.EOF (closed by the server)", err)
+	if b, err := k.ReadToClose(10 * time.Second); err != nil || len(b) > 0 {
+		t.Fatalf("reading an idle keep-alive connection = %q, %v; want it closed (closed by the server)", b, err)
 	}
-	next := dial(t, addr)
-	next.send(t, "/healthz")
-	if code, ok := next.read(t, 10*time.Second); !ok || code != 200 {
+	next := testenv.DialRaw(t, addr)
+	next.Get(t, "/healthz")
+	if code, ok := next.Response(t, 10*time.Second); !ok || code != 200 {
 		t.Errorf("the next connection under a cap of 1 got %d (answered %v); want 200", code, ok)
 	}
 }
@@ -133,10 +89,9 @@ func TestIdleTimeoutClosesKeepAlive(t *testing.T) {
 // sends its request headers is closed after ReadHeaderTimeout.
 func TestReadHeaderTimeoutClosesSilentConnection(t *testing.T) {
 	addr := serveHandler(t, Limits{ReadHeaderTimeout: 200 * time.Millisecond}, echo)[len("http://"):]
-	k := dial(t, addr)
-	fmt.Fprint(k.conn, "GET /healthz HTTP/1.1\r\nHost: local")
-	k.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	b, err := io.ReadAll(k.r)
+	k := testenv.DialRaw(t, addr)
+	k.Write(t, "GET /healthz HTTP/1.1\r\nHost: local")
+	b, err := k.ReadToClose(10 * time.Second)
 	if err != nil {
 		t.Fatalf("reading a connection with unfinished headers = %q, %v; want it closed by the server", b, err)
 	}
