@@ -81,6 +81,19 @@ type Server struct {
 	// call the HTTP server besides loopback ones; requests without an
 	// Origin header (non-browser clients) always pass.
 	AllowedOrigins []string
+	Sessions       Sessions
+}
+
+// Sessions limits the MCP sessions of the HTTP server (server.sessions).
+// Zero fields take the server's defaults (runtime/server: 30m idle, 1000
+// sessions).
+type Sessions struct {
+	// IdleTimeout ends a session that has had no request open for this
+	// long; its id then gets 404.
+	IdleTimeout time.Duration
+	// Max is how many sessions may be open at once; initialize beyond it is
+	// refused.
+	Max int
 }
 
 // Auth configures bearer-token authentication of the HTTP server. No tokens

@@ -47,6 +47,9 @@ server: section. Stops cleanly on SIGINT or SIGTERM, closing the backends.`,
 				Logger:       log,
 				Name:         "vmcp",
 				Version:      version,
+				// Sessions of the streamable HTTP transport.
+				SessionIdleTimeout: st.cfg.Server.Sessions.IdleTimeout,
+				MaxSessions:        st.cfg.Server.Sessions.Max,
 			})
 			if err != nil {
 				return failuref("%v", err)

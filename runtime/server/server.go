@@ -58,6 +58,11 @@ type Options struct {
 	// StdioWorkers is how many tool calls a stdio session runs at once
 	// (default 32).
 	StdioWorkers int
+	// SessionIdleTimeout ends a streamable HTTP session that has had no
+	// request open for this long (default 30m); MaxSessions caps how many
+	// are open at once (default 1000). See sessions.go.
+	SessionIdleTimeout time.Duration
+	MaxSessions        int
 }
 
 // Server is vmcp's MCP server.

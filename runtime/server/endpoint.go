@@ -1,0 +1,232 @@
+package server
+
+// The streamable HTTP endpoint: mcp-go's StreamableHTTPServer behind two
+// things it lacks, the session table (sessions.go) and call streams
+// (stream.go). Each request is classified before mcp-go sees it:
+//
+//   - 2026-07-28 requests (by the MCP-Protocol-Version header or the
+//     protocol version in params._meta) have no session and go straight
+//     through, a POST with its call stream;
+//   - POST initialize reserves a session id, refused with 503 when the table
+//     is full; mcp-go then issues exactly that id (sessionIDs.Generate). An
+//     initialize that fails (no Mcp-Session-Id in the response) gives the
+//     slot back;
+//   - every other POST, GET or DELETE must name a live session: without a
+//     Mcp-Session-Id header it is 400, with an unknown one 404;
+//   - DELETE removes the session, cancelling its open requests (its GET
+//     stream, calls in flight), before mcp-go frees its state.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// Endpoint is the streamable HTTP MCP endpoint (see MCPHandler).
+type Endpoint struct {
+	s        *Server
+	mcp      *mcpserver.StreamableHTTPServer
+	sessions *sessionTable
+}
+
+type reservedIDKey struct{}
+
+// MCPHandler returns the streamable HTTP MCP endpoint. Mount it at MCPPath
+// (HTTPHandler does). Call CloseSessions on it to end open sessions.
+func (s *Server) MCPHandler() *Endpoint {
+	e := &Endpoint{s: s}
+	e.sessions = newSessionTable(s.opts.SessionIdleTimeout, s.opts.MaxSessions, e.freeSession)
+	e.mcp = mcpserver.NewStreamableHTTPServer(s.mcp,
+		mcpserver.WithEndpointPath(MCPPath),
+		mcpserver.WithStreamableHTTPLogger(s.log),
+		mcpserver.WithSessionIdManagerResolver(sessionIDs{e.sessions}),
+		mcpserver.WithHTTPContextFunc(func(ctx context.Context, _ *http.Request) context.Context {
+			return context.WithValue(ctx, transportKey{}, transportHTTP)
+		}),
+	)
+	return e
+}
+
+// Sessions is the number of open MCP sessions.
+func (e *Endpoint) Sessions() int { return e.sessions.len() }
+
+// CloseSessions ends every session: open streams and calls are cancelled,
+// mcp-go's state is freed, and new sessions are refused.
+func (e *Endpoint) CloseSessions(ctx context.Context) {
+	e.sessions.stop()
+	e.mcp.CloseSessions(ctx)
+}
+
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body []byte
+	if r.Method == http.MethodPost && r.Body != nil {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			writeRPCError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, fmt.Sprintf("reading the request body: %v", err))
+			return
+		}
+		body = b
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	msg := peekMessage(body)
+	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(msg.protocolVersion()) {
+		e.serve(w, r)
+		return
+	}
+	if r.Method == http.MethodPost && msg.Method == string(mcp.MethodInitialize) {
+		e.initialize(w, r, msg.ID)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost, http.MethodGet, http.MethodDelete:
+	default:
+		e.mcp.ServeHTTP(w, r)
+		return
+	}
+	id := r.Header.Get(mcpserver.HeaderKeySessionID)
+	if id == "" {
+		writeRPCError(w, http.StatusBadRequest, msg.ID, mcp.INVALID_REQUEST,
+			"missing Mcp-Session-Id header: send initialize first and then the session id it returns with every request")
+		return
+	}
+	if r.Method == http.MethodDelete {
+		if !e.sessions.remove(id) {
+			writeSessionNotFound(w, msg.ID)
+			return
+		}
+		e.mcp.ServeHTTP(w, r) // frees mcp-go's state of the session
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	end, ok := e.sessions.begin(id, cancel)
+	if !ok {
+		writeSessionNotFound(w, msg.ID)
+		return
+	}
+	defer end()
+	e.serve(w, r.WithContext(ctx))
+}
+
+// initialize serves an initialize request under a freshly reserved
+// session id.
+func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, rpcID any) {
+	id, err := e.sessions.reserve()
+	if err != nil {
+		writeRPCError(w, http.StatusServiceUnavailable, rpcID, mcp.INTERNAL_ERROR, err.Error())
+		return
+	}
+	cs := e.serve(w, r.WithContext(context.WithValue(r.Context(), reservedIDKey{}, id)))
+	if cs.w.Header().Get(mcpserver.HeaderKeySessionID) != id {
+		e.sessions.remove(id)
+	}
+}
+
+// serve hands r to mcp-go, a POST with a call stream.
+func (e *Endpoint) serve(w http.ResponseWriter, r *http.Request) *callStream {
+	cs := newCallStream(w)
+	if r.Method == http.MethodPost {
+		r = r.WithContext(context.WithValue(r.Context(), callStreamKey{}, cs))
+	}
+	e.mcp.ServeHTTP(cs, r)
+	return cs
+}
+
+// freeSession frees mcp-go's state of a session that expired: mcp-go's
+// DELETE handling is the public way to reach all of it.
+func (e *Endpoint) freeSession(id string) {
+	e.s.log.Info("MCP session expired", "session", id)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, MCPPath, nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set(mcpserver.HeaderKeySessionID, id)
+	e.mcp.ServeHTTP(discardResponse{http.Header{}}, req)
+}
+
+type discardResponse struct{ h http.Header }
+
+func (d discardResponse) Header() http.Header         { return d.h }
+func (d discardResponse) Write(p []byte) (int, error) { return len(p), nil }
+func (d discardResponse) WriteHeader(int)             {}
+
+// sessionIDs is mcp-go's session id manager over the session table: it
+// issues the id the endpoint reserved for the initialize request, and
+// knows only live sessions.
+type sessionIDs struct{ t *sessionTable }
+
+func (m sessionIDs) ResolveSessionIdManager(r *http.Request) mcpserver.SessionIdManager {
+	reserved := ""
+	if r != nil {
+		reserved, _ = r.Context().Value(reservedIDKey{}).(string)
+	}
+	return requestSessionIDs{t: m.t, reserved: reserved}
+}
+
+type requestSessionIDs struct {
+	t        *sessionTable
+	reserved string
+}
+
+func (m requestSessionIDs) Generate() string { return m.reserved }
+
+func (m requestSessionIDs) Validate(id string) (bool, error) {
+	if !m.t.known(id) {
+		return false, errors.New("unknown session")
+	}
+	return false, nil
+}
+
+func (m requestSessionIDs) Terminate(id string) (bool, error) {
+	m.t.remove(id)
+	return false, nil
+}
+
+// rpcMessage is what the endpoint reads of a POSTed JSON-RPC message.
+type rpcMessage struct {
+	ID     any    `json:"id"`
+	Method string `json:"method"`
+	Params struct {
+		Meta *mcp.Meta `json:"_meta"`
+	} `json:"params"`
+}
+
+func peekMessage(body []byte) rpcMessage {
+	var m rpcMessage
+	if len(body) > 0 {
+		_ = json.Unmarshal(body, &m) // mcp-go reports malformed bodies
+	}
+	return m
+}
+
+func (m rpcMessage) protocolVersion() string { return m.Params.Meta.ProtocolVersion() }
+
+// sessionNotFound is the JSON-RPC error code the TypeScript SDK uses for an
+// unknown session.
+const sessionNotFound = -32001
+
+func writeSessionNotFound(w http.ResponseWriter, rpcID any) {
+	writeRPCError(w, http.StatusNotFound, rpcID, sessionNotFound,
+		"session not found: it was deleted, it expired (server.sessions.idleTimeout) or it was never issued; send initialize to start a new session")
+}
+
+func writeRPCError(w http.ResponseWriter, status int, rpcID any, code int, message string) {
+	body, _ := marshalJSON(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      rpcID,
+		"error":   map[string]any{"code": code, "message": message},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
