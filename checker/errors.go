@@ -347,7 +347,13 @@ func errElicitationNotObject(pos ir.Pos, path, got string) diag.Diagnostic {
 
 func errElicitationFieldType(pos ir.Pos, path, field, typ string) diag.Diagnostic {
 	return errInvalidSchema(pos, path, "elicitation schema",
-		fmt.Sprintf("property %q has type %s; MCP elicitation forms hold only string, number, integer and boolean fields", field, typ))
+		fmt.Sprintf("property %q has type %s; MCP elicitation forms hold only string, number, integer and boolean fields, and multi-select arrays of strings", field, typ))
+}
+
+func errElicitationArrayField(pos ir.Pos, path, field string) diag.Diagnostic {
+	return errInvalidSchema(pos, path, "elicitation schema",
+		fmt.Sprintf("property %q is an array but not a multi-select; an array field needs items: {type: string, enum: [...]} "+
+			"or items: {anyOf: [{const: ..., title: ...}]} (MCP 2025-11-25)", field))
 }
 
 func errUndefinedTemplate(pos ir.Pos, path, name string) diag.Diagnostic {

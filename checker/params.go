@@ -16,7 +16,10 @@ package checker
 // Each property is checked the same way in both forms: its type is a JSON
 // Schema type, its default has that type, and the whole schema compiles
 // with santhosh-tekuri/jsonschema (which catches malformed keywords such as
-// minimum: "x"). Output properties reuse the type and default checks.
+// minimum: "x"). A property is compiled with the parameters' $defs and
+// definitions beside it, so "$ref": "#/$defs/x" resolves as it does in the
+// whole schema (which the runtime compiles and the tool advertises). Output
+// properties reuse the type and default checks.
 
 import (
 	"encoding/json"
@@ -99,6 +102,7 @@ func (w *wfCheck) schemaParams(n *parser.Node, schema, props map[string]any) []s
 	if ap := n.Get("additionalProperties"); ap != nil {
 		schema["additionalProperties"] = ap.Interface()
 	}
+	defs := refTargets(schema)
 	if p := n.Get("properties"); p != nil && w.kind(p, "parameters.properties", parser.Map) {
 		for _, f := range p.Fields {
 			if !w.kind(f.Value, "parameter "+strconv.Quote(f.Key), parser.Map) {
@@ -106,10 +110,42 @@ func (w *wfCheck) schemaParams(n *parser.Node, schema, props map[string]any) []s
 			}
 			w.declareParam(f)
 			props[f.Key] = f.Value.Interface()
-			w.checkPropertySchema(f.Value, props[f.Key], "parameter "+strconv.Quote(f.Key))
+			w.checkPropertySchema(f.Value, withRefTargets(props[f.Key], defs), "parameter "+strconv.Quote(f.Key))
 		}
 	}
 	return w.requiredList(n.Get("required"), "parameters", w.paramNames)
+}
+
+// refTargets returns the $defs and definitions of a parameters schema:
+// what a property's "$ref": "#/$defs/..." points at.
+func refTargets(schema map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, k := range []string{"$defs", "definitions"} {
+		if v, ok := schema[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// withRefTargets returns a property schema to compile on its own, with the
+// parameters' $defs and definitions beside it, so that its local $refs
+// resolve as they do in the whole schema.
+func withRefTargets(prop any, defs map[string]any) any {
+	m, ok := prop.(map[string]any)
+	if !ok || len(defs) == 0 {
+		return prop
+	}
+	out := make(map[string]any, len(m)+len(defs))
+	for k, v := range m {
+		out[k] = v
+	}
+	for k, v := range defs {
+		if _, has := out[k]; !has {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // shorthandParams reads {name: {type, description, required, default}}.

@@ -425,8 +425,17 @@ func (w *wfCheck) checkElicitationSchema(si *stepInfo, n *parser.Node) {
 				continue
 			}
 			if t := f.Value.Get("type"); t != nil {
-				if s, _ := t.Str(); s == "object" || s == "array" {
+				s, _ := t.Str()
+				if s == "object" {
 					w.add(errElicitationFieldType(t.Pos, t.Path, f.Key, s))
+					continue
+				}
+				if s == "array" && !isMultiSelect(f.Value) {
+					at := t
+					if items := f.Value.Get("items"); items != nil {
+						at = items
+					}
+					w.add(errElicitationArrayField(at.Pos, at.Path, f.Key))
 					continue
 				}
 			}
@@ -438,6 +447,38 @@ func (w *wfCheck) checkElicitationSchema(si *stepInfo, n *parser.Node) {
 	}
 	w.compileSchema(n, top, "elicitation schema")
 	si.ir.Schema = schema
+}
+
+// isMultiSelect reports whether an array field of an elicitation form is a
+// multi-select as MCP 2025-11-25 defines it: items: {type: string, enum:
+// [...]}, or items: {anyOf: [{const: ..., title: ...}, ...]}, with at least
+// one string choice.
+func isMultiSelect(field *parser.Node) bool {
+	items := field.Get("items")
+	if items == nil || items.Kind != parser.Map {
+		return false
+	}
+	if t := items.Get("type"); t != nil {
+		if s, _ := t.Str(); s == "string" {
+			return allStrings(items.Get("enum"), func(it *parser.Node) *parser.Node { return it })
+		}
+	}
+	return allStrings(items.Get("anyOf"), func(it *parser.Node) *parser.Node { return it.Get("const") })
+}
+
+// allStrings reports whether list is a non-empty list whose items each
+// yield (through pick) a string.
+func allStrings(list *parser.Node, pick func(*parser.Node) *parser.Node) bool {
+	if list == nil || list.Kind != parser.Seq || len(list.Items) == 0 {
+		return false
+	}
+	for _, it := range list.Items {
+		v := pick(it)
+		if v == nil || v.Kind != parser.String {
+			return false
+		}
+	}
+	return true
 }
 
 func describeTypeNode(t *parser.Node) string {

@@ -76,6 +76,7 @@ type stepPlan struct {
 	cond       *tmpl
 	args       *valuePlan
 	message    *tmpl
+	answer     *jsonschema.Schema // an elicitation step's form
 	collection *tmpl
 	inner      *stepPlan
 	// sharedForEach: no template of inner can yield the .forEach map.
@@ -309,6 +310,9 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 		}
 	case ir.StepElicitation:
 		sp.message = parse(s.Message)
+		if sp.answer, err = compileAnswerSchema(s); err != nil {
+			return nil, err
+		}
 	case ir.StepForEach:
 		fe := s.ForEach
 		if fe == nil || fe.Step == nil || fe.Collection == nil {

@@ -247,6 +247,9 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 		if content == nil {
 			content = map[string]any{}
 		}
+		if err := checkAnswer(sp.answer, content); err != nil {
+			return failed(sp, sp.step.Pos, err.Error(), 1)
+		}
 		return stepMsg{status: StepCompleted, output: content, attempts: 1}
 	case ElicitDecline:
 		return r.elicitOutcome(sp, sp.step.OnDecline, "the user declined", "onDecline")

@@ -28,6 +28,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-dev/vmcp/runtime"
 )
 
 // Endpoint is the streamable HTTP MCP endpoint (see MCPHandler).
@@ -221,7 +223,7 @@ func writeSessionNotFound(w http.ResponseWriter, rpcID any) {
 }
 
 func writeRPCError(w http.ResponseWriter, status int, rpcID any, code int, message string) {
-	body, _ := marshalJSON(map[string]any{
+	body, _ := runtime.MarshalJSON(map[string]any{
 		"jsonrpc": "2.0",
 		"id":      rpcID,
 		"error":   map[string]any{"code": code, "message": message},

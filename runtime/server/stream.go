@@ -26,12 +26,13 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/vmcp-dev/vmcp/runtime"
 )
 
 type callStreamKey struct{}
@@ -118,7 +119,7 @@ func (c *callStream) Unwrap() http.ResponseWriter { return c.w }
 // notify writes one JSON-RPC notification to the call's response as an SSE
 // event, upgrading the response to SSE if nothing was written yet.
 func (c *callStream) notify(method string, params map[string]any) error {
-	data, err := marshalJSON(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	data, err := runtime.MarshalJSON(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 	if err != nil {
 		return err
 	}
@@ -151,16 +152,4 @@ func (c *callStream) endTool() {
 	c.mu.Lock()
 	c.toolDone = true
 	c.mu.Unlock()
-}
-
-// marshalJSON encodes v as compact JSON without HTML escaping: result text
-// is read by agents and people, who should see ">" and "&", not "\u003e".
-func marshalJSON(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
