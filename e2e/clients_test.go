@@ -1,18 +1,29 @@
 package e2e
 
-// The HTTP server as real clients see it: where notifications travel when
-// the client keeps the standalone GET stream open (as the TypeScript SDK
-// does), and the life of a session (delete, unknown ids, expiry, the cap).
+// The server as real clients see it: where notifications travel when the
+// client keeps the standalone GET stream open (as the TypeScript SDK
+// does), the life of a session (delete, unknown ids, expiry, the cap),
+// multi-select forms and answer checks, $defs in parameters, undeclared
+// arguments, result text without HTML escaping, and backend progress.
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
 
 // TestProgressOnCallStream opens the standalone GET stream first, as the
@@ -145,5 +156,244 @@ func TestSessionCapAndExpiry(t *testing.T) {
 	}
 	if r := rawPost(t, url, "", rawInitializeMsg()); r.status != http.StatusServiceUnavailable {
 		t.Errorf("initialize over the cap again: status %d; want 503", r.status)
+	}
+}
+
+const clientsConfig = `
+backends:
+  tb: {command: "${TB}", args: [-record, "${REC}"]}
+server:
+  exposeBackendTools: true
+compositeTools:
+  - name: pick
+    description: Pick colours from a multi-select form, then echo
+    steps:
+      - id: ask
+        type: elicitation
+        message: Pick colours
+        schema:
+          type: object
+          properties:
+            colours: {type: array, minItems: 1, items: {type: string, enum: [red, green, blue]}}
+            sizes:
+              type: array
+              items:
+                anyOf:
+                  - {const: s, title: Small}
+                  - {const: l, title: Large}
+            pin: {type: string, pattern: "^[0-9]{4}$"}
+          required: [colours]
+      - id: say
+        tool: tb.echo
+        dependsOn: [ask]
+        arguments: {text: picked}
+  - name: deploy
+    description: Deploy to a primary target and others
+    parameters:
+      type: object
+      $defs:
+        target:
+          type: object
+          properties:
+            host: {type: string, minLength: 1}
+            port: {type: integer, minimum: 1}
+          required: [host]
+      properties:
+        primary: {$ref: "#/$defs/target"}
+        others: {type: array, items: {$ref: "#/$defs/target"}}
+      required: [primary]
+    steps:
+      - id: say
+        tool: tb.echo
+        arguments: {text: "deploy to {{.params.primary.host}} & {{len .params.others}} others > 0"}
+`
+
+// clientsVMCP starts vmcp with clientsConfig on stdio and over HTTP and
+// returns a client of each (the HTTP one speaks 2026-07-28).
+func clientsVMCP(t *testing.T, opts ...client.ClientOption) map[string]*client.Client {
+	t.Helper()
+	cfg := writeConfig(t, clientsConfig, filepath.Join(t.TempDir(), "record.txt"))
+	url, _ := httpVMCP(t, cfg)
+	stdio, _ := stdioVMCP(t, cfg, opts...)
+	return map[string]*client.Client{"stdio": stdio, "http": testenv.HTTPClient(t, url, opts...)}
+}
+
+// TestMultiSelectAnswers: a form with multi-select fields compiles and is
+// sent as it is; a good answer completes the run; a bad one fails the
+// elicitation step itself, naming the field and the rule, never the value,
+// and the step after it never runs.
+func TestMultiSelectAnswers(t *testing.T) {
+	answer := &formAnswer{}
+	clients := clientsVMCP(t, client.WithElicitationHandler(answer))
+	tests := []struct {
+		name    string
+		content map[string]any
+		want    string // "" for success
+	}{
+		{"good", map[string]any{"colours": []any{"red", "blue"}, "sizes": []any{"l"}, "pin": "1234"}, ""},
+		{"not a choice", map[string]any{"colours": []any{"red", "purple"}},
+			`the answer does not match the elicitation schema: field "colours.1" must be one of the values its enum allows`},
+		{"empty", map[string]any{"colours": []any{}}, `field "colours" must have at least 1 items`},
+		{"not an anyOf const", map[string]any{"colours": []any{"red"}, "sizes": []any{"xl"}}, `field "sizes.0"`},
+		{"missing", map[string]any{"sizes": []any{"s"}}, `field "colours" is required`},
+		{"secret not echoed", map[string]any{"colours": []any{"red"}, "pin": "s3cret-pin"}, `field "pin" does not match the pattern ^[0-9]{4}$`},
+	}
+	for _, tr := range []string{"stdio", "http"} {
+		for _, tt := range tests {
+			t.Run(tr+"/"+tt.name, func(t *testing.T) {
+				answer.set(tt.content)
+				res := mustCall(t, clients[tr], "pick", nil)
+				text := testenv.ResultText(res)
+				if tt.want == "" {
+					if res.IsError || !strings.Contains(text, `"text":"picked"`) {
+						t.Errorf("pick = (isError %v) %s; want the echo of say", res.IsError, text)
+					}
+					return
+				}
+				want := tt.want
+				if !res.IsError || !strings.Contains(text, want) || !strings.Contains(text, `step "ask"`) {
+					t.Errorf("pick = (isError %v) %s; want a failure of step ask containing %s", res.IsError, text, want)
+				}
+				if strings.Contains(text, "s3cret-pin") || strings.Contains(text, "purple") {
+					t.Errorf("pick error %q echoes an answer value", text)
+				}
+			})
+		}
+	}
+}
+
+// formAnswer accepts every elicitation with the content set last.
+type formAnswer struct {
+	mu      sync.Mutex
+	content map[string]any
+}
+
+func (a *formAnswer) set(c map[string]any) {
+	a.mu.Lock()
+	a.content = c
+	a.mu.Unlock()
+}
+
+func (a *formAnswer) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: a.content}}, nil
+}
+
+// TestDefsParameters: parameters with $defs and $ref compile, are
+// advertised as a valid JSON Schema with the $defs, are validated through
+// the $refs, and run.
+func TestDefsParameters(t *testing.T) {
+	cfg := writeConfig(t, clientsConfig, filepath.Join(t.TempDir(), "record.txt"))
+	url, _ := httpVMCP(t, cfg)
+	stdio, _ := stdioVMCP(t, cfg)
+
+	// The schema as it is on the wire (SDK clients decode it into structs).
+	r := rawInitialize(t, url).request(1, "tools/list", map[string]any{})
+	var schema json.RawMessage
+	if len(r.messages) == 1 {
+		res, _ := r.messages[0]["result"].(map[string]any)
+		tools, _ := res["tools"].([]any)
+		for _, tool := range tools {
+			if m, _ := tool.(map[string]any); m["name"] == "deploy" {
+				schema, _ = json.Marshal(m["inputSchema"])
+			}
+		}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		t.Fatalf("deploy inputSchema %s: %v (tools/list: %s)", schema, err, r.body)
+	}
+	comp := jsonschema.NewCompiler()
+	if err := comp.AddResource("deploy.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := comp.Compile("deploy.json"); err != nil {
+		t.Errorf("the advertised deploy inputSchema does not compile: %v\n%s", err, schema)
+	}
+	if !strings.Contains(string(schema), `"$defs":{"target":`) || !strings.Contains(string(schema), `"primary":{"$ref":"#/$defs/target"}`) {
+		t.Errorf("deploy inputSchema %s lacks its $defs or $ref", schema)
+	}
+
+	for tr, c := range map[string]*client.Client{"stdio": stdio, "http": testenv.HTTPClient(t, url)} {
+		t.Run(tr, func(t *testing.T) {
+			res := mustCall(t, c, "deploy", map[string]any{"primary": map[string]any{"host": "web1", "port": 443}, "others": []any{map[string]any{"host": "web2"}}})
+			if res.IsError || !strings.Contains(testenv.ResultText(res), "deploy to web1") {
+				t.Errorf("deploy = (isError %v) %s; want deploy to web1", res.IsError, testenv.ResultText(res))
+			}
+			res = mustCall(t, c, "deploy", map[string]any{"primary": map[string]any{"port": 0}, "others": []any{map[string]any{"host": ""}}})
+			text := testenv.ResultText(res)
+			for _, want := range []string{`parameter "primary.host" is required`, `parameter "primary.port" must be >= 1`, `parameter "others.0.host" must be at least 1 characters long`} {
+				if !res.IsError || !strings.Contains(text, want) {
+					t.Errorf("deploy with bad targets = (isError %v) %s; want it to contain %s", res.IsError, text, want)
+				}
+			}
+		})
+	}
+}
+
+// TestUndeclaredArgumentsRejected: a misspelt argument is refused, naming
+// the declared parameters, before anything runs.
+func TestUndeclaredArgumentsRejected(t *testing.T) {
+	for tr, c := range clientsVMCP(t) {
+		t.Run(tr, func(t *testing.T) {
+			res := mustCall(t, c, "deploy", map[string]any{"primary": map[string]any{"host": "web1"}, "others": []any{}, "dryrun": true})
+			want := `invalid arguments for deploy: parameter "dryrun" is not declared (the declared parameters are others, primary)`
+			if !res.IsError || testenv.ResultText(res) != want {
+				t.Errorf("deploy with dryrun = (isError %v) %q; want %q", res.IsError, testenv.ResultText(res), want)
+			}
+		})
+	}
+}
+
+// TestResultTextNotHTMLEscaped: "<", ">" and "&" in a result stay as they
+// are in the result text (agents read it literally) and in vmcp call's
+// output.
+func TestResultTextNotHTMLEscaped(t *testing.T) {
+	want := `deploy to web1 & 0 others > 0`
+	args := map[string]any{"primary": map[string]any{"host": "web1"}, "others": []any{}}
+	for tr, c := range clientsVMCP(t) {
+		res := mustCall(t, c, "deploy", args)
+		if text := testenv.ResultText(res); res.IsError || !strings.Contains(text, want) {
+			t.Errorf("%s: deploy result text = %s; want it to contain %q", tr, text, want)
+		}
+	}
+	cfg := writeConfig(t, clientsConfig, filepath.Join(t.TempDir(), "record.txt"))
+	out, errOut, code := run(t, 90*time.Second, filepath.Dir(cfg), bins.vmcp, "call", "--config", cfg, "deploy", "--args-json", `{"primary": {"host": "web1"}, "others": []}`)
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("vmcp call deploy: exit %d, stdout %s, stderr %s; want stdout containing %q", code, out, errOut, want)
+	}
+}
+
+// TestBackendProgressRelayed: a backend tool served as it is passes the
+// backend's progress to the caller, in order: over stdio to an mcp-go
+// client, and over HTTP on the call's own response stream.
+func TestBackendProgressRelayed(t *testing.T) {
+	cfg := writeConfig(t, clientsConfig, filepath.Join(t.TempDir(), "record.txt"))
+	url, _ := httpVMCP(t, cfg)
+	stdio, _ := stdioVMCP(t, cfg)
+	progress := testenv.RecordProgress(stdio)
+	for i := range 5 {
+		tok := fmt.Sprintf("count-%d", i)
+		res, err := callTool(t, stdio, "tb_count", map[string]any{"n": 5}, &mcp.Meta{ProgressToken: tok})
+		if err != nil || res.IsError {
+			t.Fatalf("stdio tb_count: %v %v", err, res)
+		}
+		waitFor(t, "5 progress notifications", func() bool { return len(progress.Of(tok)) >= 5 })
+		want := []string{"1/5 item 1", "2/5 item 2", "3/5 item 3", "4/5 item 4", "5/5 item 5"}
+		if diff := cmp.Diff(want, progress.Of(tok)); diff != "" {
+			t.Errorf("stdio call %d: progress (-want +got):\n%s", i, diff)
+		}
+	}
+	s := rawInitialize(t, url)
+	s.listen()
+	for i := range 20 {
+		tok := fmt.Sprintf("count-http-%d", i)
+		r := s.request(i+1, "tools/call", map[string]any{
+			"name": "tb_count", "arguments": map[string]any{"n": 5}, "_meta": map[string]any{"progressToken": tok},
+		})
+		if diff := cmp.Diff([]float64{1, 2, 3, 4, 5}, progressOf(r.messages, tok)); diff != "" {
+			t.Errorf("http call %d: progress on its response stream (-want +got):\n%s\nbody: %s", i, diff, r.body)
+		}
 	}
 }

@@ -9,8 +9,7 @@ package server
 //     through, a POST with its call stream;
 //   - POST initialize reserves a session id, refused with 503 when the table
 //     is full; mcp-go then issues exactly that id (sessionIDs.Generate). An
-//     initialize that fails (no Mcp-Session-Id in the response) gives the
-//     slot back;
+//     initialize that fails gives the slot back;
 //   - every other POST, GET or DELETE must name a live session: without a
 //     Mcp-Session-Id header it is 400, with an unknown one 404;
 //   - DELETE removes the session, cancelling its open requests (its GET
@@ -45,7 +44,10 @@ type reservedIDKey struct{}
 // (HTTPHandler does). Call CloseSessions on it to end open sessions.
 func (s *Server) MCPHandler() *Endpoint {
 	e := &Endpoint{s: s}
-	e.sessions = newSessionTable(s.opts.SessionIdleTimeout, s.opts.MaxSessions, e.freeSession)
+	e.sessions = newSessionTable(s.opts.SessionIdleTimeout, s.opts.MaxSessions, func(id string) {
+		s.log.Info("MCP session expired", "session", id)
+		e.freeSession(id)
+	})
 	e.mcp = mcpserver.NewStreamableHTTPServer(s.mcp,
 		mcpserver.WithEndpointPath(MCPPath),
 		mcpserver.WithStreamableHTTPLogger(s.log),
@@ -119,18 +121,45 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // initialize serves an initialize request under a freshly reserved
-// session id.
+// session id. mcp-go issues the id (and registers the session) even when
+// it answers initialize with an error, so the answer is buffered: an error
+// frees the session and goes out without the id.
 func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, rpcID any) {
 	id, err := e.sessions.reserve()
 	if err != nil {
 		writeRPCError(w, http.StatusServiceUnavailable, rpcID, mcp.INTERNAL_ERROR, err.Error())
 		return
 	}
-	cs := e.serve(w, r.WithContext(context.WithValue(r.Context(), reservedIDKey{}, id)))
-	if cs.w.Header().Get(mcpserver.HeaderKeySessionID) != id {
-		e.sessions.remove(id)
+	buf := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
+	e.mcp.ServeHTTP(buf, r.WithContext(context.WithValue(r.Context(), reservedIDKey{}, id)))
+	var reply struct {
+		Error json.RawMessage `json:"error"`
 	}
+	issued := buf.header.Get(mcpserver.HeaderKeySessionID) == id
+	if !issued || json.Unmarshal(buf.body.Bytes(), &reply) != nil || len(reply.Error) > 0 {
+		buf.header.Del(mcpserver.HeaderKeySessionID)
+		if e.sessions.remove(id) && issued {
+			e.freeSession(id)
+		}
+	}
+	for k, v := range buf.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(buf.status)
+	_, _ = w.Write(buf.body.Bytes())
 }
+
+// bufferedResponse holds a whole response (initialize's, which is one
+// JSON object).
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header         { return b.header }
+func (b *bufferedResponse) WriteHeader(code int)        { b.status = code }
+func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
 
 // serve hands r to mcp-go, a POST with a call stream.
 func (e *Endpoint) serve(w http.ResponseWriter, r *http.Request) *callStream {
@@ -142,10 +171,10 @@ func (e *Endpoint) serve(w http.ResponseWriter, r *http.Request) *callStream {
 	return cs
 }
 
-// freeSession frees mcp-go's state of a session that expired: mcp-go's
-// DELETE handling is the public way to reach all of it.
+// freeSession frees mcp-go's state of a session that expired or failed to
+// initialize: mcp-go's DELETE handling is the public way to reach all of
+// it.
 func (e *Endpoint) freeSession(id string) {
-	e.s.log.Info("MCP session expired", "session", id)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, MCPPath, nil)
@@ -223,11 +252,15 @@ func writeSessionNotFound(w http.ResponseWriter, rpcID any) {
 }
 
 func writeRPCError(w http.ResponseWriter, status int, rpcID any, code int, message string) {
-	body, _ := runtime.MarshalJSON(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      rpcID,
-		"error":   map[string]any{"code": code, "message": message},
-	})
+	type rpcError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	body, _ := runtime.MarshalJSON(struct {
+		JSONRPC string   `json:"jsonrpc"`
+		ID      any      `json:"id"`
+		Error   rpcError `json:"error"`
+	}{"2.0", rpcID, rpcError{code, message}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
