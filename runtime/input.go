@@ -116,10 +116,10 @@ func anyObjectSchema(schema map[string]any) bool {
 }
 
 // validateParams returns the parameters with defaults applied, or an
-// *InputError. An argument the workflow does not declare is rejected (a
-// misspelt name would otherwise be dropped silently), unless the schema
-// allows extra properties (additionalProperties other than false, or
-// patternProperties).
+// *InputError. An argument the schema's properties do not declare is
+// rejected (a misspelt name would otherwise be dropped silently), unless
+// the schema allows extra properties (additionalProperties other than
+// false, or patternProperties) or has no properties keyword at all.
 func (wp *workflowPlan) validateParams(params map[string]any) (map[string]any, error) {
 	problems := map[string]bool{}
 	undeclaredParams(params, wp.wf.InputSchema, problems)
@@ -162,13 +162,16 @@ func sortedProblems(problems map[string]bool, none string) []string {
 // undeclaredParams records a problem for each argument that schema does
 // not declare, naming the declared parameters.
 func undeclaredParams(params, schema map[string]any, out map[string]bool) {
+	props, declares := schema["properties"].(map[string]any)
+	if !declares {
+		return // {type: object} alone accepts any object (the compiler always writes properties)
+	}
 	if ap, set := schema["additionalProperties"]; set && ap != false {
 		return
 	}
 	if _, set := schema["patternProperties"]; set {
 		return
 	}
-	props, _ := schema["properties"].(map[string]any)
 	var unknown []string
 	for name := range params {
 		if _, ok := props[name]; !ok {

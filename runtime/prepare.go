@@ -310,9 +310,11 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 		}
 	case ir.StepElicitation:
 		sp.message = parse(s.Message)
-		if sp.answer, err = compileAnswerSchema(s); err != nil {
-			return nil, err
+		answer, aerr := compileAnswerSchema(s)
+		if aerr != nil {
+			return nil, aerr
 		}
+		sp.answer = answer
 	case ir.StepForEach:
 		fe := s.ForEach
 		if fe == nil || fe.Step == nil || fe.Collection == nil {
