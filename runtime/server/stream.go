@@ -18,10 +18,10 @@ package server
 // (whose forwarder goroutine may still write other notifications), and
 // keeps the framing right whoever starts the response: when vmcp upgrades
 // it to SSE first, the JSON reply mcp-go then writes (json.Encoder, one
-// Write) is sent as the final SSE event. mcp-go's header changes go to a shadow header that is copied
-// to the response when mcp-go writes its status, so the two never touch the
-// same map concurrently. Once the tool handler has returned (toolDone), the
-// stream takes no more notifications.
+// Write) is sent as the final SSE event. mcp-go's header changes go to a
+// shadow header that is copied to the response when mcp-go writes its
+// status, so the two never touch the same map concurrently. Once the tool
+// handler has returned (toolDone), the stream takes no more notifications.
 
 import (
 	"bytes"
