@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-dev/vmcp/runtime"
 )
@@ -105,5 +106,20 @@ func TestCallStreamsKeepProgressApart(t *testing.T) {
 	}
 	if strings.Contains(listened.String(), "notifications/progress") {
 		t.Errorf("the GET stream carried progress:\n%s", listened.String())
+	}
+}
+
+// TestPeekMessage: the endpoint reads the method, the id and the protocol
+// version of _meta under the key mcp-go uses.
+func TestPeekMessage(t *testing.T) {
+	meta := &mcp.Meta{}
+	meta.SetProtocolVersion(mcp.ProtocolVersion20260728)
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": map[string]any{"_meta": meta}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := peekMessage(body)
+	if m.Method != "tools/list" || fmt.Sprint(m.ID) != "7" || m.protocolVersion() != mcp.ProtocolVersion20260728 {
+		t.Errorf("peekMessage(%s) = %+v; want tools/list, id 7, version %s", body, m, mcp.ProtocolVersion20260728)
 	}
 }
