@@ -17,7 +17,8 @@
 //	compositeTools: [...]                           # read by the workflow parser
 //	server: {transport: stdio|http, listen: 127.0.0.1:8080, exposeBackendTools,
 //	         exposeRunTools, maxParallel: 10, auth: {tokens: [...]},
-//	         allowedOrigins: [https://app.example.com]}
+//	         allowedOrigins: [https://app.example.com],
+//	         sessions: {idleTimeout: 30m, max: 1000}}
 //	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes}
 //
 // Relative paths (workflows, state.path, a command with a slash) resolve
