@@ -44,9 +44,11 @@ type reservedIDKey struct{}
 // (HTTPHandler does). Call CloseSessions on it to end open sessions.
 func (s *Server) MCPHandler() *Endpoint {
 	e := &Endpoint{s: s}
-	e.sessions = newSessionTable(s.opts.SessionIdleTimeout, s.opts.MaxSessions, func(id string) {
-		s.log.Info("MCP session expired", "session", id)
-		e.freeSession(id)
+	e.sessions = newSessionTable(s.opts.SessionIdleTimeout, s.opts.MaxSessions, func(ids []string) {
+		s.log.Info("idle MCP sessions expired", "count", len(ids), "open", e.sessions.len())
+		for _, id := range ids {
+			e.freeSession(id)
+		}
 	})
 	e.mcp = mcpserver.NewStreamableHTTPServer(s.mcp,
 		mcpserver.WithEndpointPath(MCPPath),
@@ -62,8 +64,9 @@ func (s *Server) MCPHandler() *Endpoint {
 // Sessions is the number of open MCP sessions.
 func (e *Endpoint) Sessions() int { return e.sessions.len() }
 
-// CloseSessions ends every session: open streams and calls are cancelled,
-// mcp-go's state is freed, and new sessions are refused.
+// CloseSessions ends every session: GET streams are closed, mcp-go's state
+// is freed, and new sessions are refused. Calls in flight go on (ServeHTTP
+// gives them its grace period).
 func (e *Endpoint) CloseSessions(ctx context.Context) {
 	e.sessions.stop()
 	e.mcp.CloseSessions(ctx)
@@ -115,7 +118,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	end, ok := e.sessions.begin(id, cancel)
+	end, ok := e.sessions.begin(id, r.Method == http.MethodGet, cancel)
 	if !ok {
 		writeSessionNotFound(w, msg.ID)
 		return

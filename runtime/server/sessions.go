@@ -16,9 +16,11 @@ package server
 //     to the client to initialize again);
 //   - a session is idle while none of its requests is open (a GET stream or
 //     a tool call in flight is activity); one idle for IdleTimeout expires;
-//   - DELETE, expiry and shutdown remove the id, cancel the session's open
-//     requests, and free mcp-go's state for it through mcp-go's own DELETE
-//     path (the only public way to reach all of it).
+//   - DELETE removes the id and cancels the session's open requests (its
+//     GET stream and calls in flight); expiry removes an idle session; both
+//     free mcp-go's state for it through mcp-go's own DELETE path (the only
+//     public way to reach all of it). Shutdown ends the GET streams and
+//     leaves calls in flight to finish within the server's grace period.
 //
 // Expiry needs no goroutine of its own: a timer is armed while the table is
 // not empty, and each firing sweeps the sessions idle too long.
@@ -51,9 +53,9 @@ func (e errTooManySessions) Error() string {
 type sessionTable struct {
 	idle time.Duration
 	max  int
-	// expired frees mcp-go's state of a session the table dropped. It is
+	// expired frees mcp-go's state of the sessions a sweep dropped. It is
 	// called without the lock held.
-	expired func(id string)
+	expired func(ids []string)
 
 	mu      sync.Mutex
 	live    map[string]*sessionEntry
@@ -68,9 +70,12 @@ type sessionEntry struct {
 	open map[*openRequest]struct{}
 }
 
-type openRequest struct{ cancel func() }
+type openRequest struct {
+	cancel func()
+	stream bool // a GET stream, which shutdown ends
+}
 
-func newSessionTable(idle time.Duration, max int, expired func(id string)) *sessionTable {
+func newSessionTable(idle time.Duration, max int, expired func(ids []string)) *sessionTable {
 	if idle <= 0 {
 		idle = DefaultSessionIdleTimeout
 	}
@@ -110,16 +115,16 @@ func (t *sessionTable) known(id string) bool {
 
 // begin records a request of session id as open; the session cannot
 // expire until end is called. cancel ends the request's context when the
-// session is deleted or closed meanwhile. It reports false when id is not
-// a live session.
-func (t *sessionTable) begin(id string, cancel func()) (end func(), ok bool) {
+// session is deleted meanwhile, or, for a stream, when the table stops. It
+// reports false when id is not a live session.
+func (t *sessionTable) begin(id string, stream bool, cancel func()) (end func(), ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.live[id]
 	if !ok {
 		return nil, false
 	}
-	r := &openRequest{cancel: cancel}
+	r := &openRequest{cancel: cancel, stream: stream}
 	e.open[r] = struct{}{}
 	e.lastSeen = time.Now()
 	return func() {
@@ -152,8 +157,8 @@ func (t *sessionTable) len() int {
 	return len(t.live)
 }
 
-// stop drops every session and refuses new ones; it returns the ids that
-// were live.
+// stop drops every session, ends their GET streams and refuses new
+// sessions; it returns the ids that were live.
 func (t *sessionTable) stop() []string {
 	t.mu.Lock()
 	t.stopped = true
@@ -166,7 +171,9 @@ func (t *sessionTable) stop() []string {
 	for id, e := range t.live {
 		ids = append(ids, id)
 		for r := range e.open {
-			open = append(open, r)
+			if r.stream {
+				open = append(open, r)
+			}
 		}
 	}
 	clear(t.live)
@@ -207,7 +214,7 @@ func (t *sessionTable) sweep() {
 		t.armLocked()
 	}
 	t.mu.Unlock()
-	for _, id := range gone {
-		t.expired(id)
+	if len(gone) > 0 {
+		t.expired(gone)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-dev/vmcp/runtime"
 )
 
 // serveEndpoint serves s's MCP endpoint on a loopback port and returns the
@@ -163,4 +165,58 @@ func TestFailedInitializeFreesItsSlot(t *testing.T) {
 		}
 	}
 	openSession(t, url)
+}
+
+// TestShutdownEndsStreamsNotCalls: when the server shuts down, a session's
+// GET stream ends at once, but a call in flight still gets its result
+// within the grace period.
+func TestShutdownEndsStreamsNotCalls(t *testing.T) {
+	started := make(chan struct{})
+	runner := &fakeRunner{wfs: testWorkflows}
+	runner.script = func(_ context.Context, wf string, _ map[string]any, opts runtime.RunOptions) (*runtime.Run, error) {
+		close(started)
+		time.Sleep(300 * time.Millisecond)
+		return completed(opts.RunID, wf, map[string]any{"greeting": "hi"}), nil
+	}
+	s := newTestServer(t, runner)
+	ln := listenLocal(t, 17486)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	e := s.MCPHandler()
+	go func() { served <- ServeHTTP(ctx, ln, HTTPHandler(e, nil), e, 5*time.Second) }()
+	url := "http://" + ln.Addr().String() + MCPPath
+	id := openSession(t, url)
+
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", err, stream)
+	}
+	streamEnded := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, stream.Body)
+		stream.Body.Close()
+		close(streamEnded)
+	}()
+	result := make(chan string, 1)
+	go func() {
+		_, _, body := postJSON(t, url, id, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"who":"x"}}}`)
+		result <- body
+	}()
+	<-started
+	cancel()
+	select {
+	case <-streamEnded:
+	case <-time.After(5 * time.Second):
+		t.Errorf("the GET stream is still open 5s after shutdown began")
+	}
+	if body := <-result; !strings.Contains(body, `"greeting":"hi"`) {
+		t.Errorf("the call in flight at shutdown got %s; want its result", body)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("ServeHTTP: %v", err)
+	}
 }
