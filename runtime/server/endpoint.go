@@ -72,6 +72,7 @@ func (e *Endpoint) CloseSessions(ctx context.Context) {
 	e.mcp.CloseSessions(ctx)
 }
 
+// ServeHTTP classifies r (see the top of the file) and hands it to mcp-go.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		e.serve(w, r) // no sessions; the body need not be read here
