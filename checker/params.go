@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -110,7 +111,10 @@ func (w *wfCheck) schemaParams(n *parser.Node, schema, props map[string]any) []s
 			}
 			w.declareParam(f)
 			props[f.Key] = f.Value.Interface()
-			w.checkPropertySchema(f.Value, withRefTargets(props[f.Key], defs), "parameter "+strconv.Quote(f.Key))
+			what := "parameter " + strconv.Quote(f.Key)
+			if w.checkLocalRefs(f.Value, defs, what) {
+				w.checkPropertySchema(f.Value, withRefTargets(props[f.Key], defs), what)
+			}
 		}
 	}
 	return w.requiredList(n.Get("required"), "parameters", w.paramNames)
@@ -126,6 +130,52 @@ func refTargets(schema map[string]any) map[string]any {
 		}
 	}
 	return out
+}
+
+// checkLocalRefs reports each "$ref": "#/$defs/NAME" (or
+// "#/definitions/NAME") under n that names no definition of the
+// parameters, at the $ref's value, and reports whether there was none.
+func (w *wfCheck) checkLocalRefs(n *parser.Node, defs map[string]any, what string) bool {
+	ok := true
+	var walk func(n *parser.Node)
+	walk = func(n *parser.Node) {
+		switch n.Kind {
+		case parser.Seq:
+			for _, it := range n.Items {
+				walk(it)
+			}
+		case parser.Map:
+			for _, f := range n.Fields {
+				if f.Key == "$ref" && f.Value.Kind == parser.String {
+					ref, _ := f.Value.Str()
+					for _, section := range []string{"$defs", "definitions"} {
+						name, local := strings.CutPrefix(ref, "#/"+section+"/")
+						if !local {
+							continue
+						}
+						table, _ := defs[section].(map[string]any)
+						if _, found := table[name]; !found {
+							w.add(errUnknownRef(f.Value.Pos, f.Value.Path, what, ref, section, sortedKeys(table)))
+							ok = false
+						}
+					}
+					continue
+				}
+				walk(f.Value)
+			}
+		}
+	}
+	walk(n)
+	return ok
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // withRefTargets returns a property schema to compile on its own, with the
