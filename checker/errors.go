@@ -408,7 +408,22 @@ func errElicitationNotObject(pos ir.Pos, path, got string) diag.Diagnostic {
 
 func errElicitationFieldType(pos ir.Pos, path, field, typ string) diag.Diagnostic {
 	return errInvalidSchema(pos, path, "elicitation schema",
-		fmt.Sprintf("property %q has type %s; MCP elicitation forms hold only string, number, integer and boolean fields, and arrays of enum choices (items with enum or anyOf)", field, typ))
+		fmt.Sprintf("property %q has type %s; MCP elicitation forms hold only string, number, integer and boolean fields, and multi-select arrays of strings", field, typ))
+}
+
+func errUnknownRef(pos ir.Pos, path, what, ref, section string, defined []string) diag.Diagnostic {
+	name := ref[strings.LastIndex(ref, "/")+1:]
+	why := fmt.Sprintf("$ref %q names no definition: the parameters have no %s", ref, section)
+	if len(defined) > 0 {
+		why = fmt.Sprintf("$ref %q names no definition; the parameters' %s are %s%s", ref, section, strings.Join(defined, ", "), didYouMean(name, defined))
+	}
+	return errInvalidSchema(pos, path, what, why)
+}
+
+func errElicitationArrayField(pos ir.Pos, path, field string) diag.Diagnostic {
+	return errInvalidSchema(pos, path, "elicitation schema",
+		fmt.Sprintf("property %q is an array but not a multi-select; an array field needs items: {type: string, enum: [...]} "+
+			"or items: {anyOf: [{const: ..., title: ...}]} (MCP 2025-11-25)", field))
 }
 
 func errUndefinedTemplate(pos ir.Pos, path, name string) diag.Diagnostic {

@@ -16,9 +16,10 @@ package checker
 // Each property is checked the same way in both forms: its type is a JSON
 // Schema type, its default has that type, and the whole schema compiles
 // with santhosh-tekuri/jsonschema (which catches malformed keywords such as
-// minimum: "x"). A property is compiled with the schema's $defs (or
-// definitions) beside it, so "$ref": "#/$defs/x" resolves as it does in the
-// whole schema. Output properties reuse the type and default checks.
+// minimum: "x"). A property is compiled with the parameters' $defs and
+// definitions beside it, so "$ref": "#/$defs/x" resolves as it does in the
+// whole schema (which the runtime compiles and the tool advertises). Output
+// properties reuse the type and default checks.
 
 import (
 	"encoding/json"
@@ -101,6 +102,7 @@ func (w *wfCheck) schemaParams(n *parser.Node, schema, props map[string]any) []s
 	if ap := n.Get("additionalProperties"); ap != nil {
 		schema["additionalProperties"] = ap.Interface()
 	}
+	defs := refTargets(schema)
 	if p := n.Get("properties"); p != nil && w.kind(p, "parameters.properties", parser.Map) {
 		for _, f := range p.Fields {
 			if !w.kind(f.Value, "parameter "+strconv.Quote(f.Key), parser.Map) {
@@ -108,34 +110,80 @@ func (w *wfCheck) schemaParams(n *parser.Node, schema, props map[string]any) []s
 			}
 			w.declareParam(f)
 			props[f.Key] = f.Value.Interface()
-			w.checkPropertySchema(f.Value, withDefinitions(props[f.Key], schema), "parameter "+strconv.Quote(f.Key))
+			what := "parameter " + strconv.Quote(f.Key)
+			if w.checkLocalRefs(f.Value, defs, what) {
+				w.checkPropertySchema(f.Value, withRefTargets(props[f.Key], defs), what)
+			}
 		}
 	}
 	return w.requiredList(n.Get("required"), "parameters", w.paramNames)
 }
 
-// withDefinitions returns a property's schema with the root schema's
-// $defs and definitions beside it, so that a "$ref": "#/$defs/x" resolves
-// when the property is compiled on its own.
-func withDefinitions(prop any, root map[string]any) any {
-	m, ok := prop.(map[string]any)
-	if !ok {
-		return prop
-	}
-	var out map[string]any
+// refTargets returns the $defs and definitions of a parameters schema:
+// what a property's "$ref": "#/$defs/..." points at.
+func refTargets(schema map[string]any) map[string]any {
+	out := map[string]any{}
 	for _, k := range []string{"$defs", "definitions"} {
-		if defs, ok := root[k]; ok {
-			if out == nil {
-				out = make(map[string]any, len(m)+2)
-				for pk, pv := range m {
-					out[pk] = pv
-				}
-			}
-			out[k] = defs
+		if v, ok := schema[k]; ok {
+			out[k] = v
 		}
 	}
-	if out == nil {
+	return out
+}
+
+// checkLocalRefs reports each "$ref": "#/$defs/NAME" (or
+// "#/definitions/NAME") under n that names no definition of the
+// parameters, at the $ref's value, and reports whether there was none.
+func (w *wfCheck) checkLocalRefs(n *parser.Node, defs map[string]any, what string) bool {
+	ok := true
+	var walk func(n *parser.Node)
+	walk = func(n *parser.Node) {
+		switch n.Kind {
+		case parser.Seq:
+			for _, it := range n.Items {
+				walk(it)
+			}
+		case parser.Map:
+			for _, f := range n.Fields {
+				if f.Key == "$ref" && f.Value.Kind == parser.String {
+					ref, _ := f.Value.Str()
+					for _, section := range []string{"$defs", "definitions"} {
+						name, local := strings.CutPrefix(ref, "#/"+section+"/")
+						if !local {
+							continue
+						}
+						table, _ := defs[section].(map[string]any)
+						if _, found := table[name]; !found {
+							w.add(errUnknownRef(f.Value.Pos, f.Value.Path, what, ref, section, sortedKeys(table)))
+							ok = false
+						}
+					}
+					continue
+				}
+				walk(f.Value)
+			}
+		}
+	}
+	walk(n)
+	return ok
+}
+
+// withRefTargets returns a property schema to compile on its own, with the
+// parameters' $defs and definitions beside it, so that its local $refs
+// resolve as they do in the whole schema.
+func withRefTargets(prop any, defs map[string]any) any {
+	m, ok := prop.(map[string]any)
+	if !ok || len(defs) == 0 {
 		return prop
+	}
+	out := make(map[string]any, len(m)+len(defs))
+	for k, v := range m {
+		out[k] = v
+	}
+	for k, v := range defs {
+		if _, has := out[k]; !has {
+			out[k] = v
+		}
 	}
 	return out
 }

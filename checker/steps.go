@@ -444,8 +444,17 @@ func (w *wfCheck) checkElicitationSchema(si *stepInfo, n *parser.Node) {
 				continue
 			}
 			if t := f.Value.Get("type"); t != nil {
-				if s, _ := t.Str(); s == "object" || (s == "array" && !isEnumChoices(f.Value.Get("items"))) {
+				s, _ := t.Str()
+				if s == "object" {
 					w.add(errElicitationFieldType(t.Pos, t.Path, f.Key, s))
+					continue
+				}
+				if s == "array" && !isMultiSelect(f.Value) {
+					at := t
+					if items := f.Value.Get("items"); items != nil {
+						at = items
+					}
+					w.add(errElicitationArrayField(at.Pos, at.Path, f.Key))
 					continue
 				}
 			}
@@ -459,11 +468,36 @@ func (w *wfCheck) checkElicitationSchema(si *stepInfo, n *parser.Node) {
 	si.ir.Schema = schema
 }
 
-// isEnumChoices reports whether an array field's items are a list of
-// choices, the multi-select form MCP 2025-11-25 allows in elicitation
-// forms: {type: string, enum: [...]} or {anyOf: [{const, title}, ...]}.
-func isEnumChoices(items *parser.Node) bool {
-	return items != nil && items.Kind == parser.Map && (items.Get("enum") != nil || items.Get("anyOf") != nil)
+// isMultiSelect reports whether an array field of an elicitation form is a
+// multi-select as MCP 2025-11-25 defines it: items: {type: string, enum:
+// [...]}, or items: {anyOf: [{const: ..., title: ...}, ...]}, with at least
+// one string choice.
+func isMultiSelect(field *parser.Node) bool {
+	items := field.Get("items")
+	if items == nil || items.Kind != parser.Map {
+		return false
+	}
+	if t := items.Get("type"); t != nil {
+		if s, _ := t.Str(); s == "string" {
+			return allStrings(items.Get("enum"), func(it *parser.Node) *parser.Node { return it })
+		}
+	}
+	return allStrings(items.Get("anyOf"), func(it *parser.Node) *parser.Node { return it.Get("const") })
+}
+
+// allStrings reports whether list is a non-empty list whose items each
+// yield (through pick) a string.
+func allStrings(list *parser.Node, pick func(*parser.Node) *parser.Node) bool {
+	if list == nil || list.Kind != parser.Seq || len(list.Items) == 0 {
+		return false
+	}
+	for _, it := range list.Items {
+		v := pick(it)
+		if v == nil || v.Kind != parser.String {
+			return false
+		}
+	}
+	return true
 }
 
 func describeTypeNode(t *parser.Node) string {

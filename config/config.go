@@ -97,6 +97,19 @@ type Server struct {
 	// ReadHeaderTimeout connections whose request headers take longer. 0
 	// means httpsafe's defaults (120s and 10s).
 	IdleTimeout, ReadHeaderTimeout time.Duration
+	Sessions                       Sessions
+}
+
+// Sessions limits the MCP sessions of the HTTP server (server.sessions).
+// Zero fields take the server's defaults (runtime/server: 30m idle, 1000
+// sessions).
+type Sessions struct {
+	// IdleTimeout ends a session that has had no request open for this
+	// long; its id then gets 404.
+	IdleTimeout time.Duration
+	// Max is how many sessions may be open at once; initialize beyond it is
+	// refused.
+	Max int
 }
 
 // Auth configures bearer-token authentication of the HTTP server. No tokens

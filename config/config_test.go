@@ -116,6 +116,15 @@ func TestLoadValues(t *testing.T) {
 			},
 		},
 		{
+			name: "server sessions, camelCase and snake_case",
+			src:  "server:\n  sessions: {idle_timeout: 90s, max: 20}\n",
+			check: func(t *testing.T, c *Config) {
+				if diff := cmp.Diff(Sessions{IdleTimeout: 90 * time.Second, Max: 20}, c.Server.Sessions); diff != "" {
+					t.Errorf("server.sessions (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
 			name: "snake_case keys and url default transport",
 			src: `backends:
   web: {url: "https://x.example/mcp", continuous_listening: true, timeout: 2m, start_timeout: 90s}
@@ -321,6 +330,20 @@ func TestLoadErrors(t *testing.T) {
 				`server.idleTimeout: "soon" is not a Go duration`,
 				`server.readHeaderTimeout must be positive, not -1s`,
 			},
+		},
+		{
+			name: "bad server sessions",
+			src:  "server:\n  sessions:\n    idleTimeout: forever\n    max: 0\n    maxSessions: 3\n",
+			want: []string{
+				`vmcp.yaml:3:18: error: server.sessions.idleTimeout: "forever" is not a Go duration (for example 30s, 5m, 1h30m)`,
+				`vmcp.yaml:4:10: error: server.sessions.max must be at least 1, not 0`,
+				`vmcp.yaml:5:5: error: unknown key "maxSessions" in server.sessions`,
+			},
+		},
+		{
+			name: "server sessions not a mapping",
+			src:  "server: {sessions: 1000}\n",
+			want: []string{`vmcp.yaml:1:20: error: server.sessions must be a mapping, not a number`},
 		},
 		{
 			name: "allowed origins not a list",

@@ -19,7 +19,8 @@
 //	         exposeRunTools, maxParallel: 10, auth: {tokens: [...]},
 //	         allowedOrigins: [https://app.example.com],
 //	         allowedHosts: [vmcp.example.com], maxConnections: 1024,
-//	         idleTimeout: 120s, readHeaderTimeout: 10s}
+//	         idleTimeout: 120s, readHeaderTimeout: 10s,
+//	         sessions: {idleTimeout: 30m, max: 1000}}
 //	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes}
 //
 // Relative paths (workflows, state.path, a command with a slash) resolve

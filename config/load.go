@@ -436,7 +436,7 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 func (l *loader) server(n ast.Node) {
 	s := &l.cfg.Server
 	known := []string{"transport", "listen", "exposeBackendTools", "exposeRunTools", "maxParallel", "auth", "allowedOrigins",
-		"allowedHosts", "maxConnections", "idleTimeout", "readHeaderTimeout"}
+		"allowedHosts", "maxConnections", "idleTimeout", "readHeaderTimeout", "sessions"}
 	l.fields(n, "server", known, func(key string, k, v ast.Node) {
 		p := "server." + key
 		switch key {
@@ -474,6 +474,18 @@ func (l *loader) server(n ast.Node) {
 			s.IdleTimeout = l.duration(v, p, p)
 		case "readHeaderTimeout":
 			s.ReadHeaderTimeout = l.duration(v, p, p)
+		case "sessions":
+			l.fields(v, p, []string{"idleTimeout", "max"}, func(key string, k, v ast.Node) {
+				sp := p + "." + key
+				switch key {
+				case "idleTimeout":
+					s.Sessions.IdleTimeout = l.duration(v, sp, sp)
+				case "max":
+					if m := l.integer(v, sp, sp, 1); m >= 1 {
+						s.Sessions.Max = m
+					}
+				}
+			})
 		}
 	})
 }

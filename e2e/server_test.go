@@ -132,7 +132,7 @@ func TestToolsListed(t *testing.T) {
 		}
 	}
 	want := []string{"add_then_echo", "confirm", "crashing", "failing", "fan", "hanging", "slow",
-		"tb_add", "tb_crash", "tb_echo", "tb_fail", "tb_hang", "tb_keys", "tb_pid", "tb_sleep", "whoami"}
+		"tb_add", "tb_count", "tb_crash", "tb_echo", "tb_fail", "tb_hang", "tb_keys", "tb_pid", "tb_sleep", "whoami"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("tools/list names mismatch (-want +got):\n%s", diff)
 	}

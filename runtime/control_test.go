@@ -16,6 +16,47 @@ import (
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
+// TestUndeclaredArguments: an argument the parameters do not declare is
+// rejected, naming the declared ones, also when the schema does not say
+// additionalProperties: false (as the compiler leaves it); a schema that
+// allows extra properties accepts them.
+func TestUndeclaredArguments(t *testing.T) {
+	cases := []struct {
+		name     string
+		schema   M
+		params   M
+		problems []string
+	}{
+		{name: "misspelt", schema: M{"type": "object", "properties": M{"who": M{"type": "string"}, "count": M{"type": "integer"}}},
+			params: M{"who": "x", "cuont": int64(2)}, problems: []string{`parameter "cuont" is not declared (the declared parameters are count, who)`}},
+		{name: "no parameters", schema: M{"type": "object", "properties": M{}},
+			params: M{"extra": true}, problems: []string{`parameter "extra" is not declared (the workflow declares no parameters)`}},
+		{name: "extra properties allowed", schema: M{"type": "object", "properties": M{}, "additionalProperties": M{"type": "boolean"}},
+			params: M{"extra": true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wf := build("input", tool("a", "svc.x", M{}))
+			wf.InputSchema = c.schema
+			e := mustEngine(t, plan(wf), Options{Backend: newFake(nil)})
+			_, err := e.Run(context.Background(), "input", c.params, RunOptions{})
+			var ie *InputError
+			if c.problems == nil {
+				if err != nil {
+					t.Fatalf("Run(%v) error = %v; want none", c.params, err)
+				}
+				return
+			}
+			if !errors.As(err, &ie) {
+				t.Fatalf("Run(%v) error = %v; want *InputError", c.params, err)
+			}
+			if diff := cmp.Diff(c.problems, ie.Problems); diff != "" {
+				t.Errorf("InputError.Problems mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestInputValidation(t *testing.T) {
 	wf := build("input", tool("a", "svc.x", M{"p": "{{.params.count}}", "mode": "{{.params.mode}}", "opts": "{{.params.opts}}"}))
 	wf.InputSchema = M{
@@ -42,7 +83,7 @@ func TestInputValidation(t *testing.T) {
 		{name: "below minimum", params: M{"count": int64(0)}, problems: []string{`parameter "count" must be >= 1`}},
 		{name: "enum", params: M{"count": int64(1), "mode": "s3cret-mode"}, problems: []string{`parameter "mode" must be one of the values its enum allows`}},
 		{name: "pattern never echoes the value", params: M{"count": int64(1), "token": "s3cret-token"}, problems: []string{`parameter "token" does not match the pattern ^tk_`}},
-		{name: "undeclared", params: M{"count": int64(1), "s3cret": true}, problems: []string{`parameter "s3cret" is not declared`}},
+		{name: "undeclared", params: M{"count": int64(1), "s3cret": true}, problems: []string{`parameter "s3cret" is not declared (the declared parameters are count, mode, opts, token)`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

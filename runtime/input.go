@@ -6,7 +6,8 @@ package runtime
 // where the object is given), then validates. Problems are reported as an
 // *InputError whose messages name the parameter and the rule, never the
 // value: the library's own messages quote values, so they are rebuilt here
-// from the error kinds.
+// from the error kinds. Arguments the schema does not declare are
+// rejected, naming the declared parameters.
 
 import (
 	"bytes"
@@ -26,30 +27,72 @@ func compileInputSchema(wf *ir.Workflow) (*jsonschema.Schema, error) {
 	if len(wf.InputSchema) == 0 {
 		return nil, nil
 	}
-	// Round-trip through JSON so every number is in the form the library
-	// expects, whatever Go types the plan holds.
-	raw, err := json.Marshal(wf.InputSchema)
+	s, err := compileSchema(wf.InputSchema, "vmcp:///"+wf.Name+"/input.json")
 	if err != nil {
-		return nil, fmt.Errorf("workflow %q: input schema cannot be encoded: %v", wf.Name, err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("workflow %q: input schema: %v", wf.Name, err)
-	}
-	c := jsonschema.NewCompiler()
-	url := "vmcp:///" + wf.Name + "/input.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("workflow %q: input schema: %v", wf.Name, err)
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("workflow %q (%s): input schema does not compile: %v", wf.Name, wf.Pos, err)
+		return nil, fmt.Errorf("workflow %q (%s): input schema: %v", wf.Name, wf.Pos, err)
 	}
 	if anyObjectSchema(wf.InputSchema) {
 		// Parameters are always an object: nothing to validate per run.
 		return nil, nil
 	}
 	return s, nil
+}
+
+// compileAnswerSchema compiles the form of an elicitation step, against
+// which every accepted answer is validated.
+func compileAnswerSchema(st *ir.Step) (*jsonschema.Schema, error) {
+	if len(st.Schema) == 0 {
+		return nil, nil
+	}
+	s, err := compileSchema(st.Schema, "vmcp:///steps/"+st.ID+"/schema.json")
+	if err != nil {
+		return nil, fmt.Errorf("step %q (%s): elicitation schema: %v", st.ID, st.Pos, err)
+	}
+	return s, nil
+}
+
+// compileSchema compiles one schema of the plan under url.
+func compileSchema(schema map[string]any, url string) (*jsonschema.Schema, error) {
+	// Round-trip through JSON so every number is in the form the library
+	// expects, whatever Go types the plan holds.
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be encoded: %v", err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("does not compile: %v", err)
+	}
+	return s, nil
+}
+
+// checkAnswer validates an accepted elicitation answer against the step's
+// form. The error names the fields and the rules, never the values
+// (answers may be secrets).
+func checkAnswer(schema *jsonschema.Schema, answer map[string]any) error {
+	if schema == nil {
+		return nil
+	}
+	err := schema.Validate(normalizeInstance(answer))
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return errors.New("the answer cannot be validated against the elicitation schema")
+	}
+	problems := map[string]bool{}
+	collectProblems(ve, "field", problems)
+	return fmt.Errorf("the answer does not match the elicitation schema: %s",
+		strings.Join(sortedProblems(problems, "the answer does not match the form"), "; "))
 }
 
 // anyObjectSchema reports whether a schema accepts every object: it says
@@ -73,11 +116,17 @@ func anyObjectSchema(schema map[string]any) bool {
 }
 
 // validateParams returns the parameters with defaults applied, or an
-// *InputError. A declared parameter that the caller left out and that has
-// no default is then null (design.md "Templates"), so templates read it
-// as null, not as a missing field; it is added after validation, which
-// would reject a null of a declared type.
+// *InputError. An argument the schema's properties do not declare is
+// rejected (a misspelt name would otherwise be dropped silently), unless
+// the schema allows extra properties (additionalProperties other than
+// false, or patternProperties) or has no properties keyword at all. A
+// declared parameter that the caller left out and that has no default is
+// then null (design.md "Templates"), so templates read it as null, not as
+// a missing field; it is added after validation, which would reject a null
+// of a declared type.
 func (wp *workflowPlan) validateParams(params map[string]any) (map[string]any, error) {
+	problems := map[string]bool{}
+	undeclaredParams(params, wp.wf.InputSchema, problems)
 	out := make(map[string]any, len(params)+4)
 	for k, v := range params {
 		out[k] = v
@@ -85,8 +134,18 @@ func (wp *workflowPlan) validateParams(params map[string]any) (map[string]any, e
 	applyDefaults(out, wp.wf.InputSchema, 0)
 	if wp.input != nil {
 		if err := wp.input.Validate(normalizeInstance(out)); err != nil {
-			return nil, wp.inputError(err)
+			var ve *jsonschema.ValidationError
+			if !errors.As(err, &ve) {
+				return nil, &InputError{Workflow: wp.wf.Name, Problems: []string{"arguments cannot be validated"}}
+			}
+			collectProblems(ve, "parameter", problems)
+			if len(problems) == 0 {
+				problems["arguments do not match the input schema"] = true
+			}
 		}
+	}
+	if len(problems) > 0 {
+		return nil, &InputError{Workflow: wp.wf.Name, Problems: sortedProblems(problems, "")}
 	}
 	props, _ := wp.wf.InputSchema["properties"].(map[string]any)
 	for name := range props {
@@ -97,23 +156,53 @@ func (wp *workflowPlan) validateParams(params map[string]any) (map[string]any, e
 	return out, nil
 }
 
-// inputError explains a validation failure without quoting values.
-func (wp *workflowPlan) inputError(err error) error {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return &InputError{Workflow: wp.wf.Name, Problems: []string{"arguments cannot be validated"}}
-	}
-	problems := map[string]bool{}
-	collectProblems(ve, problems)
+// sortedProblems lists problems in order, or none when there is none.
+func sortedProblems(problems map[string]bool, none string) []string {
 	list := make([]string, 0, len(problems))
 	for p := range problems {
 		list = append(list, p)
 	}
 	sort.Strings(list)
-	if len(list) == 0 {
-		list = []string{"arguments do not match the input schema"}
+	if len(list) == 0 && none != "" {
+		list = append(list, none)
 	}
-	return &InputError{Workflow: wp.wf.Name, Problems: list}
+	return list
+}
+
+// undeclaredParams records a problem for each argument that schema does
+// not declare, naming the declared parameters.
+func undeclaredParams(params, schema map[string]any, out map[string]bool) {
+	props, declares := schema["properties"].(map[string]any)
+	if !declares {
+		return // {type: object} alone accepts any object (the compiler always writes properties)
+	}
+	if ap, set := schema["additionalProperties"]; set && ap != false {
+		return
+	}
+	if _, set := schema["patternProperties"]; set {
+		return
+	}
+	var unknown []string
+	for name := range params {
+		if _, ok := props[name]; !ok {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return
+	}
+	declared := make([]string, 0, len(props))
+	for name := range props {
+		declared = append(declared, name)
+	}
+	sort.Strings(declared)
+	hint := "the workflow declares no parameters"
+	if len(declared) > 0 {
+		hint = "the declared parameters are " + strings.Join(declared, ", ")
+	}
+	for _, name := range unknown {
+		out[fmt.Sprintf("parameter %q is not declared (%s)", name, hint)] = true
+	}
 }
 
 // normalizeInstance converts Go values the validator does not know (for
@@ -173,20 +262,24 @@ func applyDefaults(obj map[string]any, schema map[string]any, d int) {
 	}
 }
 
-// collectProblems walks the error tree and records one message per leaf.
-func collectProblems(e *jsonschema.ValidationError, out map[string]bool) {
+// collectProblems walks the error tree and records one message per leaf;
+// noun says what a top-level property is (parameter, field).
+func collectProblems(e *jsonschema.ValidationError, noun string, out map[string]bool) {
 	if len(e.Causes) > 0 {
 		for _, c := range e.Causes {
-			collectProblems(c, out)
+			collectProblems(c, noun, out)
 		}
 		return
 	}
 	param := strings.Join(e.InstanceLocation, ".")
 	name := func() string {
 		if param == "" {
-			return "arguments"
+			if noun == "parameter" {
+				return "arguments"
+			}
+			return "the answer"
 		}
-		return fmt.Sprintf("parameter %q", param)
+		return fmt.Sprintf("%s %q", noun, param)
 	}
 	sub := func(p string) string {
 		if param == "" {
@@ -197,11 +290,14 @@ func collectProblems(e *jsonschema.ValidationError, out map[string]bool) {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		for _, m := range k.Missing {
-			out[fmt.Sprintf("parameter %q is required", sub(m))] = true
+			out[fmt.Sprintf("%s %q is required", noun, sub(m))] = true
 		}
 	case *kind.AdditionalProperties:
+		if param == "" && noun == "parameter" {
+			break // reported by undeclaredParams, with the declared names
+		}
 		for _, p := range k.Properties {
-			out[fmt.Sprintf("parameter %q is not declared", sub(p))] = true
+			out[fmt.Sprintf("%s %q is not declared", noun, sub(p))] = true
 		}
 	case *kind.Type:
 		out[fmt.Sprintf("%s must be %s (got %s)", name(), strings.Join(k.Want, " or "), k.Got)] = true

@@ -81,6 +81,7 @@ type stepPlan struct {
 	cond       *tmpl
 	args       *valuePlan
 	message    *tmpl
+	answer     *jsonschema.Schema // an elicitation step's form
 	collection *tmpl
 	inner      *stepPlan
 	// sharedForEach: no template of inner can yield the .forEach map.
@@ -325,6 +326,11 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 		}
 	case ir.StepElicitation:
 		sp.message = parse(s.Message)
+		answer, aerr := compileAnswerSchema(s)
+		if aerr != nil {
+			return nil, aerr
+		}
+		sp.answer = answer
 	case ir.StepForEach:
 		fe := s.ForEach
 		if fe == nil || fe.Step == nil || fe.Collection == nil {

@@ -279,6 +279,9 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 		if content == nil {
 			content = map[string]any{}
 		}
+		if err := checkAnswer(sp.answer, content); err != nil {
+			return failed(sp, sp.step.Pos, err.Error(), 1)
+		}
 		return stepMsg{status: StepCompleted, output: map[string]any{"action": ElicitAccept, "content": content}, attempts: 1}
 	case ElicitDecline:
 		return r.elicitOutcome(sp, sp.step.OnDecline, ElicitDecline, "the user declined", "onDecline")

@@ -81,11 +81,12 @@ or times out (or vmcp cannot start), 2 on bad usage or arguments.`,
 			if run.Status != runtime.RunCompleted {
 				return failuref("%s", server.FailureMessage(run))
 			}
-			out, err := json.MarshalIndent(run.Output, "", "  ")
-			if err != nil {
+			enc := json.NewEncoder(io.out)
+			enc.SetEscapeHTML(false) // "<" and "&" in outputs stay readable
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(run.Output); err != nil {
 				return failuref("workflow %s: output is not JSON: %v", wf.Name, err)
 			}
-			fmt.Fprintf(io.out, "%s\n", out)
 			return nil
 		},
 	}

@@ -58,6 +58,9 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 				Logger:       log,
 				Name:         "vmcp",
 				Version:      version,
+				// Sessions of the streamable HTTP transport.
+				SessionIdleTimeout: st.cfg.Server.Sessions.IdleTimeout,
+				MaxSessions:        st.cfg.Server.Sessions.Max,
 			})
 			if err != nil {
 				return failuref("%v", err)

@@ -262,6 +262,7 @@ func (a *apiSource) do(ctx context.Context, method, path string, out any) error 
 
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // "<" and "&" in outputs stay readable
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

@@ -55,6 +55,24 @@ func main() {
 			return nil, ctx.Err()
 		}
 	})
+	s.AddTool(mcp.NewTool("count",
+		mcp.WithDescription("Send n progress notifications (when asked for progress), then return"),
+		mcp.WithNumber("n", mcp.Required()),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		n := int(req.GetFloat("n", 0))
+		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+			srv := server.ServerFromContext(ctx)
+			for i := 1; i <= n; i++ {
+				_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+					"progressToken": req.Params.Meta.ProgressToken, "progress": i, "total": n, "message": fmt.Sprintf("item %d", i),
+				})
+			}
+			// mcp-go's stdio server writes notifications on another
+			// goroutine than the result: let them go first.
+			time.Sleep(50 * time.Millisecond)
+		}
+		return mcp.NewToolResultStructuredOnly(map[string]any{"counted": n}), nil
+	})
 	s.AddTool(mcp.NewTool("fail",
 		mcp.WithDescription("Return an error result"),
 		mcp.WithString("message"),

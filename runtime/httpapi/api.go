@@ -309,6 +309,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // "<" and "&" in outputs stay readable
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
 }

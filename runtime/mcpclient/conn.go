@@ -320,8 +320,11 @@ func (c *conn) startOnce(ctx context.Context, legacy bool) (*session, []mcp.Tool
 		s.canceller.legacy.Store(c.cfg.Transport == config.TransportSSE || !mcp.IsModernProtocol(s.client.ProtocolVersion()))
 	}
 	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+		switch n.Method {
+		case string(mcp.MethodNotificationToolsListChanged):
 			c.refreshTools(s)
+		case string(mcp.MethodNotificationProgress):
+			c.m.progress.route(n)
 		}
 	})
 	tools, err := listTools(ctx, s)

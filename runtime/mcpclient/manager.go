@@ -49,6 +49,9 @@ type Manager struct {
 	// http carries every HTTP backend's requests (see newHTTPClient).
 	http *http.Client
 
+	// progress routes backends' progress to the calls that asked for it.
+	progress progressRoutes
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -173,6 +176,8 @@ func (m *Manager) logCall(ctx context.Context, call runtime.ToolCall, took time.
 // When ctx is cancelled, the request is cancelled on the wire too (mcp-go
 // sends notifications/cancelled over stdio). A stdio backend that exits
 // fails the call with an *ExitError and is restarted by the next call.
+// When ctx carries a runtime.BackendProgress, the backend is asked for
+// progress and its notifications are passed on (progress.go).
 func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[string]any) (*mcp.CallToolResult, error) {
 	c, ok := m.conns[backend]
 	if !ok {
@@ -188,6 +193,11 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	if fn := runtime.BackendProgressFrom(ctx); fn != nil {
+		token, done := m.progress.add(fn)
+		defer done()
+		req.Params.Meta = &mcp.Meta{ProgressToken: token}
+	}
 	s, err := c.get(callCtx)
 	if err != nil {
 		return nil, err

@@ -140,7 +140,7 @@ func (t *tools) cancel(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 
 // structured returns v as structuredContent plus the same JSON as text.
 func structured(v any) (*mcp.CallToolResult, error) {
-	b, err := json.Marshal(v)
+	b, err := runtime.MarshalJSON(v)
 	if err != nil {
 		return nil, fmt.Errorf("runtools: encoding result: %w", err)
 	}

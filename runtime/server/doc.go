@@ -6,10 +6,13 @@
 // optionally the backend manager, whose tools can be served as they are
 // under <backend>_<tool> names. Out: an mcp-go MCP server, reachable over
 // stdio ([Server.ServeStdio]) or streamable HTTP ([Server.MCPHandler],
-// [HTTPHandler], [ServeHTTP]).
+// an [Endpoint]; [HTTPHandler], [ServeHTTP]). Over HTTP the endpoint keeps
+// its own session table (sessions.go: 404 for unknown ids, idle expiry, a
+// cap) and writes each call's notifications on that call's response
+// stream (stream.go).
 //
 // Each tools/call of a workflow runs it once: arguments are validated
-// before the run, every finished step becomes a notifications/progress
+// before the run (undeclared ones are refused), every finished step becomes a notifications/progress
 // when the client asked for progress, a client's notifications/cancelled
 // stops the run, and elicitation steps are forwarded to the client when it
 // declared the capability: as elicitation/create requests on stdio and to

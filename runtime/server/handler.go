@@ -100,14 +100,15 @@ func jsonKind(v any) string {
 // RunResult turns a finished run into the tool result. A completed run's
 // output is the structuredContent (an output that is not a JSON object is
 // wrapped as {"result": output}, because MCP requires structuredContent to
-// be an object) and the same JSON is the text content. Any other status is
+// be an object) and the same JSON, without HTML escaping, is the text
+// content. Any other status is
 // an isError result whose text names the failed step and its position.
 // _meta carries the run id, workflow, status and step timeline either way.
 func RunResult(run *runtime.Run) *mcp.CallToolResult {
 	var res *mcp.CallToolResult
 	if run.Status == runtime.RunCompleted {
 		structured := StructuredOutput(run.Output)
-		text, err := json.Marshal(structured)
+		text, err := runtime.MarshalJSON(structured)
 		if err != nil {
 			res = mcp.NewToolResultError(fmt.Sprintf("workflow %s: output is not JSON: %v", run.Workflow, err))
 		} else {

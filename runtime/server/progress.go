@@ -8,17 +8,19 @@ package server
 // a lock: progress always increases, as MCP requires, and no step is
 // reported twice.
 //
-// Over streamable HTTP mcp-go v1.2.1 moves notifications from the session's
-// channel to the response stream on a forwarder goroutine. When the handler
-// returns, the response path drains what is still in the channel, but a
-// notification the forwarder has already taken and not yet written is
-// dropped (any of them, not only the last, when the machine is busy). Over
-// stdio another goroutine writes the channel to stdout, so the last
-// notification often follows the response, and clients that drop progress
-// for finished requests (the TypeScript SDK does) never see it. The
-// flushMiddleware below therefore waits, after a handler that sent
-// progress, until the channel is empty and then NotifyFlush more, so the
-// forwarder finishes the one in its hands; the wait is bounded by a second.
+// Over streamable HTTP each notification is written straight to the
+// call's own response stream (stream.go), so it arrives in order, on the
+// right stream, before the result. Without a call stream (stdio, or the
+// mcp-go handler mounted without vmcp's endpoint) notifications go through
+// mcp-go's session channel. Over HTTP mcp-go v1.2.1 moves them from there
+// to the response on a forwarder goroutine and drops one the forwarder has
+// taken but not yet written when the handler returns; over stdio another
+// goroutine writes the channel to stdout, so the last notification often
+// follows the response, and clients that drop progress for finished
+// requests (the TypeScript SDK does) never see it. For both,
+// flushMiddleware waits, after a handler that sent progress through the
+// session, until the channel is empty and then NotifyFlush more, bounded
+// by a second.
 
 import (
 	"context"
@@ -86,13 +88,25 @@ func (s *Server) sendProgress(ctx context.Context, token mcp.ProgressToken, n in
 		"total":         ev.Total,
 		"message":       fmt.Sprintf("step %s %s (%d/%d)", ev.StepID, status, n, ev.Total),
 	}
-	if err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params); err != nil {
+	if err := s.notify(ctx, string(mcp.MethodNotificationProgress), params); err != nil {
 		s.log.Debug("progress notification not sent", "run_id", ev.RunID, "step_id", ev.StepID, "err", err)
-		return
+	}
+}
+
+// notify sends a notification that belongs to the request of ctx: on its
+// call stream when it has one, otherwise through the session (and then
+// marks the request for flushMiddleware).
+func (s *Server) notify(ctx context.Context, method string, params map[string]any) error {
+	if cs := callStreamFrom(ctx); cs != nil {
+		return cs.notify(method, params)
+	}
+	if err := s.mcp.SendNotificationToClient(ctx, method, params); err != nil {
+		return err
 	}
 	if sent, ok := ctx.Value(flushKey{}).(*atomic.Bool); ok {
 		sent.Store(true)
 	}
+	return nil
 }
 
 type flushKey struct{}
@@ -127,12 +141,17 @@ func (s *Server) awaitForwarder(ctx context.Context) {
 	}
 }
 
-// flushMiddleware gives every tool call a flag that progress sets when it
-// sends a notification, and after a call that sent one, on either
-// transport, waits for the forwarder before returning the result (see the
-// top of this file).
+// flushMiddleware closes the call stream to notifications when the tool
+// handler returns, and otherwise gives every tool call a flag that notify
+// sets when it sends a notification through the session; after a call
+// that sent one, on either transport, it waits for the forwarder before
+// returning the result (see the top of this file).
 func (s *Server) flushMiddleware(next mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if cs := callStreamFrom(ctx); cs != nil {
+			defer cs.endTool()
+			return next(ctx, req)
+		}
 		sent := new(atomic.Bool)
 		res, err := next(context.WithValue(ctx, flushKey{}, sent), req)
 		if sent.Load() {

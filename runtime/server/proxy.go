@@ -8,12 +8,16 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-dev/vmcp/runtime"
 )
 
 // backendTools serves every tool of every exposed backend as
 // <backend>_<tool>, with the backend's own schemas, forwarding calls
-// unchanged through BackendTools.CallRaw. A failed call (the backend is
-// down, the call timed out) is an isError result naming the backend.
+// unchanged through BackendTools.CallRaw. When the client asked for
+// progress, the backend is asked too and its notifications are relayed,
+// in order, under the client's token. A failed call (the backend is down,
+// the call timed out) is an isError result naming the backend.
 func (s *Server) backendTools() ([]mcpserver.ServerTool, error) {
 	names := append([]string(nil), s.opts.BackendNames...)
 	sort.Strings(names)
@@ -59,11 +63,31 @@ func proxiedTool(backend string, t mcp.Tool) (mcp.Tool, error) {
 	return tool, nil
 }
 
+// relayProgress sends a backend's progress to the client of the proxied
+// call, under the client's progress token, in the order it arrives.
+func (s *Server) relayProgress(ctx context.Context, token mcp.ProgressToken) runtime.BackendProgress {
+	return func(progress, total float64, message string) {
+		params := map[string]any{"progressToken": token, "progress": progress}
+		if total > 0 {
+			params["total"] = total
+		}
+		if message != "" {
+			params["message"] = message
+		}
+		if err := s.notify(ctx, string(mcp.MethodNotificationProgress), params); err != nil {
+			s.log.Debug("backend progress not relayed", "err", err)
+		}
+	}
+}
+
 func (s *Server) proxyHandler(backend, tool string) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, err := callArguments(req)
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", ProxiedName(backend, tool), err)), nil
+		}
+		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+			ctx = runtime.WithBackendProgress(ctx, s.relayProgress(ctx, req.Params.Meta.ProgressToken))
 		}
 		res, err := s.opts.Backends.CallRaw(ctx, backend, tool, args)
 		if err != nil {

@@ -51,13 +51,20 @@ type Options struct {
 	// context has no earlier deadline (default 10m, the longest an
 	// elicitation step may wait).
 	ElicitTimeout time.Duration
-	// NotifyFlush is how long a tool call that sent progress waits before
-	// returning, so that stdio and streamable HTTP deliver the last notification
-	// ahead of the response (default 5ms; see flushMiddleware).
+	// NotifyFlush is how long a tool call that sent progress through the
+	// session waits before returning, so that stdio and streamable HTTP
+	// deliver the last notification ahead of the response (default 5ms; see
+	// flushMiddleware). Calls through MCPHandler write progress on their
+	// own stream and do not wait.
 	NotifyFlush time.Duration
 	// StdioWorkers is how many tool calls a stdio session runs at once
 	// (default 32).
 	StdioWorkers int
+	// SessionIdleTimeout ends a streamable HTTP session that has had no
+	// request open for this long (default 30m); MaxSessions caps how many
+	// are open at once (default 1000). See sessions.go.
+	SessionIdleTimeout time.Duration
+	MaxSessions        int
 }
 
 // Server is vmcp's MCP server.

@@ -46,22 +46,6 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 // MCPPath is where the streamable HTTP endpoint is served.
 const MCPPath = "/mcp"
 
-// MCPHandler returns the streamable HTTP MCP endpoint. Mount it at MCPPath
-// (HTTPHandler does). Call Shutdown on it to end open sessions.
-func (s *Server) MCPHandler() *mcpserver.StreamableHTTPServer {
-	return mcpserver.NewStreamableHTTPServer(s.mcp,
-		mcpserver.WithEndpointPath(MCPPath),
-		mcpserver.WithStreamableHTTPLogger(s.log),
-		// httpsafe.CheckHost refuses foreign Host names on loopback for
-		// every endpoint, with server.allowedHosts; mcp-go's own check
-		// would refuse those allowed names on /mcp.
-		mcpserver.WithDisableLocalhostProtection(true),
-		mcpserver.WithHTTPContextFunc(func(ctx context.Context, _ *http.Request) context.Context {
-			return context.WithValue(ctx, transportKey{}, transportHTTP)
-		}),
-	)
-}
-
 // Route is an extra HTTP endpoint served next to MCP.
 type Route struct {
 	// Pattern is an http.ServeMux pattern, e.g. "GET /healthz" or "/api/v1/".
@@ -87,7 +71,7 @@ func HTTPHandler(mcpHandler http.Handler, wrap func(http.Handler) http.Handler, 
 // ServeHTTP serves handler on ln until ctx is cancelled, then shuts down:
 // it closes MCP sessions (mcp may be nil), stops accepting connections and
 // waits up to grace for calls in flight.
-func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, limits httpsafe.Limits, mcp *mcpserver.StreamableHTTPServer, grace time.Duration) error {
+func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, limits httpsafe.Limits, mcp *Endpoint, grace time.Duration) error {
 	// Header, idle and header-size limits, so slow or huge requests cannot
 	// hold connections open; no read or write timeout, which would cut off
 	// long tool calls and event streams.
