@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -267,4 +268,18 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// exposedTestbackendTools are the test backend's tools as
+// exposeBackendTools serves them (tb_<tool>). Tests that list a server's
+// tools expect these besides its workflows, so a tool added to the test
+// backend is named here once.
+var exposedTestbackendTools = []string{"tb_add", "tb_count", "tb_crash", "tb_echo", "tb_fail", "tb_hang", "tb_keys", "tb_pid", "tb_sleep"}
+
+// withTestbackendTools returns the workflow names plus
+// exposedTestbackendTools, sorted.
+func withTestbackendTools(workflows ...string) []string {
+	out := append(append([]string{}, workflows...), exposedTestbackendTools...)
+	sort.Strings(out)
+	return out
 }

@@ -64,8 +64,8 @@ func TestInspector(t *testing.T) {
 					}
 				}
 			}
-			if !found || len(list.Tools) != 16 {
-				t.Errorf("inspector listed %d tools (add_then_echo found: %v); want 16\n%s", len(list.Tools), found, out)
+			if want := len(withTestbackendTools(serverWorkflows...)); !found || len(list.Tools) != want {
+				t.Errorf("inspector listed %d tools (add_then_echo found: %v); want %d\n%s", len(list.Tools), found, want, out)
 			}
 
 			out, errOut, code = inspector(t, append([]string{"--method", "tools/call", "--tool-name", "add_then_echo",

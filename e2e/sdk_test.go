@@ -161,8 +161,7 @@ func checkSDKList(t *testing.T, raw json.RawMessage) {
 		}
 	}
 	sort.Strings(names)
-	want := []string{"add_then_echo", "confirm", "crashing", "failing", "fan", "greet", "hanging", "slow",
-		"tb_add", "tb_crash", "tb_echo", "tb_fail", "tb_hang", "tb_pid", "tb_sleep", "whoami"}
+	want := withTestbackendTools(append(serverWorkflows, "greet")...)
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("tools/list names (-want +got):\n%s", diff)
 	}

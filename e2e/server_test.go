@@ -115,6 +115,9 @@ func newTestVMCP(t *testing.T, opts ...client.ClientOption) (*client.Client, str
 	return c, rec
 }
 
+// serverWorkflows are the workflows of the shared server config.
+var serverWorkflows = []string{"add_then_echo", "confirm", "crashing", "failing", "fan", "hanging", "slow", "whoami"}
+
 func TestToolsListed(t *testing.T) {
 	c, _ := newTestVMCP(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -131,8 +134,7 @@ func TestToolsListed(t *testing.T) {
 			adder = tool
 		}
 	}
-	want := []string{"add_then_echo", "confirm", "crashing", "failing", "fan", "hanging", "slow",
-		"tb_add", "tb_count", "tb_crash", "tb_echo", "tb_fail", "tb_hang", "tb_keys", "tb_pid", "tb_sleep", "whoami"}
+	want := withTestbackendTools(serverWorkflows...)
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("tools/list names mismatch (-want +got):\n%s", diff)
 	}
