@@ -15,7 +15,7 @@ func TestLimitCallsCapsCallsAcrossRuns(t *testing.T) {
 	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
 		steps = append(steps, tool(id, "svc.x", nil))
 	}
-	e := mustEngine(t, plan(build("wide", steps...)), Options{Backend: LimitCalls(fake, 2)})
+	e := mustEngine(t, plan(build("wide", steps...)), Options{Backend: LimitCalls(fake, CallLimits{Total: 2})})
 	var wg sync.WaitGroup
 	for i := 0; i < 3; i++ {
 		wg.Add(1)
@@ -35,7 +35,7 @@ func TestLimitCallsCapsCallsAcrossRuns(t *testing.T) {
 
 func TestLimitCallsWaitEndsWithTheContext(t *testing.T) {
 	fake := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
-	b := LimitCalls(fake, 1)
+	b := LimitCalls(fake, CallLimits{Total: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -55,7 +55,7 @@ func TestLimitCallsWaitEndsWithTheContext(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Errorf("cancelled hanging call returned no error")
 	}
-	if LimitCalls(fake, 0) != Backend(fake) {
-		t.Errorf("LimitCalls(b, 0) wraps b; want b itself (no limit)")
+	if LimitCalls(fake, CallLimits{PerBackend: map[string]int{"svc": 0}}) != Backend(fake) {
+		t.Errorf("LimitCalls(b, no limits) wraps b; want b itself")
 	}
 }
