@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +20,7 @@ func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	flag.Parse()
 	r := &recorder{path: *record}
+	stdin := &gatedReader{r: os.Stdin, closed: make(chan struct{})}
 	s := server.NewMCPServer("testbackend", "1.0.0", server.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("echo",
 		mcp.WithDescription("Return the text"),
@@ -76,17 +79,57 @@ func main() {
 		select {}
 	})
 
+	s.AddTool(mcp.NewTool("big",
+		mcp.WithDescription("Return a text result of the given size"),
+		mcp.WithNumber("bytes", mcp.Required()),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(strings.Repeat("x", int(req.GetFloat("bytes", 0)))), nil
+	})
+	s.AddTool(mcp.NewTool("stop_reading",
+		mcp.WithDescription("Answer, then never read stdin again (stdio only)"),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		stdin.close()
+		return mcp.NewToolResultStructuredOnly(map[string]any{"reading": false}), nil
+	})
+
 	var err error
 	if *httpAddr != "" {
 		err = http.ListenAndServe(*httpAddr, server.NewStreamableHTTPServer(s))
 	} else {
-		err = server.ServeStdio(s)
+		err = server.NewStdioServer(s).Listen(context.Background(), stdin, os.Stdout)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testbackend:", err)
 		os.Exit(1)
 	}
 }
+
+// gatedReader is stdin until close; from then on a Read blocks forever, so
+// the pipe from vmcp fills up and vmcp's writes block, as with a server
+// stuck in a handler that reads its input synchronously.
+type gatedReader struct {
+	r      io.Reader
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	select {
+	case <-g.closed:
+		select {}
+	default:
+	}
+	n, err := g.r.Read(p)
+	select {
+	case <-g.closed:
+		// Bytes read after the gate closed are never handled either.
+		select {}
+	default:
+	}
+	return n, err
+}
+
+func (g *gatedReader) close() { g.once.Do(func() { close(g.closed) }) }
 
 type recorder struct {
 	mu   sync.Mutex

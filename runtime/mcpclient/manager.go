@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -195,7 +196,10 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 	case errors.As(err, &stuck):
 		// This call's own write missed its deadline.
 		return nil, c.fail(s, err)
-	case strings.HasPrefix(err.Error(), resultTooLargeMark), errors.Is(err, errBodyTooLarge), overLimit.Load():
+	case strings.HasPrefix(err.Error(), resultTooLargeMark):
+		size, _ := strconv.Atoi(strings.TrimPrefix(err.Error(), resultTooLargeMark))
+		return nil, &ResultTooLargeError{Backend: backend, Tool: tool, Limit: m.opts.MaxResultBytes, Size: size}
+	case errors.Is(err, errBodyTooLarge), overLimit.Load():
 		return nil, &ResultTooLargeError{Backend: backend, Tool: tool, Limit: m.opts.MaxResultBytes}
 	case ended(ctx):
 		if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -241,11 +245,18 @@ func (s *session) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 type ResultTooLargeError struct {
 	Backend, Tool string
 	Limit         int
+	// Size is the answer's size in bytes when it is known (stdio reads
+	// to its end, discarding it; HTTP stops at the limit), else 0.
+	Size int
 }
 
 func (e *ResultTooLargeError) Error() string {
-	return fmt.Sprintf("backend %q: tool %q returned more than %d bytes (limits.maxResultBytes); raise the limit in vmcp.yaml or make the tool return less",
-		e.Backend, e.Tool, e.Limit)
+	size := ""
+	if e.Size > 0 {
+		size = fmt.Sprintf(" (%d bytes)", e.Size)
+	}
+	return fmt.Sprintf("backend %q: tool %q returned an answer%s over limits.maxResultBytes (%d bytes); raise the limit in vmcp.yaml or make the tool return less",
+		e.Backend, e.Tool, size, e.Limit)
 }
 
 // idleConnsPerBackend is how many idle keep-alive connections to one HTTP

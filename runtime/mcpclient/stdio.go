@@ -243,6 +243,7 @@ type lineLimiter struct {
 	backend string
 
 	size    int       // bytes of the current line so far
+	cut     bool      // the current line is over the limit: discarding it
 	id      idScanner // the current line's top-level "id"
 	pending []byte    // bytes to hand out before reading more
 	buf     []byte
@@ -279,23 +280,25 @@ func (l *lineLimiter) filter(chunk []byte) {
 			part = chunk[:nl]
 		}
 		l.id.feed(part)
-		if room := l.limit - l.size; room > 0 {
-			keep := min(len(part), room)
-			l.pending = append(l.pending, part[:keep]...)
-			if keep < len(part) {
+		if !l.cut {
+			if room := l.limit - l.size; len(part) <= room {
+				l.pending = append(l.pending, part...)
+			} else {
+				l.pending = append(l.pending, part[:room]...)
 				l.pending = append(l.pending, '\n') // mcp-go drops the fragment
+				l.cut = true
 			}
 		}
 		l.size += len(part)
 		if nl < 0 {
 			return
 		}
-		if l.size > l.limit {
+		if l.cut {
 			l.pending = append(l.pending, l.tooLarge()...)
 		} else {
 			l.pending = append(l.pending, '\n')
 		}
-		l.size, l.id = 0, idScanner{}
+		l.size, l.cut, l.id = 0, false, idScanner{}
 		chunk = chunk[nl+1:]
 	}
 }
@@ -309,14 +312,14 @@ func (l *lineLimiter) tooLarge() []byte {
 			"backend", l.backend, "bytes", l.size)
 		return nil
 	}
-	msg := fmt.Sprintf("%s: the backend's answer of %d bytes is over limits.maxResultBytes (%d bytes)",
-		resultTooLargeMark, l.size, l.limit)
-	return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32603,"message":` + strconv.Quote(msg) + "}}\n")
+	msg := resultTooLargeMark + strconv.Itoa(l.size)
+	return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32000,"message":"` + msg + "\"}}\n")
 }
 
-// resultTooLargeMark starts the message of the error response that stands
-// in for an answer over the limit; CallRaw recognises it.
-const resultTooLargeMark = "result too large"
+// resultTooLargeMark, followed by the answer's size in bytes, is the
+// message of the error response that stands in for an answer over the
+// limit; CallRaw turns it into a *ResultTooLargeError.
+const resultTooLargeMark = "vmcp: answer over limits.maxResultBytes: "
 
 // idScanner finds the top-level "id" member of a JSON object read in
 // pieces, tracking only nesting depth, strings and escapes. JSON-RPC ids are
