@@ -201,21 +201,32 @@ func TestStuckBackendDoesNotWedgeTheServer(t *testing.T) {
 const stormConfig = `
 backends:
   tb: {command: "${TB}"}
+  other: {command: "${TB}"}
 compositeTools:
   - name: storm
-    description: Naps in a diamond
-    parameters: {ms: {type: number, required: true}}
+    description: Naps in a diamond, with padded arguments
+    parameters:
+      ms: {type: number, required: true}
+      pad: {type: string, required: true}
     steps:
-      - {id: a, tool: tb.sleep, arguments: {ms: "{{.params.ms}}", label: a}}
-      - {id: b, tool: tb.sleep, dependsOn: [a], arguments: {ms: "{{.params.ms}}", label: b}}
-      - {id: c, tool: tb.echo, dependsOn: [a], arguments: {text: c}}
+      - {id: a, tool: tb.sleep, arguments: {ms: "{{.params.ms}}", label: "{{.params.pad}}"}}
+      - {id: b, tool: tb.sleep, dependsOn: [a], arguments: {ms: "{{.params.ms}}", label: "{{.params.pad}}"}}
+      - {id: c, tool: tb.echo, dependsOn: [a], arguments: {text: "{{.params.pad}}"}}
       - {id: d, tool: tb.sleep, dependsOn: [b, c], arguments: {ms: 1, label: d}}
+  - name: elsewhere
+    description: A call to the other backend
+    steps: [{id: add, tool: other.add, arguments: {a: 1, b: 2}}]
 `
 
 // TestCancellationStormLeavesNothingRunning: for a few seconds, clients
-// call a workflow on an ordinary stdio backend and cancel each call at a
-// random point. Afterwards no run is left running, no step or backend call
-// is left in flight, and the server still answers.
+// call a workflow on an ordinary stdio backend (mcp-go's server: five
+// workers and a queue) and cancel each call at a random point. The backend
+// falls behind: mcp-go registers a call's cancellation only once a worker
+// takes it up, so cancelled calls still in its queue run to the end, its
+// queue fills, it stops reading while it serves calls on its read loop, and
+// vmcp's writes of the padded requests block. Afterwards no run is left
+// running, nothing is in flight in vmcp, a workflow on another backend
+// completes at once, and the stormed backend answers again once it caught up.
 func TestCancellationStormLeavesNothingRunning(t *testing.T) {
 	mcpURL, stderr := httpVMCP(t, writeConfig(t, stormConfig, ""))
 	base := strings.TrimSuffix(mcpURL, "/mcp")
@@ -224,8 +235,9 @@ func TestCancellationStormLeavesNothingRunning(t *testing.T) {
 			t.Logf("vmcp stderr:\n%s", stderr.String())
 		}
 	}()
-	const clients = 8
-	end := time.Now().Add(4 * time.Second)
+	const clients = 24
+	pad := strings.Repeat("p", 4<<10)
+	end := time.Now().Add(6 * time.Second)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	calls := 0
@@ -236,10 +248,10 @@ func TestCancellationStormLeavesNothingRunning(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(end) {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.IntN(150))*time.Millisecond)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.IntN(600))*time.Millisecond)
 				req := mcp.CallToolRequest{}
 				req.Params.Name = "storm"
-				req.Params.Arguments = map[string]any{"ms": rng.IntN(100)}
+				req.Params.Arguments = map[string]any{"ms": rng.IntN(1500), "pad": pad}
 				_, _ = c.CallTool(ctx, req)
 				cancel()
 				mu.Lock()
@@ -251,19 +263,40 @@ func TestCancellationStormLeavesNothingRunning(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d calls, each cancelled at a random point", calls)
 
-	waitFor(t, "every run to end", func() bool {
-		var runs apiRuns
-		apiGet(t, base, "/api/v1/runs?status=running", &runs)
-		return len(runs.Runs) == 0
-	})
-	waitFor(t, "nothing in flight in /metrics", func() bool {
-		return inFlight(t, base) == ""
-	})
-	c := testenv.HTTPClient(t, mcpURL)
-	res, err := callIn(c, 5*time.Second, "storm", map[string]any{"ms": 1})
-	if err != nil || res.IsError {
-		t.Errorf("a call after the storm: %v, %v; want it to complete", err, res)
+	// Every call was cancelled by now, so every run must end at once; the
+	// 5s bounds the wait for the last cancellations to land.
+	var running apiRuns
+	if !within(5*time.Second, func() bool {
+		apiGet(t, base, "/api/v1/runs?status=running", &running)
+		return len(running.Runs) == 0
+	}) {
+		t.Errorf("%d runs still running 5s after the last call was cancelled: %v", len(running.Runs), running.Runs)
 	}
+	var left string
+	if !within(5*time.Second, func() bool { left = inFlight(t, base); return left == "" }) {
+		t.Errorf("still in flight 5s after the storm, in /metrics:\n%s", left)
+	}
+	c := testenv.HTTPClient(t, mcpURL)
+	res, err := callIn(c, 5*time.Second, "elsewhere", nil)
+	if err != nil || res.IsError {
+		t.Errorf("a call to another backend after the storm: %v, %v; want it to complete within 5s", err, res)
+	}
+	res, err = callIn(c, 60*time.Second, "storm", map[string]any{"ms": 1, "pad": "x"})
+	if err != nil || res.IsError {
+		t.Errorf("a call to the stormed backend after the storm: %v, %v; want it to complete once the backend caught up", err, res)
+	}
+}
+
+// within polls cond until it holds (true) or d passes (false).
+func within(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }
 
 // inFlight returns the in-flight gauges of /metrics that are not zero, as
