@@ -59,3 +59,41 @@ func TestLimitCallsWaitEndsWithTheContext(t *testing.T) {
 		t.Errorf("LimitCalls(b, no limits) wraps b; want b itself")
 	}
 }
+
+// TestLimitCallsPerBackendKeepsSlotsForOthers: a backend that never
+// answers holds only its own slots; a call to another backend still gets
+// one of the total.
+func TestLimitCallsPerBackendKeepsSlotsForOthers(t *testing.T) {
+	fake := newFake(map[string]*fakeTool{"stuck.hang": {hang: true}, "ok.x": {}})
+	b := LimitCalls(fake, CallLimits{Total: 4, PerBackend: map[string]int{"stuck": 2, "ok": 2}})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.CallTool(ctx, ToolCall{Backend: "stuck", Tool: "hang", Arguments: map[string]any{}})
+		}()
+	}
+	for fake.inFlight.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	// Five calls to stuck: two hang, three wait for its slots, none takes
+	// more of the total.
+	octx, ocancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer ocancel()
+	if _, err := b.CallTool(octx, ToolCall{Backend: "ok", Tool: "x", Arguments: map[string]any{}}); err != nil {
+		t.Errorf("call to ok while stuck holds its slots: %v; want it to run", err)
+	}
+	if got := fake.inFlight.Load(); got != 2 {
+		t.Errorf("calls in flight at stuck = %d; want 2 (its maxParallel)", got)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer wcancel()
+	_, err := b.CallTool(wctx, ToolCall{Backend: "stuck", Tool: "hang", Arguments: map[string]any{}})
+	if want := `waiting for a free call slot of backend "stuck" (at most 2 calls at once, backends.stuck.maxParallel)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("another call to stuck: error = %v; want it to name %q", err, want)
+	}
+	cancel()
+	wg.Wait()
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-dev/vmcp/internal/testservers"
 )
 
 func main() {
@@ -20,7 +21,7 @@ func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	flag.Parse()
 	r := &recorder{path: *record}
-	stdin := &gatedReader{r: os.Stdin, closed: make(chan struct{})}
+	stdin := testservers.NewGate(os.Stdin)
 	s := server.NewMCPServer("testbackend", "1.0.0", server.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("echo",
 		mcp.WithDescription("Return the text"),
@@ -88,7 +89,7 @@ func main() {
 	s.AddTool(mcp.NewTool("stop_reading",
 		mcp.WithDescription("Answer, then never read stdin again (stdio only)"),
 	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		stdin.close()
+		stdin.Close()
 		return mcp.NewToolResultStructuredOnly(map[string]any{"reading": false}), nil
 	})
 
@@ -103,33 +104,6 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-// gatedReader is stdin until close; from then on a Read blocks forever, so
-// the pipe from vmcp fills up and vmcp's writes block, as with a server
-// stuck in a handler that reads its input synchronously.
-type gatedReader struct {
-	r      io.Reader
-	once   sync.Once
-	closed chan struct{}
-}
-
-func (g *gatedReader) Read(p []byte) (int, error) {
-	select {
-	case <-g.closed:
-		select {}
-	default:
-	}
-	n, err := g.r.Read(p)
-	select {
-	case <-g.closed:
-		// Bytes read after the gate closed are never handled either.
-		select {}
-	default:
-	}
-	return n, err
-}
-
-func (g *gatedReader) close() { g.once.Do(func() { close(g.closed) }) }
 
 type recorder struct {
 	mu   sync.Mutex
