@@ -12,13 +12,15 @@
 //	backends:
 //	  NAME: {command, args, env}                    # stdio
 //	  NAME: {url, transport: streamable-http|sse, headers, continuousListening}
-//	        # every backend: timeout (per call, 60s), startTimeout (60s)
+//	        # every backend: timeout (per call, 60s), startTimeout (60s),
+//	        # maxParallel (server.maxParallel, or half of it with several backends)
 //	workflows: [files, directories or globs]         # relative to the config
 //	compositeTools: [...]                           # read by the workflow parser
 //	server: {transport: stdio|http, listen: 127.0.0.1:8080, exposeBackendTools,
 //	         exposeRunTools, maxParallel: 10, auth: {tokens: [...]},
 //	         allowedOrigins: [https://app.example.com]}
-//	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes}
+//	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes: 1048576}
+//	limits: {maxResultBytes: 10485760}
 //
 // Relative paths (workflows, state.path, a command with a slash) resolve
 // against the config file's directory. Errors carry the file position
