@@ -79,7 +79,7 @@ func callIn(c *client.Client, d time.Duration, name string, args map[string]any)
 
 const stuckConfig = `
 backends:
-  stuck: {command: "${TB}"}
+  stuck: {command: "${TB}", args: [-faults]}
   ok: {command: "${TB}"}
 server: {maxParallel: 4}
 compositeTools:
@@ -330,7 +330,7 @@ func inFlight(t *testing.T, base string) string {
 
 const bigConfig = `
 backends:
-  tb: {command: "${TB}"}
+  tb: {command: "${TB}", args: [-faults]}
   web: {url: "${WEB}"}
 limits: {maxResultBytes: 1048576}
 compositeTools:
@@ -356,7 +356,7 @@ func TestResultOverMaxResultBytes(t *testing.T) {
 	webAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, portLo, portHi))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	web := exec.CommandContext(ctx, bins.testbackend, "-http", webAddr)
+	web := exec.CommandContext(ctx, bins.testbackend, "-http", webAddr, "-faults")
 	if err := web.Start(); err != nil {
 		t.Fatal(err)
 	}

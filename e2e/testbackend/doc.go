@@ -9,6 +9,9 @@
 //	crash  {after_ms}        kills the whole process mid-call
 //	hang   {}                never answers and ignores cancellation
 //	pid    {}                returns {pid} of this process
+//
+// With -faults it also serves:
+//
 //	big    {bytes}           returns a text result of that many bytes
 //	stop_reading {}          answers, then never reads stdin again (stdio):
 //	                         vmcp's writes to it block once the pipe is full

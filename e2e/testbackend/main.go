@@ -19,6 +19,7 @@ import (
 func main() {
 	record := flag.String("record", "", "append sleep events to this file")
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	faults := flag.Bool("faults", false, "also serve big and stop_reading")
 	flag.Parse()
 	r := &recorder{path: *record}
 	stdin := testservers.NewGate(os.Stdin)
@@ -80,6 +81,26 @@ func main() {
 		select {}
 	})
 
+	if *faults {
+		addFaults(s, stdin)
+	}
+
+	var err error
+	if *httpAddr != "" {
+		err = http.ListenAndServe(*httpAddr, server.NewStreamableHTTPServer(s))
+	} else if *faults {
+		err = server.NewStdioServer(s).Listen(context.Background(), stdin, os.Stdout)
+	} else {
+		err = server.ServeStdio(s)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testbackend:", err)
+		os.Exit(1)
+	}
+}
+
+// addFaults adds the tools of -faults; stop_reading closes stdin.
+func addFaults(s *server.MCPServer, stdin *testservers.Gate) {
 	s.AddTool(mcp.NewTool("big",
 		mcp.WithDescription("Return a text result of the given size"),
 		mcp.WithNumber("bytes", mcp.Required()),
@@ -92,17 +113,6 @@ func main() {
 		stdin.Close()
 		return mcp.NewToolResultStructuredOnly(map[string]any{"reading": false}), nil
 	})
-
-	var err error
-	if *httpAddr != "" {
-		err = http.ListenAndServe(*httpAddr, server.NewStreamableHTTPServer(s))
-	} else {
-		err = server.NewStdioServer(s).Listen(context.Background(), stdin, os.Stdout)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testbackend:", err)
-		os.Exit(1)
-	}
 }
 
 type recorder struct {

@@ -199,11 +199,13 @@ func Main() {
 	}
 	extra, _ := strconv.Atoi(os.Getenv(EnvExtraTools))
 	f := NewFake(extra)
-	stdin := NewGate(os.Stdin)
+	serve := func() error { return server.ServeStdio(f.Server()) }
 	if os.Getenv(EnvFaults) != "" {
+		stdin := NewGate(os.Stdin)
 		f.addFaults(stdin)
+		serve = func() error { return server.NewStdioServer(f.Server()).Listen(context.Background(), stdin, os.Stdout) }
 	}
-	if err := server.NewStdioServer(f.Server()).Listen(context.Background(), stdin, os.Stdout); err != nil {
+	if err := serve(); err != nil {
 		fmt.Fprintln(os.Stderr, "fake:", err)
 		os.Exit(1)
 	}
