@@ -246,6 +246,7 @@ type lineLimiter struct {
 	cut     bool      // the current line is over the limit: discarding it
 	id      idScanner // the current line's top-level "id"
 	pending []byte    // bytes to hand out before reading more
+	back    []byte    // pending's backing array, reused
 	buf     []byte
 }
 
@@ -258,15 +259,17 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 			l.buf = make([]byte, 32<<10)
 		}
 		n, err := l.r.Read(l.buf)
+		l.pending = l.back[:0]
 		l.filter(l.buf[:n])
+		l.back = l.pending[:0]
 		if err != nil && len(l.pending) == 0 {
 			return 0, err
 		}
 	}
 	n := copy(p, l.pending)
 	l.pending = l.pending[n:]
-	if len(l.pending) == 0 {
-		l.pending = l.pending[:0:0] // do not pin a large backing array
+	if len(l.pending) == 0 && cap(l.back) > 64<<10 {
+		l.back = nil // do not pin a large backing array
 	}
 	return n, nil
 }
