@@ -399,6 +399,9 @@ func (c *conn) startError(s *session, stage string, err error) error {
 		fmt.Fprintf(&b, ": cannot start %q: %v", c.cfg.Command, unwrapTransport(err))
 	case timedOut:
 		fmt.Fprintf(&b, ": %s: no answer within %s (the backend's startTimeout)", stage, c.cfg.StartTimeout)
+	case strings.HasPrefix(err.Error(), resultTooLargeMark):
+		fmt.Fprintf(&b, ": %s: the answer (%s bytes) is over limits.maxResultBytes (%d bytes)",
+			stage, strings.TrimPrefix(err.Error(), resultTooLargeMark), c.m.opts.MaxResultBytes)
 	case c.cfg.Transport == config.TransportStdio && s.stderr != nil && exitErr != nil:
 		fmt.Fprintf(&b, " exited during %s: %v", stage, exitErr)
 	default:

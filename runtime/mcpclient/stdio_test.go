@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"regexp"
 	goruntime "runtime"
 	"strconv"
 	"strings"
@@ -193,5 +194,18 @@ func TestResultOverLimitFailsTheCallOnly(t *testing.T) {
 	}
 	if got := pidOf(t, m, "fake"); got != pid {
 		t.Errorf("backend pid went from %d to %d; want the same process to go on", pid, got)
+	}
+}
+
+// TestToolListOverLimitFailsTheStart: a tools/list answer over the limit
+// fails the start with an error naming the stage and the limit.
+func TestToolListOverLimitFailsTheStart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err := Connect(ctx, map[string]*config.Backend{"fake": fakeBackend(map[string]string{testservers.EnvExtraTools: "40"})},
+		Options{Logger: testLogger(t), MaxResultBytes: 1024})
+	want := regexp.MustCompile(`^backend "fake": tools/list: the answer \(\d+ bytes\) is over limits.maxResultBytes \(1024 bytes\)$`)
+	if err == nil || !want.MatchString(err.Error()) {
+		t.Errorf("Connect with a tool list over the limit: error = %v; want it to match %s", err, want)
 	}
 }
