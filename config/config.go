@@ -20,6 +20,12 @@ const (
 	DefaultListen       = "127.0.0.1:8080"
 	DefaultMaxParallel  = 10
 	DefaultStore        = "memory"
+	// DefaultMaxResultBytes is limits.maxResultBytes: the largest answer
+	// vmcp reads from a backend (10 MiB).
+	DefaultMaxResultBytes = 10 << 20
+	// DefaultMaxOutputBytes is state.maxOutputBytes: outputs whose JSON is
+	// larger are stored as a truncation marker (1 MiB).
+	DefaultMaxOutputBytes = 1 << 20
 )
 
 // Config is a loaded vmcp.yaml.
@@ -37,6 +43,7 @@ type Config struct {
 	Workflows []string
 	Server    Server
 	State     State
+	Limits    Limits
 	// HasCompositeTools reports whether the config file itself has a
 	// compositeTools (or composite_tools) list, making it a workflow source.
 	HasCompositeTools bool
@@ -71,6 +78,29 @@ type Backend struct {
 	// backend can send requests not tied to a call. It also forces the
 	// older handshake in mcp-go, so it is off unless asked for.
 	ContinuousListening bool
+	// MaxParallel bounds this backend's tool calls in flight at once,
+	// across all runs, within server.maxParallel, so that one backend that
+	// stops answering cannot take every slot. 0 means the default (see
+	// DefaultBackendParallel).
+	MaxParallel int
+}
+
+// DefaultBackendParallel is a backend's maxParallel when the file gives
+// none: all of server.maxParallel when it is the only backend, otherwise
+// half of it (rounded up), so a stuck backend leaves the others at least
+// half of the slots.
+func DefaultBackendParallel(serverMax, backends int) int {
+	if backends <= 1 || serverMax <= 1 {
+		return serverMax
+	}
+	return (serverMax + 1) / 2
+}
+
+// Limits are server-wide caps (vmcp.yaml's limits:).
+type Limits struct {
+	// MaxResultBytes bounds one backend answer (default 10 MiB); a larger
+	// one fails its step and is never read whole.
+	MaxResultBytes int
 }
 
 // Server configures vmcp as an MCP server.
@@ -120,9 +150,11 @@ type Auth struct {
 
 // State configures the run store.
 type State struct {
-	Store          string // memory (default) or sqlite
-	Path           string // sqlite file, resolved against the config's directory
-	Retention      time.Duration
+	Store     string // memory (default) or sqlite
+	Path      string // sqlite file, resolved against the config's directory
+	Retention time.Duration
+	// MaxOutputBytes caps the JSON of each stored output (default
+	// DefaultMaxOutputBytes; 0 means no cap).
 	MaxOutputBytes int
 }
 

@@ -50,6 +50,7 @@ server:
 state:
   store: sqlite
   path: vmcp-state.db
+limits: {maxResultBytes: 10485760}
 `,
 		"workflows/b.yaml":   "x",
 		"workflows/a.yaml":   "x",
@@ -66,9 +67,9 @@ state:
 		Path: path,
 		Dir:  dir,
 		Backends: map[string]*Backend{
-			"github":  {Name: "github", Command: "github-mcp-server", Args: []string{"stdio"}, Env: map[string]string{"GITHUB_TOKEN": "gh-secret"}, Transport: "stdio", Timeout: 60 * time.Second, StartTimeout: 60 * time.Second},
-			"metrics": {Name: "metrics", URL: "http://127.0.0.1:9000/mcp", Transport: "streamable-http", Headers: map[string]string{"Authorization": "Bearer m-secret"}, Timeout: 60 * time.Second, StartTimeout: 60 * time.Second},
-			"legacy":  {Name: "legacy", URL: "http://127.0.0.1:9001/sse", Transport: "sse", Timeout: 5 * time.Second, StartTimeout: 60 * time.Second},
+			"github":  {Name: "github", Command: "github-mcp-server", Args: []string{"stdio"}, Env: map[string]string{"GITHUB_TOKEN": "gh-secret"}, Transport: "stdio", Timeout: 60 * time.Second, StartTimeout: 60 * time.Second, MaxParallel: 2},
+			"metrics": {Name: "metrics", URL: "http://127.0.0.1:9000/mcp", Transport: "streamable-http", Headers: map[string]string{"Authorization": "Bearer m-secret"}, Timeout: 60 * time.Second, StartTimeout: 60 * time.Second, MaxParallel: 2},
+			"legacy":  {Name: "legacy", URL: "http://127.0.0.1:9001/sse", Transport: "sse", Timeout: 5 * time.Second, StartTimeout: 60 * time.Second, MaxParallel: 2},
 		},
 		Workflows: []string{
 			filepath.Join(dir, "build/plan.json"),
@@ -77,7 +78,8 @@ state:
 			filepath.Join(dir, "workflows/c.yml"),
 		},
 		Server:            Server{Transport: "stdio", Listen: "127.0.0.1:8080", MaxParallel: 4},
-		State:             State{Store: "sqlite", Path: filepath.Join(dir, "vmcp-state.db")},
+		State:             State{Store: "sqlite", Path: filepath.Join(dir, "vmcp-state.db"), MaxOutputBytes: DefaultMaxOutputBytes},
+		Limits:            Limits{MaxResultBytes: 10485760},
 		HasCompositeTools: true,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
@@ -100,7 +102,7 @@ func TestLoadValues(t *testing.T) {
 			name: "defaults",
 			src:  "backends: {a: {command: srv}}\n",
 			check: func(t *testing.T, c *Config) {
-				want := Config{Server: Server{Transport: "stdio", Listen: DefaultListen, MaxParallel: 10}, State: State{Store: "memory"}}
+				want := Config{Server: Server{Transport: "stdio", Listen: DefaultListen, MaxParallel: 10}, State: State{Store: "memory", MaxOutputBytes: 1 << 20}}
 				if diff := cmp.Diff(want.Server, c.Server); diff != "" {
 					t.Errorf("default Server (-want +got):\n%s", diff)
 				}
@@ -112,6 +114,12 @@ func TestLoadValues(t *testing.T) {
 				}
 				if got := c.Backends["a"].Timeout; got != 60*time.Second {
 					t.Errorf("default Timeout = %v; want 60s", got)
+				}
+				if got := c.Backends["a"].MaxParallel; got != 10 {
+					t.Errorf("default maxParallel of the only backend = %d; want all of server.maxParallel (10)", got)
+				}
+				if got := c.Limits.MaxResultBytes; got != 10<<20 {
+					t.Errorf("default limits.maxResultBytes = %d; want 10 MiB", got)
 				}
 			},
 		},
@@ -136,7 +144,7 @@ composite_tools:
 `,
 			env: map[string]string{"TOK": "t1"},
 			check: func(t *testing.T, c *Config) {
-				want := &Backend{Name: "web", URL: "https://x.example/mcp", Transport: "streamable-http", Timeout: 2 * time.Minute, StartTimeout: 90 * time.Second, ContinuousListening: true}
+				want := &Backend{Name: "web", URL: "https://x.example/mcp", Transport: "streamable-http", Timeout: 2 * time.Minute, StartTimeout: 90 * time.Second, ContinuousListening: true, MaxParallel: 3}
 				if diff := cmp.Diff(want, c.Backends["web"]); diff != "" {
 					t.Errorf("backend web (-want +got):\n%s", diff)
 				}
@@ -218,6 +226,32 @@ composite_tools:
 			check: func(t *testing.T, c *Config) {
 				if c.HasCompositeTools {
 					t.Errorf("HasCompositeTools = true; want false for an empty list")
+				}
+			},
+		},
+		{
+			name: "limits, backend maxParallel and no store cap",
+			src: `backends:
+  a: {command: srv, maxParallel: 7}
+  b: {command: srv}
+  c: {command: srv, max_parallel: 1}
+server: {maxParallel: 9}
+state: {maxOutputBytes: 0}
+limits: {max_result_bytes: 2048}
+`,
+			check: func(t *testing.T, c *Config) {
+				got := map[string]int{}
+				for n, b := range c.Backends {
+					got[n] = b.MaxParallel
+				}
+				if diff := cmp.Diff(map[string]int{"a": 7, "b": 5, "c": 1}, got); diff != "" {
+					t.Errorf("backend maxParallel (-want +got; b has the default, half of 9 rounded up):\n%s", diff)
+				}
+				if c.Limits.MaxResultBytes != 2048 {
+					t.Errorf("limits.maxResultBytes = %d; want 2048", c.Limits.MaxResultBytes)
+				}
+				if c.State.MaxOutputBytes != 0 {
+					t.Errorf("state.maxOutputBytes: 0 gave %d; want 0 (no cap)", c.State.MaxOutputBytes)
 				}
 			},
 		},
@@ -346,6 +380,15 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`vmcp.yaml:1:20: error: server.sessions must be a mapping, not a number`},
 		},
 		{
+			name: "bad limits",
+			src:  "limits:\n  maxResultBytes: 10\n  maxResultByte: 1\nbackends: {a: {command: x, maxParallel: 0}}\n",
+			want: []string{
+				`vmcp.yaml:2:19: error: limits.maxResultBytes must be at least 1024, not 10`,
+				`vmcp.yaml:3:3: error: unknown key "maxResultByte" in limits; did you mean maxResultBytes?`,
+				`vmcp.yaml:4:41: error: backend "a" field maxParallel must be at least 1, not 0`,
+			},
+		},
+		{
 			name: "allowed origins not a list",
 			src:  "server: {allowedOrigins: {a: b}}\n",
 			want: []string{`server.allowedOrigins must be a list of origins such as ["https://app.example.com"], not a mapping`},
@@ -358,7 +401,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key without suggestion",
 			src:  "frobnicate: 1\n",
-			want: []string{`vmcp.yaml:1:1: error: unknown key "frobnicate" in the config file (known keys: backends, workflows, compositeTools, server, state)`},
+			want: []string{`vmcp.yaml:1:1: error: unknown key "frobnicate" in the config file (known keys: backends, workflows, compositeTools, server, state, limits)`},
 		},
 		{
 			name: "unknown backend field",

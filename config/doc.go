@@ -12,7 +12,8 @@
 //	backends:
 //	  NAME: {command, args, env}                    # stdio
 //	  NAME: {url, transport: streamable-http|sse, headers, continuousListening}
-//	        # every backend: timeout (per call, 60s), startTimeout (60s)
+//	        # every backend: timeout (per call, 60s), startTimeout (60s),
+//	        # maxParallel (server.maxParallel, or half of it with several backends)
 //	workflows: [files, directories or globs]         # relative to the config
 //	compositeTools: [...]                           # read by the workflow parser
 //	server: {transport: stdio|http, listen: 127.0.0.1:8080, exposeBackendTools,
@@ -21,7 +22,8 @@
 //	         allowedHosts: [vmcp.example.com], maxConnections: 1024,
 //	         idleTimeout: 120s, readHeaderTimeout: 10s,
 //	         sessions: {idleTimeout: 30m, max: 1000}}
-//	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes}
+//	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes: 1048576}
+//	limits: {maxResultBytes: 10485760}
 //
 // Relative paths (workflows, state.path, a command with a slash) resolve
 // against the config file's directory. Errors carry the file position

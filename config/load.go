@@ -73,7 +73,8 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 		Dir:      filepath.Dir(path),
 		Backends: map[string]*Backend{},
 		Server:   Server{Transport: "stdio", Listen: DefaultListen, MaxParallel: DefaultMaxParallel},
-		State:    State{Store: DefaultStore},
+		State:    State{Store: DefaultStore, MaxOutputBytes: DefaultMaxOutputBytes},
+		Limits:   Limits{MaxResultBytes: DefaultMaxResultBytes},
 	}
 	l.cfg = cfg
 
@@ -105,6 +106,11 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 	if body != nil {
 		l.top(body)
 	}
+	for _, b := range cfg.Backends {
+		if b.MaxParallel == 0 {
+			b.MaxParallel = DefaultBackendParallel(cfg.Server.MaxParallel, len(cfg.Backends))
+		}
+	}
 	if l.diags.HasErrors() {
 		return nil, &Error{Diags: l.diags, Sources: sources}
 	}
@@ -131,7 +137,7 @@ func (l *loader) errorf(n ast.Node, path, code, format string, args ...any) {
 }
 
 func (l *loader) top(n ast.Node) {
-	known := []string{"backends", "workflows", "compositeTools", "server", "state"}
+	known := []string{"backends", "workflows", "compositeTools", "server", "state", "limits"}
 	l.fields(n, "", known, func(key string, k, v ast.Node) {
 		switch key {
 		case "backends":
@@ -152,6 +158,22 @@ func (l *loader) top(n ast.Node) {
 			l.server(v)
 		case "state":
 			l.state(v)
+		case "limits":
+			l.limits(v)
+		}
+	})
+}
+
+// limits reads the server-wide caps.
+func (l *loader) limits(n ast.Node) {
+	lim := &l.cfg.Limits
+	l.fields(n, "limits", []string{"maxResultBytes"}, func(key string, k, v ast.Node) {
+		p := "limits." + key
+		switch key {
+		case "maxResultBytes":
+			if b := l.integer(v, p, p, 1024); b >= 1024 {
+				lim.MaxResultBytes = b
+			}
 		}
 	})
 }
@@ -364,7 +386,7 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 	b := &Backend{Name: name, Timeout: DefaultCallTimeout, StartTimeout: DefaultStartTimeout}
 	what := func(field string) string { return fmt.Sprintf("backend %q field %s", name, field) }
 	var transportNode ast.Node
-	known := []string{"command", "args", "env", "url", "transport", "headers", "timeout", "startTimeout", "continuousListening"}
+	known := []string{"command", "args", "env", "url", "transport", "headers", "timeout", "startTimeout", "continuousListening", "maxParallel"}
 	l.fields(n, path, known, func(key string, k, v ast.Node) {
 		p := joinPath(path, key)
 		switch key {
@@ -399,6 +421,10 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 			}
 		case "continuousListening":
 			b.ContinuousListening = l.boolean(v, p, what(key))
+		case "maxParallel":
+			if m := l.integer(v, p, what(key), 1); m >= 1 {
+				b.MaxParallel = m
+			}
 		}
 	})
 	if _, isMap := unwrap(n).(*ast.MappingNode); !isMap {

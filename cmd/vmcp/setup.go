@@ -60,7 +60,9 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 	if len(cfg.Sources()) == 0 {
 		return nil, failuref("%s: no workflows: add workflows: or compositeTools:", configPath)
 	}
-	mgr, err := mcpclient.Connect(ctx, cfg.Backends, mcpclient.Options{Logger: log, ClientName: "vmcp", ClientVersion: version})
+	mgr, err := mcpclient.Connect(ctx, cfg.Backends, mcpclient.Options{
+		Logger: log, ClientName: "vmcp", ClientVersion: version, MaxResultBytes: cfg.Limits.MaxResultBytes,
+	})
 	if err != nil {
 		return nil, failuref("%v", err)
 	}
@@ -82,9 +84,10 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 		return nil, failuref("%v", err)
 	}
 	opts := o.engineOptions(runtime.Options{Backend: mgr, Schemas: mgr.Catalog(), Logger: log})
-	// server.maxParallel bounds backend calls across all runs; outside the
-	// metrics wrapper, so waiting for a slot is not counted as call latency.
-	opts.Backend = runtime.LimitCalls(opts.Backend, cfg.Server.MaxParallel)
+	// server.maxParallel bounds backend calls across all runs, and each
+	// backend's maxParallel its own share; outside the metrics wrapper, so
+	// waiting for a slot is not counted as call latency.
+	opts.Backend = runtime.LimitCalls(opts.Backend, callLimits(cfg))
 	eng, err := runtime.New(plan, opts)
 	if err != nil {
 		o.Close()
@@ -92,6 +95,15 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 	}
 	ok = true
 	return &stack{cfg: cfg, plan: plan, backend: mgr, engine: eng, ops: o}, nil
+}
+
+// callLimits are the config's bounds on backend calls in flight.
+func callLimits(cfg *config.Config) runtime.CallLimits {
+	lim := runtime.CallLimits{Total: cfg.Server.MaxParallel, PerBackend: map[string]int{}}
+	for name, b := range cfg.Backends {
+		lim.PerBackend[name] = b.MaxParallel
+	}
+	return lim
 }
 
 // Close shuts the backends down, then closes the run store.

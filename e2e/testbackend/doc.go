@@ -14,6 +14,12 @@
 // echo and add declare themselves read-only, not destructive, idempotent
 // and closed-world; the others keep mcp-go's default annotations.
 //
+// With -faults it also serves:
+//
+//	big    {bytes}           returns a text result of that many bytes
+//	stop_reading {}          answers, then never reads stdin again (stdio):
+//	                         vmcp's writes to it block once the pipe is full
+//
 // With -record FILE, sleep appends "start LABEL", "done LABEL" or
 // "cancelled LABEL" lines to FILE, so a test can see that a cancel reached
 // the backend.

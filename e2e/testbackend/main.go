@@ -6,18 +6,23 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-dev/vmcp/internal/testservers"
 )
 
 func main() {
 	record := flag.String("record", "", "append sleep events to this file")
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	faults := flag.Bool("faults", false, "also serve big and stop_reading")
 	flag.Parse()
 	r := &recorder{path: *record}
+	stdin := testservers.NewGate(os.Stdin)
 	s := server.NewMCPServer("testbackend", "1.0.0", server.WithToolCapabilities(false))
 	// echo and add are pure: read-only, idempotent, closed-world (a
 	// composite tool of only these may claim readOnlyHint). The other
@@ -104,9 +109,15 @@ func main() {
 		select {}
 	})
 
+	if *faults {
+		addFaults(s, stdin)
+	}
+
 	var err error
 	if *httpAddr != "" {
 		err = http.ListenAndServe(*httpAddr, server.NewStreamableHTTPServer(s))
+	} else if *faults {
+		err = server.NewStdioServer(s).Listen(context.Background(), stdin, os.Stdout)
 	} else {
 		err = server.ServeStdio(s)
 	}
@@ -114,6 +125,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testbackend:", err)
 		os.Exit(1)
 	}
+}
+
+// addFaults adds the tools of -faults; stop_reading closes stdin.
+func addFaults(s *server.MCPServer, stdin *testservers.Gate) {
+	s.AddTool(mcp.NewTool("big",
+		mcp.WithDescription("Return a text result of the given size"),
+		mcp.WithNumber("bytes", mcp.Required()),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(strings.Repeat("x", int(req.GetFloat("bytes", 0)))), nil
+	})
+	s.AddTool(mcp.NewTool("stop_reading",
+		mcp.WithDescription("Answer, then never read stdin again (stdio only)"),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		stdin.Close()
+		return mcp.NewToolResultStructuredOnly(map[string]any{"reading": false}), nil
+	})
 }
 
 type recorder struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +23,8 @@ const (
 	EnvExitAtStart = "VMCP_FAKE_EXIT_AT_START"
 	// EnvHangInit makes the server read stdin and never answer.
 	EnvHangInit = "VMCP_FAKE_HANG_INIT"
+	// EnvFaults adds the tools big and stop_reading (see Fake).
+	EnvFaults = "VMCP_FAKE_FAULTS"
 	// EnvExtraTools adds that many tools (tool_000, ...) so that tools/list
 	// needs several pages (the page size is PageSize).
 	EnvExtraTools = "VMCP_FAKE_EXTRA_TOOLS"
@@ -46,6 +49,11 @@ const CrashStatus = 7
 //	structured          structured {total: 3, items: [a, b, c]} plus text
 //	fail                an isError result "disk on fire"
 //	mixed               a text item and an image item
+//
+// With EnvFaults set, Main also serves:
+//
+//	big {bytes}         a text item of that many bytes
+//	stop_reading        answers, then the server never reads stdin again
 type Fake struct {
 	srv *server.MCPServer
 
@@ -53,6 +61,19 @@ type Fake struct {
 	started   int
 	finished  int
 	cancelled int
+}
+
+// addFaults adds the tools of EnvFaults; stop_reading closes stdin.
+func (f *Fake) addFaults(stdin *Gate) {
+	f.srv.AddTool(mcp.NewTool("big", mcp.WithDescription("A text result of the given size."), mcp.WithNumber("bytes", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(strings.Repeat("x", int(req.GetFloat("bytes", 0)))), nil
+		})
+	f.srv.AddTool(mcp.NewTool("stop_reading", mcp.WithDescription("Answer, then never read stdin again.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			stdin.Close()
+			return mcp.NewToolResultText("stopped reading"), nil
+		})
 }
 
 // NewFake returns the fake server with extra generated tools.
@@ -177,7 +198,14 @@ func Main() {
 		}
 	}
 	extra, _ := strconv.Atoi(os.Getenv(EnvExtraTools))
-	if err := server.ServeStdio(NewFake(extra).Server()); err != nil {
+	f := NewFake(extra)
+	serve := func() error { return server.ServeStdio(f.Server()) }
+	if os.Getenv(EnvFaults) != "" {
+		stdin := NewGate(os.Stdin)
+		f.addFaults(stdin)
+		serve = func() error { return server.NewStdioServer(f.Server()).Listen(context.Background(), stdin, os.Stdout) }
+	}
+	if err := serve(); err != nil {
 		fmt.Fprintln(os.Stderr, "fake:", err)
 		os.Exit(1)
 	}

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -62,10 +63,18 @@ type session struct {
 	client *client.Client
 	stderr *stderrTail // stdio only
 	cmd    *exec.Cmd   // stdio only: the process, leader of its own group
-	// stdio only: the process's stderr pipe. Its end of file is how an exit
-	// is noticed while no call is in flight; exited closes then.
-	stderrR, stderrW *os.File
-	exited           chan struct{}
+	// stdio only: the process's pipes (see stdio.go). The end of file of
+	// stderrR is how an exit is noticed while no call is in flight; exited
+	// closes then. childEnds are the child's ends until it has started.
+	stdin     *stdinWriter
+	stdout    *os.File
+	stderrR   *os.File
+	exited    chan struct{}
+	childEnds []*os.File
+	// stdio only: set once the backend stopped reading its stdin and was
+	// killed for it (a *StuckError).
+	stalled     atomic.Value
+	stalledOnce sync.Once
 	// HTTP only: sends notifications/cancelled where mcp-go does not.
 	canceller *canceller
 
@@ -77,29 +86,16 @@ type session struct {
 // the process and returns its exit error (nil for status 0).
 //
 // A stdio backend gets closeGrace to exit after its stdin closes. One stuck
-// in a tool handler ignores both that and the SIGTERM that mcp-go sends
-// after its own (longer) wait, and the MCP client above vmcp gives vmcp only
-// a few seconds to exit before killing it, which would orphan the backend.
-// So after closeGrace the whole process group is killed.
+// in a tool handler ignores that, and the MCP client above vmcp gives vmcp
+// only a few seconds to exit before killing it, which would orphan the
+// backend. So after closeGrace the whole process group is killed.
 func (s *session) close() error {
 	s.closeOnce.Do(func() {
 		if s.cmd == nil {
 			s.closeErr = s.client.Close()
 			return
 		}
-		done := make(chan error, 1)
-		go func() { done <- s.client.Close() }()
-		timer := time.NewTimer(closeGrace)
-		select {
-		case s.closeErr = <-done:
-			timer.Stop()
-		case <-timer.C:
-			s.killGroup()
-			s.closeErr = <-done
-		}
-		// Stragglers in the process group (a wrapper script's children)
-		// go too.
-		s.killGroup()
+		s.closeErr = s.closeStdio()
 	})
 	return s.closeErr
 }
@@ -199,6 +195,9 @@ func (c *conn) describeFailure(s *session, cause error) error {
 		return fmt.Errorf("backend %q: connection to %s failed: %w", c.cfg.Name, c.cfg.URL, cause)
 	}
 	s.awaitStderr()
+	if stuck := s.stuckError(); stuck != nil {
+		return stuck
+	}
 	status := "exit status 0"
 	if exitErr != nil {
 		status = exitErr.Error()
@@ -285,10 +284,11 @@ func (c *conn) startOnce(ctx context.Context, legacy bool) (*session, []mcp.Tool
 	if err != nil {
 		return nil, nil, fmt.Errorf("backend %q: %w", c.cfg.Name, err)
 	}
-	err = s.client.Start(c.m.ctx)
-	if s.stderrW != nil {
-		// The child has its copy; ours would hide the end of file.
-		s.stderrW.Close()
+	if s.cmd != nil {
+		err = s.startProcess()
+	}
+	if err == nil {
+		err = s.client.Start(c.m.ctx)
 	}
 	if err != nil {
 		if s.stderrR != nil {
@@ -402,6 +402,9 @@ func (c *conn) startError(s *session, stage string, err error) error {
 		fmt.Fprintf(&b, ": cannot start %q: %v", c.cfg.Command, unwrapTransport(err))
 	case timedOut:
 		fmt.Fprintf(&b, ": %s: no answer within %s (the backend's startTimeout)", stage, c.cfg.StartTimeout)
+	case strings.HasPrefix(err.Error(), resultTooLargeMark):
+		fmt.Fprintf(&b, ": %s: the answer (%s bytes) is over limits.maxResultBytes (%d bytes)",
+			stage, strings.TrimPrefix(err.Error(), resultTooLargeMark), c.m.opts.MaxResultBytes)
 	case c.cfg.Transport == config.TransportStdio && s.stderr != nil && exitErr != nil:
 		fmt.Fprintf(&b, " exited during %s: %v", stage, exitErr)
 	default:
@@ -469,36 +472,6 @@ func (s *session) awaitStderr() {
 	case <-s.exited:
 	case <-time.After(time.Second):
 	}
-}
-
-func (c *conn) newStdio(s *session) error {
-	s.stderr = newStderrTail(c.m.log, c.cfg.Name)
-	r, w, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("stderr pipe: %w", err)
-	}
-	s.stderrR, s.stderrW, s.exited = r, w, make(chan struct{})
-	env := make([]string, 0, len(c.cfg.Env))
-	for k, v := range c.cfg.Env {
-		env = append(env, k+"="+v)
-	}
-	sort.Strings(env)
-	cmdFunc := func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-		cmd := exec.CommandContext(ctx, command, args...)
-		cmd.Env = append(os.Environ(), env...)
-		cmd.Stderr = w
-		cmd.SysProcAttr = backendProcAttr()
-		cmd.Cancel = func() error {
-			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-		cmd.WaitDelay = 2 * time.Second
-		s.cmd = cmd
-		return cmd, nil
-	}
-	t := transport.NewStdioWithOptions(c.cfg.Command, env, c.cfg.Args,
-		transport.WithCommandFunc(cmdFunc), transport.WithCommandLogger(c.m.log))
-	s.client = client.NewClient(t)
-	return nil
 }
 
 func (c *conn) newStreamable(s *session, legacy bool) error {

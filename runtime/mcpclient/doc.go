@@ -18,6 +18,12 @@
 // idle is noticed at once, so the next call does not fail. An HTTP backend
 // whose connection fails is dialed again on the next call, and one that
 // lost the session (it restarted) gets a new session and the call again.
+// A stdio backend that stops reading its stdin does not hold calls up:
+// each returns when its context ends, Ready reports the blocked write, and
+// a write blocked for 5s gets the process killed (*StuckError) and
+// restarted by the next call (see stdio.go). An answer over
+// Options.MaxResultBytes (limits.maxResultBytes) fails its call with a
+// *ResultTooLargeError without being read whole (stdio.go, bodylimit.go).
 // A backend's tool list is refreshed when it sends
 // notifications/tools/list_changed. Streamable HTTP backends are asked for
 // the 2025-11-25 session handshake first, because its calls cost about half

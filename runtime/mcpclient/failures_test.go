@@ -424,9 +424,17 @@ func TestIdleExitIsNoticedAndNextCallRestarts(t *testing.T) {
 	if _, err := call(m, context.Background(), "exit_later", map[string]any{"ms": 100}); err != nil {
 		t.Fatalf("exit_later: %v", err)
 	}
+	// Ready first says "connection lost" while the exit is described (the
+	// process reaped, its stderr read to the end), then the exit itself:
+	// wait for that, the settled answer.
 	var ready error
-	if !eventually(10*time.Second, func() bool { ready = m.Ready()["fake"]; return ready != nil }) {
-		t.Fatalf("Ready()[fake] stayed nil after the process exited")
+	exited := func() bool {
+		ready = m.Ready()["fake"]
+		var ee *ExitError
+		return errors.As(ready, &ee)
+	}
+	if !eventually(10*time.Second, exited) {
+		t.Fatalf("Ready()[fake] = %v 10s after the process exited; want its exit status", ready)
 	}
 	want := "backend \"fake\" exited: exit status 7; its stderr ends with:\n    fake: exiting while idle"
 	if ready.Error() != want {

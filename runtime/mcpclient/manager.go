@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,12 @@ type Options struct {
 	// ClientName and ClientVersion are sent in initialize (defaults
 	// "vmcp" and "dev").
 	ClientName, ClientVersion string
+	// MaxResultBytes bounds the size of one backend answer (vmcp.yaml's
+	// limits.maxResultBytes): over stdio the JSON-RPC line, over HTTP the
+	// response body. A call whose answer is larger fails with a
+	// *ResultTooLargeError, and the session goes on. 0 means
+	// config.DefaultMaxResultBytes; negative means no limit.
+	MaxResultBytes int
 }
 
 // Manager holds one MCP client per backend. It is safe for concurrent use.
@@ -73,7 +80,10 @@ func Connect(ctx context.Context, backends map[string]*config.Backend, opts Opti
 	if opts.ClientVersion == "" {
 		opts.ClientVersion = "dev"
 	}
-	m := &Manager{opts: opts, log: opts.Logger, conns: map[string]*conn{}, http: newHTTPClient()}
+	if opts.MaxResultBytes == 0 {
+		opts.MaxResultBytes = config.DefaultMaxResultBytes
+	}
+	m := &Manager{opts: opts, log: opts.Logger, conns: map[string]*conn{}, http: newHTTPClient(opts.MaxResultBytes)}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	for name, b := range backends {
 		if b == nil {
@@ -190,6 +200,7 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
+	callCtx, overLimit := withOverLimitMark(callCtx)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
@@ -202,7 +213,7 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.client.CallTool(callCtx, req)
+	res, err := s.callTool(callCtx, req)
 	if c.sessionLost(err) {
 		// The HTTP server forgot the session (it restarted) and did not
 		// run the call: start a new session and send it once more.
@@ -210,7 +221,7 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 		if s, err = c.get(callCtx); err != nil {
 			return nil, err
 		}
-		res, err = s.client.CallTool(callCtx, req)
+		res, err = s.callTool(callCtx, req)
 	}
 	if err == nil {
 		if res == nil {
@@ -218,7 +229,16 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 		}
 		return res, nil
 	}
+	var stuck *StuckError
 	switch {
+	case errors.As(err, &stuck):
+		// This call's own write missed its deadline.
+		return nil, c.fail(s, err)
+	case strings.HasPrefix(err.Error(), resultTooLargeMark):
+		size, _ := strconv.Atoi(strings.TrimPrefix(err.Error(), resultTooLargeMark))
+		return nil, &ResultTooLargeError{Backend: backend, Tool: tool, Limit: m.opts.MaxResultBytes, Size: size}
+	case errors.Is(err, errBodyTooLarge), overLimit.Load():
+		return nil, &ResultTooLargeError{Backend: backend, Tool: tool, Limit: m.opts.MaxResultBytes}
 	case ended(ctx):
 		if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("backend %q: tool %q: deadline exceeded: %w", backend, tool, context.DeadlineExceeded)
@@ -232,6 +252,51 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 	return nil, c.fail(s, err)
 }
 
+// callTool calls a tool on the session. Over stdio it returns as soon as
+// ctx ends, even while mcp-go is still blocked writing the request to a
+// backend that does not read (see stdio.go); the abandoned call ends when
+// the write does, at the latest when the stall kills the backend.
+func (s *session) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if s.stdin == nil {
+		return s.client.CallTool(ctx, req)
+	}
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := s.client.CallTool(ctx, req)
+		done <- answer{res, err}
+	}()
+	select {
+	case a := <-done:
+		return a.res, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// ResultTooLargeError is a call whose answer was over the manager's
+// MaxResultBytes (limits.maxResultBytes). The answer was discarded unread;
+// the backend keeps serving.
+type ResultTooLargeError struct {
+	Backend, Tool string
+	Limit         int
+	// Size is the answer's size in bytes when it is known (stdio reads
+	// to its end, discarding it; HTTP stops at the limit), else 0.
+	Size int
+}
+
+func (e *ResultTooLargeError) Error() string {
+	size := ""
+	if e.Size > 0 {
+		size = fmt.Sprintf(" (%d bytes)", e.Size)
+	}
+	return fmt.Sprintf("backend %q: tool %q returned an answer%s over limits.maxResultBytes (%d bytes); raise the limit in vmcp.yaml or make the tool return less",
+		e.Backend, e.Tool, size, e.Limit)
+}
+
 // idleConnsPerBackend is how many idle keep-alive connections to one HTTP
 // backend are kept for reuse: more than a workflow's steps or forEach
 // iterations run at once by default (10; forEach at most 50), so parallel
@@ -243,11 +308,16 @@ const idleConnsPerBackend = 64
 // only 2 idle connections per host: with 10 calls to one backend in
 // parallel it dialed and dropped a connection about every 30 calls (205
 // connections for 5000 calls), and the calls' p50 was 10% higher.
-func newHTTPClient() *http.Client {
+//
+// maxResultBytes > 0 bounds the body of every answer (see bodylimit.go).
+func newHTTPClient(maxResultBytes int) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 0 // no limit across backends
 	t.MaxIdleConnsPerHost = idleConnsPerBackend
-	return &http.Client{Transport: t}
+	if maxResultBytes <= 0 {
+		return &http.Client{Transport: t}
+	}
+	return &http.Client{Transport: &limitedTransport{next: t, limit: int64(maxResultBytes)}}
 }
 
 // TimeoutError is a call that the backend did not answer within its
@@ -316,13 +386,16 @@ func (m *Manager) Catalog() *catalog.Catalog {
 
 // Ready reports each backend's health: nil when it has a live session,
 // otherwise why not (for example the exit of a stdio process that the next
-// call will restart).
+// call will restart, or a *StuckError for one that stopped reading its
+// stdin: blocked for a while, then killed).
 func (m *Manager) Ready() map[string]error {
 	out := make(map[string]error, len(m.names))
 	for _, n := range m.names {
 		c := m.conns[n]
 		c.mu.Lock()
 		switch {
+		case c.sess != nil && c.sess.stdin != nil && c.sess.stdin.blocked() >= stdinBlockedReport:
+			out[n] = &StuckError{Backend: n, Blocked: c.sess.stdin.blocked()}
 		case c.sess != nil:
 			out[n] = nil
 		case c.down != nil:
