@@ -112,7 +112,6 @@ compositeTools:
 		{"bad --arg", []string{"--config", cfg, "add_then_echo", "--arg", "a"}, 2, "", `--arg "a": want name=value`},
 		{"bad --args-json", []string{"--config", cfg, "add_then_echo", "--args-json", "[1]"}, 2, "", "--args-json must be a JSON object"},
 		{"no tool", []string{"--config", cfg}, 2, "", "accepts 1 arg(s)"},
-		{"no config", []string{"add_then_echo"}, 2, "", "--config is required"},
 		{"unknown backend tool", []string{"--config", broken, "typo"}, 1, "", "vmcp.yaml:"},
 	}
 	for _, tt := range tests {
@@ -128,5 +127,11 @@ compositeTools:
 				t.Errorf("stderr lacks %q:\n%s", tt.inStderr, errOut)
 			}
 		})
+	}
+	// Without --config, vmcp call reads ./vmcp.yaml (the loop above ran next
+	// to one); in a directory without one it says what to pass.
+	_, errOut, code := run(t, 90*time.Second, t.TempDir(), bins.vmcp, "call", "add_then_echo")
+	if want := "no --config given and there is no ./vmcp.yaml: pass --config FILE"; code != 2 || !strings.Contains(errOut, want) {
+		t.Errorf("vmcp call without --config or ./vmcp.yaml exited %d; want 2 and %q\nstderr:\n%s", code, want, errOut)
 	}
 }

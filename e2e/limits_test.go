@@ -21,6 +21,9 @@ import (
 const limitsConfig = `
 backends:
   tb: {command: "${TB}"}
+# The echo of a 6 MB text answers with it twice (text and structured
+# content); these tests are about argument values, so answers may be big.
+limits: {maxResultBytes: 67108864}
 compositeTools:
   - name: pass_obj
     description: Pass an object parameter on to a backend
