@@ -91,7 +91,7 @@ func (w *wfCheck) checkRef(n *parser.Node, r ref, sc scope) {
 			w.add(errUnknownVar(pos, path, r.path[1], w.varNames))
 		}
 	case "workflow":
-		if len(r.path) >= 2 && r.path[1] != "id" {
+		if len(r.path) >= 2 && !contains(workflowFields, r.path[1]) {
 			w.add(errUnknownWorkflowField(pos, path, r.path[1]))
 		}
 	case "forEach":
@@ -137,7 +137,16 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 			return
 		}
 	}
-	if sc.kind == inStep {
+	if target.finally && (sc.kind != inStep || !sc.step.finally) {
+		w.add(errFinallyRead(pos, path, readerName(sc), id))
+		return
+	}
+	why := target.why
+	switch {
+	case sc.kind == inStep && sc.step.finally && !target.finally:
+		// Every top-level step has ended, but perhaps without an output.
+		why = finallyReadWhy
+	case sc.kind == inStep:
 		reader := sc.step
 		if ti == reader.index {
 			w.add(errSelfReference(pos, path, id, what))
@@ -160,7 +169,6 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 		w.add(errUnknownAnswerField(pos, path, id, r.path[3], target.answers))
 		return
 	}
-	why := target.why
 	if sc.kind == inOutput && why == "" {
 		why = w.skippedByRemaining(target)
 	}
