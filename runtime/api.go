@@ -130,6 +130,23 @@ type StepState struct {
 	// Note explains anything unusual about the record, for example that a
 	// store truncated a large output.
 	Note string `json:"note,omitempty"`
+	// Finally marks a step of the workflow's finally list: it ran after
+	// every other step had ended, and its failure did not change the run's
+	// status.
+	Finally bool `json:"finally,omitempty"`
+}
+
+// FailedFinally returns the ids of the finally steps that failed, in plan
+// order. They do not change the run's status, so callers name them
+// (the MCP result's _meta, vmcp runs show).
+func (r *Run) FailedFinally() []string {
+	var ids []string
+	for _, st := range r.Steps {
+		if st.Finally && st.Status == StepFailed {
+			ids = append(ids, st.ID)
+		}
+	}
+	return ids
 }
 
 // RunFilter selects runs in Store.ListRuns. Zero fields match everything.

@@ -215,6 +215,7 @@ type runState struct {
 	running       int
 	done          int
 	stopped       bool // start nothing new
+	finalPhase    bool // the finally steps run: stop has no effect (dlMu)
 	interrupted   bool // the run's context ended before every step finished
 	skipRemaining bool
 	firstErr      *StepError
@@ -340,7 +341,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		r.data["vars"] = map[string]any{}
 	}
 	if !wp.chainsOnly || wp.chainRoots["workflow"] {
-		r.data["workflow"] = map[string]any{"id": id, "name": wp.wf.Name}
+		r.data["workflow"] = map[string]any{"id": id, "name": wp.wf.Name, "status": string(RunRunning)}
 	}
 	return r
 }
@@ -362,7 +363,11 @@ func (r *runState) execute() {
 		r.loop()
 	}
 	r.stopWorkers()
-	r.finishRun()
+	out := r.decideOutcome()
+	if len(r.wp.finallyRoots) > 0 {
+		r.runFinally(out.status)
+	}
+	r.finishRun(out)
 }
 
 func (r *runState) evalVars() *StepError {
@@ -458,7 +463,7 @@ func (r *runState) next() (own stepJob, complete bool) {
 	if own.sp != nil || r.running > 0 {
 		return own, false
 	}
-	if r.ctx.Err() != nil && r.done < len(r.wp.steps) && !r.skipRemaining {
+	if r.ctx.Err() != nil && r.done < r.wp.nmain && !r.skipRemaining {
 		r.interrupted = true
 	}
 	return own, true
@@ -569,6 +574,9 @@ func (r *runState) now() time.Time {
 func (r *runState) stop(cause error) {
 	r.dlMu.Lock()
 	defer r.dlMu.Unlock()
+	if r.finalPhase {
+		return // the outcome is decided; finally steps have their own bounds
+	}
 	r.cancel(cause)
 	r.endDeadlines()
 }
@@ -736,6 +744,9 @@ func (r *runState) handle(m stepMsg) {
 
 // effectiveAction is what a failed step does once its retries are spent.
 func (r *runState) effectiveAction(sp *stepPlan) string {
+	if sp.finally {
+		return ir.ActionContinue // a failed finally step never stops the others
+	}
 	switch sp.action {
 	case ir.ActionContinue:
 		return ir.ActionContinue
@@ -825,26 +836,23 @@ func (r *runState) emit(ev Event) {
 	r.opts.OnEvent(ev)
 }
 
-// finishRun decides the final status, builds the result and records it.
-func (r *runState) finishRun() {
+// decideOutcome decides the run's status, error and result once the
+// top-level steps have ended, before any finally step runs.
+func (r *runState) decideOutcome() outcome {
 	run := r.run
 	wf := r.wp.wf
 	switch {
 	case r.firstErr != nil:
-		run.Status = RunFailed
-		run.Error = r.firstErr
+		return outcome{status: RunFailed, err: r.firstErr}
 	case r.interrupted:
 		if errors.Is(r.endCause(), errWorkflowTimeout) {
-			run.Status = RunTimedOut
-			run.Error = &StepError{Pos: wf.Pos, Msg: fmt.Sprintf("workflow timed out after %s", r.wp.timeout)}
-		} else {
-			run.Status = RunCancelled
-			run.Error = &StepError{Pos: wf.Pos, Msg: "run cancelled"}
+			return outcome{status: RunTimedOut, err: &StepError{Pos: wf.Pos, Msg: fmt.Sprintf("workflow timed out after %s", r.wp.timeout)}}
 		}
+		return outcome{status: RunCancelled, err: &StepError{Pos: wf.Pos, Msg: "run cancelled"}}
 	default:
 		if r.skipRemaining {
 			now := time.Now()
-			for i := range run.Steps {
+			for i := range run.Steps[:r.wp.nmain] {
 				st := run.Steps[i]
 				if st.Status != StepPending {
 					continue
@@ -862,13 +870,16 @@ func (r *runState) finishRun() {
 		}
 		out, serr := r.compositeResult()
 		if serr != nil {
-			run.Status = RunFailed
-			run.Error = serr
-		} else {
-			run.Status = RunCompleted
-			run.Output = out
+			return outcome{status: RunFailed, err: serr}
 		}
+		return outcome{status: RunCompleted, output: out}
 	}
+}
+
+// finishRun records the run with its outcome.
+func (r *runState) finishRun(out outcome) {
+	run := r.run
+	run.Status, run.Error, run.Output = out.status, out.err, out.output
 	run.EndedAt = time.Now()
 	if r.updates != nil {
 		close(r.updates)
