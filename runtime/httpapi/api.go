@@ -103,6 +103,9 @@ type RunSummary struct {
 	StepCount  int                `json:"stepCount"`
 	Finished   int                `json:"finishedSteps"`
 	Error      *runtime.StepError `json:"error,omitempty"`
+	// FinallyFailed names the finally steps that failed; they do not
+	// change Status.
+	FinallyFailed []string `json:"finallyFailed,omitempty"`
 }
 
 // RunList is the body of GET /api/v1/runs.
@@ -132,7 +135,8 @@ type Error struct {
 // count up to now.
 func Summarize(r *runtime.Run, now time.Time) RunSummary {
 	s := RunSummary{ID: r.ID, Workflow: r.Workflow, Status: r.Status, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
-		DurationMS: durationMS(r.StartedAt, r.EndedAt, now), StepCount: len(r.Steps), Error: r.Error}
+		DurationMS: durationMS(r.StartedAt, r.EndedAt, now), StepCount: len(r.Steps), Error: r.Error,
+		FinallyFailed: r.FailedFinally()}
 	for _, st := range r.Steps {
 		switch st.Status {
 		case runtime.StepCompleted, runtime.StepFailed, runtime.StepSkipped:
