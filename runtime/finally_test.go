@@ -77,8 +77,8 @@ func TestFinallyAfterSuccess(t *testing.T) {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
 	rel := stepRecord(t, run, "release")
-	if !rel.Finally || rel.Status != StepCompleted || stepRecord(t, run, "work").Finally {
-		t.Errorf("records: release %+v, work %+v; want release a completed finally step and work not one", rel, stepRecord(t, run, "work"))
+	if run.FinallyFrom != 2 || !run.IsFinally(2) || run.IsFinally(1) || rel.Status != StepCompleted {
+		t.Errorf("FinallyFrom = %d, release %+v; want 2 and release a completed finally step", run.FinallyFrom, rel)
 	}
 	if !rel.StartedAt.After(stepRecord(t, run, "work").EndedAt) && !rel.StartedAt.Equal(stepRecord(t, run, "work").EndedAt) {
 		t.Errorf("release started at %v, before work ended at %v", rel.StartedAt, stepRecord(t, run, "work").EndedAt)
@@ -254,5 +254,23 @@ func TestFinallyIgnoresCancelWhileRunning(t *testing.T) {
 	run := <-done
 	if run.Status != RunCompleted || stepRecord(t, run, "release").Status != StepCompleted {
 		t.Errorf("Run = %v, release %v; want both completed: the outcome was decided before finally", run.Status, stepRecord(t, run, "release").Status)
+	}
+}
+
+// TestWorkflowStatusWhileRunning: top-level steps read .workflow.status as
+// running; only finally steps see the outcome.
+func TestWorkflowStatusWhileRunning(t *testing.T) {
+	wf := withFinally(build("status", tool("work", "jobs.run", M{"outcome": "{{.workflow.status}}"})),
+		tool("after", "jobs.run", M{"outcome": "{{.workflow.status}}"}))
+	fb := newFake(nil)
+	e := mustEngine(t, plan(wf), Options{Backend: fb})
+	if run, _ := e.Run(context.Background(), "status", nil, RunOptions{}); run.Status != RunCompleted {
+		t.Fatalf("status = %s; want completed", run.Status)
+	}
+	if got := finallyArgs(t, fb, "work")["outcome"]; got != "running" {
+		t.Errorf("work saw .workflow.status %v; want running", got)
+	}
+	if got := finallyArgs(t, fb, "after")["outcome"]; got != "completed" {
+		t.Errorf("after saw .workflow.status %v; want completed", got)
 	}
 }

@@ -180,7 +180,7 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 	wp.pendingCounts = make([]int32, len(wp.steps))
 	for i, sp := range wp.steps {
 		wp.pendingView[sp.id] = pendingEntry
-		wp.pendingSteps[i] = StepState{ID: sp.id, Status: StepPending, Finally: sp.finally}
+		wp.pendingSteps[i] = StepState{ID: sp.id, Status: StepPending}
 		wp.pendingCounts[i] = int32(sp.ndeps)
 		switch {
 		case sp.finally && sp.ndeps == 0:

@@ -301,6 +301,9 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		StartedAt: time.Now(),
 		Steps:     make([]StepState, n),
 	}
+	if len(wp.finallyRoots) > 0 {
+		r.run.FinallyFrom = wp.nmain
+	}
 	if wp.timeout > 0 {
 		r.deadline = r.run.StartedAt.Add(wp.timeout)
 	}

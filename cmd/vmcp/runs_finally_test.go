@@ -18,8 +18,8 @@ func TestPrintRunDetailFinally(t *testing.T) {
 	run := &runtime.Run{ID: "r-3", Workflow: "deploy", Status: runtime.RunCompleted, StartedAt: t0, EndedAt: t0.Add(2 * time.Second),
 		Steps: []runtime.StepState{
 			{ID: "deploy", Status: runtime.StepCompleted, Attempts: 1, StartedAt: t0, EndedAt: t0.Add(time.Second)},
-			{ID: "notify", Status: runtime.StepFailed, Attempts: 1, StartedAt: t0.Add(time.Second), EndedAt: t0.Add(2 * time.Second), Error: "chat is down", Finally: true},
-		}}
+			{ID: "notify", Status: runtime.StepFailed, Attempts: 1, StartedAt: t0.Add(time.Second), EndedAt: t0.Add(2 * time.Second), Error: "chat is down"},
+		}, FinallyFrom: 1}
 	var buf bytes.Buffer
 	printRunDetail(&buf, httpapi.Detail(run, t0.Add(time.Hour)), t0.Add(time.Hour))
 	want := `run       r-3

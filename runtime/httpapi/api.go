@@ -124,6 +124,8 @@ type RunDetail struct {
 type StepDetail struct {
 	runtime.StepState
 	DurationMS int64 `json:"durationMs"`
+	// Finally marks a finally step (see runtime.Run.IsFinally).
+	Finally bool `json:"finally,omitempty"`
 }
 
 // Error is the body of every error response.
@@ -150,7 +152,7 @@ func Summarize(r *runtime.Run, now time.Time) RunSummary {
 func Detail(r *runtime.Run, now time.Time) RunDetail {
 	d := RunDetail{RunSummary: Summarize(r, now), Output: r.Output, Steps: make([]StepDetail, len(r.Steps))}
 	for i, st := range r.Steps {
-		d.Steps[i] = StepDetail{StepState: st}
+		d.Steps[i] = StepDetail{StepState: st, Finally: r.IsFinally(i)}
 		if !st.StartedAt.IsZero() {
 			d.Steps[i].DurationMS = durationMS(st.StartedAt, st.EndedAt, now)
 		}

@@ -177,7 +177,7 @@ type TimelineEntry struct {
 // milliseconds from the start of the run, in plan order.
 func Timeline(run *runtime.Run) []TimelineEntry {
 	out := []TimelineEntry{}
-	for _, st := range run.Steps {
+	for i, st := range run.Steps {
 		if st.StartedAt.IsZero() {
 			continue
 		}
@@ -186,7 +186,7 @@ func Timeline(run *runtime.Run) []TimelineEntry {
 			Status:   string(st.Status),
 			Attempts: st.Attempts,
 			StartMs:  ms(st.StartedAt.Sub(run.StartedAt)),
-			Finally:  st.Finally,
+			Finally:  run.IsFinally(i),
 		}
 		if !st.EndedAt.IsZero() {
 			e.EndMs = ms(st.EndedAt.Sub(run.StartedAt))
