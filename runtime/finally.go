@@ -16,7 +16,8 @@ package runtime
 //  2. .workflow.status becomes that status, and every top-level step that
 //     ended without an output of its own (failed, or never started)
 //     shows its defaultResults as .steps.X.output, as the checker's
-//     defaultResults rule for finally steps promises.
+//     defaultResults rule for finally steps promises (an empty object
+//     when it has none, so that index reads yield nothing).
 //  3. The finally phase gets a context of its own, detached from the
 //     caller's (a client that cancelled is gone, and a cancelled run must
 //     still clean up) and without the workflow deadline (which may have
@@ -109,7 +110,8 @@ func (r *runState) runFinally(status RunStatus) {
 
 // exposeOutcome sets .workflow.status to the run's outcome and shows the
 // defaultResults of every top-level step that ended without an output of
-// its own. Called with sched held.
+// its own (an empty object when it has none). The step records keep what
+// happened. Called with sched held.
 func (r *runState) exposeOutcome(status RunStatus) {
 	if wfData, ok := r.data["workflow"].(map[string]any); ok {
 		next := make(map[string]any, len(wfData))
@@ -125,8 +127,12 @@ func (r *runState) exposeOutcome(status RunStatus) {
 		if st.Output != nil || st.Status == StepCompleted || st.Status == StepSkipped {
 			continue
 		}
+		// Without defaultResults the checker allowed only index reads: an
+		// empty object makes them yield nothing instead of failing on nil.
+		var shown any = map[string]any{}
 		if defaults := r.wp.steps[i].step.DefaultResults; defaults != nil {
-			r.setEntry(i, defaults, st.Status, st.Error)
+			shown = defaults
 		}
+		r.setEntry(i, shown, st.Status, st.Error)
 	}
 }

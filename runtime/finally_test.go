@@ -274,3 +274,24 @@ func TestWorkflowStatusWhileRunning(t *testing.T) {
 		t.Errorf("after saw .workflow.status %v; want completed", got)
 	}
 }
+
+// TestFinallyIndexReadsOfMissingOutput: a top-level step that failed
+// without defaultResults reads as an empty object in finally steps, so
+// index (the checker's way to read an optional field) yields null instead
+// of failing the finally step.
+func TestFinallyIndexReadsOfMissingOutput(t *testing.T) {
+	wf := withFinally(build("idx", tool("work", "jobs.fail", nil), tool("later", "jobs.run", nil, "work")),
+		tool("after", "jobs.run", M{"id": `{{index .steps.work.output "id"}}`, "later": `{{index .steps.later.output "id"}}`, "fixed": "x"}))
+	fb := newFake(map[string]*fakeTool{"jobs.fail": {fail: true}})
+	e := mustEngine(t, plan(wf), Options{Backend: fb})
+	run, _ := e.Run(context.Background(), "idx", nil, RunOptions{})
+	if st := stepRecord(t, run, "after"); run.Status != RunFailed || st.Status != StepCompleted {
+		t.Fatalf("Run = %s, after = %+v; want failed and after completed", run.Status, st)
+	}
+	if diff := cmp.Diff(M{"fixed": "x", "id": nil, "later": nil}, finallyArgs(t, fb, "after")); diff != "" {
+		t.Errorf("after arguments (-want +got):\n%s", diff)
+	}
+	if st := stepRecord(t, run, "work"); st.Output != nil {
+		t.Errorf("work's record output = %v; want none (the record keeps what happened)", st.Output)
+	}
+}
