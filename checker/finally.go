@@ -74,6 +74,9 @@ func (w *wfCheck) checkFinallyStep(si *stepInfo) {
 	}
 	// The IR index counts within the finally list.
 	si.ir.Index = si.index - w.nmain
+	if fe := si.ir.ForEach; fe != nil && fe.Step != nil {
+		fe.Step.Index = si.ir.Index
+	}
 }
 
 // finallyEdgeAllowed reports whether the dependsOn entry it, from step si

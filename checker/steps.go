@@ -127,9 +127,6 @@ func (w *wfCheck) checkStep(i int, s *parser.Step, finally bool) *stepInfo {
 		}
 	}
 	st.OnError = w.checkOnError(s.OnError)
-	if finally {
-		w.checkFinallyStep(si)
-	}
 	w.checkDefaults(si)
 	switch si.typ {
 	case ir.StepTool:
@@ -138,6 +135,9 @@ func (w *wfCheck) checkStep(i int, s *parser.Step, finally bool) *stepInfo {
 		w.checkElicitation(si)
 	case ir.StepForEach:
 		w.checkForEach(si)
+	}
+	if finally {
+		w.checkFinallyStep(si)
 	}
 	return si
 }
