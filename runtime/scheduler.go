@@ -54,6 +54,12 @@ package runtime
 // decides the final status (failed, cancelled, timed_out). skip_remaining
 // stops new starts without cancelling: running steps finish, and every
 // step that never started is marked skipped.
+//
+// Finally steps. They follow the top-level steps in workflowPlan.steps and
+// are not roots, so the loop above never reaches them. Once it is over,
+// the outcome is decided (decideOutcome), and when the workflow has
+// finally steps the loop runs again over them alone, on a context of their
+// own (finally.go); then the run is recorded with that outcome.
 
 import (
 	"context"
