@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -115,5 +116,18 @@ func TestFinallyAfterWorkflowTimeout(t *testing.T) {
 		if !strings.Contains(string(b), line+"\n") {
 			t.Errorf("backend record lacks %q:\n%s", line, b)
 		}
+	}
+}
+
+// TestCallFinallyFailure: vmcp call exits 0 for a completed run whose
+// finally step failed, prints the output, and names the step on stderr.
+func TestCallFinallyFailure(t *testing.T) {
+	cfg := writeConfig(t, strings.ReplaceAll(finallyConfig, "${TIMEOUT}", "1m"), filepath.Join(t.TempDir(), "record.txt"))
+	out, errOut, code := run(t, 90*time.Second, filepath.Dir(cfg), bins.vmcp, "call", "--config", cfg, "noisy_cleanup")
+	if code != 0 || out != "{\n  \"text\": \"done\"\n}\n" {
+		t.Errorf("vmcp call noisy_cleanup = exit %d, stdout %q; want 0 and the output\nstderr:\n%s", code, out, errOut)
+	}
+	if want := `vmcp: finally step "notify" failed (the run is still completed): tb.fail returned an error: chat is down`; !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
 	}
 }

@@ -104,7 +104,7 @@ func (r *runState) runFinally(status RunStatus) {
 	r.loop()
 	r.stopWorkers()
 	if failed := r.run.FailedFinally(); len(failed) > 0 {
-		r.e.log.Warn("finally steps failed", "run_id", r.run.ID, "workflow", r.run.Workflow, "steps", failed)
+		r.e.log.Info("finally steps failed", "run_id", r.run.ID, "workflow", r.run.Workflow, "steps", failed)
 	}
 }
 
