@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -294,4 +296,53 @@ func TestFinallyIndexReadsOfMissingOutput(t *testing.T) {
 	if st := stepRecord(t, run, "work"); st.Output != nil {
 		t.Errorf("work's record output = %v; want none (the record keeps what happened)", st.Output)
 	}
+}
+
+// TestFinallyCancelRace cancels runs at every moment around the end of
+// their top-level steps (under -race): whatever the timing, the finally
+// step runs exactly once, to the end, and the run is completed or
+// cancelled, never anything else.
+func TestFinallyCancelRace(t *testing.T) {
+	wf := withFinally(build("race",
+		tool("a", "svc.quick", nil),
+		tool("b", "svc.quick", nil, "a"),
+	), tool("cleanup", "svc.quick", M{"outcome": "{{.workflow.status}}"}))
+	fb := newFake(map[string]*fakeTool{"svc.quick": {latency: 200 * time.Microsecond}})
+	e := mustEngine(t, plan(wf), Options{Backend: fb})
+	const runs = 200
+	for i := range runs {
+		id := fmt.Sprintf("run-%d", i)
+		done := make(chan *Run)
+		go func() {
+			run, _ := e.Run(context.Background(), "race", nil, RunOptions{RunID: id})
+			done <- run
+		}()
+		time.Sleep(time.Duration(i%10) * 100 * time.Microsecond)
+		if err := e.Cancel(context.Background(), id); err != nil && !errors.Is(err, ErrRunNotFound) {
+			t.Fatalf("Cancel(%s) = %v", id, err)
+		}
+		run := <-done
+		if run.Status != RunCompleted && run.Status != RunCancelled {
+			t.Fatalf("%s: status %s (%v); want completed or cancelled", id, run.Status, run.Error)
+		}
+		if st := stepRecord(t, run, "cleanup"); st.Status != StepCompleted {
+			t.Fatalf("%s: cleanup %+v; want completed", id, st)
+		}
+	}
+	var outcomes []string
+	fb.mu.Lock()
+	for _, c := range fb.calls {
+		if c.StepID == "cleanup" {
+			outcomes = append(outcomes, c.Arguments["outcome"].(string))
+		}
+	}
+	fb.mu.Unlock()
+	if len(outcomes) != runs {
+		t.Errorf("cleanup ran %d times in %d runs; want once per run", len(outcomes), runs)
+	}
+	seen := map[string]int{}
+	for _, o := range outcomes {
+		seen[o]++
+	}
+	t.Logf("cleanup saw outcomes %v", seen)
 }
