@@ -27,6 +27,7 @@ package checker
 // (only elicitations) has no floor: its annotations stay as written.
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/vmcp-dev/vmcp/catalog"
@@ -108,7 +109,7 @@ func stepTools(wf *ir.Workflow, cat *catalog.Catalog) (known []stepTool, hasTool
 			known = append(known, stepTool{id: id, ref: tr, tool: t})
 		}
 	}
-	for _, s := range wf.Steps {
+	for _, s := range slices.Concat(wf.Steps, wf.Finally) {
 		switch {
 		case s.Type == ir.StepTool:
 			add(s.ID, s.Tool)

@@ -141,7 +141,8 @@ type wfCheck struct {
 	vars       map[string]bool
 	varNames   []string
 
-	steps []*stepInfo
+	steps []*stepInfo    // the top-level steps, then the finally steps
+	nmain int            // how many of steps are top-level steps
 	byID  map[string]int // id -> index of the first step with it
 	ids   []string       // every distinct id, for suggestions
 

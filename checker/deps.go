@@ -110,6 +110,7 @@ func (w *wfCheck) resolveDeps() {
 				w.add(errSelfDependency(it.Pos, it.Path, name))
 			case listed(to):
 				w.add(warnRepeatedDependency(it.Pos, it.Path, name))
+			case !w.finallyEdgeAllowed(si, w.steps[to], it):
 			default:
 				if seen != nil {
 					seen[to] = true
@@ -379,6 +380,8 @@ func (w *wfCheck) computeMaySkip(si *stepInfo) {
 	switch a := si.ir.OnError.Action; {
 	case a == "continue":
 		why = append(why, "may fail with onError: continue")
+	case si.finally:
+		why = append(why, finallyMayFail)
 	case a != "abort" && w.wf.FailureMode == "continue":
 		why = append(why, "may fail while the workflow's failureMode is continue")
 	}

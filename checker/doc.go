@@ -4,7 +4,8 @@
 // catalog, or nil). CheckPlan gives a compiled ir.Plan the checks that
 // need a catalog (plan.go). Out: one ir.Workflow per workflow that has no errors,
 // in file order with Steps in source order (Step.Index is the source
-// index, Step.Deps the sorted indexes of direct dependencies), and a
+// index, Step.Deps the sorted indexes of direct dependencies) and Finally
+// likewise (indexes within Finally; finally.go has their rules), and a
 // diag.List with every problem found, each with a severity, an exact
 // position, a YAML path, a stable code (the Code* constants) and a
 // message. Entry points: Check, CheckPlan.

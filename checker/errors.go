@@ -77,6 +77,11 @@ const (
 	CodeInvalidAnnotation     = "invalid_annotation"
 	CodeUnsafeAnnotation      = "unsafe_annotation"
 	CodeConditionNotTemplated = "condition_constant"
+	CodeFinallyElicitation    = "finally_elicitation"
+	CodeFinallyAbort          = "finally_abort"
+	CodeDependsOnFinally      = "depends_on_finally"
+	CodeFinallyDependsOnStep  = "finally_depends_on_step"
+	CodeFinallyRead           = "finally_read"
 )
 
 func errorAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnostic {
@@ -657,4 +662,34 @@ func joinLast(names []string, last string) string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + last + names[len(names)-1]
+}
+
+func errFinallyElicitation(pos ir.Pos, path, id string) diag.Diagnostic {
+	return errorAt(pos, path, CodeFinallyElicitation,
+		fmt.Sprintf("finally step %q is an elicitation; finally steps cannot ask the user, because a cancelled or timed-out run has no client left to answer", id),
+		"ask before the run ends, in a top-level step, and let the finally step read its answer")
+}
+
+func errFinallyAbort(pos ir.Pos, path, id string) diag.Diagnostic {
+	return errorAt(pos, path, CodeFinallyAbort,
+		fmt.Sprintf("finally step %q cannot abort: the run has already ended, and a failed finally step never stops the others", id),
+		"use onError action continue or retry; a failed finally step is recorded and named in the result's _meta")
+}
+
+func errDependsOnFinally(pos ir.Pos, path, reader, target string) diag.Diagnostic {
+	return errorAt(pos, path, CodeDependsOnFinally,
+		fmt.Sprintf("step %q depends on finally step %q, which runs only after every top-level step has ended", reader, target),
+		"move the step into finally too, or make the finally step a top-level step")
+}
+
+func warnFinallyDependsOnStep(pos ir.Pos, path, reader, target string) diag.Diagnostic {
+	return warnAt(pos, path, CodeFinallyDependsOnStep,
+		fmt.Sprintf("finally step %q depends on top-level step %q; this has no effect, as every top-level step has ended before finally steps start", reader, target),
+		"remove it: finally steps read any top-level step without dependsOn")
+}
+
+func errFinallyRead(pos ir.Pos, path, reader, target string) diag.Diagnostic {
+	return errorAt(pos, path, CodeFinallyRead,
+		fmt.Sprintf("%s reads finally step %q, which runs only after every top-level step has ended and the output is built", reader, target),
+		"only finally steps may read finally steps")
 }

@@ -12,6 +12,7 @@ package checker
 // reference.
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -32,7 +33,7 @@ func CheckPlan(p *ir.Plan, opts Options) diag.List {
 		return out
 	}
 	for _, wf := range p.Workflows {
-		for _, s := range wf.Steps {
+		for _, s := range slices.Concat(wf.Steps, wf.Finally) {
 			switch {
 			case s.Type == ir.StepTool:
 				out = append(out, checkPlanStep(opts, s)...)

@@ -153,7 +153,16 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 			return
 		}
 	}
-	if sc.kind == inStep {
+	if target.finally && (sc.kind != inStep || !sc.step.finally) {
+		w.add(errFinallyRead(pos, path, readerName(sc), id))
+		return
+	}
+	why := target.why
+	switch {
+	case sc.kind == inStep && sc.step.finally && !target.finally:
+		// Every top-level step has ended, but perhaps without an output.
+		why = finallyReadWhy
+	case sc.kind == inStep:
 		reader := sc.step
 		if ti == reader.index {
 			w.add(errSelfReference(pos, path, id, what))
@@ -165,7 +174,6 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 		}
 	}
 	// why says why the target may end without a result of its own.
-	why := target.why
 	if sc.kind == inOutput && why == "" && (what == "output" || what == "content") {
 		why = w.skippedByRemaining(target)
 	}

@@ -34,6 +34,9 @@ type stepInfo struct {
 	maySkip bool
 	why     string
 	itemVar string // forEach steps
+	// finally is set for the steps of the workflow's finally list; their
+	// index comes after every top-level step (see finally.go).
+	finally bool
 	// answers are the properties an elicitation's schema asks for (nil
 	// when the schema does not list them).
 	answers []string
@@ -75,10 +78,12 @@ func (w *wfCheck) checkSteps(pos ir.Pos, path string) {
 	case len(n.Items) > maxSteps:
 		w.add(errTooManySteps(n.Pos, n.Path, len(n.Items)))
 	}
-	// Pass 1: each step on its own.
+	// Pass 1: each step on its own, the finally steps after the others.
 	for i, s := range w.src.Steps {
-		w.steps = append(w.steps, w.checkStep(i, s))
+		w.steps = append(w.steps, w.checkStep(i, s, false))
 	}
+	w.nmain = len(w.steps)
+	w.checkFinallySteps()
 	w.checkDuplicateIDs()
 	// Pass 2: the dependency graph.
 	w.resolveDeps()
@@ -91,13 +96,19 @@ func (w *wfCheck) checkSteps(pos ir.Pos, path string) {
 	for _, si := range w.steps {
 		w.checkStepTemplates(si)
 	}
-	for _, si := range w.steps {
+	for _, si := range w.steps[:w.nmain] {
 		w.wf.Steps = append(w.wf.Steps, si.ir)
 	}
+	w.finallyIR()
 }
 
-func (w *wfCheck) checkStep(i int, s *parser.Step) *stepInfo {
-	si := &stepInfo{index: i, src: s, label: "steps[" + strconv.Itoa(i) + "]"}
+// checkStep checks step i of w.steps: a top-level step, or with finally
+// set the finally step at i - w.nmain.
+func (w *wfCheck) checkStep(i int, s *parser.Step, finally bool) *stepInfo {
+	si := &stepInfo{index: i, src: s, finally: finally, label: "steps[" + strconv.Itoa(i) + "]"}
+	if finally {
+		si.label = "finally[" + strconv.Itoa(i-w.nmain) + "]"
+	}
 	st := &ir.Step{Index: i, Type: ir.StepTool, Timeout: ir.Duration(defaultStepTimeout)}
 	si.ir = st
 	si.timeout = defaultStepTimeout
@@ -118,7 +129,7 @@ func (w *wfCheck) checkStep(i int, s *parser.Step) *stepInfo {
 	if d, ok := w.duration(s.Timeout, "timeout"); ok {
 		si.timeout = d
 		st.Timeout = ir.Duration(d)
-		if d > w.wf.Timeout.D() {
+		if d > w.wf.Timeout.D() && !finally { // finally steps run after the workflow timeout
 			w.add(warnTimeoutExceeds(s.Timeout.Pos, s.Timeout.Path, si.id, d.String(), w.wf.Timeout.D().String()))
 		}
 	}
@@ -131,6 +142,9 @@ func (w *wfCheck) checkStep(i int, s *parser.Step) *stepInfo {
 		w.checkElicitation(si)
 	case ir.StepForEach:
 		w.checkForEach(si)
+	}
+	if finally {
+		w.checkFinallyStep(si)
 	}
 	return si
 }

@@ -64,6 +64,14 @@ var exampleWant = map[string][]summary{
 	},
 	"release_announcement.json": {{"announce_release", stats(3, 4, 2, 1, 2),
 		[]string{"changelog", "publish", "chat"}}},
+	"finally_cleanup.yaml": {{"locked_deploy", withFinally(stats(2, 2, 1, 1, 2), 2, 2),
+		[]string{"lock", "deploy"}}},
+}
+
+// withFinally adds the finally counts to stats.
+func withFinally(s ir.Stats, steps, levels int) ir.Stats {
+	s.FinallySteps, s.FinallyLevels = steps, levels
+	return s
 }
 
 func readExample(t testing.TB, name string) Source {

@@ -49,12 +49,24 @@ func versionError(v string) error {
 	return fmt.Errorf("plan version %q is not supported (want %q); recompile it with this vmcpc", v, Version)
 }
 
-// checkIndexes verifies the invariants the runtime relies on: steps are in
-// topological order and every index points inside the workflow.
+// checkIndexes verifies the invariants the runtime relies on: steps (and
+// finally steps, a graph of their own) are in topological order and every
+// index points inside its list.
 func checkIndexes(w *Workflow) error {
-	n := len(w.Steps)
+	if err := checkStepIndexes(w.Steps, w.Levels, w.CriticalPath, w.Sinks); err != nil {
+		return err
+	}
+	if err := checkStepIndexes(w.Finally, w.FinallyLevels); err != nil {
+		return fmt.Errorf("finally: %w", err)
+	}
+	return nil
+}
+
+// checkStepIndexes checks one list of steps and the index lists over it.
+func checkStepIndexes(steps []*Step, levels [][]int, lists ...[]int) error {
+	n := len(steps)
 	inRange := func(i int) bool { return i >= 0 && i < n }
-	for i, s := range w.Steps {
+	for i, s := range steps {
 		if s == nil {
 			return fmt.Errorf("step %d is null", i)
 		}
@@ -78,14 +90,14 @@ func checkIndexes(w *Workflow) error {
 			return fmt.Errorf("tool step %q has no tool", s.ID)
 		}
 	}
-	for _, lvl := range w.Levels {
+	for _, lvl := range levels {
 		for _, i := range lvl {
 			if !inRange(i) {
 				return fmt.Errorf("level holds index %d, out of range", i)
 			}
 		}
 	}
-	for _, list := range [][]int{w.CriticalPath, w.Sinks} {
+	for _, list := range lists {
 		for _, i := range list {
 			if !inRange(i) {
 				return fmt.Errorf("index %d out of range", i)
@@ -109,6 +121,9 @@ func normalizePlanNumbers(p *Plan) {
 			fixProps(w.Output.Properties)
 		}
 		for _, s := range w.Steps {
+			fixStep(s)
+		}
+		for _, s := range w.Finally {
 			fixStep(s)
 		}
 	}

@@ -75,6 +75,21 @@ type Workflow struct {
 	CriticalPath []int `json:"criticalPath"`
 	// Sinks are the indexes of steps no other step depends on.
 	Sinks []int `json:"sinks"`
+
+	// Finally are the steps that run once every step of Steps has ended,
+	// whatever the run's outcome (completed, failed, cancelled or
+	// timed_out). They form a graph of their own: Index, Deps, Dependents,
+	// Level and Remaining count within Finally, in topological order as
+	// for Steps. No step of Steps depends on them or reads them, and they
+	// cannot change the run's status.
+	Finally []*Step `json:"finally,omitempty"`
+	// FinallyLevels groups Finally indexes by longest-path depth.
+	FinallyLevels [][]int `json:"finallyLevels,omitempty"`
+	// FinallyBound is the longest the finally steps can take once the run
+	// has ended: the largest sum of step timeouts along a dependency chain
+	// of Finally (each finally step is bounded by its own timeout, as the
+	// workflow's timeout may have passed already).
+	FinallyBound Duration `json:"finallyBound,omitempty"`
 }
 
 // Stats summarises the shape of a workflow's dependency graph.
@@ -84,6 +99,9 @@ type Stats struct {
 	MaxParallelism  int `json:"max_parallelism"`
 	MinParallelism  int `json:"min_parallelism"`
 	SequentialSteps int `json:"sequential_steps"`
+	// FinallySteps and FinallyLevels count Workflow.Finally and its levels.
+	FinallySteps  int `json:"finally_steps,omitempty"`
+	FinallyLevels int `json:"finally_levels,omitempty"`
 }
 
 // Var is a named value evaluated once when a run starts.

@@ -54,6 +54,10 @@ type Workflow struct {
 	Annotations *Node
 	StepsNode   *Node // the steps sequence itself
 	Steps       []*Step
+	// FinallyNode is the finally sequence itself (nil when absent), and
+	// Finally its steps: they run after every other step has ended.
+	FinallyNode *Node
+	Finally     []*Step
 }
 
 // Step is one entry of a steps list, or the inner step of a forEach.

@@ -63,7 +63,7 @@ func snake(s string) string {
 var (
 	workflowFields = newFieldSet(ObjWorkflow, []string{
 		"name", "description", "parameters", "timeout", "failureMode", "maxParallel",
-		"vars", "output", "annotations", "steps",
+		"vars", "output", "annotations", "steps", "finally",
 	}, nil)
 	stepFields = newFieldSet(ObjStep, []string{
 		"id", "type", "tool", "arguments", "dependsOn", "condition", "onError", "timeout",
@@ -148,6 +148,12 @@ func (x *extractor) workflow(n *Node, doc int, resource string) *Workflow {
 	if w.StepsNode != nil && w.StepsNode.Kind == Seq {
 		for _, item := range w.StepsNode.Items {
 			w.Steps = append(w.Steps, x.step(item))
+		}
+	}
+	w.FinallyNode = f["finally"]
+	if w.FinallyNode != nil && w.FinallyNode.Kind == Seq {
+		for _, item := range w.FinallyNode.Items {
+			w.Finally = append(w.Finally, x.step(item))
 		}
 	}
 	return w

@@ -208,6 +208,7 @@ var workflowGetters = map[string]func(*Workflow) *Node{
 	},
 	"annotations": func(w *Workflow) *Node { return w.Annotations },
 	"steps":       func(w *Workflow) *Node { return w.StepsNode },
+	"finally":     func(w *Workflow) *Node { return w.FinallyNode },
 }
 
 var stepGetters = map[string]func(*Step) *Node{
@@ -422,7 +423,7 @@ output:
 		got = append(got, fmt.Sprintf("%s %s %s @%d:%d known=%d", u.Object, u.Key, u.Path, u.Pos.Line, u.Pos.Col, len(u.Known)))
 	}
 	want := []string{
-		"workflow descripton descripton @2:1 known=10",
+		"workflow descripton descripton @2:1 known=11",
 		"step dependOn steps[0].dependOn @5:5 known=18",
 		"onError max_retry steps[0].onError.max_retry @6:30 known=3",
 		"step argument steps[0].step.argument @7:23 known=18",

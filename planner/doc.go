@@ -5,7 +5,8 @@
 // indexes. Out: an *ir.Plan whose workflows have their steps in a stable
 // topological order (Index, Deps remapped), with Dependents, Level and
 // Remaining on every step and Levels, Stats, CriticalPath and Sinks on every
-// workflow, plus diagnostics for graphs the checker should have rejected.
+// workflow (the finally steps are planned the same way, as a graph of their
+// own, with FinallyLevels and FinallyBound), plus diagnostics for graphs the checker should have rejected.
 // Entry point: [Plan]. The algorithms are explained at the top of
 // planner.go.
 package planner

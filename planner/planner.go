@@ -33,6 +33,11 @@ package planner
 //     by source order so the path does not depend on map iteration or on how
 //     the topological sort interleaved independent branches.
 //
+// Finally steps (ir.Workflow.Finally) are a graph of their own and go
+// through passes 1 to 3 the same way; FinallyBound is the largest sum of
+// step timeouts along one of their chains, the longest they can run once
+// the run has ended.
+//
 // Statistics (see ir.Stats): total_levels and total_steps are counts;
 // max_parallelism and min_parallelism are the sizes of the largest and
 // smallest level; sequential_steps is the number of levels holding exactly
@@ -49,6 +54,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/graph"
 	"gonum.org/v1/gonum/graph/simple"
@@ -83,25 +89,57 @@ func Plan(wfs []*ir.Workflow) (*ir.Plan, diag.List) {
 	return plan, diags
 }
 
-// planWorkflow plans one workflow in place. On error it leaves w unchanged.
+// planWorkflow plans one workflow in place: its steps, then its finally
+// steps as a graph of their own. On error it leaves w unchanged.
 func planWorkflow(w *ir.Workflow) error {
-	n := len(w.Steps)
-	for i, s := range w.Steps {
-		if s == nil {
-			return fmt.Errorf("step %d is nil", i)
-		}
-	}
-	to, from, err := adjacency(w.Steps)
+	steps, levels, srcOf, err := planGraph(w.Steps)
 	if err != nil {
 		return err
 	}
+	var finally []*ir.Step
+	var finallyLevels [][]int
+	if len(w.Finally) > 0 {
+		if finally, finallyLevels, _, err = planGraph(w.Finally); err != nil {
+			return fmt.Errorf("finally: %w", err)
+		}
+	}
+	w.Steps = steps
+	w.Levels = levels
+	w.Stats = stats(levels, len(steps))
+	w.Sinks = sinks(steps)
+	w.CriticalPath = criticalPath(steps, srcOf)
+	if len(finally) > 0 {
+		w.Finally = finally
+		w.FinallyLevels = finallyLevels
+		w.Stats.FinallySteps = len(finally)
+		w.Stats.FinallyLevels = len(finallyLevels)
+		w.FinallyBound = ir.Duration(longestTimeoutChain(finally))
+	}
+	return nil
+}
+
+// planGraph orders one list of steps (Deps as indexes into it) and
+// assigns Index, Deps, Dependents, Level and Remaining. It returns the
+// steps in plan order, the levels and the source index of each planned
+// step. The steps are updated only when it succeeds.
+func planGraph(list []*ir.Step) (steps []*ir.Step, levels [][]int, srcOf []int, err error) {
+	n := len(list)
+	for i, s := range list {
+		if s == nil {
+			return nil, nil, nil, fmt.Errorf("step %d is nil", i)
+		}
+	}
+	to, from, err := adjacency(list)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	order, err := stableOrder(to, from)
 	if err != nil {
-		g, gerr := buildGraph(w.Steps)
+		g, gerr := buildGraph(list)
 		if gerr != nil {
-			return gerr
+			return nil, nil, nil, gerr
 		}
-		return describeCycle(err, g, w.Steps)
+		return nil, nil, nil, describeCycle(err, g, list)
 	}
 
 	// newIndex[src] is the plan index of the step at source index src.
@@ -109,25 +147,19 @@ func planWorkflow(w *ir.Workflow) error {
 	for pos, src := range order {
 		newIndex[src] = pos
 	}
-	srcOf := order // srcOf[pos] is the source index of the step at pos
+	srcOf = order // srcOf[pos] is the source index of the step at pos
 
-	steps := make([]*ir.Step, n)
+	steps = make([]*ir.Step, n)
 	for pos, src := range order {
-		s := w.Steps[src]
+		s := list[src]
 		s.Index = pos
 		s.Deps = remap(to[src], newIndex)
 		s.Dependents = remap(from[src], newIndex)
 		steps[pos] = s
 	}
 
-	levels := assignLevels(steps)
+	levels = assignLevels(steps)
 	assignRemaining(steps)
-
-	w.Steps = steps
-	w.Levels = levels
-	w.Stats = stats(levels, n)
-	w.Sinks = sinks(steps)
-	w.CriticalPath = criticalPath(steps, srcOf)
 
 	for _, s := range steps {
 		if s.ForEach != nil && s.ForEach.Step != nil {
@@ -139,7 +171,24 @@ func planWorkflow(w *ir.Workflow) error {
 			inner.Remaining = s.Remaining
 		}
 	}
-	return nil
+	return steps, levels, srcOf, nil
+}
+
+// longestTimeoutChain is the largest sum of step timeouts along a
+// dependency chain; steps are in topological order. For finally steps it
+// bounds how long they can run once the run has ended.
+func longestTimeoutChain(steps []*ir.Step) time.Duration {
+	until := make([]time.Duration, len(steps)) // longest chain ending at i
+	var longest time.Duration
+	for i, s := range steps {
+		var before time.Duration
+		for _, d := range s.Deps {
+			before = max(before, until[d])
+		}
+		until[i] = before + s.Timeout.D()
+		longest = max(longest, until[i])
+	}
+	return longest
 }
 
 // adjacency checks the dependencies and returns the graph as lists of

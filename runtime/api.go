@@ -116,8 +116,11 @@ type Run struct {
 	EndedAt   time.Time  `json:"endedAt,omitzero"`
 	Output    any        `json:"output,omitempty"`
 	Error     *StepError `json:"error,omitempty"`
-	// Steps are in the plan's step order.
+	// Steps are in the plan's step order, the finally steps last.
 	Steps []StepState `json:"steps"`
+	// FinallyFrom is the index in Steps of the first finally step; 0 when
+	// the workflow has none (a workflow has at least one other step).
+	FinallyFrom int `json:"finallyFrom,omitempty"`
 }
 
 // StepState is the record of one step in a run.
@@ -132,6 +135,27 @@ type StepState struct {
 	// Note explains anything unusual about the record, for example that a
 	// store truncated a large output.
 	Note string `json:"note,omitempty"`
+}
+
+// IsFinally reports whether Steps[i] is one of the workflow's finally
+// steps: it ran after every other step had ended, and its failure did not
+// change the run's status.
+func (r *Run) IsFinally(i int) bool { return r.FinallyFrom > 0 && i >= r.FinallyFrom }
+
+// FailedFinally returns the ids of the finally steps that failed, in plan
+// order. They do not change the run's status, so callers name them
+// (the MCP result's _meta, vmcp runs show).
+func (r *Run) FailedFinally() []string {
+	if r.FinallyFrom <= 0 || r.FinallyFrom > len(r.Steps) {
+		return nil
+	}
+	var ids []string
+	for _, st := range r.Steps[r.FinallyFrom:] {
+		if st.Status == StepFailed {
+			ids = append(ids, st.ID)
+		}
+	}
+	return ids
 }
 
 // RunFilter selects runs in Store.ListRuns. Zero fields match everything.

@@ -20,7 +20,8 @@
 // mapping the compiler itself uses), also inside quoted and block scalars.
 //
 // Files: engine.go (the API), scheduler.go (the ready-queue scheduler and
-// run state), step.go (tool calls, retries, elicitation), foreach.go
+// run state), finally.go (finally steps, after the run's outcome is
+// decided), step.go (tool calls, retries, elicitation), foreach.go
 // (iterations and their per-item condition), template.go (templates and
 // their functions), value.go (arguments and coercion), limit.go (the size
 // and depth limits on caller and backend arguments, and the cap on

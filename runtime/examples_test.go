@@ -371,6 +371,43 @@ func exampleCases() []exampleCase {
 			},
 		},
 		{
+			file: "finally_cleanup.yaml", workflow: "locked_deploy", name: "deploy fails, lock released",
+			params: M{"service": "api"},
+			tools: map[string]func(M, int) (*runtime.ToolResult, error){
+				"locks.acquire": returns(M{"token": "L-1"}),
+				"ci.deploy":     toolError("rollout stuck"),
+				"locks.release": echo,
+				"chat.post":     echo,
+			},
+			status: runtime.RunFailed,
+			steps:  map[string]runtime.StepStatus{"deploy": runtime.StepFailed, "release": runtime.StepCompleted, "report": runtime.StepCompleted},
+			check: func(t *testing.T, _ *runtime.Run, be *scripted) {
+				if diff := cmp.Diff([]M{{"token": "L-1"}}, be.argsOf("release")); diff != "" {
+					t.Errorf("release arguments (-want +got):\n%s", diff)
+				}
+				want := []M{{"text": "deploy of api: failed (lock release: completed)"}}
+				if diff := cmp.Diff(want, be.argsOf("report")); diff != "" {
+					t.Errorf("report arguments (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
+			file: "finally_cleanup.yaml", workflow: "locked_deploy", name: "no lock, nothing to release",
+			params: M{"service": "api"},
+			tools: map[string]func(M, int) (*runtime.ToolResult, error){
+				"locks.acquire": toolError("lock held by another deploy"),
+				"chat.post":     echo,
+			},
+			status: runtime.RunFailed,
+			steps:  map[string]runtime.StepStatus{"lock": runtime.StepFailed, "deploy": runtime.StepPending, "release": runtime.StepSkipped, "report": runtime.StepCompleted},
+			check: func(t *testing.T, _ *runtime.Run, be *scripted) {
+				want := []M{{"text": "deploy of api: failed (lock release: skipped)"}}
+				if diff := cmp.Diff(want, be.argsOf("report")); diff != "" {
+					t.Errorf("report arguments (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
 			file: "retry_fallback.yaml", workflow: "resilient_geocode", name: "primary answers after retries",
 			params: M{"address": "Unter den Linden 1"},
 			tools: map[string]func(M, int) (*runtime.ToolResult, error){

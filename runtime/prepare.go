@@ -33,10 +33,17 @@ const (
 )
 
 type workflowPlan struct {
-	wf    *ir.Workflow
+	wf *ir.Workflow
+	// steps are the workflow's steps, then its finally steps: nmain
+	// top-level steps, the finally steps from index nmain on.
 	steps []*stepPlan
+	nmain int
 	byID  map[string]*stepPlan
 	roots []int
+	// finallyRoots are the finally steps without dependencies; they become
+	// ready once every top-level step has ended (see finally.go).
+	finallyRoots []int
+	// sinks are the top-level steps no step depends on.
 	sinks []int
 	// pendingView is .steps before a run starts, every step pending;
 	// each run clones it.
@@ -84,6 +91,10 @@ type stepPlan struct {
 	answer     *jsonschema.Schema // an elicitation step's form
 	collection *tmpl
 	inner      *stepPlan
+	// finally marks a finally step; its Deps count from base, the index of
+	// the first finally step.
+	finally bool
+	base    int
 	// sharedForEach: no template of inner can yield the .forEach map.
 	sharedForEach bool
 	// retry policy
@@ -148,9 +159,13 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 		wp.steps = append(wp.steps, sp)
 		wp.byID[s.ID] = sp
 	}
+	wp.nmain = len(wp.steps)
+	if err := wp.prepareFinally(funcs); err != nil {
+		return nil, err
+	}
 	for _, sp := range wp.steps {
 		for _, d := range sp.step.Deps {
-			wp.steps[d].dependents = append(wp.steps[d].dependents, sp.index)
+			wp.steps[sp.base+d].dependents = append(wp.steps[sp.base+d].dependents, sp.index)
 		}
 	}
 	// Remaining path lengths, from the sinks back (steps are topological).
@@ -173,10 +188,14 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 		wp.pendingView[sp.id] = pendingEntry
 		wp.pendingSteps[i] = StepState{ID: sp.id, Status: StepPending}
 		wp.pendingCounts[i] = int32(sp.ndeps)
-		if sp.ndeps == 0 {
+		switch {
+		case sp.finally && sp.ndeps == 0:
+			wp.finallyRoots = append(wp.finallyRoots, sp.index)
+		case sp.finally:
+		case sp.ndeps == 0:
 			wp.roots = append(wp.roots, sp.index)
 		}
-		if len(sp.dependents) == 0 {
+		if len(sp.dependents) == 0 && !sp.finally {
 			wp.sinks = append(wp.sinks, sp.index)
 		}
 	}

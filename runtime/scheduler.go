@@ -59,6 +59,12 @@ package runtime
 // decides the final status (failed, cancelled, timed_out). skip_remaining
 // stops new starts without cancelling: running steps finish, and every
 // step that never started is marked skipped.
+//
+// Finally steps. They follow the top-level steps in workflowPlan.steps and
+// are not roots, so the loop above never reaches them. Once it is over,
+// the outcome is decided (decideOutcome), and when the workflow has
+// finally steps the loop runs again over them alone, on a context of their
+// own (finally.go); then the run is recorded with that outcome.
 
 import (
 	"context"
@@ -226,10 +232,12 @@ type runState struct {
 	ready         readyQueue
 	running       int
 	done          int
-	completed     int    // steps that completed, for .workflow.step_count
-	wfFixed       [3]any // .workflow's id, name and start_time, boxed once
-	stopped       bool   // start nothing new
-	interrupted   bool   // the run's context ended before every step finished
+	completed     int       // steps that completed, for .workflow.step_count
+	wfFixed       [3]any    // .workflow's id, name and start_time, boxed once
+	outcome       RunStatus // the run's outcome once finally steps run, else ""
+	stopped       bool      // start nothing new
+	finalPhase    bool      // the finally steps run: stop has no effect (dlMu)
+	interrupted   bool      // the run's context ended before every step finished
 	skipRemaining bool
 	firstErr      *StepError
 	deadlines     []sharedDeadline
@@ -314,6 +322,9 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		StartedAt: time.Now(),
 		Steps:     make([]StepState, n),
 	}
+	if len(wp.finallyRoots) > 0 {
+		r.run.FinallyFrom = wp.nmain
+	}
 	if wp.timeout > 0 {
 		r.deadline = r.run.StartedAt.Add(wp.timeout)
 	}
@@ -361,6 +372,15 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 
 // The run's status as .workflow.status shows it while steps run.
 const workflowRunning = "running"
+
+// workflowStatus is .workflow.status: running, and the run's outcome once
+// the finally steps run.
+func (r *runState) workflowStatus() string {
+	if r.outcome != "" {
+		return string(r.outcome)
+	}
+	return workflowRunning
+}
 
 // workflowInfo builds .workflow as of now: ToolHive's id, duration_ms,
 // step_count (the steps completed so far), status and start_time (RFC
@@ -410,7 +430,11 @@ func (r *runState) execute() {
 		r.loop()
 	}
 	r.stopWorkers()
-	r.finishRun()
+	out := r.decideOutcome()
+	if len(r.wp.finallyRoots) > 0 {
+		r.runFinally(out.status)
+	}
+	r.finishRun(out)
 }
 
 func (r *runState) evalVars() *StepError {
@@ -485,7 +509,7 @@ func (r *runState) next() (own stepJob, complete bool) {
 			// here ignored its context.
 			r.stop(errWorkflowTimeout)
 		}
-		r.refreshWorkflow(workflowRunning, now)
+		r.refreshWorkflow(r.workflowStatus(), now)
 	}
 	if !r.stopped && r.ctx.Err() != nil {
 		// Cancelled, timed out or aborted: nothing new starts.
@@ -507,7 +531,7 @@ func (r *runState) next() (own stepJob, complete bool) {
 	if own.sp != nil || r.running > 0 {
 		return own, false
 	}
-	if r.ctx.Err() != nil && r.done < len(r.wp.steps) && !r.skipRemaining {
+	if r.ctx.Err() != nil && r.done < r.wp.nmain && !r.skipRemaining {
 		r.interrupted = true
 	}
 	return own, true
@@ -618,6 +642,9 @@ func (r *runState) now() time.Time {
 func (r *runState) stop(cause error) {
 	r.dlMu.Lock()
 	defer r.dlMu.Unlock()
+	if r.finalPhase {
+		return // the outcome is decided; finally steps have their own bounds
+	}
 	r.cancel(cause)
 	r.endDeadlines()
 }
@@ -787,6 +814,9 @@ func (r *runState) handle(m stepMsg) {
 
 // effectiveAction is what a failed step does once its retries are spent.
 func (r *runState) effectiveAction(sp *stepPlan) string {
+	if sp.finally {
+		return ir.ActionContinue // a failed finally step never stops the others
+	}
 	switch sp.action {
 	case ir.ActionContinue:
 		return ir.ActionContinue
@@ -876,26 +906,23 @@ func (r *runState) emit(ev Event) {
 	r.opts.OnEvent(ev)
 }
 
-// finishRun decides the final status, builds the result and records it.
-func (r *runState) finishRun() {
+// decideOutcome decides the run's status, error and result once the
+// top-level steps have ended, before any finally step runs.
+func (r *runState) decideOutcome() outcome {
 	run := r.run
 	wf := r.wp.wf
 	switch {
 	case r.firstErr != nil:
-		run.Status = RunFailed
-		run.Error = r.firstErr
+		return outcome{status: RunFailed, err: r.firstErr}
 	case r.interrupted:
 		if errors.Is(r.endCause(), errWorkflowTimeout) {
-			run.Status = RunTimedOut
-			run.Error = &StepError{Pos: wf.Pos, Msg: fmt.Sprintf("workflow timed out after %s", r.wp.timeout)}
-		} else {
-			run.Status = RunCancelled
-			run.Error = &StepError{Pos: wf.Pos, Msg: "run cancelled"}
+			return outcome{status: RunTimedOut, err: &StepError{Pos: wf.Pos, Msg: fmt.Sprintf("workflow timed out after %s", r.wp.timeout)}}
 		}
+		return outcome{status: RunCancelled, err: &StepError{Pos: wf.Pos, Msg: "run cancelled"}}
 	default:
 		if r.skipRemaining {
 			now := time.Now()
-			for i := range run.Steps {
+			for i := range run.Steps[:r.wp.nmain] {
 				st := run.Steps[i]
 				if st.Status != StepPending {
 					continue
@@ -914,13 +941,16 @@ func (r *runState) finishRun() {
 		r.refreshWorkflow(string(RunCompleted), time.Now())
 		out, serr := r.compositeResult()
 		if serr != nil {
-			run.Status = RunFailed
-			run.Error = serr
-		} else {
-			run.Status = RunCompleted
-			run.Output = out
+			return outcome{status: RunFailed, err: serr}
 		}
+		return outcome{status: RunCompleted, output: out}
 	}
+}
+
+// finishRun records the run with its outcome.
+func (r *runState) finishRun(out outcome) {
+	run := r.run
+	run.Status, run.Error, run.Output = out.status, out.err, out.output
 	run.EndedAt = time.Now()
 	if r.updates != nil {
 		close(r.updates)

@@ -78,6 +78,7 @@ or times out (or vmcp cannot start), 2 on bad usage or arguments.`,
 			if timeline {
 				printTimeline(io.err, run, display.stepStatus)
 			}
+			printFailedFinally(io.err, run)
 			if run.Status != runtime.RunCompleted {
 				return failuref("%s", server.FailureMessage(run))
 			}
@@ -143,6 +144,17 @@ func typedArg(raw string, prop any) any {
 		return raw
 	}
 	return ir.NormalizeNumbers(v)
+}
+
+// printFailedFinally names each finally step that failed, with its error:
+// they do not change the run's status or the exit code, so this is where
+// the caller of vmcp call sees them.
+func printFailedFinally(w interface{ Write([]byte) (int, error) }, run *runtime.Run) {
+	for i, st := range run.Steps {
+		if run.IsFinally(i) && st.Status == runtime.StepFailed {
+			fmt.Fprintf(w, "vmcp: finally step %q failed (the run is still %s): %s\n", st.ID, run.Status, st.Error)
+		}
+	}
 }
 
 // printTimeline writes one line per step that ran: its start and end as

@@ -311,6 +311,9 @@ func printRunDetail(w io.Writer, d httpapi.RunDetail, now time.Time) {
 			fmt.Fprintf(w, "error     %s\n", e.Msg)
 		}
 	}
+	if len(d.FinallyFailed) > 0 {
+		fmt.Fprintf(w, "finally   failed: %s (the status is the outcome before the finally steps)\n", strings.Join(d.FinallyFailed, ", "))
+	}
 	if len(d.Steps) == 0 {
 		return
 	}
@@ -324,7 +327,11 @@ func printRunDetail(w io.Writer, d httpapi.RunDetail, now time.Time) {
 			start = "+" + fmtMS(st.StartedAt.Sub(d.StartedAt).Milliseconds())
 			dur = fmtMS(st.DurationMS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", st.ID, st.Status, st.Attempts, start, dur, bar(d.StartedAt, total, st, now))
+		id := st.ID
+		if st.Finally {
+			id += " (finally)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", id, st.Status, st.Attempts, start, dur, bar(d.StartedAt, total, st, now))
 	}
 	tw.Flush()
 	w.Write(buf.Bytes())

@@ -113,14 +113,19 @@ func runCompile(stdout, stderr io.Writer, args []string, f compileFlags) error {
 // printSummary writes one line per workflow:
 //
 //	ok  investigate_incident  5 steps, 3 levels
+//	ok  locked_deploy         2 steps, 2 levels, 2 finally steps
 func printSummary(w io.Writer, plan *ir.Plan) {
 	width := 0
 	for _, wf := range plan.Workflows {
 		width = max(width, len(wf.Name))
 	}
 	for _, wf := range plan.Workflows {
-		fmt.Fprintf(w, "ok  %-*s  %s, %s\n", width, wf.Name,
-			plural(wf.Stats.TotalSteps, "step"), plural(wf.Stats.TotalLevels, "level"))
+		finally := ""
+		if n := wf.Stats.FinallySteps; n > 0 {
+			finally = fmt.Sprintf(", %s", plural(n, "finally step"))
+		}
+		fmt.Fprintf(w, "ok  %-*s  %s, %s%s\n", width, wf.Name,
+			plural(wf.Stats.TotalSteps, "step"), plural(wf.Stats.TotalLevels, "level"), finally)
 	}
 }
 

@@ -73,9 +73,50 @@ func renderText(w io.Writer, wfs []*ir.Workflow) error {
 			}
 			b.WriteString(strings.TrimRight(line, " ") + "\n")
 		}
+		renderFinallyText(&b, wf)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// renderFinallyText prints the finally steps, when there are any: their
+// levels, the time bound and a step table.
+//
+//	finally (2 steps, 2 levels; at most 1m0s after the run ends)
+//	  level 0 | release
+//	  level 1 | report
+//	  release  locks.release (conditional)
+//	  report   chat.post  after release
+func renderFinallyText(b *strings.Builder, wf *ir.Workflow) {
+	if len(wf.Finally) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nfinally (%s, %s; at most %s after the run ends)\n",
+		plural(len(wf.Finally), "step"), plural(len(wf.FinallyLevels), "level"), wf.FinallyBound.D())
+	labelWidth := len(fmt.Sprintf("level %d", len(wf.FinallyLevels)-1))
+	for l, level := range wf.FinallyLevels {
+		fmt.Fprintf(b, "  %-*s | %s\n", labelWidth, fmt.Sprintf("level %d", l), strings.Join(finallyIDs(wf, level), "  "))
+	}
+	idWidth, actionWidth := 0, 0
+	for _, s := range wf.Finally {
+		idWidth = max(idWidth, len(s.ID))
+		actionWidth = max(actionWidth, len(stepAction(s)))
+	}
+	for _, s := range wf.Finally {
+		line := fmt.Sprintf("  %-*s  %-*s", idWidth, s.ID, actionWidth, stepAction(s))
+		if len(s.Deps) > 0 {
+			line += "  after " + strings.Join(finallyIDs(wf, s.Deps), ", ")
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+}
+
+func finallyIDs(wf *ir.Workflow, idx []int) []string {
+	out := make([]string, len(idx))
+	for i, x := range idx {
+		out[i] = wf.Finally[x].ID
+	}
+	return out
 }
 
 // stepAction says what a step does in a few words.
@@ -178,10 +219,35 @@ func renderDOT(w io.Writer, wfs []*ir.Workflow) error {
 				fmt.Fprintf(&b, "  %s -> %s%s;\n", dotID(wf.Steps[d].ID), dotID(s.ID), attrs)
 			}
 		}
+		renderFinallyDOT(&b, wf)
 		b.WriteString("}\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// renderFinallyDOT draws the finally steps in a dashed cluster below the
+// steps, with their own edges. Step ids are unique across both lists, so
+// node names do not clash.
+func renderFinallyDOT(b *strings.Builder, wf *ir.Workflow) {
+	if len(wf.Finally) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  subgraph cluster_finally {\n    label=%s;\n    style=dashed;\n",
+		dotID(fmt.Sprintf("finally (at most %s after the run ends)", wf.FinallyBound.D())))
+	for _, s := range wf.Finally {
+		attrs := fmt.Sprintf("label=%s", dotID(s.ID+"\n"+stepAction(s)))
+		if s.Type == ir.StepForEach {
+			attrs += ", peripheries=2"
+		}
+		fmt.Fprintf(b, "    %s [%s];\n", dotID(s.ID), attrs)
+	}
+	b.WriteString("  }\n")
+	for _, s := range wf.Finally {
+		for _, d := range s.Deps {
+			fmt.Fprintf(b, "  %s -> %s;\n", dotID(wf.Finally[d].ID), dotID(s.ID))
+		}
+	}
 }
 
 // dotID quotes s as a DOT string.
@@ -221,6 +287,7 @@ func renderMermaid(w io.Writer, wfs []*ir.Workflow) error {
 				fmt.Fprintf(&b, "  s%d %s s%d\n", d, arrow, s.Index)
 			}
 		}
+		renderFinallyMermaid(&b, wf)
 		var critNodes []string
 		for _, idx := range wf.CriticalPath {
 			critNodes = append(critNodes, fmt.Sprintf("s%d", idx))
@@ -232,6 +299,28 @@ func renderMermaid(w io.Writer, wfs []*ir.Workflow) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// renderFinallyMermaid draws the finally steps as a subgraph, nodes named
+// f0, f1, ... by their index in Finally.
+func renderFinallyMermaid(b *strings.Builder, wf *ir.Workflow) {
+	if len(wf.Finally) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  subgraph finally [\"finally (at most %s after the run ends)\"]\n", wf.FinallyBound.D())
+	for _, s := range wf.Finally {
+		open, closing := "[", "]"
+		if s.Type == ir.StepForEach {
+			open, closing = "[[", "]]"
+		}
+		fmt.Fprintf(b, "    f%d%s\"%s<br/>%s\"%s\n", s.Index, open, mermaidText(s.ID), mermaidText(stepAction(s)), closing)
+	}
+	for _, s := range wf.Finally {
+		for _, d := range s.Deps {
+			fmt.Fprintf(b, "    f%d --> f%d\n", d, s.Index)
+		}
+	}
+	b.WriteString("  end\n")
 }
 
 // mermaidText escapes text for a quoted Mermaid label.

@@ -129,7 +129,7 @@ func workflowSchema() obj {
 	defs["duration"] = obj{"type": "string", "pattern": durationPattern,
 		"description": "Go duration such as 30s, 5m or 1h30m"}
 	defs["template"] = obj{"type": "string",
-		"description": "Go text/template over .params, .vars, .steps.<id>.output/status/error, .workflow.id and .forEach"}
+		"description": "Go text/template over .params, .vars, .steps.<id>.output/status/error, .workflow.id, .workflow.status and .forEach"}
 	defs["onError"] = objectOf("What a failed step does", props(
 		field{"action", enum("abort (default), continue, or retry", "abort", "continue", "retry")},
 		field{"maxRetries", intRange("Retries after the first attempt, only with action retry (at most 10)", 0, 0)},
@@ -184,6 +184,16 @@ func workflowSchema() obj {
 			whenType("forEach", false, obj{"required": []string{"collection", "step"}}),
 		},
 	}
+	// A finally step is a step that cannot ask the user or abort.
+	defs["finallyStep"] = obj{
+		"description": "A step that runs after every other step has ended, whatever the outcome; it reads .workflow.status and any step, and cannot change the run's status",
+		"allOf": []any{ref("step"), obj{"properties": props(
+			field{"type", enum("tool (default) or forEach; a finally step cannot be an elicitation", "tool", "forEach")},
+			field{"onError", obj{"properties": obj{
+				"action": enum("continue or retry; a failed finally step never stops the others", "continue", "retry"),
+			}}},
+		)}},
+	}
 	defs["outputProperty"] = objectOf("One field of the composite tool's result", props(
 		field{"type", enum("JSON type of the value", "string", "number", "integer", "boolean", "object", "array")},
 		field{"description", str("")},
@@ -217,6 +227,8 @@ func workflowSchema() obj {
 		field{"output", ref("output")},
 		field{"annotations", ref("annotations")},
 		field{"steps", obj{"type": "array", "items": ref("step"), "minItems": 1, "maxItems": 100}},
+		field{"finally", obj{"type": "array", "items": ref("finallyStep"), "maxItems": 100,
+			"description": "Steps that run once every other step has ended (cleanup, notification), each bounded by its own timeout"}},
 	), "name", "description", "steps")
 	workflows := obj{"type": "array", "items": ref("workflow")}
 	defs["config"] = obj{

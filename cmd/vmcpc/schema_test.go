@@ -124,6 +124,9 @@ func TestSchemaRejectsBadFiles(t *testing.T) {
 		{"bad onError action", strings.Replace(valid, "tool: b.c", "tool: b.c\n      on_error: {action: explode}", 1), "/spec/steps/0/on_error/action"},
 		{"too many steps", header + "  name: big\n  description: d\n  steps:\n" + strings.Repeat("    - {id: s, tool: b.c}\n", 101), "maxItems"},
 		{"empty steps", header + "  name: e\n  description: d\n  steps: []\n", "minItems"},
+		{"finally elicitation", valid + "  finally:\n    - {id: ask, type: elicitation, message: m}\n", "/spec/finally/0/type"},
+		{"finally abort", valid + "  finally:\n    - {id: f, tool: b.c, onError: {action: abort}}\n", "/spec/finally/0/onError/action"},
+		{"finally unknown field", valid + "  finally:\n    - {id: f, tool: b.c, dependOn: [a]}\n", "dependOn"},
 		{"config without composite tools", "backends: {}\n", "compositeTools"},
 		{"composite definition without spec", "apiVersion: toolhive.stacklok.dev/v1beta1\nkind: VirtualMCPCompositeToolDefinition\nmetadata: {name: x}\n", "spec"},
 	}

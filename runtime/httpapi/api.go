@@ -103,6 +103,9 @@ type RunSummary struct {
 	StepCount  int                `json:"stepCount"`
 	Finished   int                `json:"finishedSteps"`
 	Error      *runtime.StepError `json:"error,omitempty"`
+	// FinallyFailed names the finally steps that failed; they do not
+	// change Status.
+	FinallyFailed []string `json:"finallyFailed,omitempty"`
 }
 
 // RunList is the body of GET /api/v1/runs.
@@ -121,6 +124,8 @@ type RunDetail struct {
 type StepDetail struct {
 	runtime.StepState
 	DurationMS int64 `json:"durationMs"`
+	// Finally marks a finally step (see runtime.Run.IsFinally).
+	Finally bool `json:"finally,omitempty"`
 }
 
 // Error is the body of every error response.
@@ -132,7 +137,8 @@ type Error struct {
 // count up to now.
 func Summarize(r *runtime.Run, now time.Time) RunSummary {
 	s := RunSummary{ID: r.ID, Workflow: r.Workflow, Status: r.Status, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
-		DurationMS: durationMS(r.StartedAt, r.EndedAt, now), StepCount: len(r.Steps), Error: r.Error}
+		DurationMS: durationMS(r.StartedAt, r.EndedAt, now), StepCount: len(r.Steps), Error: r.Error,
+		FinallyFailed: r.FailedFinally()}
 	for _, st := range r.Steps {
 		switch st.Status {
 		case runtime.StepCompleted, runtime.StepFailed, runtime.StepSkipped:
@@ -146,7 +152,7 @@ func Summarize(r *runtime.Run, now time.Time) RunSummary {
 func Detail(r *runtime.Run, now time.Time) RunDetail {
 	d := RunDetail{RunSummary: Summarize(r, now), Output: r.Output, Steps: make([]StepDetail, len(r.Steps))}
 	for i, st := range r.Steps {
-		d.Steps[i] = StepDetail{StepState: st}
+		d.Steps[i] = StepDetail{StepState: st, Finally: r.IsFinally(i)}
 		if !st.StartedAt.IsZero() {
 			d.Steps[i].DurationMS = durationMS(st.StartedAt, st.EndedAt, now)
 		}

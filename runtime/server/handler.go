@@ -24,6 +24,9 @@ const (
 	// milliseconds since the run started, in plan order, so a client can see
 	// what ran in parallel.
 	MetaTimeline = "vmcp/timeline"
+	// MetaFinallyFailed lists the finally steps that failed, when any did:
+	// they do not change the run's status, so this is where they show.
+	MetaFinallyFailed = "vmcp/finallyFailed"
 )
 
 // workflowHandler runs wf once per call. Everything that goes wrong with
@@ -126,6 +129,9 @@ func RunResult(run *runtime.Run) *mcp.CallToolResult {
 		MetaStatus:   string(run.Status),
 		MetaTimeline: Timeline(run),
 	}}
+	if failed := run.FailedFinally(); len(failed) > 0 {
+		res.Meta.AdditionalFields[MetaFinallyFailed] = failed
+	}
 	return res
 }
 
@@ -165,13 +171,14 @@ type TimelineEntry struct {
 	Attempts int     `json:"attempts,omitempty"`
 	StartMs  float64 `json:"startMs"`
 	EndMs    float64 `json:"endMs"`
+	Finally  bool    `json:"finally,omitempty"` // a finally step
 }
 
 // Timeline lists every step that started, with start and end offsets in
 // milliseconds from the start of the run, in plan order.
 func Timeline(run *runtime.Run) []TimelineEntry {
 	out := []TimelineEntry{}
-	for _, st := range run.Steps {
+	for i, st := range run.Steps {
 		if st.StartedAt.IsZero() {
 			continue
 		}
@@ -180,6 +187,7 @@ func Timeline(run *runtime.Run) []TimelineEntry {
 			Status:   string(st.Status),
 			Attempts: st.Attempts,
 			StartMs:  ms(st.StartedAt.Sub(run.StartedAt)),
+			Finally:  run.IsFinally(i),
 		}
 		if !st.EndedAt.IsZero() {
 			e.EndMs = ms(st.EndedAt.Sub(run.StartedAt))

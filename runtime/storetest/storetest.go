@@ -30,6 +30,7 @@ func Run(t *testing.T, open Opener) {
 		fn   func(t *testing.T, s runtime.Store)
 	}{
 		{"RoundTrip", testRoundTrip},
+		{"FinallyFrom", testFinallyFrom},
 		{"FinishWithError", testFinishWithError},
 		{"FinishWritesSteps", testFinishWritesSteps},
 		{"NotFound", testNotFound},
@@ -480,5 +481,29 @@ func testConcurrentStepsOfOneRun(t *testing.T, s runtime.Store) {
 		if diff := cmp.Diff(want, st, equateTimes); diff != "" {
 			t.Errorf("step %d after concurrent updates differs (-want +got):\n%s", i, diff)
 		}
+	}
+}
+
+// testFinallyFrom: the index of the first finally step is kept from
+// CreateRun and through FinishRun, in GetRun and ListRuns.
+func testFinallyFrom(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	r := newRun("run-f", "deploy", base, "deploy", "release", "report")
+	r.FinallyFrom = 1
+	mustCreate(t, s, r)
+	if got := mustGet(t, s, "run-f").FinallyFrom; got != 1 {
+		t.Errorf("FinallyFrom after CreateRun = %d; want 1", got)
+	}
+	r.Status, r.EndedAt = runtime.RunCompleted, base.Add(time.Second)
+	r.Steps[2] = runtime.StepState{ID: "report", Status: runtime.StepFailed, Attempts: 1, Error: "chat is down"}
+	if err := s.FinishRun(ctx, r); err != nil {
+		t.Fatalf("FinishRun = %v", err)
+	}
+	got := mustGet(t, s, "run-f")
+	if got.FinallyFrom != 1 || cmp.Diff([]string{"report"}, got.FailedFinally()) != "" {
+		t.Errorf("after FinishRun: FinallyFrom %d, FailedFinally %v; want 1 and [report]", got.FinallyFrom, got.FailedFinally())
+	}
+	if runs := mustList(t, s, runtime.RunFilter{Workflow: "deploy"}); len(runs) != 1 || runs[0].FinallyFrom != 1 {
+		t.Errorf("ListRuns = %v; want run-f with FinallyFrom 1", ids(runs))
 	}
 }

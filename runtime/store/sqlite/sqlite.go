@@ -1,11 +1,11 @@
 package sqlite
 
-// Schema (PRAGMA user_version = 1)
+// Schema (PRAGMA user_version = 2)
 //
 //	runs   one row per run: id (TEXT primary key), workflow, status,
 //	       started_at and ended_at (INTEGER Unix nanoseconds, ended_at NULL
 //	       while the run goes), output and error (JSON text or NULL),
-//	       step_count. Indexed on started_at, (workflow, started_at) and
+//	       step_count, finally_from (Run.FinallyFrom; added in version 2). Indexed on started_at, (workflow, started_at) and
 //	       (status, started_at) so every list filter is an index scan.
 //	steps  one row per step of a run, keyed (run_id, idx) where idx is the
 //	       step's position in the plan: id, status, attempts, started_at,
@@ -73,7 +73,7 @@ import (
 
 // schemaVersion is stored in PRAGMA user_version. Open refuses a file with a
 // newer version, and migrates older ones step by step.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -269,6 +269,8 @@ var migrations = []string{
 		note       TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (run_id, idx)
 	) WITHOUT ROWID;`,
+	// 1 -> 2: the index of a run's first finally step.
+	`ALTER TABLE runs ADD COLUMN finally_from INTEGER NOT NULL DEFAULT 0;`,
 }
 
 func (s *Store) migrate() error {
@@ -329,9 +331,9 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 	}
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps))
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps), run.FinallyFrom)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint") {
 				return fmt.Errorf("run %s already exists", run.ID)
@@ -384,9 +386,9 @@ func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
 	}
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET workflow = ?, status = ?, started_at = ?, ended_at = ?, output = ?, error = ?, step_count = ?
-			WHERE id = ?`,
-			run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps), run.ID)
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET workflow = ?, status = ?, started_at = ?, ended_at = ?, output = ?, error = ?, step_count = ?,
+			finally_from = ? WHERE id = ?`,
+			run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps), run.FinallyFrom, run.ID)
 		if err != nil {
 			return err
 		}
@@ -407,7 +409,7 @@ func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
 
 // GetRun reads one run and its steps.
 func (s *Store) GetRun(ctx context.Context, id string) (*runtime.Run, error) {
-	runs, err := s.query(ctx, `SELECT id, workflow, status, started_at, ended_at, output, error FROM runs WHERE id = ?`, id)
+	runs, err := s.query(ctx, `SELECT id, workflow, status, started_at, ended_at, output, error, finally_from FROM runs WHERE id = ?`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -433,7 +435,7 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 	if limit <= 0 {
 		limit = DefaultListLimit
 	}
-	q := `SELECT id, workflow, status, started_at, ended_at, output, error FROM runs`
+	q := `SELECT id, workflow, status, started_at, ended_at, output, error, finally_from FROM runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -464,7 +466,7 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Ru
 			ended        sql.NullInt64
 			out, errJSON sql.NullString
 		)
-		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON); err != nil {
+		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom); err != nil {
 			rows.Close()
 			return nil, err
 		}

@@ -1,0 +1,130 @@
+package runtime
+
+// Finally steps: the workflow's finally list runs once every top-level
+// step has ended, whatever the outcome.
+//
+// The finally steps follow the top-level steps in workflowPlan.steps
+// (indexes nmain and up), so the scheduler runs them with the same ready
+// queue, workers, records and events. They are not roots of the run: the
+// top-level phase never starts them, because no top-level step is a
+// dependency of a finally step. Once that phase is over (execute):
+//
+//  1. The outcome is decided as if there were no finally steps: the
+//     status (completed, failed, cancelled or timed_out), the error, and
+//     for a completed run the composite result. Nothing a finally step
+//     does changes it.
+//  2. .workflow.status becomes that status, and every top-level step that
+//     ended without an output of its own (failed, or never started)
+//     shows its defaultResults as .steps.X.output, as the checker's
+//     defaultResults rule for finally steps promises (an empty object
+//     when it has none, so that index reads yield nothing).
+//  3. The finally phase gets a context of its own, detached from the
+//     caller's (a client that cancelled is gone, and a cancelled run must
+//     still clean up) and without the workflow deadline (which may have
+//     passed): each finally step is bounded by its own timeout, so the
+//     phase takes at most ir.Workflow.FinallyBound. Cancel and the end of
+//     the caller's context no longer stop anything: the outcome is
+//     decided and the phase is bounded.
+//  4. The finally roots are queued and the scheduler loop runs again. A
+//     failed finally step is failed with its defaultResults as output and
+//     its dependents still run (effectiveAction is continue); it is
+//     recorded in the run and named by Run.FailedFinally.
+//  5. The run is recorded with the outcome of step 1.
+
+import (
+	"context"
+	"fmt"
+	"text/template"
+	"time"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// prepareFinally appends the workflow's finally steps to wp.steps.
+func (wp *workflowPlan) prepareFinally(funcs template.FuncMap) error {
+	wf := wp.wf
+	for i, s := range wf.Finally {
+		if s == nil || s.Index != i {
+			return fmt.Errorf("workflow %q: finally step %d is missing or has index out of order", wf.Name, i)
+		}
+		if _, dup := wp.byID[s.ID]; dup {
+			return fmt.Errorf("workflow %q: duplicate step id %q (%s)", wf.Name, s.ID, s.Pos)
+		}
+		if s.Type == ir.StepElicitation {
+			return fmt.Errorf("workflow %q: finally step %q (%s) is an elicitation; finally steps cannot ask the user", wf.Name, s.ID, s.Pos)
+		}
+		sp, err := prepareStep(s, funcs)
+		if err != nil {
+			return fmt.Errorf("workflow %q: finally: %w", wf.Name, err)
+		}
+		for _, d := range s.Deps {
+			if d < 0 || d >= i {
+				return fmt.Errorf("workflow %q: finally step %q depends on index %d, which is not an earlier finally step", wf.Name, s.ID, d)
+			}
+		}
+		sp.index = wp.nmain + i
+		sp.finally = true
+		sp.base = wp.nmain
+		sp.ndeps = len(s.Deps)
+		wp.steps = append(wp.steps, sp)
+		wp.byID[s.ID] = sp
+	}
+	return nil
+}
+
+// outcome is how a run ended, decided before its finally steps run.
+type outcome struct {
+	status RunStatus
+	err    *StepError
+	output any
+}
+
+// runFinally runs the finally steps after the top-level phase ended with
+// status. Called with no step running and no worker left.
+func (r *runState) runFinally(status RunStatus) {
+	r.dlMu.Lock()
+	r.endDeadlines()
+	clear(r.deadlines)
+	r.deadlines, r.spent = r.deadlines[:0], nil
+	r.finalPhase = true
+	r.parent = context.WithoutCancel(r.parent)
+	r.ctx, r.cancel = context.WithCancelCause(r.parent)
+	r.deadline = time.Time{}
+	r.dlMu.Unlock()
+	defer r.cancel(nil)
+
+	r.sched.Lock()
+	r.stopped, r.skipRemaining = false, false
+	r.ready.items = r.ready.items[:0]
+	r.exposeOutcome(status)
+	for _, i := range r.wp.finallyRoots {
+		r.ready.push(i)
+	}
+	r.sched.Unlock()
+	r.loop()
+	r.stopWorkers()
+	if failed := r.run.FailedFinally(); len(failed) > 0 {
+		r.e.log.Info("finally steps failed", "run_id", r.run.ID, "workflow", r.run.Workflow, "steps", failed)
+	}
+}
+
+// exposeOutcome sets .workflow.status to the run's outcome and shows the
+// defaultResults of every top-level step that ended without an output of
+// its own (an empty object when it has none). The step records keep what
+// happened. Called with sched held.
+func (r *runState) exposeOutcome(status RunStatus) {
+	r.outcome = status
+	r.refreshWorkflow(string(status), time.Now())
+	for i, st := range r.run.Steps[:r.wp.nmain] {
+		if st.Output != nil || st.Status == StepCompleted || st.Status == StepSkipped {
+			continue
+		}
+		// Without defaultResults the checker allowed only index reads: an
+		// empty object makes them yield nothing instead of failing on nil.
+		var shown any = map[string]any{}
+		if defaults := r.wp.steps[i].step.DefaultResults; defaults != nil {
+			shown = defaults
+		}
+		r.setEntry(i, shown, nil, st.Status, st.Error)
+	}
+}
