@@ -8,6 +8,7 @@ package checker
 // the result only when it produced no error; warnings do not count.
 
 import (
+	"slices"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/catalog"
@@ -22,6 +23,10 @@ type Options struct {
 	// argument names and literal argument types are checked against it.
 	// Nil means no backend knowledge.
 	Tools *catalog.Catalog
+	// Workflows are compiled workflows of the same configuration (from
+	// plan.json files) that workflow steps may call besides the ones being
+	// checked.
+	Workflows []*ir.Workflow
 }
 
 // Limits and defaults (design.md, "Limits").
@@ -83,7 +88,7 @@ func isIdentifier(s string) bool {
 // without errors, in file order, with steps in source order. Diagnostics
 // cover every file; Check never stops at the first problem.
 func Check(files []*parser.File, opts Options) ([]*ir.Workflow, diag.List) {
-	c := &checker{opts: opts, names: map[string]ir.Pos{}}
+	c := &checker{opts: opts, names: map[string]ir.Pos{}, defs: map[string]*ir.Workflow{}}
 	var out []*ir.Workflow
 	for _, f := range files {
 		if f == nil {
@@ -101,6 +106,10 @@ func Check(files []*parser.File, opts Options) ([]*ir.Workflow, diag.List) {
 			}
 		}
 	}
+	if len(c.calls) > 0 {
+		bad := c.checkCalls()
+		out = slices.DeleteFunc(out, func(wf *ir.Workflow) bool { return bad[wf] })
+	}
 	return out, c.diags
 }
 
@@ -111,6 +120,13 @@ type checker struct {
 	names map[string]ir.Pos
 	// templates holds the analysis of every template text seen so far.
 	templates map[string]*templateAnalysis
+	// defs maps each workflow name to its first definition (errors or
+	// not), and order lists those in input order, for workflow steps.
+	defs  map[string]*ir.Workflow
+	order []*ir.Workflow
+	// calls and reads wait for checkCalls (workflows.go).
+	calls []*workflowCall
+	reads []*calleeRead
 }
 
 // workflow checks one workflow and returns its IR, or nil when it has errors.
@@ -246,6 +262,8 @@ func (w *wfCheck) checkName(pos ir.Pos, path string) {
 		return
 	}
 	w.c.names[name] = n.Pos
+	w.c.defs[name] = w.wf
+	w.c.order = append(w.c.order, w.wf)
 }
 
 func (w *wfCheck) checkDescription(pos ir.Pos, path string) {
