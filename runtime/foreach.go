@@ -231,7 +231,7 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data,
 	if timeout <= 0 {
 		timeout = sp.timeout
 	}
-	out, _, msg := r.callTool(ctx, inner, policy, args, nil, timeout)
+	out, _, msg := r.call(ctx, inner, policy, args, nil, timeout)
 	if msg != "" {
 		if context.Cause(ctx) == errIterationFailed {
 			msg = "cancelled because another iteration failed"
