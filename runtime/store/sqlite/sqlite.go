@@ -1,12 +1,15 @@
 package sqlite
 
-// Schema (PRAGMA user_version = 1)
+// Schema (PRAGMA user_version = 2)
 //
 //	runs   one row per run: id (TEXT primary key), workflow, status,
 //	       started_at and ended_at (INTEGER Unix nanoseconds, ended_at NULL
 //	       while the run goes), output and error (JSON text or NULL),
-//	       step_count. Indexed on started_at, (workflow, started_at) and
-//	       (status, started_at) so every list filter is an index scan.
+//	       step_count, and for the child run of a workflow step parent_id
+//	       and parent_step ('' for a top-level run; version 2 added them,
+//	       so older rows read as top-level runs). Indexed on started_at,
+//	       (workflow, started_at), (status, started_at) and (parent_id,
+//	       started_at) so every list filter is an index scan.
 //	steps  one row per step of a run, keyed (run_id, idx) where idx is the
 //	       step's position in the plan: id, status, attempts, started_at,
 //	       ended_at, output (JSON), error, note. ON DELETE CASCADE from runs.
@@ -73,7 +76,7 @@ import (
 
 // schemaVersion is stored in PRAGMA user_version. Open refuses a file with a
 // newer version, and migrates older ones step by step.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -269,6 +272,10 @@ var migrations = []string{
 		note       TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (run_id, idx)
 	) WITHOUT ROWID;`,
+	// 1 -> 2: child runs of workflow steps.
+	`ALTER TABLE runs ADD COLUMN parent_id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE runs ADD COLUMN parent_step TEXT NOT NULL DEFAULT '';
+	CREATE INDEX runs_parent ON runs(parent_id, started_at);`,
 }
 
 func (s *Store) migrate() error {
@@ -329,9 +336,9 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 	}
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps))
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, parent_id, parent_step)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps), run.ParentID, run.ParentStep)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint") {
 				return fmt.Errorf("run %s already exists", run.ID)
@@ -407,7 +414,7 @@ func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
 
 // GetRun reads one run and its steps.
 func (s *Store) GetRun(ctx context.Context, id string) (*runtime.Run, error) {
-	runs, err := s.query(ctx, `SELECT id, workflow, status, started_at, ended_at, output, error FROM runs WHERE id = ?`, id)
+	runs, err := s.query(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -429,11 +436,15 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 		where = append(where, "status = ?")
 		args = append(args, string(f.Status))
 	}
+	if f.Parent != "" {
+		where = append(where, "parent_id = ?")
+		args = append(args, f.Parent)
+	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit
 	}
-	q := `SELECT id, workflow, status, started_at, ended_at, output, error FROM runs`
+	q := `SELECT ` + runColumns + ` FROM runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -441,6 +452,9 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 	args = append(args, limit)
 	return s.query(ctx, q, args...)
 }
+
+// runColumns are the columns of runs that query scans, in its order.
+const runColumns = `id, workflow, status, started_at, ended_at, output, error, parent_id, parent_step`
 
 // query reads runs selected by q, then their steps, in one read transaction
 // so a run and its steps are one consistent snapshot.
@@ -464,7 +478,7 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Ru
 			ended        sql.NullInt64
 			out, errJSON sql.NullString
 		)
-		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON); err != nil {
+		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.ParentID, &r.ParentStep); err != nil {
 			rows.Close()
 			return nil, err
 		}

@@ -1,0 +1,57 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// TestMigrateFromVersion1 opens a state file written with the first
+// schema (before runs had a parent link): its runs survive, read as
+// top-level runs, and child runs can be recorded and listed at once.
+func TestMigrateFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		migrations[0],
+		`PRAGMA user_version = 1`,
+		`INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count)
+			VALUES ('old-run', 'wf', 'completed', 1, 2, '{"ok":true}', NULL, 1)`,
+		`INSERT INTO steps (run_id, idx, id, status, attempts) VALUES ('old-run', 0, 'a', 'completed', 1)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("Open(a version 1 file) = %v; want it migrated", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	old, err := s.GetRun(ctx, "old-run")
+	if err != nil || old.Status != runtime.RunCompleted || old.ParentID != "" || len(old.Steps) != 1 {
+		t.Fatalf("GetRun(old-run) = %+v, %v; want the completed top-level run with its step", old, err)
+	}
+	child := run("child", "a")
+	child.ParentID, child.ParentStep = "old-run", "a"
+	if err := s.CreateRun(ctx, child); err != nil {
+		t.Fatal(err)
+	}
+	kids, err := s.ListRuns(ctx, runtime.RunFilter{Parent: "old-run"})
+	if err != nil || len(kids) != 1 || kids[0].ParentStep != "a" {
+		t.Fatalf("ListRuns(Parent: old-run) = %+v, %v; want the child under step a", kids, err)
+	}
+	var v int
+	if err := s.r.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion {
+		t.Errorf("user_version = %d, %v; want %d", v, err, schemaVersion)
+	}
+}
