@@ -22,6 +22,7 @@ var goldenExamples = []string{
 	"elicitation_deploy.yaml",
 	"k8s_stream.yaml", // two workflows: output shows both
 	"release_announcement.json",
+	"subworkflow_triage.yaml", // workflow steps, also inside a forEach
 }
 
 var planFormats = []string{"text", "json", "dot", "mermaid"}
