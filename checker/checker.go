@@ -108,6 +108,7 @@ func Check(files []*parser.File, opts Options) ([]*ir.Workflow, diag.List) {
 	}
 	if len(c.calls) > 0 {
 		bad := c.checkCalls()
+		c.applyDeferredFloors(bad)
 		out = slices.DeleteFunc(out, func(wf *ir.Workflow) bool { return bad[wf] })
 	}
 	return out, c.diags
@@ -127,14 +128,23 @@ type checker struct {
 	// calls and reads wait for checkCalls (workflows.go).
 	calls []*workflowCall
 	reads []*calleeRead
+	// floors are the workflows with workflow steps whose annotation floor
+	// waits for their callees' (applyDeferredFloors).
+	floors []*wfCheck
 }
 
 // workflow checks one workflow and returns its IR, or nil when it has errors.
 func (c *checker) workflow(f *parser.File, src *parser.Workflow) *ir.Workflow {
 	w := &wfCheck{c: c, file: f, src: src, byID: map[string]int{}}
+	calls := len(c.calls)
 	w.run()
-	if c.opts.Tools != nil {
-		w.addAll(applyAnnotationFloor(w.wf, c.opts.Tools, w.hintPos))
+	switch {
+	case c.opts.Tools == nil:
+	case len(c.calls) > calls:
+		// Its workflow steps need their callees' floors first (Check).
+		c.floors = append(c.floors, w)
+	default:
+		w.addAll(applyAnnotationFloor(w.wf, c.opts.Tools, c.callee, w.hintPos))
 	}
 	// Unknown keys inside this workflow also make it invalid.
 	invalid := w.diags.HasErrors() || w.hasUnknownKeys()

@@ -347,3 +347,23 @@ func shortestCycle(comp []int, edges [][]callEdge, index map[string]int) []callE
 	slices.Reverse(cycle)
 	return cycle
 }
+
+// applyDeferredFloors applies the annotation floor of the workflows with
+// workflow steps, callees first, once every callee's annotations are
+// final. A workflow that got an error is added to bad.
+func (c *checker) applyDeferredFloors(bad map[*ir.Workflow]bool) {
+	byWF := map[*ir.Workflow]*wfCheck{}
+	var wfs []*ir.Workflow
+	for _, w := range c.floors {
+		byWF[w.wf] = w
+		wfs = append(wfs, w.wf)
+	}
+	for _, wf := range floorOrder(wfs, c.callee) {
+		w := byWF[wf]
+		l := applyAnnotationFloor(wf, c.opts.Tools, c.callee, w.hintPos)
+		c.diags = append(c.diags, l...)
+		if l.HasErrors() {
+			bad[wf] = true
+		}
+	}
+}
