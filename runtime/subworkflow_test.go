@@ -367,3 +367,39 @@ func TestWorkflowStepsRace(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCancellingTheChildFailsTheStep: cancelling a child run by its own id
+// stops only the child; the parent's step fails with the child's status,
+// and the parent (onError abort by default) fails at that step.
+func TestCancellingTheChildFailsTheStep(t *testing.T) {
+	fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
+	fb.started = make(chan string, 1)
+	e := mustEngine(t, compileYAML(t, hangingChild), Options{Backend: fb})
+	done := make(chan *Run, 1)
+	go func() {
+		run, _ := e.Run(context.Background(), "outer", nil, RunOptions{RunID: "parent-of-cancelled"})
+		done <- run
+	}()
+	select {
+	case <-fb.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the child's backend call never started")
+	}
+	kids := children(t, e, "parent-of-cancelled")
+	if len(kids) != 1 {
+		t.Fatalf("children = %d; want 1", len(kids))
+	}
+	if err := e.Cancel(context.Background(), kids[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	var run *Run
+	select {
+	case run = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the parent did not end after its child was cancelled")
+	}
+	want := "workflow slow (run " + kids[0].ID + ") cancelled"
+	if run.Status != RunFailed || run.Error == nil || run.Error.Step != "sub" || !strings.Contains(run.Error.Msg, want) {
+		t.Errorf("parent = %s, error %v; want failed at step sub with %q", run.Status, run.Error, want)
+	}
+}
