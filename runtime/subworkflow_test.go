@@ -403,3 +403,32 @@ func TestCancellingTheChildFailsTheStep(t *testing.T) {
 		t.Errorf("parent = %s, error %v; want failed at step sub with %q", run.Status, run.Error, want)
 	}
 }
+
+// TestWorkflowStepRetryStartsAFreshChild: onError retry runs the callee
+// again as a new child run; the failed attempt's run stays in the store.
+func TestWorkflowStepRetryStartsAFreshChild(t *testing.T) {
+	src := `
+compositeTools:
+  - name: flaky
+    description: fails on its first call
+    steps:
+      - {id: once, tool: svc.flaky}
+  - name: patient
+    description: retries its child
+    steps:
+      - id: sub
+        type: workflow
+        workflow: flaky
+        onError: {action: retry, maxRetries: 2, retryDelay: 1ms}
+`
+	fb := newFake(map[string]*fakeTool{"svc.flaky": {failFirst: 1}})
+	e := mustEngine(t, compileYAML(t, src), Options{Backend: fb})
+	run, err := e.Run(context.Background(), "patient", nil, RunOptions{})
+	if err != nil || run.Status != RunCompleted || run.Steps[0].Attempts != 2 {
+		t.Fatalf("Run = %v, attempts %d, %v; want completed after 2 attempts", run.Status, run.Steps[0].Attempts, err)
+	}
+	kids := children(t, e, run.ID)
+	if len(kids) != 2 || kids[0].Status != RunCompleted || kids[1].Status != RunFailed {
+		t.Errorf("children (newest first) = %+v; want a completed retry after a failed first run", kids)
+	}
+}
