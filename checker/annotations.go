@@ -25,8 +25,14 @@ package checker
 // log line when it advertises its tools; vmcp refuses it at compile time
 // with a catalog and at vmcp run startup. A workflow without tool steps
 // (only elicitations) has no floor: its annotations stay as written.
+//
+// A workflow step counts as a tool whose annotations are its callee's
+// final ones (a callee without annotations counts as unknown), so a
+// composite tool cannot look safer than the workflows it runs. Floors are
+// therefore applied callees first (floorOrder).
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 
@@ -96,11 +102,21 @@ type stepTool struct {
 	tool *catalog.Tool
 }
 
-// stepTools lists the steps of wf that call a known backend tool, in plan
-// order, forEach inner steps under their loop's id. Steps whose tool is
-// unresolved or unknown are left out; they have errors of their own.
-func stepTools(wf *ir.Workflow, cat *catalog.Catalog) (known []stepTool, hasTools bool) {
-	add := func(id string, tr *ir.ToolRef) {
+// stepTools lists the steps of wf that call a known backend tool or a
+// known workflow (callee finds it), in plan order, forEach inner steps
+// under their loop's id. Steps whose tool or workflow is unresolved or
+// unknown are left out; they have errors of their own.
+func stepTools(wf *ir.Workflow, cat *catalog.Catalog, callee func(string) (*ir.Workflow, bool)) (known []stepTool, hasTools bool) {
+	add := func(id string, s *ir.Step) {
+		if s.Workflow != nil {
+			if c, ok := callee(s.Workflow.Name); ok {
+				hasTools = true
+				ref := &ir.ToolRef{Ref: fmt.Sprintf("workflow %q", c.Name), Pos: s.Workflow.Pos}
+				known = append(known, stepTool{id: id, ref: ref, tool: &catalog.Tool{Annotations: workflowAnnotations(c)}})
+			}
+			return
+		}
+		tr := s.Tool
 		if tr == nil {
 			return
 		}
@@ -111,13 +127,59 @@ func stepTools(wf *ir.Workflow, cat *catalog.Catalog) (known []stepTool, hasTool
 	}
 	for _, s := range slices.Concat(wf.Steps, wf.Finally) {
 		switch {
-		case s.Type == ir.StepTool:
-			add(s.ID, s.Tool)
+		case s.Type == ir.StepTool, s.Type == ir.StepWorkflow:
+			add(s.ID, s)
 		case s.Type == ir.StepForEach && s.ForEach != nil && s.ForEach.Step != nil:
-			add(s.ID, s.ForEach.Step.Tool)
+			add(s.ID, s.ForEach.Step)
 		}
 	}
 	return known, hasTools
+}
+
+// workflowAnnotations are a callee's annotations as a backend tool's.
+func workflowAnnotations(wf *ir.Workflow) *catalog.Annotations {
+	a := wf.Annotations
+	if a == nil {
+		return nil
+	}
+	return &catalog.Annotations{Title: a.Title, ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint,
+		IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
+}
+
+// floorOrder returns wfs with every workflow after the workflows its
+// workflow steps run (callee finds them; a cycle, reported elsewhere, is
+// cut where it closes), so each floor sees its callees' final annotations.
+func floorOrder(wfs []*ir.Workflow, callee func(string) (*ir.Workflow, bool)) []*ir.Workflow {
+	in := map[*ir.Workflow]bool{}
+	for _, wf := range wfs {
+		in[wf] = true
+	}
+	seen := map[*ir.Workflow]bool{}
+	var out []*ir.Workflow
+	var visit func(wf *ir.Workflow)
+	visit = func(wf *ir.Workflow) {
+		if seen[wf] {
+			return
+		}
+		seen[wf] = true
+		for _, s := range wf.Steps {
+			ref := s.Workflow
+			if s.ForEach != nil && s.ForEach.Step != nil {
+				ref = s.ForEach.Step.Workflow
+			}
+			if ref == nil {
+				continue
+			}
+			if c, ok := callee(ref.Name); ok && in[c] {
+				visit(c)
+			}
+		}
+		out = append(out, wf)
+	}
+	for _, wf := range wfs {
+		visit(wf)
+	}
+	return out
 }
 
 // hintPos says where an explicit hint is written, for diagnostics.
@@ -127,9 +189,9 @@ type hintPos func(hint string) (ir.Pos, string)
 // reports every explicit hint that is safer than the floor, and replaces
 // wf.Annotations with the explicit hints merged over the floor. Hints that
 // wf.Annotations.Derived lists are not explicit: they are derived again.
-func applyAnnotationFloor(wf *ir.Workflow, cat *catalog.Catalog, at hintPos) diag.List {
+func applyAnnotationFloor(wf *ir.Workflow, cat *catalog.Catalog, callee func(string) (*ir.Workflow, bool), at hintPos) diag.List {
 	var out diag.List
-	steps, hasTools := stepTools(wf, cat)
+	steps, hasTools := stepTools(wf, cat, callee)
 	if !hasTools {
 		return out
 	}

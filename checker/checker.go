@@ -8,6 +8,7 @@ package checker
 // the result only when it produced no error; warnings do not count.
 
 import (
+	"slices"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/catalog"
@@ -22,6 +23,10 @@ type Options struct {
 	// argument names and literal argument types are checked against it.
 	// Nil means no backend knowledge.
 	Tools *catalog.Catalog
+	// Workflows are compiled workflows of the same configuration (from
+	// plan.json files) that workflow steps may call besides the ones being
+	// checked.
+	Workflows []*ir.Workflow
 }
 
 // Limits and defaults (design.md, "Limits").
@@ -82,7 +87,7 @@ func isIdentifier(s string) bool {
 // without errors, in file order, with steps in source order. Diagnostics
 // cover every file; Check never stops at the first problem.
 func Check(files []*parser.File, opts Options) ([]*ir.Workflow, diag.List) {
-	c := &checker{opts: opts, names: map[string]ir.Pos{}}
+	c := &checker{opts: opts, names: map[string]ir.Pos{}, defs: map[string]*ir.Workflow{}}
 	var out []*ir.Workflow
 	for _, f := range files {
 		if f == nil {
@@ -100,6 +105,11 @@ func Check(files []*parser.File, opts Options) ([]*ir.Workflow, diag.List) {
 			}
 		}
 	}
+	if len(c.calls) > 0 {
+		bad := c.checkCalls()
+		c.applyDeferredFloors(bad)
+		out = slices.DeleteFunc(out, func(wf *ir.Workflow) bool { return bad[wf] })
+	}
 	return out, c.diags
 }
 
@@ -110,14 +120,30 @@ type checker struct {
 	names map[string]ir.Pos
 	// templates holds the analysis of every template text seen so far.
 	templates map[string]*templateAnalysis
+	// defs maps each workflow name to its first definition (errors or
+	// not), and order lists those in input order, for workflow steps.
+	defs  map[string]*ir.Workflow
+	order []*ir.Workflow
+	// calls and reads wait for checkCalls (workflows.go).
+	calls []*workflowCall
+	reads []*calleeRead
+	// floors are the workflows with workflow steps whose annotation floor
+	// waits for their callees' (applyDeferredFloors).
+	floors []*wfCheck
 }
 
 // workflow checks one workflow and returns its IR, or nil when it has errors.
 func (c *checker) workflow(f *parser.File, src *parser.Workflow) *ir.Workflow {
 	w := &wfCheck{c: c, file: f, src: src, byID: map[string]int{}}
+	calls := len(c.calls)
 	w.run()
-	if c.opts.Tools != nil {
-		w.addAll(applyAnnotationFloor(w.wf, c.opts.Tools, w.hintPos))
+	switch {
+	case c.opts.Tools == nil:
+	case len(c.calls) > calls:
+		// Its workflow steps need their callees' floors first (Check).
+		c.floors = append(c.floors, w)
+	default:
+		w.addAll(applyAnnotationFloor(w.wf, c.opts.Tools, c.callee, w.hintPos))
 	}
 	// Unknown keys inside this workflow also make it invalid.
 	invalid := w.diags.HasErrors() || w.hasUnknownKeys()
@@ -246,6 +272,8 @@ func (w *wfCheck) checkName(pos ir.Pos, path string) {
 		return
 	}
 	w.c.names[name] = n.Pos
+	w.c.defs[name] = w.wf
+	w.c.order = append(w.c.order, w.wf)
 }
 
 func (w *wfCheck) checkDescription(pos ir.Pos, path string) {

@@ -1,7 +1,8 @@
 // Package checker turns parsed workflow sources into checked workflows.
 //
 // In: the parser.File values of one compilation, and Options (a tool
-// catalog, or nil). CheckPlan gives a compiled ir.Plan the checks that
+// catalog, or nil, and the compiled workflows of plan.json inputs, which
+// workflow steps may call). CheckPlan gives a compiled ir.Plan the checks that
 // need a catalog (plan.go). Out: one ir.Workflow per workflow that has no errors,
 // in file order with Steps in source order (Step.Index is the source
 // index, Step.Deps the sorted indexes of direct dependencies) and Finally
@@ -64,7 +65,8 @@
 // graph, cycles, defaultResults rule), templates.go (template parsing and
 // reference extraction), refs.go (reference rules), values.go (argument
 // and var trees), tools.go (catalog checks: tool names, arguments),
-// annotations.go (the annotation safety floor), plan.go (catalog checks of
+// annotations.go (the annotation safety floor), workflows.go (workflow
+// steps: callees, their arguments and outputs, recursion), plan.go (catalog checks of
 // compiled plans), output.go, errors.go (all wording), suggest.go ("did
 // you mean").
 package checker

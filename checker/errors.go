@@ -82,6 +82,9 @@ const (
 	CodeDependsOnFinally      = "depends_on_finally"
 	CodeFinallyDependsOnStep  = "finally_depends_on_step"
 	CodeFinallyRead           = "finally_read"
+	CodeUnknownWorkflow       = "unknown_workflow"
+	CodeWorkflowCycle         = "workflow_cycle"
+	CodeUnknownCalleeOutput   = "unknown_workflow_output"
 )
 
 func errorAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnostic {
@@ -272,26 +275,55 @@ func errUnknownTool(pos ir.Pos, path, backend, tool string, known []string) diag
 		fmt.Sprintf("backend %q has no tool %q%s", backend, tool, didYouMean(tool, known)))
 }
 
-func errUnknownArgument(pos ir.Pos, path, tool, arg string, known []string) diag.Diagnostic {
+// The argument errors name their callee as "tool backend.name" or
+// "workflow \"name\"" (a workflow step's arguments are its callee's
+// parameters).
+
+func errUnknownArgument(pos ir.Pos, path, callee, arg string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownArgument,
-		fmt.Sprintf("tool %s has no argument %q%s", tool, arg, didYouMean(arg, known)),
+		fmt.Sprintf("%s has no argument %q%s", callee, arg, didYouMean(arg, known)),
 		"its arguments are: "+listOrNone(known))
 }
 
-func errMissingArgument(pos ir.Pos, path, tool, arg string) diag.Diagnostic {
-	return errorAt(pos, path, CodeMissingArgument, fmt.Sprintf("tool %s requires argument %q", tool, arg))
+func errMissingArgument(pos ir.Pos, path, callee, arg string) diag.Diagnostic {
+	return errorAt(pos, path, CodeMissingArgument, fmt.Sprintf("%s requires argument %q", callee, arg))
 }
 
-func errArgumentType(pos ir.Pos, path, tool, arg, want, got string) diag.Diagnostic {
+func errArgumentType(pos ir.Pos, path, callee, arg, want, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeArgumentType,
-		fmt.Sprintf("argument %q of tool %s must be %s, not %s", arg, tool, want, got))
+		fmt.Sprintf("argument %q of %s must be %s, not %s", arg, callee, want, got))
 }
 
 // errArgumentEnum: got is the literal as written in the workflow (never a
 // parameter value, which is not known at compile time).
-func errArgumentEnum(pos ir.Pos, path, tool, arg string, allowed []string, got string) diag.Diagnostic {
+func errArgumentEnum(pos ir.Pos, path, callee, arg string, allowed []string, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeArgumentEnum,
-		fmt.Sprintf("argument %q of tool %s must be one of %s%s", arg, tool, strings.Join(allowed, ", "), didYouMean(got, allowed)))
+		fmt.Sprintf("argument %q of %s must be one of %s%s", arg, callee, strings.Join(allowed, ", "), didYouMean(got, allowed)))
+}
+
+// ---- workflow steps ----
+
+func errUnknownWorkflow(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownWorkflow,
+		fmt.Sprintf("unknown workflow %q%s", name, didYouMean(name, known)),
+		"a workflow step runs another composite tool compiled or served together with this one; known workflows: "+listOrNone(known))
+}
+
+// errWorkflowCycle: cycle names the workflows from the first back to it;
+// links say where each call is.
+func errWorkflowCycle(pos ir.Pos, path string, cycle, links []string) diag.Diagnostic {
+	msg := "workflow recursion: " + strings.Join(cycle, " -> ")
+	if len(cycle) == 2 {
+		msg = fmt.Sprintf("workflow %q calls itself", cycle[0])
+	}
+	msg += "; a workflow step may not run its own workflow, directly or through other workflows"
+	return errorAt(pos, path, CodeWorkflowCycle, msg, links...)
+}
+
+func errUnknownCalleeOutput(pos ir.Pos, path, step, callee, field string, known []string) diag.Diagnostic {
+	return errorAt(pos, path, CodeUnknownCalleeOutput,
+		fmt.Sprintf("step %q runs workflow %q, whose output has no field %q%s", step, callee, field, didYouMean(field, known)),
+		"its output declares: "+listOrNone(known))
 }
 
 func errInvalidAction(pos ir.Pos, path, field, got string, valid []string) diag.Diagnostic {
@@ -326,7 +358,7 @@ func errInvalidItemVar(pos ir.Pos, path, got string) diag.Diagnostic {
 
 func errInnerStepType(pos ir.Pos, path, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeInnerStepType,
-		fmt.Sprintf("the inner step of a forEach must be of type tool, not %s (forEach does not nest)", got))
+		fmt.Sprintf("the inner step of a forEach must be of type tool or workflow, not %s (forEach does not nest)", got))
 }
 
 func errInnerDependsOn(pos ir.Pos, path string) diag.Diagnostic {

@@ -41,8 +41,21 @@ func CheckPlan(p *ir.Plan, opts Options) diag.List {
 				out = append(out, checkPlanStep(opts, s.ForEach.Step)...)
 			}
 		}
+	}
+	// Workflow steps may run this plan's workflows or opts.Workflows.
+	callee := func(name string) (*ir.Workflow, bool) {
+		for _, list := range [][]*ir.Workflow{p.Workflows, opts.Workflows} {
+			for _, wf := range list {
+				if wf != nil && wf.Name == name {
+					return wf, true
+				}
+			}
+		}
+		return nil, false
+	}
+	for _, wf := range floorOrder(p.Workflows, callee) {
 		wfPos := wf.Pos
-		out = append(out, applyAnnotationFloor(wf, cat, func(hint string) (ir.Pos, string) {
+		out = append(out, applyAnnotationFloor(wf, cat, callee, func(hint string) (ir.Pos, string) {
 			return wfPos, pathJoin("annotations", hint)
 		})...)
 	}

@@ -188,6 +188,9 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 		w.add(errUnknownForEachOutput(pos, path, id, r.path[3]))
 		return
 	}
+	if target.typ == ir.StepWorkflow && len(r.path) >= 4 && r.optionalFrom > 3 {
+		w.noteCalleeRead(target, pos, path, r.path[3])
+	}
 	if target.typ == ir.StepElicitation && len(r.path) >= 4 {
 		w.checkAnswerRef(pos, path, r, target, why)
 		return
@@ -331,6 +334,9 @@ func (w *wfCheck) checkStepTemplates(si *stepInfo) {
 		si.ir.Arguments = w.arguments(s, si.ir.Tool, sc)
 	case ir.StepElicitation:
 		si.ir.Message = w.template(s.Message, "message", sc)
+	case ir.StepWorkflow:
+		si.ir.Arguments = w.arguments(s, nil, sc)
+		w.noteCall(si, s, si.ir)
 	case ir.StepForEach:
 		if si.ir.ForEach == nil {
 			return
@@ -343,6 +349,9 @@ func (w *wfCheck) checkStepTemplates(si *stepInfo) {
 		isc := scope{kind: inStep, step: si, itemVar: si.itemVar}
 		inner.Condition = w.condition(in.Condition, isc)
 		inner.Arguments = w.arguments(in, inner.Tool, isc)
+		if inner.Type == ir.StepWorkflow {
+			w.noteCall(si, in, inner)
+		}
 		inner.MaySkip = in.Condition != nil || inner.OnError.Action == ir.ActionContinue
 	}
 }

@@ -48,6 +48,9 @@ type stepInfo struct {
 	// (its decline or cancel continues); "" when it cannot.
 	noAnswer string
 	timeout  time.Duration
+	// callee is the workflow a workflow step (or a forEach's inner
+	// workflow step) runs, "" otherwise.
+	callee string
 }
 
 // depEdge is one resolved dependsOn entry.
@@ -142,6 +145,8 @@ func (w *wfCheck) checkStep(i int, s *parser.Step, finally bool) *stepInfo {
 		w.checkElicitation(si)
 	case ir.StepForEach:
 		w.checkForEach(si)
+	case ir.StepWorkflow:
+		w.checkWorkflowRef(si, s)
 	}
 	if finally {
 		w.checkFinallyStep(si)
@@ -190,7 +195,7 @@ func (w *wfCheck) stepType(s *parser.Step) string {
 		return ""
 	}
 	switch t {
-	case ir.StepTool, ir.StepElicitation, ir.StepForEach:
+	case ir.StepTool, ir.StepElicitation, ir.StepForEach, ir.StepWorkflow:
 		return t
 	}
 	w.add(errInvalidStepType(s.Type.Pos, s.Type.Path, t))
@@ -202,6 +207,7 @@ var typeFields = map[string][]string{
 	ir.StepTool:        {"tool", "arguments"},
 	ir.StepElicitation: {"message", "schema", "onDecline", "onCancel"},
 	ir.StepForEach:     {"collection", "itemVar", "maxParallel", "maxIterations", "step"},
+	ir.StepWorkflow:    {"workflow", "arguments"},
 }
 
 // namedNode is a step field by its YAML name.
@@ -212,7 +218,7 @@ type namedNode struct {
 
 // typeSpecific returns the step's type-specific fields that are present,
 // in a fixed order (tool, arguments, message, schema, onDecline, onCancel,
-// collection, itemVar, maxParallel, maxIterations, step).
+// collection, itemVar, maxParallel, maxIterations, step, workflow).
 func typeSpecific(s *parser.Step) []namedNode {
 	var out []namedNode
 	add := func(name string, n *parser.Node) {
@@ -237,6 +243,7 @@ func typeSpecific(s *parser.Step) []namedNode {
 	if s.Inner != nil {
 		add("step", s.Inner.Node)
 	}
+	add("workflow", s.Workflow)
 	return out
 }
 
@@ -578,7 +585,11 @@ func (w *wfCheck) checkForEach(si *stepInfo) {
 	fe.Step = inner
 	innerInfo := &stepInfo{index: si.index, src: in, ir: inner, id: si.id, label: si.label + " (inner step)", typ: ir.StepTool}
 	if in.Type != nil {
-		if t, ok := w.str(in.Type, "type"); ok && t != ir.StepTool {
+		t, ok := w.str(in.Type, "type")
+		switch {
+		case ok && t == ir.StepWorkflow:
+			inner.Type, innerInfo.typ = t, t
+		case ok && t != ir.StepTool:
 			w.add(errInnerStepType(in.Type.Pos, in.Type.Path, t))
 			return
 		}
@@ -588,17 +599,22 @@ func (w *wfCheck) checkForEach(si *stepInfo) {
 		w.add(errInnerDependsOn(pos, path))
 	}
 	for _, f := range typeSpecific(in) {
-		if f.name == "tool" || f.name == "arguments" {
+		if slices.Contains(typeFields[innerInfo.typ], f.name) {
 			continue
 		}
 		pos, path := keyPos(in.Node, f.node, f.name)
-		w.add(errFieldNotAllowed(pos, path, f.name, "forEach inner", "the inner step of a forEach is a tool step"))
+		w.add(errFieldNotAllowed(pos, path, f.name, "forEach inner", "the inner step of a forEach is a tool or workflow step"))
 	}
 	if d, ok := w.duration(in.Timeout, "timeout"); ok {
 		inner.Timeout = ir.Duration(d)
 	}
 	inner.OnError = w.checkOnError(in.OnError)
 	w.checkDefaults(innerInfo)
+	if innerInfo.typ == ir.StepWorkflow {
+		w.checkWorkflowRef(innerInfo, in)
+		si.callee = innerInfo.callee
+		return
+	}
 	w.checkToolRef(innerInfo, in, "inner")
 }
 

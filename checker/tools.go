@@ -99,12 +99,13 @@ func checkArguments(cat *catalog.Catalog, tr *ir.ToolRef, args *parser.Node, mis
 	if !ok || tool.InputSchema == nil {
 		return out
 	}
-	checkObjectArgs(&out, tr.String(), "", tool.InputSchema, args, missingPos, missingPath)
+	checkObjectArgs(&out, "tool "+tr.String(), "", tool.InputSchema, args, missingPos, missingPath)
 	return out
 }
 
 // checkObjectArgs checks the mapping n (nil when absent) against an object
-// schema. prefix names the enclosing argument for messages ("" at the top).
+// schema. callee names the tool or workflow for messages ("tool b.t"), and
+// prefix the enclosing argument ("" at the top).
 func checkObjectArgs(out *diag.List, tool, prefix string, schema map[string]any, n *parser.Node, missingPos ir.Pos, missingPath string) {
 	props, _ := schema["properties"].(map[string]any)
 	var names []string

@@ -57,7 +57,12 @@ func Compile(inputs []Source, opts Options) (*ir.Plan, diag.List) {
 	}
 	reportSkipped(files, opts.Verbose)
 
-	wfs, cdiags := checker.Check(files, checker.Options{Tools: opts.Tools})
+	// Workflow steps may call the workflows of precompiled plans too.
+	var planned []*ir.Workflow
+	for _, p := range plans {
+		planned = append(planned, p.Workflows...)
+	}
+	wfs, cdiags := checker.Check(files, checker.Options{Tools: opts.Tools, Workflows: planned})
 	diags = append(diags, cdiags...)
 	if diags.HasErrors() {
 		return nil, diags.Sorted()

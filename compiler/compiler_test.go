@@ -62,6 +62,10 @@ var exampleWant = map[string][]summary{
 		{"create_and_notify", stats(2, 2, 1, 1, 2), []string{"create_issue", "notify"}},
 		{"backup_and_verify", stats(3, 3, 1, 1, 3), []string{"snapshot", "verify", "record"}},
 	},
+	"subworkflow_triage.yaml": {
+		{"summarize_service", stats(1, 2, 2, 2, 0), []string{"errors"}},
+		{"triage_incident", stats(3, 4, 2, 1, 2), []string{"load_incident", "primary", "report"}},
+	},
 	"release_announcement.json": {{"announce_release", stats(3, 4, 2, 1, 2),
 		[]string{"changelog", "publish", "chat"}}},
 	"finally_cleanup.yaml": {{"locked_deploy", withFinally(stats(2, 2, 1, 1, 2), 2, 2),
@@ -355,5 +359,61 @@ func TestCompileManyWarnings(t *testing.T) {
 	}
 	if last := diags[len(diags)-1]; last.Severity != diag.Warning || last.Code != diag.CodeTooManyWarnings {
 		t.Errorf("last diagnostic = %v %s; want a %s warning", last.Severity, last.Code, diag.CodeTooManyWarnings)
+	}
+}
+
+// TestWorkflowStepsAcrossInputs: a workflow step may call a workflow of
+// another file or of a compiled plan.json given to the same compile, with
+// its arguments checked against that workflow's parameters, and recursion
+// through a plan is found too.
+func TestWorkflowStepsAcrossInputs(t *testing.T) {
+	child := `name: child
+description: the callee
+parameters: {n: {type: integer, required: true}}
+steps:
+  - {id: a, tool: b.c, arguments: {n: "{{.params.n}}"}}
+`
+	parent := `name: parent
+description: the caller
+steps:
+  - id: sub
+    type: workflow
+    workflow: child
+    arguments: {n: %s}
+`
+	childPlan, diags := Compile([]Source{{Name: "child.yaml", Src: []byte(child)}}, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	planJSON, err := ir.Encode(childPlan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, callee := range []Source{{Name: "child.yaml", Src: []byte(child)}, {Name: "child.json", Src: planJSON}} {
+		ok := Source{Name: "parent.yaml", Src: []byte(strings.Replace(parent, "%s", "2", 1))}
+		if p, diags := Compile([]Source{ok, callee}, Options{}); diags.HasErrors() || len(p.Workflows) != 2 {
+			t.Errorf("Compile(parent, %s) = %v; want both workflows", callee.Name, diags)
+		}
+		bad := Source{Name: "parent.yaml", Src: []byte(strings.Replace(parent, "%s", "lots", 1))}
+		_, diags := Compile([]Source{bad, callee}, Options{})
+		if !diags.HasErrors() || !strings.Contains(diags.Sorted()[0].Message, `argument "n" of workflow "child" must be integer`) {
+			t.Errorf("Compile(bad parent, %s) = %v; want an argument_type error", callee.Name, diags)
+		}
+	}
+	// The plan's workflow calls back into the source: recursion.
+	other := "name: other\ndescription: d\nsteps: [{id: back, type: workflow, workflow: first}]\n"
+	first := "name: first\ndescription: d\nsteps: [{id: to_other, type: workflow, workflow: other}]\n"
+	stub := "name: first\ndescription: d\nsteps: [{id: a, tool: b.c}]\n"
+	otherPlan, diags := Compile([]Source{{Name: "other.yaml", Src: []byte(other)}, {Name: "first.yaml", Src: []byte(stub)}}, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	otherJSON, err := ir.Encode(&ir.Plan{Version: ir.Version, Workflows: otherPlan.Workflows[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, diags = Compile([]Source{{Name: "first.yaml", Src: []byte(first)}, {Name: "other.json", Src: otherJSON}}, Options{})
+	if !diags.HasErrors() || diags.Sorted()[0].Code != "workflow_cycle" || !strings.Contains(diags.Sorted()[0].Message, "first -> other -> first") {
+		t.Errorf("Compile(first.yaml calling other.json calling first) = %v; want a workflow_cycle", diags)
 	}
 }

@@ -22,6 +22,7 @@ const (
 	StepTool        = "tool"
 	StepElicitation = "elicitation"
 	StepForEach     = "forEach"
+	StepWorkflow    = "workflow"
 )
 
 // Error and response actions.
@@ -162,6 +163,17 @@ type Step struct {
 
 	// ForEach steps.
 	ForEach *ForEach `json:"forEach,omitempty"`
+
+	// Workflow steps: the callee, run as a child run with Arguments as
+	// its parameters; the step's output is the callee's result.
+	Workflow *WorkflowRef `json:"workflow,omitempty"`
+}
+
+// WorkflowRef names the composite tool a workflow step runs: another
+// workflow of the same plan.
+type WorkflowRef struct {
+	Name string `json:"name"`
+	Pos  Pos    `json:"pos"`
 }
 
 // ToolRef names a backend tool as backend.tool.
@@ -206,8 +218,8 @@ type ForEach struct {
 	ItemVar       string    `json:"itemVar"`
 	MaxParallel   int       `json:"maxParallel"`
 	MaxIterations int       `json:"maxIterations"`
-	// Step is the inner tool step run once per item. Its ID is the forEach
-	// step's ID and it has no dependencies of its own. Its Condition, when
+	// Step is the inner tool or workflow step run once per item. Its ID is
+	// the forEach step's ID and it has no dependencies of its own. Its Condition, when
 	// set, is evaluated per item; an iteration it skips has its
 	// DefaultResults as output.
 	Step *Step `json:"step"`

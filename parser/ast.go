@@ -86,6 +86,9 @@ type Step struct {
 	MaxParallel   *Node
 	MaxIterations *Node
 	Inner         *Step // the forEach's step:
+
+	// Workflow steps (arguments are shared with tool steps).
+	Workflow *Node
 }
 
 // OnError is a step's error policy.

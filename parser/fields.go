@@ -68,7 +68,7 @@ var (
 	stepFields = newFieldSet(ObjStep, []string{
 		"id", "type", "tool", "arguments", "dependsOn", "condition", "onError", "timeout",
 		"defaultResults", "message", "schema", "onDecline", "onCancel", "collection",
-		"itemVar", "maxParallel", "maxIterations", "step",
+		"itemVar", "maxParallel", "maxIterations", "step", "workflow",
 	}, nil)
 	onErrorFields = newFieldSet(ObjOnError, []string{"action", "maxRetries", "retryDelay"},
 		map[string]string{"retryCount": "maxRetries"})
@@ -179,6 +179,7 @@ func (x *extractor) step(n *Node) *Step {
 		ItemVar:        f["itemVar"],
 		MaxParallel:    f["maxParallel"],
 		MaxIterations:  f["maxIterations"],
+		Workflow:       f["workflow"],
 	}
 	if n := f["onError"]; n != nil {
 		g := x.fields(n, onErrorFields)

@@ -109,13 +109,17 @@ const (
 // Run is the observable record of one workflow execution. Values returned by
 // the engine and stores are copies: callers may keep and read them freely.
 type Run struct {
-	ID        string     `json:"id"`
-	Workflow  string     `json:"workflow"`
-	Status    RunStatus  `json:"status"`
-	StartedAt time.Time  `json:"startedAt"`
-	EndedAt   time.Time  `json:"endedAt,omitzero"`
-	Output    any        `json:"output,omitempty"`
-	Error     *StepError `json:"error,omitempty"`
+	ID       string `json:"id"`
+	Workflow string `json:"workflow"`
+	// ParentID is the run whose workflow step started this one, and
+	// ParentStep that step's id; both are empty for a top-level run.
+	ParentID   string     `json:"parentId,omitempty"`
+	ParentStep string     `json:"parentStep,omitempty"`
+	Status     RunStatus  `json:"status"`
+	StartedAt  time.Time  `json:"startedAt"`
+	EndedAt    time.Time  `json:"endedAt,omitzero"`
+	Output     any        `json:"output,omitempty"`
+	Error      *StepError `json:"error,omitempty"`
 	// Steps are in the plan's step order, the finally steps last.
 	Steps []StepState `json:"steps"`
 	// FinallyFrom is the index in Steps of the first finally step; 0 when
@@ -162,7 +166,9 @@ func (r *Run) FailedFinally() []string {
 type RunFilter struct {
 	Workflow string
 	Status   RunStatus
-	Limit    int // 0 means the store's default
+	// Parent selects the child runs of this run id.
+	Parent string
+	Limit  int // 0 means the store's default
 }
 
 // Store keeps runs so they can be read while they go and after they end.

@@ -24,6 +24,8 @@ type benchShape struct {
 	name  string
 	wf    *ir.Workflow
 	calls int
+	// callees are the other workflows the shape's workflow steps run.
+	callees []*ir.Workflow
 }
 
 func chainShape(n int) benchShape {
@@ -31,7 +33,7 @@ func chainShape(n int) benchShape {
 	for i := 1; i < n; i++ {
 		steps = append(steps, tool(fmt.Sprintf("s%d", i), "svc.x", M{"v": fmt.Sprintf("{{.steps.s%d.output.v}}", i-1)}, fmt.Sprintf("s%d", i-1)))
 	}
-	return benchShape{fmt.Sprintf("chain%d", n), build(fmt.Sprintf("chain%d", n), steps...), n}
+	return benchShape{fmt.Sprintf("chain%d", n), build(fmt.Sprintf("chain%d", n), steps...), n, nil}
 }
 
 func benchShapes() []benchShape {
@@ -60,12 +62,22 @@ func benchShapes() []benchShape {
 			s.ForEach.MaxIterations = 100
 		}),
 	)
+	// A chain of 10 workflow steps, each a child run of a one-step leaf.
+	leaf := build("leaf", tool("only", "svc.x", M{"v": "{{.params.v}}"}))
+	leaf.InputSchema = M{"type": "object", "properties": M{"v": M{"type": "integer"}}}
+	leaf.Timeout = ir.Duration(30 * time.Minute)
+	sub := []step{{&ir.Step{ID: "w0", Type: ir.StepWorkflow, Pos: at(40, 5), Workflow: &ir.WorkflowRef{Name: "leaf"}, Arguments: val(M{"v": 1})}, nil}}
+	for i := 1; i < 10; i++ {
+		sub = append(sub, step{&ir.Step{ID: fmt.Sprintf("w%d", i), Type: ir.StepWorkflow, Pos: at(40, 5), Workflow: &ir.WorkflowRef{Name: "leaf"},
+			Arguments: val(M{"v": fmt.Sprintf("{{.steps.w%d.output.v}}", i-1)})}, []string{fmt.Sprintf("w%d", i-1)}})
+	}
 	return []benchShape{
 		chainShape(10),
 		chainShape(100),
-		{"wide100", wideWF, 100},
-		{"fanout3_fanin1", fan, 5},
-		{"foreach100", fe, 101},
+		{"wide100", wideWF, 100, nil},
+		{"fanout3_fanin1", fan, 5, nil},
+		{"foreach100", fe, 101, nil},
+		{"subworkflow_chain10", build("subworkflow_chain10", sub...), 10, []*ir.Workflow{leaf}},
 	}
 }
 
@@ -96,7 +108,7 @@ func benchmarkRun(b *testing.B, keep int) {
 	for _, sh := range benchShapes() {
 		sh.wf.Timeout = ir.Duration(30 * time.Minute) // the default, so step timers are real
 		b.Run(sh.name, func(b *testing.B) {
-			e := mustEngine(b, plan(sh.wf), Options{Backend: benchBackend{}, Store: NewMemoryStore(keep)})
+			e := mustEngine(b, plan(append([]*ir.Workflow{sh.wf}, sh.callees...)...), Options{Backend: benchBackend{}, Store: NewMemoryStore(keep)})
 			ctx := context.Background()
 			// Check once that the shape really runs.
 			if run, err := e.Run(ctx, sh.wf.Name, nil, RunOptions{}); err != nil || run.Status != RunCompleted {

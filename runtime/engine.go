@@ -35,6 +35,10 @@ type RunOptions struct {
 	// The engine calls it from one goroutine per run, so events of one run
 	// are totally ordered; it must not block for long.
 	OnEvent func(Event)
+	// ParentID and ParentStep link a child run (a workflow step's) to the
+	// run and step that started it; both are recorded on the Run.
+	ParentID   string
+	ParentStep string
 }
 
 // Engine executes the workflows of a plan. It is safe for concurrent use:
@@ -86,6 +90,9 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 			return nil, fmt.Errorf("runtime: %w", err)
 		}
 		e.wfs[wf.Name] = wp
+	}
+	if err := e.linkCallees(); err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	return e, nil
 }

@@ -334,6 +334,40 @@ func exampleCases() []exampleCase {
 			},
 		},
 		{
+			file: "subworkflow_triage.yaml", workflow: "summarize_service", name: "typed defaults",
+			params: M{"service": "api"},
+			tools:  triageTools(),
+			status: runtime.RunCompleted,
+			output: M{"service": "api", "errors": int64(3), "last_deploy": "v1.2"},
+			check: func(t *testing.T, _ *runtime.Run, be *scripted) {
+				if got := be.argsOf("errors"); len(got) != 1 || got[0]["minutes"] != int64(60) {
+					t.Errorf("count_errors arguments = %v; want minutes 60 (the default)", got)
+				}
+			},
+		},
+		{
+			file: "subworkflow_triage.yaml", workflow: "triage_incident", name: "child runs for the primary and each dependent",
+			params: M{"incident_id": "INC-7"},
+			tools:  triageTools(),
+			status: runtime.RunCompleted,
+			steps:  map[string]runtime.StepStatus{"primary": runtime.StepCompleted, "dependents": runtime.StepCompleted},
+			output: M{"received": M{"text": "api: 3 errors since v1.2", "details": A{
+				M{"index": int64(0), "item": "db", "status": "completed", "error": "", "output": M{"service": "db", "errors": int64(3), "last_deploy": "v1.2"}},
+				M{"index": int64(1), "item": "cache", "status": "completed", "error": "", "output": M{"service": "cache", "errors": int64(3), "last_deploy": "v1.2"}},
+			}}},
+			check: func(t *testing.T, run *runtime.Run, be *scripted) {
+				// summarize_service ran three times, "30" coerced to the
+				// callee's integer window_minutes for the primary.
+				minutes := map[any]int{}
+				for _, a := range be.argsOf("errors") {
+					minutes[a["minutes"]]++
+				}
+				if minutes[int64(30)] != 1 || minutes[int64(60)] != 2 {
+					t.Errorf("count_errors minutes = %v; want 30 once (primary) and 60 twice", minutes)
+				}
+			},
+		},
+		{
 			file: "output_schema.yaml", workflow: "repo_health_report", name: "typed nested output",
 			params: M{"repo": "o/r"},
 			tools: map[string]func(M, int) (*runtime.ToolResult, error){
@@ -534,5 +568,15 @@ func TestExamples(t *testing.T) {
 	sort.Strings(missing)
 	if len(missing) > 0 {
 		t.Errorf("examples without a run test: %v", missing)
+	}
+}
+
+// triageTools are the backend tools of subworkflow_triage.yaml.
+func triageTools() map[string]func(M, int) (*runtime.ToolResult, error) {
+	return map[string]func(M, int) (*runtime.ToolResult, error){
+		"incidents.get":     returns(M{"service": "api", "dependents": A{"db", "cache"}}),
+		"logs.count_errors": returns(M{"count": float64(3)}),
+		"deploy.history":    returns(M{"latest": "v1.2"}),
+		"chat.post":         echo,
 	}
 }

@@ -235,7 +235,7 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data,
 	if timeout <= 0 {
 		timeout = sp.timeout
 	}
-	res, _, msg := r.callTool(ctx, inner, policy, args, nil, timeout)
+	res, _, msg := r.call(ctx, inner, policy, args, nil, timeout)
 	if msg != "" {
 		if context.Cause(ctx) == errIterationFailed {
 			msg = "cancelled because another iteration failed"

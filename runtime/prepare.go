@@ -97,6 +97,8 @@ type stepPlan struct {
 	base    int
 	// sharedForEach: no template of inner can yield the .forEach map.
 	sharedForEach bool
+	// callee is the workflow a workflow step runs (see linkCallees).
+	callee *workflowPlan
 	// retry policy
 	action     string
 	maxRetries int
@@ -350,6 +352,13 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 			return nil, aerr
 		}
 		sp.answer = answer
+	case ir.StepWorkflow:
+		if s.Workflow == nil || s.Workflow.Name == "" {
+			return nil, fmt.Errorf("workflow step %q (%s) names no workflow", s.ID, s.Pos)
+		}
+		if sp.args, err = prepareValue(s.Arguments, funcs, 0); err != nil {
+			return nil, fmt.Errorf("step %q: %w", s.ID, err)
+		}
 	case ir.StepForEach:
 		fe := s.ForEach
 		if fe == nil || fe.Step == nil || fe.Collection == nil {
@@ -361,8 +370,8 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 			if ierr != nil {
 				return nil, ierr
 			}
-			if inner.kind != ir.StepTool {
-				return nil, fmt.Errorf("forEach step %q (%s): the inner step must be a tool step", s.ID, s.Pos)
+			if inner.kind != ir.StepTool && inner.kind != ir.StepWorkflow {
+				return nil, fmt.Errorf("forEach step %q (%s): the inner step must be a tool or workflow step", s.ID, s.Pos)
 			}
 			if fe.Step.Timeout <= 0 {
 				inner.timeout = 0 // bounded by the forEach step's timeout only

@@ -316,11 +316,13 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	r.parent = parent
 	r.ctx, r.cancel = context.WithCancelCause(parent)
 	r.run = &Run{
-		ID:        id,
-		Workflow:  wp.wf.Name,
-		Status:    RunRunning,
-		StartedAt: time.Now(),
-		Steps:     make([]StepState, n),
+		ID:         id,
+		Workflow:   wp.wf.Name,
+		ParentID:   opts.ParentID,
+		ParentStep: opts.ParentStep,
+		Status:     RunRunning,
+		StartedAt:  time.Now(),
+		Steps:      make([]StepState, n),
 	}
 	if len(wp.finallyRoots) > 0 {
 		r.run.FinallyFrom = wp.nmain
@@ -741,7 +743,7 @@ func (r *runState) runStep(ctx context.Context, sp *stepPlan) stepMsg {
 		m = r.runElicitation(ctx, sp)
 	case ir.StepForEach:
 		m = r.runForEach(ctx, sp)
-	default:
+	default: // tool and workflow steps (call runs a workflow step's child)
 		m = r.runTool(ctx, sp)
 	}
 	m.index = sp.index

@@ -61,7 +61,7 @@ func (r *runState) runTool(ctx context.Context, sp *stepPlan) stepMsg {
 	if sp.maxRetries > 0 {
 		notify = r.notify
 	}
-	res, attempts, msg := r.callTool(ctx, sp, sp, args, notify, sp.timeout)
+	res, attempts, msg := r.call(ctx, sp, sp, args, notify, sp.timeout)
 	if msg != "" {
 		return failed(sp, sp.step.Pos, msg, attempts)
 	}
@@ -97,11 +97,9 @@ func (r *runState) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, 
 	if args == nil {
 		args = map[string]any{}
 	}
-	if r.e.schemas != nil && sp.step.Tool != nil {
-		if schema, ok := r.e.schemas.InputSchema(sp.step.Tool.Backend, sp.step.Tool.Name); ok {
-			if err := coerceArgs(args, schema); err != nil {
-				return nil, &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: err.Error()}
-			}
+	if schema, ok := r.inputSchema(sp); ok {
+		if err := coerceArgs(args, schema); err != nil {
+			return nil, &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: err.Error()}
 		}
 	}
 	if serr := checkArgLimits(sp, args); serr != nil {
@@ -136,21 +134,40 @@ func (r *runState) argError(sp *stepPlan, err error) *StepError {
 	return &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: "arguments: " + err.Error()}
 }
 
-// toolOutput is what a successful tool call gives a step: its output and
-// its content map (see output.go).
+// inputSchema is the schema a step's arguments are coerced to: the
+// backend tool's, when the engine knows it, or the callee's parameters.
+func (r *runState) inputSchema(sp *stepPlan) (map[string]any, bool) {
+	if sp.callee != nil {
+		return sp.callee.wf.InputSchema, sp.callee.wf.InputSchema != nil
+	}
+	if r.e.schemas != nil && sp.step.Tool != nil {
+		return r.e.schemas.InputSchema(sp.step.Tool.Backend, sp.step.Tool.Name)
+	}
+	return nil, false
+}
+
+// toolOutput is what a successful tool or workflow step gives: its output
+// and, for a tool call, its content map (see output.go).
 type toolOutput struct {
 	output  any
 	content map[string]any
 }
 
-// callTool calls the backend with the retry policy of policy (the step, or
-// for forEach iterations the inner step). It returns the output, the number
-// of attempts and, on failure, a message. notify, when set, passes retry
-// notices to the scheduler.
-func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify func(stepMsg), timeout time.Duration) (toolOutput, int, string) {
+// call runs a tool or workflow step's work (sp is the step, or for forEach
+// iterations the inner step) with the retry policy of policy (the step, or
+// the inner step). It returns the output, the number of attempts and, on
+// failure, a message. notify, when set, passes retry notices to the
+// scheduler.
+func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify func(stepMsg), timeout time.Duration) (toolOutput, int, string) {
+	if sp.callee != nil {
+		return r.withRetries(ctx, sp, policy, notify, timeout, func() (toolOutput, error) {
+			out, err := r.runChild(ctx, sp, args)
+			return toolOutput{output: out}, err
+		})
+	}
 	tool := sp.step.Tool
 	call := ToolCall{Backend: tool.Backend, Tool: tool.Name, Arguments: args, RunID: r.run.ID, StepID: sp.id}
-	attempt := func() (toolOutput, error) {
+	return r.withRetries(ctx, sp, policy, notify, timeout, func() (toolOutput, error) {
 		res, err := r.e.backend.CallTool(ctx, call)
 		if err != nil {
 			return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err}
@@ -160,8 +177,13 @@ func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[
 			return toolOutput{}, &attemptError{msg: fmt.Sprintf("%s returned an error: %s", tool, msg)}
 		}
 		return toolOutput{out, content}, nil
-	}
-	// Only action retry has maxRetries (see prepareStep).
+	})
+}
+
+// withRetries makes attempts until one succeeds or policy's retries are
+// spent (see the top of the file). Only action retry has maxRetries (see
+// prepareStep).
+func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify func(stepMsg), timeout time.Duration, attempt func() (toolOutput, error)) (toolOutput, int, string) {
 	if policy.maxRetries == 0 {
 		out, err := attempt()
 		if err != nil {

@@ -174,6 +174,9 @@ func (s *MemoryStore) ListRuns(_ context.Context, f RunFilter) ([]*Run, error) {
 		if f.Status != "" && r.Status != f.Status {
 			continue
 		}
+		if f.Parent != "" && r.ParentID != f.Parent {
+			continue
+		}
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -87,6 +87,7 @@ a SQLite state file directly with --db (list and show only).`,
 	list.Flags().StringVar(&filter.Workflow, "workflow", "", "only runs of this workflow")
 	list.Flags().StringVar(&status, "status", "", "only runs with this status (running, completed, failed, cancelled, timed_out, interrupted)")
 	list.Flags().IntVar(&filter.Limit, "limit", 20, "at most this many runs")
+	list.Flags().StringVar(&filter.Parent, "parent", "", "only the child runs of this run (started by its workflow steps)")
 
 	show := &cobra.Command{
 		Use:   "show ID",
@@ -182,7 +183,10 @@ func (d dbSource) show(ctx context.Context, id string) (httpapi.RunDetail, error
 	if err != nil {
 		return httpapi.RunDetail{}, err
 	}
-	return httpapi.Detail(r, time.Now()), nil
+	now := time.Now()
+	detail := httpapi.Detail(r, now)
+	detail.Children, err = httpapi.Children(ctx, d.s, id, now)
+	return detail, err
 }
 
 func (d dbSource) cancel(context.Context, string) (httpapi.RunDetail, error) {
@@ -204,6 +208,9 @@ func (a *apiSource) list(ctx context.Context, f runtime.RunFilter) ([]httpapi.Ru
 	}
 	if f.Status != "" {
 		q.Set("status", string(f.Status))
+	}
+	if f.Parent != "" {
+		q.Set("parent", f.Parent)
 	}
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
@@ -290,7 +297,11 @@ const timelineWidth = 40
 // printRunDetail prints the run's header and its step timeline. now places
 // the end of runs and steps that are still going.
 func printRunDetail(w io.Writer, d httpapi.RunDetail, now time.Time) {
-	fmt.Fprintf(w, "run       %s\nworkflow  %s\nstatus    %s\n", d.ID, d.Workflow, d.Status)
+	fmt.Fprintf(w, "run       %s\nworkflow  %s\n", d.ID, d.Workflow)
+	if d.ParentID != "" {
+		fmt.Fprintf(w, "parent    %s (step %s)\n", d.ParentID, d.ParentStep)
+	}
+	fmt.Fprintf(w, "status    %s\n", d.Status)
 	fmt.Fprintf(w, "started   %s\n", d.StartedAt.UTC().Format(timeLayout))
 	end := d.EndedAt
 	if end.IsZero() {
@@ -342,6 +353,15 @@ func printRunDetail(w io.Writer, d httpapi.RunDetail, now time.Time) {
 		if st.Note != "" {
 			fmt.Fprintf(w, "  %s: note: %s\n", st.ID, st.Note)
 		}
+	}
+	if len(d.Children) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "CHILD RUN\tSTEP\tWORKFLOW\tSTATUS\tDURATION")
+		for _, c := range d.Children {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.ParentStep, c.Workflow, c.Status, fmtMS(c.DurationMS))
+		}
+		tw.Flush()
 	}
 }
 

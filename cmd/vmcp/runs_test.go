@@ -93,3 +93,33 @@ a   incident  completed    2026-11-30 12:00:00  1.23s     3/3
 		t.Errorf("printRunList(nil) = %q; want %q", buf.String(), "no runs\n")
 	}
 }
+
+func TestPrintRunDetailParentAndChildren(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	run := &runtime.Run{ID: "child-1", Workflow: "lookup", ParentID: "parent-1", ParentStep: "find", Status: runtime.RunCompleted,
+		StartedAt: t0, EndedAt: t0.Add(time.Second), Steps: []runtime.StepState{
+			{ID: "get", Status: runtime.StepCompleted, Attempts: 1, StartedAt: t0, EndedAt: t0.Add(time.Second)},
+		}}
+	d := httpapi.Detail(run, t0)
+	d.Children = []httpapi.RunSummary{{ID: "grandchild", ParentStep: "get", Workflow: "leaf", Status: runtime.RunCompleted, DurationMS: 250}}
+	var buf bytes.Buffer
+	printRunDetail(&buf, d, t0)
+	want := `run       child-1
+workflow  lookup
+parent    parent-1 (step find)
+status    completed
+started   2026-11-30 12:00:00.000Z
+ended     2026-11-30 12:00:01.000Z
+duration  1.00s
+steps     1 of 1 finished
+
+STEP  STATUS     TRIES  START  DURATION  TIMELINE (0 → 1.00s)
+get   completed  1      +0ms   1.00s     |########################################|
+
+CHILD RUN   STEP  WORKFLOW  STATUS     DURATION
+grandchild  get   leaf      completed  250ms
+`
+	if diff := cmp.Diff(want, buf.String()); diff != "" {
+		t.Errorf("printRunDetail with a parent and children differs (-want +got):\n%s", diff)
+	}
+}

@@ -23,6 +23,7 @@ var goldenExamples = []string{
 	"k8s_stream.yaml", // two workflows: output shows both
 	"release_announcement.json",
 	"finally_cleanup.yaml",
+	"subworkflow_triage.yaml", // workflow steps, also inside a forEach
 }
 
 var planFormats = []string{"text", "json", "dot", "mermaid"}

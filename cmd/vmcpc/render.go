@@ -127,8 +127,15 @@ func stepAction(s *ir.Step) string {
 		what = "elicitation"
 	case ir.StepForEach:
 		what = "forEach"
-		if s.ForEach != nil && s.ForEach.Step != nil && s.ForEach.Step.Tool != nil {
-			what = fmt.Sprintf("forEach %s: %s", s.ForEach.ItemVar, s.ForEach.Step.Tool)
+		if s.ForEach != nil && s.ForEach.Step != nil {
+			if inner := s.ForEach.Step; inner.Tool != nil || inner.Workflow != nil {
+				what = fmt.Sprintf("forEach %s: %s", s.ForEach.ItemVar, stepAction(inner))
+			}
+		}
+	case ir.StepWorkflow:
+		what = "workflow"
+		if s.Workflow != nil {
+			what = "workflow " + s.Workflow.Name
 		}
 	default:
 		if s.Tool != nil {
@@ -206,6 +213,9 @@ func renderDOT(w io.Writer, wfs []*ir.Workflow) error {
 				if s.Type == ir.StepForEach {
 					attrs += ", peripheries=2"
 				}
+				if s.Type == ir.StepWorkflow {
+					attrs += ", shape=component"
+				}
 				fmt.Fprintf(&b, "    %s [%s];\n", dotID(s.ID), attrs)
 			}
 			b.WriteString("  }\n")
@@ -275,6 +285,8 @@ func renderMermaid(w io.Writer, wfs []*ir.Workflow) error {
 				open, closing = "[/", "/]"
 			case ir.StepForEach:
 				open, closing = "[[", "]]"
+			case ir.StepWorkflow:
+				open, closing = "{{", "}}"
 			}
 			fmt.Fprintf(&b, "  s%d%s\"%s<br/>%s\"%s\n", s.Index, open, mermaidText(s.ID), mermaidText(stepAction(s)), closing)
 		}

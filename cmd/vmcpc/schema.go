@@ -139,16 +139,23 @@ func workflowSchema() obj {
 	defs["response"] = objectOf("What an elicitation does when the user declines or cancels", props(
 		field{"action", enum("abort (default), continue, or skip_remaining", "abort", "continue", "skip_remaining")},
 	))
-	defs["innerStep"] = objectOf("The tool step a forEach runs once per item", props(
+	defs["innerStep"] = objectOf("The tool or workflow step a forEach runs once per item", props(
 		field{"id", str("Optional; the inner step takes the forEach's id")},
-		field{"type", enum("Only tool", "tool")},
+		field{"type", enum("tool (default) or workflow", "tool", "workflow")},
 		field{"tool", ref("toolRef")},
-		field{"arguments", obj{"type": "object", "description": "Tool arguments; strings are templates"}},
+		field{"workflow", ref("workflowName")},
+		field{"arguments", obj{"type": "object", "description": "Tool arguments (a workflow's parameters); strings are templates"}},
 		field{"condition", ref("template")},
 		field{"timeout", ref("duration")},
 		field{"onError", ref("onError")},
 		field{"defaultResults", obj{"description": "Output of an iteration that is skipped or fails with continue"}},
-	), "tool")
+	))
+	defs["innerStep"].(obj)["allOf"] = []any{
+		whenType("tool", true, obj{"required": []string{"tool"}}),
+		whenType("workflow", false, obj{"required": []string{"workflow"}}),
+	}
+	defs["workflowName"] = obj{"type": "string", "pattern": `^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`, "maxLength": 64,
+		"description": "Name of another composite tool compiled or served with this one; it runs as a child run"}
 	defs["toolRef"] = obj{"type": "string", "pattern": `^[^.\s]+(\.[^\s]+)?$`,
 		"description": "backend.tool_name, or a bare tool_name or aggregated backend_tool_name that exactly one backend tool matches"}
 	defs["step"] = obj{
@@ -156,7 +163,7 @@ func workflowSchema() obj {
 		"description": "One step of the workflow",
 		"properties": props(
 			field{"id", obj{"type": "string", "minLength": 1, "description": "Unique step id"}},
-			field{"type", enum("tool (default), elicitation or forEach", "tool", "elicitation", "forEach")},
+			field{"type", enum("tool (default), elicitation, forEach or workflow", "tool", "elicitation", "forEach", "workflow")},
 			field{"dependsOn", obj{"type": "array", "items": obj{"type": "string"}, "uniqueItems": true,
 				"description": "Ids of the steps that must finish first"}},
 			field{"condition", ref("template")},
@@ -175,6 +182,7 @@ func workflowSchema() obj {
 			field{"maxParallel", intRange("Iterations running at once (default 10)", 1, 50)},
 			field{"maxIterations", intRange("Most items processed (default 100)", 1, 1000)},
 			field{"step", ref("innerStep")},
+			field{"workflow", ref("workflowName")},
 		),
 		"required":             []string{"id"},
 		"additionalProperties": false,
@@ -182,6 +190,7 @@ func workflowSchema() obj {
 			whenType("tool", true, obj{"required": []string{"tool"}}),
 			whenType("elicitation", false, obj{"required": []string{"message"}}),
 			whenType("forEach", false, obj{"required": []string{"collection", "step"}}),
+			whenType("workflow", false, obj{"required": []string{"workflow"}}),
 		},
 	}
 	// A finally step is a step that cannot ask the user or abort.

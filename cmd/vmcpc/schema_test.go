@@ -121,6 +121,9 @@ func TestSchemaRejectsBadFiles(t *testing.T) {
 		{"forEach maxParallel over 50", strings.Replace(valid, "tool: b.c", "type: forEach\n      collection: \"{{.params.x}}\"\n      maxParallel: 60\n      step: {tool: b.c}", 1), "maximum"},
 		{"itemVar index", strings.Replace(valid, "tool: b.c", "type: forEach\n      collection: \"{{.params.x}}\"\n      itemVar: index\n      step: {tool: b.c}", 1), "itemVar"},
 		{"elicitation without message", strings.Replace(valid, "tool: b.c", "type: elicitation", 1), "message"},
+		{"workflow step without workflow", strings.Replace(valid, "tool: b.c", "type: workflow", 1), "workflow"},
+		{"workflow step with a bad name", strings.Replace(valid, "tool: b.c", "type: workflow\n      workflow: Not_OK", 1), "pattern"},
+		{"inner workflow step without workflow", strings.Replace(valid, "tool: b.c", "type: forEach\n      collection: \"{{.params.x}}\"\n      step: {type: workflow}", 1), "workflow"},
 		{"bad onError action", strings.Replace(valid, "tool: b.c", "tool: b.c\n      on_error: {action: explode}", 1), "/spec/steps/0/on_error/action"},
 		{"too many steps", header + "  name: big\n  description: d\n  steps:\n" + strings.Repeat("    - {id: s, tool: b.c}\n", 101), "maxItems"},
 		{"empty steps", header + "  name: e\n  description: d\n  steps: []\n", "minItems"},
@@ -132,7 +135,8 @@ func TestSchemaRejectsBadFiles(t *testing.T) {
 	}
 	// The valid base must pass, or every rejection below proves nothing;
 	// so must bare and aggregated tool names, which vmcp resolves.
-	for _, src := range []string{valid, strings.Replace(valid, "tool: b.c", "tool: fetch", 1), strings.Replace(valid, "tool: b.c", "tool: b_c", 1)} {
+	workflowSteps := strings.Replace(valid, "tool: b.c", "type: workflow\n      workflow: child\n      arguments: {x: 1}\n    - id: each\n      type: forEach\n      collection: \"{{.params.x}}\"\n      step: {type: workflow, workflow: child}", 1)
+	for _, src := range []string{valid, strings.Replace(valid, "tool: b.c", "tool: fetch", 1), strings.Replace(valid, "tool: b.c", "tool: b_c", 1), workflowSteps} {
 		for _, doc := range documents(t, "valid", []byte(src)) {
 			if err := sch.Validate(doc); err != nil {
 				t.Fatalf("schema rejects a valid document: %v\n%s", err, src)

@@ -96,6 +96,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTT
 type RunSummary struct {
 	ID         string             `json:"id"`
 	Workflow   string             `json:"workflow"`
+	ParentID   string             `json:"parentId,omitempty"`
+	ParentStep string             `json:"parentStep,omitempty"`
 	Status     runtime.RunStatus  `json:"status"`
 	StartedAt  time.Time          `json:"startedAt"`
 	EndedAt    time.Time          `json:"endedAt,omitzero"`
@@ -118,6 +120,9 @@ type RunDetail struct {
 	RunSummary
 	Output any          `json:"output,omitempty"`
 	Steps  []StepDetail `json:"steps"`
+	// Children are the runs its workflow steps started, newest first
+	// (see Children).
+	Children []RunSummary `json:"children,omitempty"`
 }
 
 // StepDetail is one step of a RunDetail.
@@ -136,7 +141,8 @@ type Error struct {
 // Summarize makes the list form of a run. Durations of runs still going
 // count up to now.
 func Summarize(r *runtime.Run, now time.Time) RunSummary {
-	s := RunSummary{ID: r.ID, Workflow: r.Workflow, Status: r.Status, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+	s := RunSummary{ID: r.ID, Workflow: r.Workflow, ParentID: r.ParentID, ParentStep: r.ParentStep,
+		Status: r.Status, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 		DurationMS: durationMS(r.StartedAt, r.EndedAt, now), StepCount: len(r.Steps), Error: r.Error,
 		FinallyFailed: r.FailedFinally()}
 	for _, st := range r.Steps {
@@ -160,6 +166,20 @@ func Detail(r *runtime.Run, now time.Time) RunDetail {
 	return d
 }
 
+// Children lists the child runs of run id (those its workflow steps
+// started), newest first, at most MaxLimit.
+func Children(ctx context.Context, store Lister, id string, now time.Time) ([]RunSummary, error) {
+	runs, err := store.ListRuns(ctx, runtime.RunFilter{Parent: id, Limit: MaxLimit})
+	if err != nil {
+		return nil, err
+	}
+	var out []RunSummary
+	for _, r := range runs {
+		out = append(out, Summarize(r, now))
+	}
+	return out, nil
+}
+
 func durationMS(start, end, now time.Time) int64 {
 	if start.IsZero() {
 		return 0
@@ -177,7 +197,7 @@ var statuses = map[runtime.RunStatus]bool{
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := runtime.RunFilter{Workflow: q.Get("workflow"), Status: runtime.RunStatus(q.Get("status")), Limit: DefaultLimit}
+	f := runtime.RunFilter{Workflow: q.Get("workflow"), Status: runtime.RunStatus(q.Get("status")), Parent: q.Get("parent"), Limit: DefaultLimit}
 	if f.Status != "" && !statuses[f.Status] {
 		names := make([]string, 0, len(statuses))
 		for s := range statuses {
@@ -230,7 +250,13 @@ func (a *API) show(w http.ResponseWriter, r *http.Request) {
 		a.internal(w, "reading run "+id, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, Detail(run, time.Now()))
+	now := time.Now()
+	d := Detail(run, now)
+	if d.Children, err = Children(r.Context(), a.opts.Store, id, now); err != nil {
+		a.internal(w, "listing the child runs of "+id, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
 }
 
 // cancel asks the engine to stop the run, then polls until the run has a

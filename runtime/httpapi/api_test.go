@@ -97,6 +97,8 @@ func newFixture(t *testing.T) *fixture {
 		workflow("quick", step(0, "a", "fast"), step(1, "b", "fast", 0)),
 		workflow("broken", step(0, "a", "fast"), step(1, "b", "fail", 0)),
 		workflow("slow", step(0, "a", "fast"), step(1, "wait", "hang", 0), step(2, "after", "fast", 1)),
+		workflow("nested", &ir.Step{Index: 0, ID: "sub", Type: ir.StepWorkflow, Timeout: ir.Duration(time.Minute),
+			Pos: ir.Pos{File: "wf.yaml", Line: 30, Col: 5}, Workflow: &ir.WorkflowRef{Name: "quick"}}),
 	}}
 	f.eng, err = runtime.New(plan, runtime.Options{Backend: f.metrics.WrapBackend(f.gate), Store: f.store})
 	if err != nil {
@@ -370,5 +372,38 @@ func TestMetricsMove(t *testing.T) {
 	// 2 quick runs: 2 completed runs, 4 fast calls (+1 from broken), 2 b steps, 1 tool error.
 	if diff := cmp.Diff([]float64{2, 5, 2, 1}, after); diff != "" {
 		t.Errorf("metrics after 3 runs differ (-want +got) [runs, fast calls, step b, tool errors]:\n%s", diff)
+	}
+}
+
+// TestParentAndChildRuns: a workflow step's child run names its parent,
+// the parent's detail lists it, and ?parent= lists a run's children.
+func TestParentAndChildRuns(t *testing.T) {
+	f := newFixture(t)
+	parent := f.run(t, "nested")
+	if parent.Status != runtime.RunCompleted {
+		t.Fatalf("nested run = %s; want completed", parent.Status)
+	}
+	var d httpapi.RunDetail
+	if code := f.do(t, "GET", "/api/v1/runs/"+parent.ID, &d); code != 200 {
+		t.Fatalf("GET parent = %d; want 200", code)
+	}
+	if len(d.Children) != 1 || d.Children[0].Workflow != "quick" || d.Children[0].ParentStep != "sub" ||
+		d.Children[0].Status != runtime.RunCompleted || d.ParentID != "" {
+		t.Fatalf("parent detail children = %+v, parent %q; want one completed quick run under step sub", d.Children, d.ParentID)
+	}
+	childID := d.Children[0].ID
+	var c httpapi.RunDetail
+	if code := f.do(t, "GET", "/api/v1/runs/"+childID, &c); code != 200 {
+		t.Fatalf("GET child = %d; want 200", code)
+	}
+	if c.ParentID != parent.ID || c.ParentStep != "sub" || len(c.Children) != 0 {
+		t.Errorf("child detail = parent %q step %q children %v; want parent %s, step sub, no children", c.ParentID, c.ParentStep, c.Children, parent.ID)
+	}
+	if !cmp.Equal(d.Steps[0].Output, c.Output) {
+		t.Errorf("parent step output %v; want the child's result %v", d.Steps[0].Output, c.Output)
+	}
+	var list httpapi.RunList
+	if code := f.do(t, "GET", "/api/v1/runs?parent="+parent.ID, &list); code != 200 || len(list.Runs) != 1 || list.Runs[0].ID != childID {
+		t.Errorf("GET ?parent= = %d %+v; want the one child %s", code, list.Runs, childID)
 	}
 }

@@ -42,6 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"ListSeesUpdates", testListSeesUpdates},
 		{"ConcurrentRuns", testConcurrentRuns},
 		{"ConcurrentStepsOfOneRun", testConcurrentStepsOfOneRun},
+		{"ParentLink", testParentLink},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
@@ -505,5 +506,48 @@ func testFinallyFrom(t *testing.T, s runtime.Store) {
 	}
 	if runs := mustList(t, s, runtime.RunFilter{Workflow: "deploy"}); len(runs) != 1 || runs[0].FinallyFrom != 1 {
 		t.Errorf("ListRuns = %v; want run-f with FinallyFrom 1", ids(runs))
+	}
+}
+
+// testParentLink checks that a child run (a workflow step's) keeps its
+// parent run and step through create, finish and list, and that
+// RunFilter.Parent lists exactly a run's children, newest first, combined
+// with the other filters.
+func testParentLink(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	parent := newRun("parent", "outer", base, "sub", "each")
+	mustCreate(t, s, parent)
+	var kids []*runtime.Run
+	for i, step := range []string{"sub", "each", "each"} {
+		k := newRun(fmt.Sprintf("child-%d", i), "inner", base.Add(time.Duration(i+1)*time.Second), "a")
+		k.ParentID, k.ParentStep = "parent", step
+		mustCreate(t, s, k)
+		kids = append(kids, k)
+	}
+	mustCreate(t, s, newRun("unrelated", "inner", base.Add(10*time.Second), "a"))
+
+	if diff := cmp.Diff(kids[0], mustGet(t, s, "child-0"), equateTimes); diff != "" {
+		t.Fatalf("GetRun of a child run differs (-want +got):\n%s", diff)
+	}
+	kids[1].Status, kids[1].EndedAt = runtime.RunFailed, base.Add(time.Minute)
+	kids[1].Error = &runtime.StepError{Step: "a", Msg: "no"}
+	if err := s.FinishRun(ctx, kids[1]); err != nil {
+		t.Fatalf("FinishRun(child-1) = %v; want nil", err)
+	}
+	got := mustGet(t, s, "child-1")
+	if got.ParentID != "parent" || got.ParentStep != "each" {
+		t.Errorf("child-1 after FinishRun has parent %q step %q; want parent, each", got.ParentID, got.ParentStep)
+	}
+	if p := mustGet(t, s, "parent"); p.ParentID != "" || p.ParentStep != "" {
+		t.Errorf("the parent run has parent %q step %q; want none", p.ParentID, p.ParentStep)
+	}
+	if diff := cmp.Diff([]string{"child-2", "child-1", "child-0"}, ids(mustList(t, s, runtime.RunFilter{Parent: "parent"}))); diff != "" {
+		t.Errorf("ListRuns(Parent: parent) (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"child-1"}, ids(mustList(t, s, runtime.RunFilter{Parent: "parent", Status: runtime.RunFailed}))); diff != "" {
+		t.Errorf("ListRuns(Parent: parent, Status: failed) (-want +got):\n%s", diff)
+	}
+	if got := mustList(t, s, runtime.RunFilter{Parent: "child-0"}); len(got) != 0 {
+		t.Errorf("ListRuns(Parent: child-0) = %v; want none", ids(got))
 	}
 }

@@ -5,39 +5,63 @@ import (
 	"database/sql"
 	"path/filepath"
 	"testing"
+
+	"github.com/vmcp-dev/vmcp/runtime"
 )
 
-// TestMigrateFromVersion1 opens a file written by a vmcp with schema
-// version 1 (before finally_from): its runs stay readable, without finally
-// steps, and new runs keep their FinallyFrom.
+// TestMigrateFromVersion1 opens a state file written with the first
+// schema (before finally_from and the parent link): its runs survive,
+// read as top-level runs without finally steps, and child runs and
+// finally steps can be recorded at once.
 func TestMigrateFromVersion1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v1.db")
+	path := filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range []string{
+	for _, q := range []string{
 		migrations[0],
-		`INSERT INTO runs (id, workflow, status, started_at, step_count) VALUES ('old', 'wf', 'completed', 1, 1)`,
-		`INSERT INTO steps (run_id, idx, id, status, attempts) VALUES ('old', 0, 'a', 'completed', 1)`,
 		`PRAGMA user_version = 1`,
+		`INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count)
+			VALUES ('old-run', 'wf', 'completed', 1, 2, '{"ok":true}', NULL, 1)`,
+		`INSERT INTO steps (run_id, idx, id, status, attempts) VALUES ('old-run', 0, 'a', 'completed', 1)`,
 	} {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	db.Close()
+
 	s, err := Open(path, Options{})
 	if err != nil {
-		t.Fatalf("Open(version 1 file) = %v", err)
+		t.Fatalf("Open(a version 1 file) = %v; want it migrated", err)
 	}
 	defer s.Close()
-	old, err := s.GetRun(context.Background(), "old")
-	if err != nil || old.FinallyFrom != 0 || len(old.Steps) != 1 {
-		t.Fatalf("GetRun(old) = %+v, %v; want the run with FinallyFrom 0", old, err)
+	ctx := context.Background()
+	old, err := s.GetRun(ctx, "old-run")
+	if err != nil || old.Status != runtime.RunCompleted || old.ParentID != "" || old.FinallyFrom != 0 || len(old.Steps) != 1 {
+		t.Fatalf("GetRun(old-run) = %+v, %v; want the completed top-level run with its step and no finally steps", old, err)
+	}
+	child := run("child", "a", "cleanup")
+	child.ParentID, child.ParentStep = "old-run", "a"
+	child.FinallyFrom = 1
+	if err := s.CreateRun(ctx, child); err != nil {
+		t.Fatal(err)
+	}
+	kids, err := s.ListRuns(ctx, runtime.RunFilter{Parent: "old-run"})
+	if err != nil || len(kids) != 1 || kids[0].ParentStep != "a" || kids[0].FinallyFrom != 1 {
+		t.Fatalf("ListRuns(Parent: old-run) = %+v, %v; want the child under step a, its finally steps from 1", kids, err)
 	}
 	var v int
 	if err := s.r.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion {
 		t.Errorf("user_version = %d, %v; want %d", v, err, schemaVersion)
+	}
+}
+
+// TestOneMigrationPerVersion: schemaVersion and the migrations list move
+// together (two branches adding a migration each once left them apart).
+func TestOneMigrationPerVersion(t *testing.T) {
+	if len(migrations) != schemaVersion {
+		t.Errorf("%d migrations for schema version %d; want one per version", len(migrations), schemaVersion)
 	}
 }

@@ -5,8 +5,12 @@ package sqlite
 //	runs   one row per run: id (TEXT primary key), workflow, status,
 //	       started_at and ended_at (INTEGER Unix nanoseconds, ended_at NULL
 //	       while the run goes), output and error (JSON text or NULL),
-//	       step_count, finally_from (Run.FinallyFrom; added in version 2). Indexed on started_at, (workflow, started_at) and
-//	       (status, started_at) so every list filter is an index scan.
+//	       step_count, finally_from (Run.FinallyFrom; version 2 added it),
+//	       and for the child run of a workflow step parent_id and
+//	       parent_step ('' for a top-level run; version 3 added them, so
+//	       older rows read as top-level runs). Indexed on started_at,
+//	       (workflow, started_at), (status, started_at) and (parent_id,
+//	       started_at) so every list filter is an index scan.
 //	steps  one row per step of a run, keyed (run_id, idx) where idx is the
 //	       step's position in the plan: id, status, attempts, started_at,
 //	       ended_at, output (JSON), error, note. ON DELETE CASCADE from runs.
@@ -72,8 +76,9 @@ import (
 )
 
 // schemaVersion is stored in PRAGMA user_version. Open refuses a file with a
-// newer version, and migrates older ones step by step.
-const schemaVersion = 2
+// newer version, and migrates older ones step by step: one migration per
+// version (migrations[v-1] makes version v).
+const schemaVersion = 3
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -271,6 +276,10 @@ var migrations = []string{
 	) WITHOUT ROWID;`,
 	// 1 -> 2: the index of a run's first finally step.
 	`ALTER TABLE runs ADD COLUMN finally_from INTEGER NOT NULL DEFAULT 0;`,
+	// 2 -> 3: child runs of workflow steps.
+	`ALTER TABLE runs ADD COLUMN parent_id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE runs ADD COLUMN parent_step TEXT NOT NULL DEFAULT '';
+	CREATE INDEX runs_parent ON runs(parent_id, started_at);`,
 }
 
 func (s *Store) migrate() error {
@@ -331,9 +340,9 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 	}
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps), run.FinallyFrom)
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint") {
 				return fmt.Errorf("run %s already exists", run.ID)
@@ -409,7 +418,7 @@ func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
 
 // GetRun reads one run and its steps.
 func (s *Store) GetRun(ctx context.Context, id string) (*runtime.Run, error) {
-	runs, err := s.query(ctx, `SELECT id, workflow, status, started_at, ended_at, output, error, finally_from FROM runs WHERE id = ?`, id)
+	runs, err := s.query(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -431,11 +440,15 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 		where = append(where, "status = ?")
 		args = append(args, string(f.Status))
 	}
+	if f.Parent != "" {
+		where = append(where, "parent_id = ?")
+		args = append(args, f.Parent)
+	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit
 	}
-	q := `SELECT id, workflow, status, started_at, ended_at, output, error, finally_from FROM runs`
+	q := `SELECT ` + runColumns + ` FROM runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -443,6 +456,9 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 	args = append(args, limit)
 	return s.query(ctx, q, args...)
 }
+
+// runColumns are the columns of runs that query scans, in its order.
+const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step`
 
 // query reads runs selected by q, then their steps, in one read transaction
 // so a run and its steps are one consistent snapshot.
@@ -466,7 +482,7 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Ru
 			ended        sql.NullInt64
 			out, errJSON sql.NullString
 		)
-		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom); err != nil {
+		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom, &r.ParentID, &r.ParentStep); err != nil {
 			rows.Close()
 			return nil, err
 		}

@@ -1,0 +1,117 @@
+package runtime
+
+// Workflow steps. A `type: workflow` step runs another workflow of the
+// same plan (its callee) as a child run: Engine.Run with the step's
+// evaluated arguments as parameters (coerced to the callee's parameter
+// types, then validated as any caller's would be), a new run id, and
+// RunOptions.ParentID/ParentStep, which the Run record and the store keep,
+// so the child is listed under its parent (RunFilter.Parent). The step's
+// output is the child's result, exactly what the composite tool returns
+// (its output shaping, its single sink's output, or the sinks keyed by
+// id).
+//
+// The child runs on the step's goroutine under the step's context, so:
+//   - cancelling or aborting the parent ends the step context, which ends
+//     the child's run context, which cancels the child's backend calls;
+//   - the step's timeout bounds the child, and the child's own workflow
+//     timeout applies inside it;
+//   - a child that does not complete fails the step with the child's error
+//     (and run id), and the step's onError decides as for a tool step
+//     (continue with defaultResults, retry with a fresh child run per
+//     attempt, abort).
+//
+// Backend slots (LimitCalls) are taken per backend call, never per step,
+// so a parent step waiting for its child holds none: children share the
+// server-wide slots with every other run and cannot deadlock on them.
+//
+// New links each workflow step to its callee once (linkCallees) and
+// refuses a plan whose workflow steps name an unknown workflow or recurse,
+// which the compiler reports too, for plans that were edited or built by
+// hand.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+// linkCallees sets the callee of every workflow step (forEach inner
+// steps included) and checks that no workflow reaches itself.
+func (e *Engine) linkCallees() error {
+	for _, wf := range e.plan.Workflows {
+		for _, sp := range e.wfs[wf.Name].steps {
+			for _, s := range []*stepPlan{sp, sp.inner} {
+				if s == nil || s.kind != ir.StepWorkflow {
+					continue
+				}
+				callee, ok := e.wfs[s.step.Workflow.Name]
+				if !ok {
+					return fmt.Errorf("workflow %q: step %q (%s) runs workflow %q, which the plan does not define",
+						wf.Name, s.id, s.step.Workflow.Pos, s.step.Workflow.Name)
+				}
+				s.callee = callee
+			}
+		}
+	}
+	// Depth-first search over the call graph: a callee still on the path
+	// is a cycle.
+	const (
+		unvisited = iota
+		onPath
+		done
+	)
+	state := map[*workflowPlan]int{}
+	var path []string
+	var visit func(wp *workflowPlan) error
+	visit = func(wp *workflowPlan) error {
+		state[wp] = onPath
+		path = append(path, wp.wf.Name)
+		for _, sp := range wp.steps {
+			for _, s := range []*stepPlan{sp, sp.inner} {
+				if s == nil || s.callee == nil {
+					continue
+				}
+				switch state[s.callee] {
+				case onPath:
+					return fmt.Errorf("workflow recursion: %s -> %s (step %q, %s)",
+						strings.Join(path, " -> "), s.callee.wf.Name, s.id, s.step.Workflow.Pos)
+				case unvisited:
+					if err := visit(s.callee); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[wp] = done
+		return nil
+	}
+	for _, wf := range e.plan.Workflows {
+		if wp := e.wfs[wf.Name]; state[wp] == unvisited {
+			if err := visit(wp); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runChild runs sp's callee once as a child of this run and returns its
+// result, or the child's failure as an attempt error.
+func (r *runState) runChild(ctx context.Context, sp *stepPlan, args map[string]any) (any, error) {
+	name := sp.callee.wf.Name
+	child, err := r.e.Run(ctx, name, args, RunOptions{Elicitor: r.opts.Elicitor, ParentID: r.run.ID, ParentStep: sp.id})
+	if err != nil {
+		return nil, &attemptError{msg: fmt.Sprintf("workflow %s: %v", name, err), cause: err}
+	}
+	if child.Status == RunCompleted {
+		return child.Output, nil
+	}
+	msg := fmt.Sprintf("workflow %s (run %s) %s", name, child.ID, child.Status)
+	if child.Error != nil {
+		msg += ": " + child.Error.Error()
+	}
+	return nil, &attemptError{msg: msg}
+}
