@@ -71,6 +71,9 @@ const (
 	CodeMissingDefaultResult  = "missing_default_result"
 	CodeInvalidAnnotation     = "invalid_annotation"
 	CodeConditionNotTemplated = "condition_constant"
+	CodeQuerySyntax           = "query_syntax"
+	CodeQueryFunction         = "query_unknown_function"
+	CodeQueryArguments        = "query_arguments"
 )
 
 func errorAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnostic {
@@ -521,4 +524,19 @@ func joinOr(names []string) string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// errQuery words a problem with a call of query (see query.go).
+func errQuery(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
+	switch p.kind {
+	case queryUnknownFunc:
+		return errorAt(pos, path, CodeQueryFunction,
+			fmt.Sprintf("JMESPath function %q is not defined%s", p.text, didYouMean(p.text, jmespathFuncs)),
+			"the functions are those of JMESPath Community: "+strings.Join(jmespathFuncs, ", "))
+	case queryArity:
+		return errorAt(pos, path, CodeQueryArguments,
+			fmt.Sprintf("query takes 2 arguments, an expression and a value, not %d", p.args),
+			`write {{query "items[].name" .steps.x.output}} or {{.steps.x.output | query "items[].name"}}`)
+	}
+	return errorAt(pos, path, CodeQuerySyntax, "JMESPath syntax error in the query expression: "+p.text)
 }

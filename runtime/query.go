@@ -1,0 +1,125 @@
+package runtime
+
+// The query template function: {{query EXPR VALUE}} evaluates the
+// JMESPath expression EXPR (jmespath-community/go-jmespath, the dialect
+// with let) over VALUE and returns the result with its type, so a
+// single-action template passes an array or object on as one.
+//
+// The library's functions and comparisons work on float64 numbers, while
+// plan values hold integers as int64 (ir.NormalizeNumbers); jmespathValue
+// copies the value with every number as float64 first, so that
+// `[?size > `1`]` and sum() see the numbers. The result is returned
+// as it comes; the typed-template path turns integral numbers back into
+// int64.
+//
+// Compiled expressions are kept in a cache per function map (one per
+// engine): the checker has already parsed every literal expression, and
+// a literal is compiled once here. The cache is bounded, so expressions
+// computed from data cannot grow it without limit; past the bound they
+// are compiled on each call.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/jmespath-community/go-jmespath"
+)
+
+// maxCachedQueries bounds the compiled-expression cache of one engine.
+const maxCachedQueries = 1024
+
+type queryCache struct {
+	mu    sync.RWMutex
+	exprs map[string]jmespath.JMESPath
+}
+
+func newQueryCache() *queryCache {
+	return &queryCache{exprs: map[string]jmespath.JMESPath{}}
+}
+
+func (c *queryCache) compile(expr string) (jmespath.JMESPath, error) {
+	c.mu.RLock()
+	jp, ok := c.exprs[expr]
+	c.mu.RUnlock()
+	if ok {
+		return jp, nil
+	}
+	jp, err := jmespath.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if len(c.exprs) < maxCachedQueries {
+		c.exprs[expr] = jp
+	}
+	c.mu.Unlock()
+	return jp, nil
+}
+
+// query is the template function. Its errors never show the value.
+func (c *queryCache) query(expr string, v any) (any, error) {
+	jp, err := c.compile(expr)
+	if err != nil {
+		var se jmespath.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("the JMESPath expression does not parse at offset %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "SyntaxError: "))
+		}
+		return nil, fmt.Errorf("the JMESPath expression does not parse: %v", err)
+	}
+	out, err := jp.Search(jmespathValue(v, 0))
+	if err != nil {
+		return nil, fmt.Errorf("the JMESPath expression failed: %s", hideQueryValue(err.Error()))
+	}
+	return out, nil
+}
+
+// hideQueryValue drops the argument value from the library's type error
+// ("invalid type for: <value>, expected: []functions.JpType{"number"}"):
+// errors never show data, which may hold secrets.
+func hideQueryValue(msg string) string {
+	const prefix, sep = "invalid type for: ", ", expected: "
+	i := strings.LastIndex(msg, sep)
+	if !strings.HasPrefix(msg, prefix) || i < 0 {
+		return msg
+	}
+	want := strings.TrimSuffix(strings.TrimPrefix(msg[i+len(sep):], "[]functions.JpType{"), "}")
+	return "a function argument has the wrong type; it must be " + strings.ReplaceAll(want, ", ", " or ")
+}
+
+// jmespathValue copies v with every number as float64 (see the file
+// comment). Values nested deeper than maxArgumentDepth are cut off as
+// null; plan values never are.
+func jmespathValue(v any, d int) any {
+	if d > maxArgumentDepth {
+		return nil
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = jmespathValue(e, d+1)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = jmespathValue(e, d+1)
+		}
+		return s
+	case float64, string, bool, nil:
+		return v
+	case json.Number:
+		f, _ := x.Float64()
+		return f
+	}
+	if i, f, isInt, ok := number(v); ok {
+		if isInt {
+			return float64(i)
+		}
+		return f
+	}
+	return v
+}
