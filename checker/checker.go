@@ -379,6 +379,22 @@ func (w *wfCheck) integer(n *parser.Node, field string) (int64, bool) {
 	return 0, false
 }
 
+// number reads a number, integral or not.
+func (w *wfCheck) number(n *parser.Node, field string) (float64, bool) {
+	switch v := n.Value.(type) {
+	case int64:
+		if n.Kind == parser.Int {
+			return float64(v), true
+		}
+	case float64:
+		if n.Kind == parser.Float {
+			return v, true
+		}
+	}
+	w.add(errWrongType(n.Pos, n.Path, field, "a number", kindPhrase(n.Kind)))
+	return 0, false
+}
+
 // intRange reads an optional integer in [lo, hi] (hi <= 0: no upper bound).
 func (w *wfCheck) intRange(n *parser.Node, field string, lo, hi int64) (int64, bool) {
 	if n == nil {

@@ -72,6 +72,8 @@ const (
 	CodeInvalidAnnotation     = "invalid_annotation"
 	CodeConditionNotTemplated = "condition_constant"
 	CodeQuerySyntax           = "query_syntax"
+	CodeRetryTuning           = "retry_tuning_without_retry"
+	CodeInvalidRetryOn        = "invalid_retry_on"
 	CodeQueryFunction         = "query_unknown_function"
 	CodeQueryArguments        = "query_arguments"
 )
@@ -250,6 +252,39 @@ func errInvalidAction(pos ir.Pos, path, field, got string, valid []string) diag.
 func warnTooManyRetries(pos ir.Pos, path string, got int64) diag.Diagnostic {
 	return warnAt(pos, path, CodeTooManyRetries,
 		fmt.Sprintf("maxRetries %d is over the limit of %d; it is capped at %d", got, maxRetries, maxRetries))
+}
+
+// warnRetryTuningWithoutRetry: action is "" when onError has no action.
+func warnRetryTuningWithoutRetry(pos ir.Pos, path, field, action string) diag.Diagnostic {
+	what := "onError has no action"
+	if action != "" {
+		what = "the action is " + action
+	}
+	return warnAt(pos, path, CodeRetryTuning,
+		fmt.Sprintf("%s has no effect: %s, and it only shapes the retries of action: retry", field, what),
+		"write onError: {action: retry, maxRetries: N, "+field+": ...}")
+}
+
+func errMaxDelayBelowRetryDelay(pos ir.Pos, path, maxDelay, retryDelay string) diag.Diagnostic {
+	return errorAt(pos, path, CodeOutOfRange,
+		fmt.Sprintf("maxDelay %s is shorter than retryDelay %s; the first retry already waits retryDelay", maxDelay, retryDelay),
+		"make maxDelay at least retryDelay, or lower retryDelay")
+}
+
+func errMultiplierRange(pos ir.Pos, path string, got float64) diag.Diagnostic {
+	return errorAt(pos, path, CodeOutOfRange,
+		fmt.Sprintf("multiplier is %g; it must be between 1 (a constant delay) and %d", got, maxMultiplier))
+}
+
+func errRetryOnEmpty(pos ir.Pos, path string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidRetryOn,
+		"retryOn is empty, so nothing would be retried; list any of "+strings.Join(ir.RetryOnKinds, ", ")+", or leave it out to retry every failure")
+}
+
+func errInvalidRetryOn(pos ir.Pos, path, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidRetryOn,
+		fmt.Sprintf("retryOn %q is not a failure kind; use %s%s", got, joinOr(ir.RetryOnKinds), didYouMean(got, ir.RetryOnKinds)),
+		"error: a transport or backend process failure; timeout: an attempt that hit attemptTimeout; toolError: a result with isError")
 }
 
 func errInvalidItemVar(pos ir.Pos, path, got string) diag.Diagnostic {

@@ -286,7 +286,84 @@ func (w *wfCheck) checkOnError(oe *parser.OnError) ir.OnError {
 	} else if out.Action == ir.ActionRetry || out.MaxRetries > 0 {
 		out.RetryDelay = ir.Duration(defaultRetryDelay)
 	}
+	w.checkRetryTuning(oe, &out)
 	return out
+}
+
+// checkRetryTuning reads maxDelay, multiplier, attemptTimeout and
+// retryOn. They only shape retries, so without action retry they are a
+// warning. Left out, they stay zero in the IR, which means the defaults
+// (ir.DefaultMaxDelay, ir.DefaultMultiplier, no attempt deadline, every
+// failure kind).
+func (w *wfCheck) checkRetryTuning(oe *parser.OnError, out *ir.OnError) {
+	if out.Action != ir.ActionRetry {
+		for _, f := range []namedNode{{"maxDelay", oe.MaxDelay}, {"multiplier", oe.Multiplier}, {"attemptTimeout", oe.AttemptTimeout}, {"retryOn", oe.RetryOn}} {
+			if f.node != nil {
+				pos, path := keyPos(oe.Node, f.node, f.name)
+				w.add(warnRetryTuningWithoutRetry(pos, path, f.name, out.Action))
+			}
+		}
+	}
+	if d, ok := w.duration(oe.MaxDelay, "maxDelay"); ok {
+		if d < out.RetryDelay.D() {
+			w.add(errMaxDelayBelowRetryDelay(oe.MaxDelay.Pos, oe.MaxDelay.Path, d.String(), out.RetryDelay.D().String()))
+		} else {
+			out.MaxDelay = ir.Duration(d)
+		}
+	}
+	if n := oe.Multiplier; n != nil {
+		if m, ok := w.number(n, "multiplier"); ok {
+			if m < 1 || m > maxMultiplier {
+				w.add(errMultiplierRange(n.Pos, n.Path, m))
+			} else {
+				out.Multiplier = m
+			}
+		}
+	}
+	if d, ok := w.duration(oe.AttemptTimeout, "attemptTimeout"); ok {
+		out.AttemptTimeout = ir.Duration(d)
+	}
+	if n := oe.RetryOn; n != nil && w.kind(n, "retryOn", parser.Seq) {
+		out.RetryOn = w.retryOn(n)
+	}
+	if out.Action != ir.ActionRetry {
+		out.MaxDelay, out.Multiplier, out.AttemptTimeout, out.RetryOn = 0, 0, 0, nil
+	}
+}
+
+// maxMultiplier bounds onError.multiplier: beyond it the second interval
+// already reaches maxDelay, which is what maxDelay alone says better.
+const maxMultiplier = 10
+
+// retryOn reads the failure kinds a retry applies to, in
+// ir.RetryOnKinds order, or nil for every kind.
+func (w *wfCheck) retryOn(n *parser.Node) []string {
+	if len(n.Items) == 0 {
+		w.add(errRetryOnEmpty(n.Pos, n.Path))
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, it := range n.Items {
+		k, ok := w.str(it, "a retryOn entry")
+		if !ok {
+			continue
+		}
+		if !contains(ir.RetryOnKinds, k) {
+			w.add(errInvalidRetryOn(it.Pos, it.Path, k))
+			continue
+		}
+		seen[k] = true
+	}
+	if len(seen) == len(ir.RetryOnKinds) {
+		return nil
+	}
+	var kinds []string
+	for _, k := range ir.RetryOnKinds {
+		if seen[k] {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
 }
 
 // defaultRetries is maxRetries for action retry when none is given.

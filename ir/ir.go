@@ -144,7 +144,34 @@ type OnError struct {
 	Action     string   `json:"action,omitempty"`
 	MaxRetries int      `json:"maxRetries,omitempty"`
 	RetryDelay Duration `json:"retryDelay,omitempty"`
+	// MaxDelay caps the interval between attempts (zero: DefaultMaxDelay).
+	MaxDelay Duration `json:"maxDelay,omitempty"`
+	// Multiplier grows the interval after each attempt (zero:
+	// DefaultMultiplier).
+	Multiplier float64 `json:"multiplier,omitempty"`
+	// AttemptTimeout bounds each attempt; zero means only the step timeout
+	// bounds them (all together).
+	AttemptTimeout Duration `json:"attemptTimeout,omitempty"`
+	// RetryOn lists the failures that are retried (RetryOnKinds); empty
+	// means all of them.
+	RetryOn []string `json:"retryOn,omitempty"`
 }
+
+// Retry defaults (design.md "Execution semantics").
+const (
+	DefaultMaxDelay   = Duration(60 * time.Second)
+	DefaultMultiplier = 1.5
+)
+
+// Failure kinds that onError.retryOn selects.
+const (
+	RetryOnError     = "error"     // a transport or backend process failure
+	RetryOnTimeout   = "timeout"   // an attempt that hit attemptTimeout
+	RetryOnToolError = "toolError" // a result with isError: true
+)
+
+// RetryOnKinds are the values retryOn accepts, in documentation order.
+var RetryOnKinds = []string{RetryOnError, RetryOnTimeout, RetryOnToolError}
 
 // ForEach describes an iterating step.
 type ForEach struct {

@@ -84,6 +84,7 @@ type stepPlan struct {
 	action     string
 	maxRetries int
 	retryDelay time.Duration
+	tuning     retryTuning
 }
 
 type outputPlan struct {
@@ -273,6 +274,7 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 		action:     s.OnError.Action,
 		maxRetries: s.OnError.MaxRetries,
 		retryDelay: s.OnError.RetryDelay.D(),
+		tuning:     newRetryTuning(s.OnError),
 	}
 	if sp.kind == "" {
 		sp.kind = ir.StepTool

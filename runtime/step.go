@@ -4,10 +4,11 @@ package runtime
 // its arguments (under the run's read lock), coerces them to the tool's
 // input schema when it is known, and calls the backend inside a context
 // bounded by the step timeout. With onError retry, failed attempts are
-// retried by cenkalti/backoff/v5 with an exponential backoff: initial
-// interval retryDelay (default 1s), multiplier 1.5, randomisation 0.5,
-// interval capped at 60s, at most maxRetries more attempts, and never past
-// the step timeout. maxRetries applies whatever the action: once the
+// retried by cenkalti/backoff/v5 with an exponential backoff (retry.go:
+// initial interval retryDelay, default 1s; multiplier, default 1.5;
+// randomisation 0.5; interval capped at maxDelay, default 60s; each
+// attempt bounded by attemptTimeout; only the failure kinds of retryOn),
+// at most maxRetries more attempts, and never past the step timeout. maxRetries applies whatever the action: once the
 // retries are spent, abort or continue decides, and retry (or no action)
 // leaves it to the workflow's failureMode. Argument errors are not retried: they cannot change.
 //
@@ -29,12 +30,11 @@ import (
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
-const maxRetryInterval = 60 * time.Second
-
 // attemptError is the failure of one backend call.
 type attemptError struct {
 	msg   string
-	cause error // the backend's error, if any
+	cause error      // the backend's error, if any
+	kind  retryKinds // which retryOn kind it is (retry.go)
 }
 
 func (e *attemptError) Error() string { return e.msg }
@@ -118,13 +118,18 @@ func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[
 	tool := sp.step.Tool
 	call := ToolCall{Backend: tool.Backend, Tool: tool.Name, Arguments: args, RunID: r.run.ID, StepID: sp.id}
 	attempt := func() (any, error) {
-		res, err := r.e.backend.CallTool(ctx, call)
+		actx, cancel := policy.tuning.attemptContext(ctx)
+		defer cancel()
+		res, err := r.e.backend.CallTool(actx, call)
 		if err != nil {
-			return nil, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err}
+			if ctx.Err() == nil && actx.Err() != nil {
+				return nil, &attemptError{msg: fmt.Sprintf("calling %s: the attempt timed out after %s (attemptTimeout)", tool, policy.tuning.attemptTimeout), cause: err, kind: retryOnTimeout}
+			}
+			return nil, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err, kind: retryOnError}
 		}
 		out, msg, ok := stepOutput(res)
 		if !ok {
-			return nil, &attemptError{msg: fmt.Sprintf("%s returned an error: %s", tool, msg)}
+			return nil, &attemptError{msg: fmt.Sprintf("%s returned an error: %s", tool, msg), kind: retryOnToolError}
 		}
 		return out, nil
 	}
@@ -137,12 +142,7 @@ func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[
 		}
 		return out, 1, ""
 	}
-	b := &backoff.ExponentialBackOff{
-		InitialInterval:     policy.retryDelay,
-		RandomizationFactor: 0.5,
-		Multiplier:          1.5,
-		MaxInterval:         maxRetryInterval,
-	}
+	b := policy.tuning.backOff(policy.retryDelay)
 	tries := 0
 	var last error
 	opts := []backoff.RetryOption{
@@ -163,7 +163,8 @@ func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[
 		v, err := attempt()
 		if err != nil {
 			last = err
-			if ctx.Err() != nil {
+			var ae *attemptError
+			if ctx.Err() != nil || (errors.As(err, &ae) && !policy.tuning.retries(ae.kind)) {
 				return nil, backoff.Permanent(err)
 			}
 		}
