@@ -287,6 +287,12 @@ func errInvalidRetryOn(pos ir.Pos, path, got string) diag.Diagnostic {
 		"error: a transport or backend process failure; timeout: an attempt that hit attemptTimeout; toolError: a result with isError")
 }
 
+func errLiteralCollectionTooLong(pos ir.Pos, path string, n, max int) diag.Diagnostic {
+	return errorAt(pos, path, CodeOutOfRange,
+		fmt.Sprintf("collection has %d items, more than maxIterations (%d)", n, max),
+		"raise the step's maxIterations, or split the list")
+}
+
 func errInvalidItemVar(pos ir.Pos, path, got string) diag.Diagnostic {
 	if got == "index" {
 		return errorAt(pos, path, CodeInvalidItemVar,

@@ -175,7 +175,12 @@ var RetryOnKinds = []string{RetryOnError, RetryOnTimeout, RetryOnToolError}
 
 // ForEach describes an iterating step.
 type ForEach struct {
-	Collection    *Template `json:"collection"`
+	// Collection is the template that yields the items; nil when the
+	// source wrote a literal list, which is then Items.
+	Collection *Template `json:"collection,omitempty"`
+	// Items is a literal collection (a KindArray Value whose strings may
+	// be templates, as in arguments).
+	Items         *Value    `json:"items,omitempty"`
 	ItemVar       string    `json:"itemVar"`
 	MaxParallel   int       `json:"maxParallel"`
 	MaxIterations int       `json:"maxIterations"`

@@ -1,7 +1,8 @@
 package runtime
 
 // forEach steps. The collection template yields an array (a typed array,
-// or a string holding a JSON array, which is parsed). A collection longer
+// or a string holding a JSON array, which is parsed); a literal collection
+// (a YAML list) is evaluated like arguments, its strings as templates. A collection longer
 // than maxIterations fails the step before any iteration starts. A pool of
 // min(maxParallel, len) workers takes iteration indexes from an atomic
 // counter; each iteration evaluates the inner step's arguments with
@@ -38,15 +39,37 @@ type iterResult struct {
 }
 
 func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
-	fe := sp.step.ForEach
-
+	if sp.items != nil {
+		return r.runForEachItems(ctx, sp)
+	}
 	r.mu.RLock()
 	cv, err := sp.collection.value(r.data)
 	r.mu.RUnlock()
 	if err != nil {
 		return stepMsg{status: StepFailed, attempts: 1, err: r.templateStepError(sp.id, sp.collection, err, "collection")}
 	}
-	collPos := posOr(sp.collection.src.Pos, sp.step.Pos)
+	return r.iterate(ctx, sp, cv, posOr(sp.collection.src.Pos, sp.step.Pos))
+}
+
+// runForEachItems runs a forEach whose collection is a literal list.
+func (r *runState) runForEachItems(ctx context.Context, sp *stepPlan) stepMsg {
+	r.mu.RLock()
+	cv, err := sp.items.eval(r.data)
+	r.mu.RUnlock()
+	if err != nil {
+		var te *templateError
+		if errors.As(err, &te) {
+			return failed(sp, posOr(te.pos, sp.step.Pos), "collection: "+te.msg, 1)
+		}
+		return failed(sp, sp.step.Pos, "collection: "+err.Error(), 1)
+	}
+	return r.iterate(ctx, sp, cv, sp.step.Pos)
+}
+
+// iterate runs the iterations over the collection's value cv; collPos is
+// where errors about the collection point.
+func (r *runState) iterate(ctx context.Context, sp *stepPlan, cv any, collPos ir.Pos) stepMsg {
+	fe := sp.step.ForEach
 	var items []any
 	switch x := cv.(type) {
 	case nil:

@@ -77,6 +77,7 @@ type stepPlan struct {
 	args       *valuePlan
 	message    *tmpl
 	collection *tmpl
+	items      *valuePlan // a literal collection
 	inner      *stepPlan
 	// sharedForEach: no template of inner can yield the .forEach map.
 	sharedForEach bool
@@ -239,6 +240,7 @@ func (sp *stepPlan) eachTemplate(f func(*tmpl)) {
 		}
 	}
 	sp.args.eachTemplate(f)
+	sp.items.eachTemplate(f)
 	sp.inner.eachTemplate(f)
 }
 
@@ -313,10 +315,13 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 		sp.message = parse(s.Message)
 	case ir.StepForEach:
 		fe := s.ForEach
-		if fe == nil || fe.Step == nil || fe.Collection == nil {
+		if fe == nil || fe.Step == nil || (fe.Collection == nil && fe.Items == nil) {
 			return nil, fmt.Errorf("forEach step %q (%s) has no collection or inner step", s.ID, s.Pos)
 		}
 		sp.collection = parse(fe.Collection)
+		if err == nil && fe.Items != nil {
+			sp.items, err = prepareValue(fe.Items, funcs, 0)
+		}
 		if err == nil {
 			inner, ierr := prepareStep(fe.Step, funcs)
 			if ierr != nil {
