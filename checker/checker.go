@@ -22,6 +22,17 @@ type Options struct {
 	// argument names and literal argument types are checked against it.
 	// Nil means no backend knowledge.
 	Tools *catalog.Catalog
+	// MaxIterations is the server-wide cap on a forEach's maxIterations
+	// (limits.maxIterations in vmcp.yaml); 0 means ir.DefaultIterationLimit.
+	MaxIterations int
+}
+
+// iterationLimit is the cap a forEach's maxIterations is checked against.
+func (o Options) iterationLimit() int {
+	if o.MaxIterations > 0 {
+		return o.MaxIterations
+	}
+	return ir.DefaultIterationLimit
 }
 
 // Limits and defaults (design.md, "Limits").
@@ -31,7 +42,6 @@ const (
 	maxRetries            = 10
 	maxNesting            = 100
 	maxForEachParallel    = 50
-	maxForEachIterations  = 1000
 	maxElicitationSchema  = 100 * 1024
 	maxElicitationTimeout = 10 * time.Minute
 
@@ -40,7 +50,7 @@ const (
 	defaultMaxParallel     = 10
 	defaultItemVar         = "item"
 	defaultForEachParallel = 10
-	defaultIterations      = 100
+	defaultIterations      = ir.DefaultMaxIterations
 	defaultRetryDelay      = time.Second
 )
 

@@ -287,6 +287,12 @@ func errInvalidRetryOn(pos ir.Pos, path, got string) diag.Diagnostic {
 		"error: a transport or backend process failure; timeout: an attempt that hit attemptTimeout; toolError: a result with isError")
 }
 
+func errMaxIterations(pos ir.Pos, path string, got int64, limit int) diag.Diagnostic {
+	return errorAt(pos, path, CodeOutOfRange,
+		fmt.Sprintf("maxIterations is %d; it must be between 1 and %d", got, limit),
+		fmt.Sprintf("%d is the server-wide cap, limits.maxIterations in vmcp.yaml (default %d)", limit, ir.DefaultIterationLimit))
+}
+
 func errLiteralCollectionTooLong(pos ir.Pos, path string, n, max int) diag.Diagnostic {
 	return errorAt(pos, path, CodeOutOfRange,
 		fmt.Sprintf("collection has %d items, more than maxIterations (%d)", n, max),

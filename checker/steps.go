@@ -548,7 +548,9 @@ func (w *wfCheck) response(r *parser.Response, field string) (string, bool) {
 
 func (w *wfCheck) checkForEach(si *stepInfo) {
 	s := si.src
-	fe := &ir.ForEach{ItemVar: defaultItemVar, MaxParallel: defaultForEachParallel, MaxIterations: defaultIterations}
+	// The default maxIterations never exceeds the server-wide limit, so a
+	// lower limits.maxIterations does not reject loops that set none.
+	fe := &ir.ForEach{ItemVar: defaultItemVar, MaxParallel: defaultForEachParallel, MaxIterations: min(defaultIterations, w.c.opts.iterationLimit())}
 	si.ir.ForEach = fe
 	si.itemVar = defaultItemVar
 	if s.Collection == nil {
@@ -566,8 +568,14 @@ func (w *wfCheck) checkForEach(si *stepInfo) {
 	if v, ok := w.intRange(s.MaxParallel, "forEach maxParallel", 1, maxForEachParallel); ok {
 		fe.MaxParallel = int(v)
 	}
-	if v, ok := w.intRange(s.MaxIterations, "maxIterations", 1, maxForEachIterations); ok {
-		fe.MaxIterations = int(v)
+	if n := s.MaxIterations; n != nil {
+		if v, ok := w.integer(n, "maxIterations"); ok {
+			if limit := w.c.opts.iterationLimit(); v < 1 || v > int64(limit) {
+				w.add(errMaxIterations(n.Pos, n.Path, v, limit))
+			} else {
+				fe.MaxIterations = int(v)
+			}
+		}
 	}
 	in := s.Inner
 	if in == nil || in.Node == nil {

@@ -33,6 +33,7 @@ type Config struct {
 	Workflows []string
 	Server    Server
 	State     State
+	Limits    Limits
 	// HasCompositeTools reports whether the config file itself has a
 	// compositeTools (or composite_tools) list, making it a workflow source.
 	HasCompositeTools bool
@@ -87,6 +88,13 @@ type Server struct {
 // means no authentication.
 type Auth struct {
 	Tokens []string
+}
+
+// Limits are the server-wide caps (design.md "Limits").
+type Limits struct {
+	// MaxIterations caps every forEach's maxIterations (default
+	// ir.DefaultIterationLimit, 1000).
+	MaxIterations int
 }
 
 // State configures the run store.

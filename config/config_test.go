@@ -76,6 +76,7 @@ state:
 		},
 		Server:            Server{Transport: "stdio", Listen: "127.0.0.1:8080", MaxParallel: 4},
 		State:             State{Store: "sqlite", Path: filepath.Join(dir, "vmcp-state.db")},
+		Limits:            Limits{MaxIterations: 1000},
 		HasCompositeTools: true,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
@@ -258,7 +259,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key without suggestion",
 			src:  "frobnicate: 1\n",
-			want: []string{`vmcp.yaml:1:1: error: unknown key "frobnicate" in the config file (known keys: backends, workflows, compositeTools, server, state)`},
+			want: []string{`vmcp.yaml:1:1: error: unknown key "frobnicate" in the config file (known keys: backends, workflows, compositeTools, server, state, limits)`},
 		},
 		{
 			name: "unknown backend field",

@@ -180,10 +180,10 @@ type ForEach struct {
 	Collection *Template `json:"collection,omitempty"`
 	// Items is a literal collection (a KindArray Value whose strings may
 	// be templates, as in arguments).
-	Items         *Value    `json:"items,omitempty"`
-	ItemVar       string    `json:"itemVar"`
-	MaxParallel   int       `json:"maxParallel"`
-	MaxIterations int       `json:"maxIterations"`
+	Items         *Value `json:"items,omitempty"`
+	ItemVar       string `json:"itemVar"`
+	MaxParallel   int    `json:"maxParallel"`
+	MaxIterations int    `json:"maxIterations"`
 	// Step is the inner tool step run once per item. Its ID is the forEach
 	// step's ID and it has no dependencies of its own.
 	Step *Step `json:"step"`

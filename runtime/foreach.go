@@ -32,6 +32,21 @@ import (
 
 var errIterationFailed = errors.New("an iteration failed")
 
+// checkIterationLimit refuses a workflow with a forEach that allows more
+// iterations than the server-wide limit (limits.maxIterations): the
+// checker checked the default limit, and a plan compiled elsewhere or a
+// lower configured limit is caught here, when vmcp starts.
+func checkIterationLimit(wf *ir.Workflow, limit int) error {
+	for _, s := range wf.Steps {
+		if s == nil || s.ForEach == nil || s.ForEach.MaxIterations <= limit {
+			continue
+		}
+		return fmt.Errorf("workflow %q step %q (%s): maxIterations %d is over the server-wide limit of %d iterations; lower the step's maxIterations or raise limits.maxIterations in vmcp.yaml",
+			wf.Name, s.ID, s.Pos, s.ForEach.MaxIterations, limit)
+	}
+	return nil
+}
+
 type iterResult struct {
 	done   bool
 	output any
@@ -92,8 +107,8 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, cv any, collPos ir
 	if maxIter <= 0 {
 		maxIter = defaultMaxIterations
 	}
-	if maxIter > maxForEachIterations {
-		maxIter = maxForEachIterations
+	if maxIter > r.e.iterationLimit {
+		maxIter = r.e.iterationLimit
 	}
 	if len(items) > maxIter {
 		return failed(sp, collPos, fmt.Sprintf("collection has %d items, more than maxIterations (%d)", len(items), maxIter), 1)

@@ -27,8 +27,7 @@ const (
 	defaultMaxParallel     = 10
 	maxRetriesCap          = 10
 	maxForEachParallel     = 50
-	maxForEachIterations   = 1000
-	defaultMaxIterations   = 100
+	defaultMaxIterations   = ir.DefaultMaxIterations
 )
 
 type workflowPlan struct {

@@ -11,8 +11,9 @@ import (
 // compilePlan compiles the workflow sources (YAML or plan.json) with the
 // backends' live tool schemas, so tool references and argument types are
 // checked against what the backends really offer. It returns the source
-// texts for printing diagnostics with excerpts.
-func compilePlan(paths []string, mgr *mcpclient.Manager) (*ir.Plan, diag.List, diag.Sources) {
+// texts for printing diagnostics with excerpts. maxIterations is the
+// server-wide forEach cap, limits.maxIterations.
+func compilePlan(paths []string, mgr *mcpclient.Manager, maxIterations int) (*ir.Plan, diag.List, diag.Sources) {
 	inputs, err := compiler.Load(paths)
 	if err != nil {
 		var l diag.List
@@ -23,6 +24,6 @@ func compilePlan(paths []string, mgr *mcpclient.Manager) (*ir.Plan, diag.List, d
 	if mgr != nil {
 		tools = mgr.Catalog()
 	}
-	plan, diags := compiler.Compile(inputs, compiler.Options{Tools: tools})
+	plan, diags := compiler.Compile(inputs, compiler.Options{Tools: tools, MaxIterations: maxIterations})
 	return plan, diags, compiler.Sources(inputs)
 }
