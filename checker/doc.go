@@ -19,8 +19,12 @@
 // when the whole string is one action; argument and var trees as ir.Value;
 // Output with its JSON Schema; MaySkip; and the defaults: workflow timeout
 // 30m, step timeout 5m, maxParallel 10, failureMode abort, forEach itemVar
-// "item", maxParallel 10 and maxIterations 100, elicitation onDecline and
-// onCancel abort, and retryDelay 1s when a step retries.
+// "item", maxParallel 10 and maxIterations 100 (or Options.MaxIterations,
+// limits.maxIterations, when that is lower), elicitation onDecline and
+// onCancel abort, and retryDelay 1s when a step retries. A literal
+// collection becomes ForEach.Items, an ir.Value like arguments. The retry
+// tuning fields (maxDelay, multiplier, attemptTimeout, retryOn) stay zero
+// when not given, which the runtime reads as their defaults.
 //
 // Decisions where the sources disagree:
 //
@@ -51,7 +55,8 @@
 // JSON Schema checks), schemafast.go (schemas the meta-schema accepts
 // without compiling), steps.go (per-step fields), deps.go (dependency
 // graph, cycles, defaultResults rule), templates.go (template parsing and
-// reference extraction), refs.go (reference rules), values.go (argument
+// reference extraction), query.go (literal JMESPath expressions of the
+// query function), refs.go (reference rules), values.go (argument
 // and var trees), tools.go (catalog checks), output.go, errors.go (all
 // wording), suggest.go ("did you mean").
 package checker

@@ -19,10 +19,14 @@
 //	         exposeRunTools, maxParallel: 10, auth: {tokens: [...]},
 //	         allowedOrigins: [https://app.example.com]}
 //	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes}
+//	limits: {maxIterations: 1000}                   # server-wide caps
 //
 // Relative paths (workflows, state.path, a command with a slash) resolve
 // against the config file's directory. Errors carry the file position
 // (file:line:col) of the offending key or value, and all of them are
 // reported together as an [*Error]. A ${VAR} that the environment lacks is
-// an error naming the variable and the backend field that used it.
+// an error naming the variable and the backend field that used it. ${VAR}
+// works in any field: in an integer, boolean or duration field the
+// expanded text is converted, and a value that does not convert is an
+// error at the field naming the variable.
 package config

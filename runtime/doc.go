@@ -16,8 +16,9 @@
 // that runs plans does not link the compiler's front half.
 //
 // Files: engine.go (the API), scheduler.go (the ready-queue scheduler and
-// run state), step.go (tool calls, retries, elicitation), foreach.go,
-// template.go (templates and their functions), value.go (arguments and
+// run state), step.go (tool calls, elicitation), retry.go (the retry
+// policy), foreach.go, template.go (templates and their functions),
+// query.go (the query function, JMESPath), value.go (arguments and
 // coercion), output.go (step outputs and the composite result), input.go
 // (parameter validation), store.go (the in-memory store), api.go (the
 // contract with the MCP layer and stores).
