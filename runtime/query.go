@@ -7,7 +7,7 @@ package runtime
 //
 // The library's functions and comparisons work on float64 numbers, while
 // plan values hold integers as int64 (ir.NormalizeNumbers); jmespathValue
-// copies the value with every number as float64 first, so that
+// gives the value with every number as float64 first, so that
 // `[?size > `1`]` and sum() see the numbers. The result is returned
 // as it comes; the typed-template path turns integral numbers back into
 // int64.
@@ -22,6 +22,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -89,37 +91,62 @@ func hideQueryValue(msg string) string {
 	return "a function argument has the wrong type; it must be " + strings.ReplaceAll(want, ", ", " or ")
 }
 
-// jmespathValue copies v with every number as float64 (see the file
-// comment). Values nested deeper than maxArgumentDepth are cut off as
-// null; plan values never are.
+// jmespathValue returns v with every number as float64 (see the file
+// comment). It copies only the maps and slices that hold a number of
+// another type, so a backend's output (JSON numbers are float64 already)
+// is searched as it is. Values nested deeper than maxArgumentDepth are
+// left as they are; plan values never are.
 func jmespathValue(v any, d int) any {
+	out, _ := floatNumbers(v, d)
+	return out
+}
+
+// floatNumbers is jmespathValue; changed reports whether the result is
+// a new value.
+func floatNumbers(v any, d int) (out any, changed bool) {
 	if d > maxArgumentDepth {
-		return nil
+		return v, false
 	}
 	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = jmespathValue(e, d+1)
-		}
-		return m
-	case []any:
-		s := make([]any, len(x))
-		for i, e := range x {
-			s[i] = jmespathValue(e, d+1)
-		}
-		return s
 	case float64, string, bool, nil:
-		return v
+		return v, false
+	case map[string]any:
+		var m map[string]any
+		for k, e := range x {
+			if ne, ch := floatNumbers(e, d+1); ch {
+				if m == nil {
+					m = maps.Clone(x)
+				}
+				m[k] = ne
+			}
+		}
+		if m == nil {
+			return v, false
+		}
+		return m, true
+	case []any:
+		var s []any
+		for i, e := range x {
+			if ne, ch := floatNumbers(e, d+1); ch {
+				if s == nil {
+					s = slices.Clone(x)
+				}
+				s[i] = ne
+			}
+		}
+		if s == nil {
+			return v, false
+		}
+		return s, true
 	case json.Number:
 		f, _ := x.Float64()
-		return f
+		return f, true
 	}
 	if i, f, isInt, ok := number(v); ok {
 		if isInt {
-			return float64(i)
+			return float64(i), true
 		}
-		return f
+		return f, true
 	}
-	return v
+	return v, false
 }

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -107,4 +109,61 @@ func TestQueryRuntimeErrors(t *testing.T) {
 			}.run(t)
 		})
 	}
+}
+
+// BenchmarkQuery measures one typed query over a step output of n items:
+// the cached compile, the float64 copy of the value and the search.
+func BenchmarkQuery(b *testing.B) {
+	for _, c := range []struct {
+		n    int
+		kind string
+		num  func(i int) any
+	}{
+		{10, "int64", func(i int) any { return int64(i) }},
+		{1000, "int64", func(i int) any { return int64(i) }},
+		{1000, "float64", func(i int) any { return float64(i) }}, // as a backend's JSON output
+	} {
+		n := c.n
+		items := make(A, n)
+		for i := range items {
+			items[i] = M{"name": "pod", "size": c.num(i), "owner": "x"}
+		}
+		data := map[string]any{"steps": M{"list": M{"output": M{"items": items}}}}
+		src := "{{query \"items[?size > `5`].name\" .steps.list.output}}"
+		tp, err := parseTemplate(&ir.Template{Source: src, Pos: at(1, 1), Single: true}, templateFuncs())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("items%d_%s", n, c.kind), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := tp.value(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// jmespathValue leaves float64-only values alone and never changes its
+// input.
+func TestJMESPathValueCopiesOnlyWhatChanges(t *testing.T) {
+	floats := M{"a": A{1.5, M{"b": 2.0}}, "s": "x"}
+	if got := jmespathValue(floats, 0); !sameMap(got, floats) {
+		t.Errorf("jmespathValue of a float64-only value made a copy")
+	}
+	ints := M{"a": A{int64(1), M{"b": 2.0}}, "s": "x"}
+	got := jmespathValue(ints, 0)
+	want := M{"a": A{1.0, M{"b": 2.0}}, "s": "x"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("jmespathValue mismatch (-want +got):\n%s", diff)
+	}
+	if ints["a"].(A)[0] != int64(1) {
+		t.Errorf("jmespathValue changed its input: %v", ints)
+	}
+}
+
+func sameMap(a any, b map[string]any) bool {
+	m, ok := a.(map[string]any)
+	return ok && reflect.ValueOf(m).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
