@@ -50,9 +50,14 @@ type retryTuning struct {
 }
 
 // newRetryTuning reads the tuning of oe, with the defaults for the fields
-// a plan leaves at zero. An unknown retryOn kind (a hand-edited plan)
-// selects nothing, so the step is not retried on it.
+// a plan leaves at zero. The tuning belongs to action retry: under any
+// other action a plan's tuning fields are ignored (the checker warns about
+// them). An unknown retryOn kind (a hand-edited plan) selects nothing, so
+// the step is not retried on it.
 func newRetryTuning(oe ir.OnError) retryTuning {
+	if oe.Action != ir.ActionRetry {
+		oe = ir.OnError{}
+	}
 	t := retryTuning{
 		maxDelay:       oe.MaxDelay.D(),
 		multiplier:     oe.Multiplier,

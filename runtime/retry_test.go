@@ -149,7 +149,12 @@ func TestRetryTuningDefaults(t *testing.T) {
 	if b.MaxInterval != time.Minute || b.Multiplier != 1.5 || b.InitialInterval != time.Second || b.RandomizationFactor != 0.5 {
 		t.Errorf("backOff(1s) = %+v; want 1s initial, 1.5x, 60s cap, 0.5 randomisation", b)
 	}
-	if k := newRetryTuning(ir.OnError{RetryOn: []string{"toolError", "timeout"}}).retryOn; k != retryOnToolError|retryOnTimeout {
+	if k := newRetryTuning(ir.OnError{Action: ir.ActionRetry, RetryOn: []string{"toolError", "timeout"}}).retryOn; k != retryOnToolError|retryOnTimeout {
 		t.Errorf("retryOn [toolError, timeout] = %b", k)
+	}
+	// Tuning belongs to action retry; under another action it is ignored.
+	other := ir.OnError{Action: ir.ActionContinue, AttemptTimeout: ir.Duration(time.Second), RetryOn: []string{"error"}, Multiplier: 3}
+	if got := newRetryTuning(other); got != want {
+		t.Errorf("newRetryTuning(continue with tuning) = %+v; want the defaults %+v", got, want)
 	}
 }
