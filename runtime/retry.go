@@ -18,6 +18,8 @@ package runtime
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -99,3 +101,19 @@ func (t retryTuning) attemptContext(ctx context.Context) (context.Context, conte
 
 // retries reports whether a failure of kind k is retried.
 func (t retryTuning) retries(k retryKinds) bool { return t.retryOn&k != 0 }
+
+// notRetried explains why a failure of kind k ended the step without
+// the retries that were left.
+func (t retryTuning) notRetried(k retryKinds) string {
+	var listed []string
+	name := ""
+	for _, n := range ir.RetryOnKinds {
+		if t.retryOn&retryKindOf[n] != 0 {
+			listed = append(listed, n)
+		}
+		if retryKindOf[n] == k {
+			name = n
+		}
+	}
+	return fmt.Sprintf("not retried: the failure kind is %s, and retryOn is [%s]", name, strings.Join(listed, ", "))
+}

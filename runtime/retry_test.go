@@ -31,12 +31,12 @@ func TestRetryOn(t *testing.T) {
 		attempts int
 		errHas   string
 	}{
-		{"isError not retried under [error]", &fakeTool{isError: true}, retryOn(ir.RetryOnError), RunFailed, 1, "quota exceeded"},
+		{"isError not retried under [error]", &fakeTool{isError: true}, retryOn(ir.RetryOnError), RunFailed, 1, "quota exceeded (not retried: the failure kind is toolError, and retryOn is [error])"},
 		{"isError retried under [toolError]", &fakeTool{isError: true}, retryOn(ir.RetryOnToolError), RunFailed, 4, "quota exceeded"},
 		{"isError retried by default", &fakeTool{isError: true}, func(*ir.OnError) {}, RunFailed, 4, "quota exceeded"},
 		{"backend failure not retried under [toolError]", &fakeTool{failFirst: 2}, retryOn(ir.RetryOnToolError), RunFailed, 1, "backend unavailable"},
 		{"backend failure retried under [error]", &fakeTool{failFirst: 2}, retryOn(ir.RetryOnError), RunCompleted, 3, ""},
-		{"backend failure not retried under [timeout]", &fakeTool{failFirst: 2}, retryOn(ir.RetryOnTimeout), RunFailed, 1, "backend unavailable"},
+		{"backend failure not retried under [timeout]", &fakeTool{failFirst: 2}, retryOn(ir.RetryOnTimeout), RunFailed, 1, "backend unavailable (not retried: the failure kind is error, and retryOn is [timeout])"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -175,7 +175,10 @@ func (r *runState) callTool(ctx context.Context, sp, policy *stepPlan, args map[
 			last = err
 		}
 		msg := r.failureMsg(ctx, timeout, last)
-		if ctx.Err() == nil && tries <= policy.maxRetries {
+		var ae *attemptError
+		if errors.As(last, &ae) && !policy.tuning.retries(ae.kind) {
+			msg += " (" + policy.tuning.notRetried(ae.kind) + ")"
+		} else if ctx.Err() == nil && tries <= policy.maxRetries {
 			msg += fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", tries)
 		}
 		return nil, tries, msg
