@@ -74,6 +74,7 @@ const (
 	CodeQuerySyntax           = "query_syntax"
 	CodeRetryTuning           = "retry_tuning_without_retry"
 	CodeInvalidRetryOn        = "invalid_retry_on"
+	CodeAttemptTimeout        = "attempt_timeout_exceeds_step"
 	CodeQueryFunction         = "query_unknown_function"
 	CodeQueryArguments        = "query_arguments"
 )
@@ -263,6 +264,12 @@ func warnRetryTuningWithoutRetry(pos ir.Pos, path, field, action string) diag.Di
 	return warnAt(pos, path, CodeRetryTuning,
 		fmt.Sprintf("%s has no effect: %s, and it only shapes the retries of action: retry", field, what),
 		"write onError: {action: retry, maxRetries: N, "+field+": ...}")
+}
+
+func warnAttemptTimeoutExceeds(pos ir.Pos, path, stepID, attempt, step string) diag.Diagnostic {
+	return warnAt(pos, path, CodeAttemptTimeout,
+		fmt.Sprintf("step %q has attemptTimeout %s, not shorter than its timeout %s, which bounds all attempts together; no retry would start", stepID, attempt, step),
+		"make attemptTimeout shorter than the step timeout, or raise the step timeout")
 }
 
 func errMaxDelayBelowRetryDelay(pos ir.Pos, path, maxDelay, retryDelay string) diag.Diagnostic {
@@ -580,6 +587,10 @@ func errQuery(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
 		return errorAt(pos, path, CodeQueryFunction,
 			fmt.Sprintf("JMESPath function %q is not defined%s", p.text, didYouMean(p.text, jmespathFuncs)),
 			"the functions are those of JMESPath Community: "+strings.Join(jmespathFuncs, ", "))
+	case queryNotString:
+		return errorAt(pos, path, CodeQueryArguments,
+			"the first argument of query is the JMESPath expression, a string",
+			`write {{query "items[].name" .steps.x.output}}`)
 	case queryArity:
 		return errorAt(pos, path, CodeQueryArguments,
 			fmt.Sprintf("query takes 2 arguments, an expression and a value, not %d", p.args),

@@ -43,6 +43,7 @@ const (
 	querySyntax queryProblemKind = iota
 	queryUnknownFunc
 	queryArity
+	queryNotString
 )
 
 // jmespathFuncs are the names of the functions a JMESPath expression may
@@ -65,6 +66,11 @@ func (wk *refWalker) queryCall(args []parse.Node, piped bool) {
 	}
 	if n != 2 {
 		wk.queries = append(wk.queries, queryProblem{off: int(args[0].Position()), kind: queryArity, args: n})
+		return
+	}
+	switch args[1].(type) {
+	case *parse.NumberNode, *parse.BoolNode, *parse.NilNode:
+		wk.queries = append(wk.queries, queryProblem{off: int(args[1].Position()), kind: queryNotString})
 		return
 	}
 	lit, ok := args[1].(*parse.StringNode)

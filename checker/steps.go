@@ -116,6 +116,7 @@ func (w *wfCheck) checkStep(i int, s *parser.Step) *stepInfo {
 		}
 	}
 	st.OnError = w.checkOnError(s.OnError)
+	w.checkAttemptTimeout(si, s.OnError, st.OnError)
 	w.checkDefaults(si)
 	switch si.typ {
 	case ir.StepTool:
@@ -328,6 +329,15 @@ func (w *wfCheck) checkRetryTuning(oe *parser.OnError, out *ir.OnError) {
 	}
 	if out.Action != ir.ActionRetry {
 		out.MaxDelay, out.Multiplier, out.AttemptTimeout, out.RetryOn = 0, 0, 0, nil
+	}
+}
+
+// checkAttemptTimeout warns when each attempt may take as long as the
+// whole step.
+func (w *wfCheck) checkAttemptTimeout(si *stepInfo, src *parser.OnError, oe ir.OnError) {
+	if oe.AttemptTimeout > 0 && oe.AttemptTimeout.D() >= si.timeout {
+		n := src.AttemptTimeout
+		w.add(warnAttemptTimeoutExceeds(n.Pos, n.Path, stepName(si), oe.AttemptTimeout.D().String(), si.timeout.String()))
 	}
 }
 
