@@ -27,6 +27,17 @@ type Options struct {
 	// plan.json files) that workflow steps may call besides the ones being
 	// checked.
 	Workflows []*ir.Workflow
+	// MaxIterations is the server-wide cap on a forEach's maxIterations
+	// (limits.maxIterations in vmcp.yaml); 0 means ir.DefaultIterationLimit.
+	MaxIterations int
+}
+
+// iterationLimit is the cap a forEach's maxIterations is checked against.
+func (o Options) iterationLimit() int {
+	if o.MaxIterations > 0 {
+		return o.MaxIterations
+	}
+	return ir.DefaultIterationLimit
 }
 
 // Limits and defaults (design.md, "Limits").
@@ -36,7 +47,6 @@ const (
 	maxRetries           = 10
 	maxNesting           = ir.MaxArgumentDepth
 	maxForEachParallel   = 50
-	maxForEachIterations = 1000
 	maxElicitationSchema = 100 * 1024
 
 	defaultWorkflowTimeout = 30 * time.Minute
@@ -44,7 +54,7 @@ const (
 	defaultMaxParallel     = 10
 	defaultItemVar         = "item"
 	defaultForEachParallel = 10
-	defaultIterations      = 100
+	defaultIterations      = ir.DefaultMaxIterations
 	defaultRetryDelay      = time.Second
 )
 
@@ -429,6 +439,22 @@ func (w *wfCheck) integer(n *parser.Node, field string) (int64, bool) {
 		}
 	}
 	w.add(errWrongType(n.Pos, n.Path, field, "an integer", kindPhrase(n.Kind)))
+	return 0, false
+}
+
+// number reads a number, integral or not.
+func (w *wfCheck) number(n *parser.Node, field string) (float64, bool) {
+	switch v := n.Value.(type) {
+	case int64:
+		if n.Kind == parser.Int {
+			return float64(v), true
+		}
+	case float64:
+		if n.Kind == parser.Float {
+			return v, true
+		}
+	}
+	w.add(errWrongType(n.Pos, n.Path, field, "a number", kindPhrase(n.Kind)))
 	return 0, false
 }
 

@@ -25,8 +25,12 @@
 // vmcp run to resolve); with a catalog, Annotations derived from the steps'
 // tools (annotations.go); and the defaults: workflow timeout
 // 30m, step timeout 5m, maxParallel 10, failureMode abort, forEach itemVar
-// "item", maxParallel 10 and maxIterations 100, elicitation onDecline and
-// onCancel abort, and retryDelay 1s when a step retries (action retry).
+// "item", maxParallel 10 and maxIterations 100 (or Options.MaxIterations,
+// limits.maxIterations, when that is lower), elicitation onDecline and
+// onCancel abort, and retryDelay 1s when a step retries (action retry). A literal
+// collection becomes ForEach.Items, an ir.Value like arguments. The retry
+// tuning fields (maxDelay, multiplier, attemptTimeout, retryOn) stay zero
+// when not given, which the runtime reads as their defaults.
 //
 // Decisions where the sources disagree:
 //
@@ -63,7 +67,8 @@
 // JSON Schema checks), schemafast.go (schemas the meta-schema accepts
 // without compiling), steps.go (per-step fields), deps.go (dependency
 // graph, cycles, defaultResults rule), templates.go (template parsing and
-// reference extraction), refs.go (reference rules), values.go (argument
+// reference extraction), query.go (literal JMESPath expressions of the
+// query function), refs.go (reference rules), values.go (argument
 // and var trees), tools.go (catalog checks: tool names, arguments),
 // annotations.go (the annotation safety floor), workflows.go (workflow
 // steps: callees, their arguments and outputs, recursion), plan.go (catalog checks of

@@ -85,6 +85,12 @@ const (
 	CodeUnknownWorkflow       = "unknown_workflow"
 	CodeWorkflowCycle         = "workflow_cycle"
 	CodeUnknownCalleeOutput   = "unknown_workflow_output"
+	CodeQuerySyntax           = "query_syntax"
+	CodeRetryTuning           = "retry_tuning_without_retry"
+	CodeInvalidRetryOn        = "invalid_retry_on"
+	CodeAttemptTimeout        = "attempt_timeout_exceeds_step"
+	CodeQueryFunction         = "query_unknown_function"
+	CodeQueryArguments        = "query_arguments"
 )
 
 func errorAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnostic {
@@ -338,13 +344,64 @@ func warnTooManyRetries(pos ir.Pos, path string, got int64) diag.Diagnostic {
 
 // warnRetriesWithoutRetry: action is "" when onError has no action.
 func warnRetriesWithoutRetry(pos ir.Pos, path, action string) diag.Diagnostic {
-	what := "onError has no action"
-	if action != "" {
-		what = "the action is " + action
-	}
 	return warnAt(pos, path, CodeRetriesWithoutRetry,
-		fmt.Sprintf("maxRetries has no effect: %s, and only action: retry retries (as in ToolHive)", what),
+		fmt.Sprintf("maxRetries has no effect: %s, and only action: retry retries (as in ToolHive)", onErrorAction(action)),
 		"to retry before giving up, write onError: {action: retry, maxRetries: N}; the workflow's failureMode decides after the last attempt")
+}
+
+// warnRetryTuningWithoutRetry: action is "" when onError has no action.
+func warnRetryTuningWithoutRetry(pos ir.Pos, path, field, action string) diag.Diagnostic {
+	return warnAt(pos, path, CodeRetryTuning,
+		fmt.Sprintf("%s has no effect: %s, and it only shapes the retries of action: retry", field, onErrorAction(action)),
+		"write onError: {action: retry, maxRetries: N, "+field+": ...}")
+}
+
+// onErrorAction describes an onError's action; "" when it has none.
+func onErrorAction(action string) string {
+	if action == "" {
+		return "onError has no action"
+	}
+	return "the action is " + action
+}
+
+func warnAttemptTimeoutExceeds(pos ir.Pos, path, stepID, attempt, step string) diag.Diagnostic {
+	return warnAt(pos, path, CodeAttemptTimeout,
+		fmt.Sprintf("step %q has attemptTimeout %s, not shorter than its timeout %s, which bounds all attempts together; no retry would start", stepID, attempt, step),
+		"make attemptTimeout shorter than the step timeout, or raise the step timeout")
+}
+
+func errMaxDelayBelowRetryDelay(pos ir.Pos, path, maxDelay, retryDelay string) diag.Diagnostic {
+	return errorAt(pos, path, CodeOutOfRange,
+		fmt.Sprintf("maxDelay %s is shorter than retryDelay %s; the first retry already waits retryDelay", maxDelay, retryDelay),
+		"make maxDelay at least retryDelay, or lower retryDelay")
+}
+
+func errMultiplierRange(pos ir.Pos, path string, got float64) diag.Diagnostic {
+	return errorAt(pos, path, CodeOutOfRange,
+		fmt.Sprintf("multiplier is %g; it must be between 1 (a constant delay) and %d", got, maxMultiplier))
+}
+
+func errRetryOnEmpty(pos ir.Pos, path string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidRetryOn,
+		"retryOn is empty, so nothing would be retried; list any of "+strings.Join(ir.RetryOnKinds, ", ")+", or leave it out to retry every failure")
+}
+
+func errInvalidRetryOn(pos ir.Pos, path, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidRetryOn,
+		fmt.Sprintf("retryOn %q is not a failure kind; use %s%s", got, joinOr(ir.RetryOnKinds), didYouMean(got, ir.RetryOnKinds)),
+		"error: a transport or backend process failure; timeout: an attempt that hit attemptTimeout; toolError: a result with isError")
+}
+
+func errMaxIterations(pos ir.Pos, path string, got int64, limit int) diag.Diagnostic {
+	return errorAt(pos, path, CodeOutOfRange,
+		fmt.Sprintf("maxIterations is %d; it must be between 1 and %d", got, limit),
+		fmt.Sprintf("%d is the server-wide cap, limits.maxIterations in vmcp.yaml (default %d)", limit, ir.DefaultIterationLimit))
+}
+
+func errLiteralCollectionTooLong(pos ir.Pos, path string, n, max int) diag.Diagnostic {
+	return errorAt(pos, path, CodeOutOfRange,
+		fmt.Sprintf("collection has %d items, more than maxIterations (%d)", n, max),
+		"raise the step's maxIterations, or split the list")
 }
 
 func errInvalidItemVar(pos ir.Pos, path, got string) diag.Diagnostic {
@@ -724,4 +781,23 @@ func errFinallyRead(pos ir.Pos, path, reader, target string) diag.Diagnostic {
 	return errorAt(pos, path, CodeFinallyRead,
 		fmt.Sprintf("%s reads finally step %q, which runs only after every top-level step has ended and the output is built", reader, target),
 		"only finally steps may read finally steps")
+}
+
+// errQuery words a problem with a call of query (see query.go).
+func errQuery(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
+	switch p.kind {
+	case queryUnknownFunc:
+		return errorAt(pos, path, CodeQueryFunction,
+			fmt.Sprintf("JMESPath function %q is not defined%s", p.text, didYouMean(p.text, jmespathFuncs)),
+			"the functions are those of JMESPath Community: "+strings.Join(jmespathFuncs, ", "))
+	case queryNotString:
+		return errorAt(pos, path, CodeQueryArguments,
+			"the first argument of query is the JMESPath expression, a string",
+			`write {{query "items[].name" .steps.x.output}}`)
+	case queryArity:
+		return errorAt(pos, path, CodeQueryArguments,
+			fmt.Sprintf("query takes 2 arguments, an expression and a value, not %d", p.args),
+			`write {{query "items[].name" .steps.x.output}} or {{.steps.x.output | query "items[].name"}}`)
+	}
+	return errorAt(pos, path, CodeQuerySyntax, "JMESPath syntax error in the query expression: "+p.text)
 }

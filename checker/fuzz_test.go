@@ -3,6 +3,7 @@ package checker
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,4 +50,22 @@ func loadCatalogForFuzz(f *testing.F) *catalog.Catalog {
 		f.Fatal(err)
 	}
 	return cat
+}
+
+// FuzzQueryExpr: a literal query expression never panics the checker,
+// and a problem's offset stays inside the expression.
+func FuzzQueryExpr(f *testing.F) {
+	for _, s := range []string{"items[?size > `1`].name", "let $x = a in $x.b", "a.\"b c\"", "`{bad`", "foo.]", "lenght(@)", "a || ", "@.a.'b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		p, bad := checkQueryExpr(expr)
+		if bad && (p.off < 0 || p.off > len(expr)) {
+			t.Errorf("checkQueryExpr(%q) offset %d is outside the expression", expr, p.off)
+		}
+		quoted := strconv.Quote(expr)
+		if off := queryLiteralOffset(quoted, p.off); off < 1 || off > len(quoted) {
+			t.Errorf("queryLiteralOffset(%s, %d) = %d; want within the literal", quoted, p.off, off)
+		}
+	})
 }

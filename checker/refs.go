@@ -341,7 +341,7 @@ func (w *wfCheck) checkStepTemplates(si *stepInfo) {
 		if si.ir.ForEach == nil {
 			return
 		}
-		si.ir.ForEach.Collection = w.template(s.Collection, "collection", sc)
+		w.collection(si, sc)
 		in, inner := s.Inner, si.ir.ForEach.Step
 		if in == nil || inner == nil {
 			return
@@ -376,4 +376,25 @@ func (w *wfCheck) condition(n *parser.Node, sc scope) *ir.Template {
 		}
 	}
 	return t
+}
+
+// collection reads a forEach's collection: a template that yields an
+// array, or a literal list whose strings are templates (checked like
+// arguments). A literal list longer than maxIterations is an error here,
+// since its length is known.
+func (w *wfCheck) collection(si *stepInfo, sc scope) {
+	n, fe := si.src.Collection, si.ir.ForEach
+	switch {
+	case n == nil:
+	case n.Kind == parser.Seq:
+		tooDeep := false
+		fe.Items = w.value(n, sc, 1, "collection", &tooDeep)
+		if len(n.Items) > fe.MaxIterations {
+			w.add(errLiteralCollectionTooLong(n.Pos, n.Path, len(n.Items), fe.MaxIterations))
+		}
+	case n.Kind == parser.String:
+		fe.Collection = w.template(n, "collection", sc)
+	default:
+		w.add(errWrongType(n.Pos, n.Path, "collection", "a template or a list", kindPhrase(n.Kind)))
+	}
 }

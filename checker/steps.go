@@ -137,6 +137,7 @@ func (w *wfCheck) checkStep(i int, s *parser.Step, finally bool) *stepInfo {
 		}
 	}
 	st.OnError = w.checkOnError(s.OnError)
+	w.checkAttemptTimeout(si, s.OnError, st.OnError)
 	w.checkDefaults(si)
 	switch si.typ {
 	case ir.StepTool:
@@ -318,7 +319,93 @@ func (w *wfCheck) checkOnError(oe *parser.OnError) ir.OnError {
 	} else if out.Action == ir.ActionRetry {
 		out.RetryDelay = ir.Duration(defaultRetryDelay)
 	}
+	w.checkRetryTuning(oe, &out)
 	return out
+}
+
+// checkRetryTuning reads maxDelay, multiplier, attemptTimeout and
+// retryOn. They only shape retries, so without action retry they are a
+// warning. Left out, they stay zero in the IR, which means the defaults
+// (ir.DefaultMaxDelay, ir.DefaultMultiplier, no attempt deadline, every
+// failure kind).
+func (w *wfCheck) checkRetryTuning(oe *parser.OnError, out *ir.OnError) {
+	if out.Action != ir.ActionRetry {
+		for _, f := range []namedNode{{"maxDelay", oe.MaxDelay}, {"multiplier", oe.Multiplier}, {"attemptTimeout", oe.AttemptTimeout}, {"retryOn", oe.RetryOn}} {
+			if f.node != nil {
+				pos, path := keyPos(oe.Node, f.node, f.name)
+				w.add(warnRetryTuningWithoutRetry(pos, path, f.name, out.Action))
+			}
+		}
+	}
+	if d, ok := w.duration(oe.MaxDelay, "maxDelay"); ok {
+		if d < out.RetryDelay.D() {
+			w.add(errMaxDelayBelowRetryDelay(oe.MaxDelay.Pos, oe.MaxDelay.Path, d.String(), out.RetryDelay.D().String()))
+		} else {
+			out.MaxDelay = ir.Duration(d)
+		}
+	}
+	if n := oe.Multiplier; n != nil {
+		if m, ok := w.number(n, "multiplier"); ok {
+			if m < 1 || m > maxMultiplier {
+				w.add(errMultiplierRange(n.Pos, n.Path, m))
+			} else {
+				out.Multiplier = m
+			}
+		}
+	}
+	if d, ok := w.duration(oe.AttemptTimeout, "attemptTimeout"); ok {
+		out.AttemptTimeout = ir.Duration(d)
+	}
+	if n := oe.RetryOn; n != nil && w.kind(n, "retryOn", parser.Seq) {
+		out.RetryOn = w.retryOn(n)
+	}
+	if out.Action != ir.ActionRetry {
+		out.MaxDelay, out.Multiplier, out.AttemptTimeout, out.RetryOn = 0, 0, 0, nil
+	}
+}
+
+// checkAttemptTimeout warns when each attempt may take as long as the
+// whole step.
+func (w *wfCheck) checkAttemptTimeout(si *stepInfo, src *parser.OnError, oe ir.OnError) {
+	if oe.AttemptTimeout > 0 && oe.AttemptTimeout.D() >= si.timeout {
+		n := src.AttemptTimeout
+		w.add(warnAttemptTimeoutExceeds(n.Pos, n.Path, stepName(si), oe.AttemptTimeout.D().String(), si.timeout.String()))
+	}
+}
+
+// maxMultiplier bounds onError.multiplier: beyond it the second interval
+// already reaches maxDelay, which is what maxDelay alone says better.
+const maxMultiplier = 10
+
+// retryOn reads the failure kinds a retry applies to, in
+// ir.RetryOnKinds order, or nil for every kind.
+func (w *wfCheck) retryOn(n *parser.Node) []string {
+	if len(n.Items) == 0 {
+		w.add(errRetryOnEmpty(n.Pos, n.Path))
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, it := range n.Items {
+		k, ok := w.str(it, "a retryOn entry")
+		if !ok {
+			continue
+		}
+		if !contains(ir.RetryOnKinds, k) {
+			w.add(errInvalidRetryOn(it.Pos, it.Path, k))
+			continue
+		}
+		seen[k] = true
+	}
+	if len(seen) == len(ir.RetryOnKinds) {
+		return nil
+	}
+	var kinds []string
+	for _, k := range ir.RetryOnKinds {
+		if seen[k] {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
 }
 
 // defaultRetries is maxRetries for action retry when none is given.
@@ -552,7 +639,9 @@ func (w *wfCheck) response(r *parser.Response, field string) (string, bool) {
 
 func (w *wfCheck) checkForEach(si *stepInfo) {
 	s := si.src
-	fe := &ir.ForEach{ItemVar: defaultItemVar, MaxParallel: defaultForEachParallel, MaxIterations: defaultIterations}
+	// The default maxIterations never exceeds the server-wide limit, so a
+	// lower limits.maxIterations does not reject loops that set none.
+	fe := &ir.ForEach{ItemVar: defaultItemVar, MaxParallel: defaultForEachParallel, MaxIterations: min(defaultIterations, w.c.opts.iterationLimit())}
 	si.ir.ForEach = fe
 	si.itemVar = defaultItemVar
 	if s.Collection == nil {
@@ -570,8 +659,14 @@ func (w *wfCheck) checkForEach(si *stepInfo) {
 	if v, ok := w.intRange(s.MaxParallel, "forEach maxParallel", 1, maxForEachParallel); ok {
 		fe.MaxParallel = int(v)
 	}
-	if v, ok := w.intRange(s.MaxIterations, "maxIterations", 1, maxForEachIterations); ok {
-		fe.MaxIterations = int(v)
+	if n := s.MaxIterations; n != nil {
+		if v, ok := w.integer(n, "maxIterations"); ok {
+			if limit := w.c.opts.iterationLimit(); v < 1 || v > int64(limit) {
+				w.add(errMaxIterations(n.Pos, n.Path, v, limit))
+			} else {
+				fe.MaxIterations = int(v)
+			}
+		}
 	}
 	in := s.Inner
 	if in == nil || in.Node == nil {

@@ -4,7 +4,7 @@ package checker
 //
 // Every string that contains "{{" is a Go text/template. It is parsed here
 // by text/template/parse (what text/template itself uses), knowing the
-// built-in and workflow functions (FuncNames) by name, so that syntax
+// built-in and workflow functions (ir.TemplateBuiltins, ir.TemplateFuncs) by name, so that syntax
 // errors and unknown functions are compile-time errors. Each distinct text
 // is parsed and analysed once per Check; its diagnostics are placed at
 // every node that holds it. A syntax error from
@@ -32,7 +32,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"text/template"
 	"text/template/parse"
 	"unicode/utf8"
 
@@ -40,33 +39,22 @@ import (
 	"github.com/vmcp-dev/vmcp/parser"
 )
 
-// FuncNames are the template functions a workflow may call in addition to
-// text/template's built-ins. The runtime implements them; the checker only
-// needs their names to parse templates.
-var FuncNames = []string{"fromJson", "json", "quote"}
-
-// builtinFuncs are text/template's predefined functions.
-var builtinFuncs = []string{"and", "call", "eq", "ge", "gt", "html", "index", "js", "le", "len", "lt", "ne", "not", "or", "print", "printf", "println", "slice", "urlquery"}
-
 // templateRoots are the top-level names of the template context.
 var templateRoots = []string{"params", "vars", "steps", "workflow", "forEach"}
 
-func stubFuncs() template.FuncMap {
-	m := template.FuncMap{}
-	for _, name := range FuncNames {
-		m[name] = func(...any) any { return nil }
-	}
-	return m
-}
+// allFuncNames are the functions a template may call: text/template's
+// built-ins and the workflow functions, both listed in ir (ir/funcs.go),
+// which the runtime implements.
+var allFuncNames = append(append([]string(nil), ir.TemplateBuiltins...), ir.TemplateFuncs...)
 
 // parseFuncs is the function set templates are parsed against: the
-// built-ins and FuncNames. Only the names matter to the parser, which
+// built-ins and ir.TemplateFuncs. Only the names matter to the parser, which
 // checks that a called function exists; the values are never called. It is
 // built once and only read, so parsing a template costs no map building
 // (text/template's Template.Parse rebuilds the built-ins on every call).
 var parseFuncs = func() map[string]any {
 	m := map[string]any{}
-	for _, name := range append(append([]string(nil), builtinFuncs...), FuncNames...) {
+	for _, name := range allFuncNames {
 		m[name] = name
 	}
 	return m
@@ -120,7 +108,10 @@ func (w *wfCheck) parseTemplate(n *parser.Node) (t *ir.Template, refs []ref, ok 
 	for _, u := range a.undefined {
 		w.add(errUndefinedTemplate(n.OffsetPos(u.off), n.Path, u.name))
 	}
-	if len(a.undefined) > 0 {
+	for _, q := range a.queries {
+		w.add(errQuery(n.OffsetPos(q.off), n.Path, q))
+	}
+	if len(a.undefined) > 0 || len(a.queries) > 0 {
 		return t, nil, false
 	}
 	return t, a.refs, true
@@ -132,6 +123,7 @@ type templateAnalysis struct {
 	single    bool   // ir.Template.Single
 	refs      []ref
 	undefined []undefinedTemplate
+	queries   []queryProblem
 }
 
 // analyseTemplate parses src and collects its references.
@@ -159,6 +151,7 @@ func analyseTemplate(src string) *templateAnalysis {
 		single:    len(root.Nodes) == 1 && isPlainAction(root.Nodes[0]),
 		refs:      wk.refs,
 		undefined: wk.undefined,
+		queries:   wk.queries,
 	}
 }
 
@@ -176,6 +169,7 @@ type refWalker struct {
 	refs      []ref
 	defined   map[string]bool
 	undefined []undefinedTemplate
+	queries   []queryProblem // see query.go
 }
 
 // node walks n. dotRoot says whether dot is the context root; rootKnown
@@ -206,7 +200,7 @@ func (wk *refWalker) node(n parse.Node, dotRoot, rootKnown bool) {
 	case *parse.PipeNode:
 		wk.pipe(x, dotRoot, rootKnown)
 	case *parse.CommandNode:
-		wk.command(x, dotRoot, rootKnown)
+		wk.command(x, false, dotRoot, rootKnown)
 	case *parse.FieldNode, *parse.VariableNode, *parse.ChainNode:
 		if r, ok := wk.refOf(n, dotRoot, rootKnown); ok {
 			wk.refs = append(wk.refs, r)
@@ -228,13 +222,18 @@ func (wk *refWalker) pipe(p *parse.PipeNode, dotRoot, rootKnown bool) {
 	if p == nil {
 		return
 	}
-	for _, c := range p.Cmds {
-		wk.command(c, dotRoot, rootKnown)
+	for i, c := range p.Cmds {
+		wk.command(c, i > 0, dotRoot, rootKnown)
 	}
 }
 
-func (wk *refWalker) command(c *parse.CommandNode, dotRoot, rootKnown bool) {
+// command walks one command; piped says whether it receives the value of
+// the command before it in a pipeline.
+func (wk *refWalker) command(c *parse.CommandNode, piped, dotRoot, rootKnown bool) {
 	args := c.Args
+	if id, ok := args[0].(*parse.IdentifierNode); ok && id.Ident == ir.FuncQuery {
+		wk.queryCall(args, piped)
+	}
 	if len(args) >= 2 {
 		if id, ok := args[0].(*parse.IdentifierNode); ok && id.Ident == "index" {
 			if base, ok := wk.refOf(args[1], dotRoot, rootKnown); ok {
@@ -344,8 +343,7 @@ func (w *wfCheck) reportSyntax(n *parser.Node, src, raw string) {
 		}
 	}
 	if m := regexp.MustCompile(`^function "([^"]+)" not defined`).FindStringSubmatch(msg); m != nil {
-		all := append(append([]string(nil), builtinFuncs...), FuncNames...)
-		msg += didYouMean(m[1], all)
+		msg += didYouMean(m[1], allFuncNames)
 	}
 	w.add(errTemplateSyntax(n.OffsetPos(off), n.Path, msg, detail...))
 }

@@ -7,6 +7,8 @@ import (
 	"text/template/parse"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // walkRefs parses src and returns the references refWalker finds.
@@ -183,4 +185,14 @@ func TestParseFuncsMatchTemplate(t *testing.T) {
 			t.Errorf("parse.Parse(%q) trees differ from Template.Parse (-want +got):\n%s", src, diff)
 		}
 	}
+}
+
+// stubFuncs gives text/template the workflow function names, for tests
+// that compare the checker's parse with text/template's own.
+func stubFuncs() template.FuncMap {
+	m := template.FuncMap{}
+	for _, name := range ir.TemplateFuncs {
+		m[name] = func(...any) any { return nil }
+	}
+	return m
 }

@@ -144,7 +144,7 @@ func TestValidIncident(t *testing.T) {
 		t.Errorf("correlate deps differ (-want +got):\n%s", diff)
 	}
 	wantOE := ir.OnError{Action: "retry", MaxRetries: 2, RetryDelay: ir.Duration(defaultRetryDelay)}
-	if corr.OnError != wantOE {
+	if !cmp.Equal(corr.OnError, wantOE) {
 		t.Errorf("correlate onError = %+v; want %+v", corr.OnError, wantOE)
 	}
 	if text := corr.Arguments.Fields[2].Value.Template; text == nil || text.Single {
@@ -207,7 +207,7 @@ func TestValidShorthand(t *testing.T) {
 	if diff := cmp.Diff([]int{0}, notify.Deps); diff != "" {
 		t.Errorf("notify deps (depends_on) differ (-want +got):\n%s", diff)
 	}
-	if want := (ir.OnError{Action: "retry", MaxRetries: 4, RetryDelay: ir.Duration(defaultRetryDelay)}); notify.OnError != want {
+	if want := (ir.OnError{Action: "retry", MaxRetries: 4, RetryDelay: ir.Duration(defaultRetryDelay)}); !cmp.Equal(notify.OnError, want) {
 		t.Errorf("notify onError (retry_count) = %+v; want %+v", notify.OnError, want)
 	}
 	min := wfs[1]

@@ -28,6 +28,9 @@ type Options struct {
 	// Tools, when set, lets the checker verify backend and tool names and
 	// argument types. Nil means no backend knowledge.
 	Tools *catalog.Catalog
+	// MaxIterations is the server-wide cap on a forEach's maxIterations
+	// (limits.maxIterations); 0 means the default (ir.DefaultIterationLimit).
+	MaxIterations int
 	// Verbose, when set, receives notes that are not diagnostics, such as
 	// documents skipped because they are not composite-tool definitions.
 	Verbose func(msg string)
@@ -62,7 +65,7 @@ func Compile(inputs []Source, opts Options) (*ir.Plan, diag.List) {
 	for _, p := range plans {
 		planned = append(planned, p.Workflows...)
 	}
-	wfs, cdiags := checker.Check(files, checker.Options{Tools: opts.Tools, Workflows: planned})
+	wfs, cdiags := checker.Check(files, checker.Options{Tools: opts.Tools, Workflows: planned, MaxIterations: opts.MaxIterations})
 	diags = append(diags, cdiags...)
 	if diags.HasErrors() {
 		return nil, diags.Sorted()

@@ -101,6 +101,9 @@ type Limits struct {
 	// MaxResultBytes bounds one backend answer (default 10 MiB); a larger
 	// one fails its step and is never read whole.
 	MaxResultBytes int
+	// MaxIterations caps every forEach's maxIterations (default
+	// ir.DefaultIterationLimit, 1000).
+	MaxIterations int
 }
 
 // Server configures vmcp as an MCP server.

@@ -79,7 +79,7 @@ limits: {maxResultBytes: 10485760}
 		},
 		Server:            Server{Transport: "stdio", Listen: "127.0.0.1:8080", MaxParallel: 4},
 		State:             State{Store: "sqlite", Path: filepath.Join(dir, "vmcp-state.db"), MaxOutputBytes: DefaultMaxOutputBytes},
-		Limits:            Limits{MaxResultBytes: 10485760},
+		Limits:            Limits{MaxResultBytes: 10485760, MaxIterations: 1000},
 		HasCompositeTools: true,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {

@@ -23,7 +23,7 @@
 //	         idleTimeout: 120s, readHeaderTimeout: 10s,
 //	         sessions: {idleTimeout: 30m, max: 1000}}
 //	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes: 1048576}
-//	limits: {maxResultBytes: 10485760}
+//	limits: {maxResultBytes: 10485760, maxIterations: 1000}   # server-wide caps
 //
 // Relative paths (workflows, state.path, a command with a slash) resolve
 // against the config file's directory. Errors carry the file position
@@ -31,5 +31,7 @@
 // reported together as an [*Error]. A ${VAR} that the environment lacks is
 // an error naming the variable and the backend field that used it, and an
 // auth token that is empty or blank is an error naming the variable it came
-// from.
+// from. ${VAR} works in any field: in an integer, boolean or duration
+// field the expanded text is converted, and a value that does not convert
+// is an error at the field naming the variable.
 package config

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,7 +75,7 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 		Backends: map[string]*Backend{},
 		Server:   Server{Transport: "stdio", Listen: DefaultListen, MaxParallel: DefaultMaxParallel},
 		State:    State{Store: DefaultStore, MaxOutputBytes: DefaultMaxOutputBytes},
-		Limits:   Limits{MaxResultBytes: DefaultMaxResultBytes},
+		Limits:   Limits{MaxResultBytes: DefaultMaxResultBytes, MaxIterations: ir.DefaultIterationLimit},
 	}
 	l.cfg = cfg
 
@@ -167,12 +168,16 @@ func (l *loader) top(n ast.Node) {
 // limits reads the server-wide caps.
 func (l *loader) limits(n ast.Node) {
 	lim := &l.cfg.Limits
-	l.fields(n, "limits", []string{"maxResultBytes"}, func(key string, k, v ast.Node) {
+	l.fields(n, "limits", []string{"maxResultBytes", "maxIterations"}, func(key string, k, v ast.Node) {
 		p := "limits." + key
 		switch key {
 		case "maxResultBytes":
 			if b := l.integer(v, p, p, 1024); b >= 1024 {
 				lim.MaxResultBytes = b
+			}
+		case "maxIterations":
+			if m := l.integer(v, p, p, 1); m >= 1 {
+				lim.MaxIterations = m
 			}
 		}
 	})
@@ -327,7 +332,45 @@ func (l *loader) strMap(n ast.Node, path, what string) map[string]string {
 	return out
 }
 
+// envScalar expands a string scalar that holds ${VAR} references, for a
+// field of another type (an integer, a boolean): maxParallel: ${N} and
+// maxParallel: "${N}" both give the integer N holds. isRef is false when n
+// is not such a scalar; ok is false when the expansion failed (reported).
+// vars names the variables, for the conversion's error.
+func (l *loader) envScalar(n ast.Node, path, what string) (val, vars string, isRef, ok bool) {
+	s, isStr := unwrap(n).(*ast.StringNode)
+	if !isStr || !strings.Contains(s.Value, "${") {
+		return "", "", false, false
+	}
+	val, ok = l.str(n, path, what)
+	var names []string
+	for _, m := range envRefRE.FindAllStringSubmatch(s.Value, -1) {
+		names = append(names, m[1])
+	}
+	vars = "environment variable " + strings.Join(names, ", ")
+	if len(names) > 1 {
+		vars = "environment variables " + strings.Join(names, ", ")
+	}
+	return strings.TrimSpace(val), vars, true, ok
+}
+
+var envRefRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)`)
+
+// badEnvValue reports a ${VAR} whose value does not convert to the
+// field's type. It names the variable, not the value (values may be
+// secrets).
+func (l *loader) badEnvValue(n ast.Node, path, what, want, vars string) {
+	l.errorf(n, path, "bad_env_value", "%s must be %s, and the value of %s is not one", what, want, vars)
+}
+
 func (l *loader) boolean(n ast.Node, path, what string) bool {
+	if s, vars, isRef, ok := l.envScalar(n, path, what); isRef {
+		b, err := strconv.ParseBool(s)
+		if ok && err != nil {
+			l.badEnvValue(n, path, what, "true or false", vars)
+		}
+		return b
+	}
 	b, ok := unwrap(n).(*ast.BoolNode)
 	if !ok {
 		l.errorf(n, path, "bad_type", "%s must be true or false, not %s", what, kind(unwrap(n)))
@@ -337,6 +380,20 @@ func (l *loader) boolean(n ast.Node, path, what string) bool {
 }
 
 func (l *loader) integer(n ast.Node, path, what string, min int) int {
+	if s, vars, isRef, ok := l.envScalar(n, path, what); isRef {
+		if !ok {
+			return 0
+		}
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			l.badEnvValue(n, path, what, "an integer", vars)
+			return 0
+		}
+		if v < min {
+			l.errorf(n, path, "bad_value", "%s must be at least %d, and the value of %s is %d", what, min, vars, v)
+		}
+		return v
+	}
 	var v int
 	if err := yaml.NodeToValue(unwrap(n), &v); err != nil || !isInt(unwrap(n)) {
 		l.errorf(n, path, "bad_type", "%s must be an integer, not %s", what, kind(unwrap(n)))
@@ -354,6 +411,10 @@ func (l *loader) duration(n ast.Node, path, what string) time.Duration {
 		return 0
 	}
 	d, err := time.ParseDuration(s)
+	if _, vars, isRef, _ := l.envScalar(n, path, what); isRef && err != nil {
+		l.badEnvValue(n, path, what, "a Go duration (for example 30s, 5m, 1h30m)", vars)
+		return 0
+	}
 	if err != nil {
 		l.errorf(n, path, "bad_value", "%s: %q is not a Go duration (for example 30s, 5m, 1h30m)", what, s)
 		return 0

@@ -135,6 +135,9 @@ func fixStep(s *Step) {
 		s.Schema, _ = NormalizeNumbers(s.Schema).(map[string]any)
 	}
 	fixValue(s.Arguments)
+	if s.ForEach != nil {
+		fixValue(s.ForEach.Items)
+	}
 	if s.ForEach != nil && s.ForEach.Step != nil {
 		fixStep(s.ForEach.Step)
 	}

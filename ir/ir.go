@@ -205,7 +205,34 @@ type OnError struct {
 	Action     string   `json:"action,omitempty"`
 	MaxRetries int      `json:"maxRetries,omitempty"`
 	RetryDelay Duration `json:"retryDelay,omitempty"`
+	// MaxDelay caps the interval between attempts (zero: DefaultMaxDelay).
+	MaxDelay Duration `json:"maxDelay,omitempty"`
+	// Multiplier grows the interval after each attempt (zero:
+	// DefaultMultiplier).
+	Multiplier float64 `json:"multiplier,omitempty"`
+	// AttemptTimeout bounds each attempt; zero means only the step timeout
+	// bounds them (all together).
+	AttemptTimeout Duration `json:"attemptTimeout,omitempty"`
+	// RetryOn lists the failures that are retried (RetryOnKinds); empty
+	// means all of them.
+	RetryOn []string `json:"retryOn,omitempty"`
 }
+
+// Retry defaults (design.md "Execution semantics").
+const (
+	DefaultMaxDelay   = Duration(60 * time.Second)
+	DefaultMultiplier = 1.5
+)
+
+// Failure kinds that onError.retryOn selects.
+const (
+	RetryOnError     = "error"     // a transport or backend process failure
+	RetryOnTimeout   = "timeout"   // an attempt that hit attemptTimeout
+	RetryOnToolError = "toolError" // a result with isError: true
+)
+
+// RetryOnKinds are the values retryOn accepts, in documentation order.
+var RetryOnKinds = []string{RetryOnError, RetryOnTimeout, RetryOnToolError}
 
 // ForEachOutputFields are the fields of a forEach step's output:
 // iterations ([{index, item, status, output, error}]) and the counts of
@@ -214,14 +241,19 @@ var ForEachOutputFields = []string{"iterations", "count", "completed", "failed",
 
 // ForEach describes an iterating step.
 type ForEach struct {
-	Collection    *Template `json:"collection"`
-	ItemVar       string    `json:"itemVar"`
-	MaxParallel   int       `json:"maxParallel"`
-	MaxIterations int       `json:"maxIterations"`
+	// Collection is the template that yields the items; nil when the
+	// source wrote a literal list, which is then Items.
+	Collection *Template `json:"collection,omitempty"`
+	// Items is a literal collection (a KindArray Value whose strings may
+	// be templates, as in arguments).
+	Items         *Value `json:"items,omitempty"`
+	ItemVar       string `json:"itemVar"`
+	MaxParallel   int    `json:"maxParallel"`
+	MaxIterations int    `json:"maxIterations"`
 	// Step is the inner tool or workflow step run once per item. Its ID is
-	// the forEach step's ID and it has no dependencies of its own. Its Condition, when
-	// set, is evaluated per item; an iteration it skips has its
-	// DefaultResults as output.
+	// the forEach step's ID and it has no dependencies of its own. Its
+	// Condition, when set, is evaluated per item; an iteration it skips has
+	// its DefaultResults as output.
 	Step *Step `json:"step"`
 }
 

@@ -1,7 +1,8 @@
 package ir
 
-// Limits that the compiler and the runtime both enforce (design.md
-// "Limits"), declared once here.
+// Limits and defaults that the compiler and the runtime both enforce
+// (design.md "Limits"), declared once here. Operators change the
+// server-wide caps under limits: in vmcp.yaml.
 const (
 	// MaxArgumentDepth is how deeply an argument value may nest: an object
 	// or array inside another counts one level more, and the arguments
@@ -11,4 +12,10 @@ const (
 	// of a whole value passed on: the caller's arguments of a workflow and
 	// the arguments of each backend call.
 	MaxValueBytes = 10 << 20
+	// DefaultIterationLimit is limits.maxIterations when vmcp.yaml does not
+	// set it: no forEach may allow more iterations.
+	DefaultIterationLimit = 1000
+	// DefaultMaxIterations is a forEach's maxIterations when the step does
+	// not set it.
+	DefaultMaxIterations = 100
 )

@@ -97,6 +97,11 @@ type OnError struct {
 	Action     *Node
 	MaxRetries *Node // maxRetries, max_retries, retryCount or retry_count
 	RetryDelay *Node
+	// Retry tuning, for action retry.
+	MaxDelay       *Node
+	Multiplier     *Node
+	AttemptTimeout *Node
+	RetryOn        *Node
 }
 
 // Response is an onDecline or onCancel handler.

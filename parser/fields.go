@@ -70,7 +70,9 @@ var (
 		"defaultResults", "message", "schema", "onDecline", "onCancel", "collection",
 		"itemVar", "maxParallel", "maxIterations", "step", "workflow",
 	}, nil)
-	onErrorFields = newFieldSet(ObjOnError, []string{"action", "maxRetries", "retryDelay"},
+	onErrorFields = newFieldSet(ObjOnError, []string{
+		"action", "maxRetries", "retryDelay", "maxDelay", "multiplier", "attemptTimeout", "retryOn",
+	},
 		map[string]string{"retryCount": "maxRetries"})
 	onDeclineFields      = newFieldSet(ObjOnDecline, []string{"action"}, nil)
 	onCancelFields       = newFieldSet(ObjOnCancel, []string{"action"}, nil)
@@ -183,7 +185,10 @@ func (x *extractor) step(n *Node) *Step {
 	}
 	if n := f["onError"]; n != nil {
 		g := x.fields(n, onErrorFields)
-		s.OnError = &OnError{Node: n, Action: g["action"], MaxRetries: g["maxRetries"], RetryDelay: g["retryDelay"]}
+		s.OnError = &OnError{
+			Node: n, Action: g["action"], MaxRetries: g["maxRetries"], RetryDelay: g["retryDelay"],
+			MaxDelay: g["maxDelay"], Multiplier: g["multiplier"], AttemptTimeout: g["attemptTimeout"], RetryOn: g["retryOn"],
+		}
 	}
 	if n := f["onDecline"]; n != nil {
 		s.OnDecline = &Response{Node: n, Action: x.fields(n, onDeclineFields)["action"]}

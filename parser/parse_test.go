@@ -426,7 +426,7 @@ output:
 	want := []string{
 		"workflow descripton descripton @2:1 known=11",
 		"step dependOn steps[0].dependOn @5:5 known=19",
-		"onError max_retry steps[0].onError.max_retry @6:30 known=3",
+		"onError max_retry steps[0].onError.max_retry @6:30 known=7",
 		"step argument steps[0].step.argument @7:23 known=19",
 		"onDecline actoin steps[0].onDecline.actoin @8:17 known=1",
 		"output property typ output.properties.p.typ @11:9 known=6",

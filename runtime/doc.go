@@ -21,12 +21,13 @@
 //
 // Files: engine.go (the API), scheduler.go (the ready-queue scheduler and
 // run state), finally.go (finally steps, after the run's outcome is
-// decided), step.go (tool calls, retries, elicitation), foreach.go
-// (iterations and their per-item condition), subworkflow.go (workflow
-// steps: child runs linked to their parent), template.go (templates and
-// their functions), value.go (arguments and coercion), limit.go (the size
-// and depth limits on caller and backend arguments, and the cap on
+// decided), step.go (tool calls, elicitation), retry.go (the retry
+// policy), foreach.go (iterations and their per-item condition),
+// subworkflow.go (workflow steps: child runs linked to their parent),
+// template.go (templates and their functions), query.go (the query
+// function, JMESPath), value.go (arguments and coercion), limit.go (the
+// size and depth limits on caller and backend arguments, and the cap on
 // concurrent backend calls), output.go (step outputs and the composite
-// result), input.go (parameter validation), store.go (the in-memory store),
-// api.go (the contract with the MCP layer and stores).
+// result), input.go (parameter validation), store.go (the in-memory
+// store), api.go (the contract with the MCP layer and stores).
 package runtime

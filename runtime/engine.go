@@ -22,6 +22,10 @@ type Options struct {
 	// Store keeps runs; nil means an in-memory store.
 	Store  Store
 	Logger *slog.Logger
+	// MaxIterations is the server-wide cap on a forEach's iterations
+	// (limits.maxIterations); 0 means ir.DefaultIterationLimit. New
+	// refuses a plan with a forEach whose maxIterations is over it.
+	MaxIterations int
 }
 
 // RunOptions configure one run.
@@ -52,6 +56,8 @@ type Engine struct {
 	log     *slog.Logger
 	mu      sync.Mutex
 	active  map[string]*runState
+	// iterationLimit is Options.MaxIterations with its default.
+	iterationLimit int
 }
 
 // New parses every template of the plan once and returns an engine.
@@ -77,6 +83,10 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	e.iterationLimit = opts.MaxIterations
+	if e.iterationLimit <= 0 {
+		e.iterationLimit = ir.DefaultIterationLimit
+	}
 	funcs := templateFuncs()
 	for _, wf := range plan.Workflows {
 		if wf == nil {
@@ -84,6 +94,9 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 		}
 		if _, dup := e.wfs[wf.Name]; dup {
 			return nil, fmt.Errorf("runtime: workflow %q is defined twice", wf.Name)
+		}
+		if err := checkIterationLimit(wf, e.iterationLimit); err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
 		}
 		wp, err := prepareWorkflow(wf, funcs)
 		if err != nil {

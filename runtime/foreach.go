@@ -1,7 +1,8 @@
 package runtime
 
 // forEach steps. The collection template yields an array (a typed array,
-// or a string holding a JSON array, which is parsed). A collection longer
+// or a string holding a JSON array, which is parsed); a literal collection
+// (a YAML list) is evaluated like arguments, its strings as templates. A collection longer
 // than maxIterations fails the step before any iteration starts. A pool of
 // min(maxParallel, len) workers takes iteration indexes from an atomic
 // counter; each iteration evaluates the inner step's arguments with
@@ -38,6 +39,21 @@ import (
 
 var errIterationFailed = errors.New("an iteration failed")
 
+// checkIterationLimit refuses a workflow with a forEach that allows more
+// iterations than the server-wide limit (limits.maxIterations): the
+// checker checked the default limit, and a plan compiled elsewhere or a
+// lower configured limit is caught here, when vmcp starts.
+func checkIterationLimit(wf *ir.Workflow, limit int) error {
+	for _, s := range wf.Steps {
+		if s == nil || s.ForEach == nil || s.ForEach.MaxIterations <= limit {
+			continue
+		}
+		return fmt.Errorf("workflow %q step %q (%s): maxIterations %d is over the server-wide limit of %d iterations; lower the step's maxIterations or raise limits.maxIterations in vmcp.yaml",
+			wf.Name, s.ID, s.Pos, s.ForEach.MaxIterations, limit)
+	}
+	return nil
+}
+
 type iterResult struct {
 	done    bool // ran, or was skipped by its condition
 	skipped bool // its condition was false
@@ -46,15 +62,37 @@ type iterResult struct {
 }
 
 func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
-	fe := sp.step.ForEach
-
+	if sp.items != nil {
+		return r.runForEachItems(ctx, sp)
+	}
 	r.mu.RLock()
 	cv, err := sp.collection.value(r.data)
 	r.mu.RUnlock()
 	if err != nil {
 		return stepMsg{status: StepFailed, attempts: 1, err: r.templateStepError(sp.id, sp.collection, err, "collection")}
 	}
-	collPos := posOr(sp.collection.src.Pos, sp.step.Pos)
+	return r.iterate(ctx, sp, cv, posOr(sp.collection.src.Pos, sp.step.Pos))
+}
+
+// runForEachItems runs a forEach whose collection is a literal list.
+func (r *runState) runForEachItems(ctx context.Context, sp *stepPlan) stepMsg {
+	r.mu.RLock()
+	cv, err := sp.items.eval(r.data)
+	r.mu.RUnlock()
+	if err != nil {
+		var te *templateError
+		if errors.As(err, &te) {
+			return failed(sp, posOr(te.pos, sp.step.Pos), "collection: "+te.msg, 1)
+		}
+		return failed(sp, sp.step.Pos, "collection: "+err.Error(), 1)
+	}
+	return r.iterate(ctx, sp, cv, sp.step.Pos)
+}
+
+// iterate runs the iterations over the collection's value cv; collPos is
+// where errors about the collection point.
+func (r *runState) iterate(ctx context.Context, sp *stepPlan, cv any, collPos ir.Pos) stepMsg {
+	fe := sp.step.ForEach
 	var items []any
 	switch x := cv.(type) {
 	case nil:
@@ -77,8 +115,8 @@ func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
 	if maxIter <= 0 {
 		maxIter = defaultMaxIterations
 	}
-	if maxIter > maxForEachIterations {
-		maxIter = maxForEachIterations
+	if maxIter > r.e.iterationLimit {
+		maxIter = r.e.iterationLimit
 	}
 	if len(items) > maxIter {
 		return failed(sp, collPos, fmt.Sprintf("collection has %d items, more than maxIterations (%d)", len(items), maxIter), 1)

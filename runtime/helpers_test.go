@@ -23,6 +23,7 @@ type fakeTool struct {
 	fail      bool          // always fail with a Go error
 	isError   bool          // answer with an isError result
 	hang      bool          // block until the context ends
+	hangFirst int           // block until the context ends in the first N attempts
 	stubborn  time.Duration // sleep this long, ignoring the context
 	text      []string
 	content   []Content
@@ -76,7 +77,7 @@ func (f *fakeBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResult,
 	if t == nil {
 		t = &fakeTool{}
 	}
-	if t.hang {
+	if t.hang || attempt <= t.hangFirst {
 		<-ctx.Done()
 		f.sawCancel.Add(1)
 		return nil, ctx.Err()

@@ -28,8 +28,7 @@ const (
 	defaultMaxParallel     = 10
 	maxRetriesCap          = 10
 	maxForEachParallel     = 50
-	maxForEachIterations   = 1000
-	defaultMaxIterations   = 100
+	defaultMaxIterations   = ir.DefaultMaxIterations
 )
 
 type workflowPlan struct {
@@ -90,6 +89,7 @@ type stepPlan struct {
 	message    *tmpl
 	answer     *jsonschema.Schema // an elicitation step's form
 	collection *tmpl
+	items      *valuePlan // a literal collection
 	inner      *stepPlan
 	// finally marks a finally step; its Deps count from base, the index of
 	// the first finally step.
@@ -103,6 +103,7 @@ type stepPlan struct {
 	action     string
 	maxRetries int
 	retryDelay time.Duration
+	tuning     retryTuning
 }
 
 type outputPlan struct {
@@ -268,6 +269,7 @@ func (sp *stepPlan) eachTemplate(f func(*tmpl)) {
 		}
 	}
 	sp.args.eachTemplate(f)
+	sp.items.eachTemplate(f)
 	sp.inner.eachTemplate(f)
 }
 
@@ -303,6 +305,7 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 		action:     s.OnError.Action,
 		maxRetries: s.OnError.MaxRetries,
 		retryDelay: s.OnError.RetryDelay.D(),
+		tuning:     newRetryTuning(s.OnError),
 	}
 	if sp.kind == "" {
 		sp.kind = ir.StepTool
@@ -361,10 +364,13 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 		}
 	case ir.StepForEach:
 		fe := s.ForEach
-		if fe == nil || fe.Step == nil || fe.Collection == nil {
+		if fe == nil || fe.Step == nil || (fe.Collection == nil && fe.Items == nil) {
 			return nil, fmt.Errorf("forEach step %q (%s) has no collection or inner step", s.ID, s.Pos)
 		}
 		sp.collection = parse(fe.Collection)
+		if err == nil && fe.Items != nil {
+			sp.items, err = prepareValue(fe.Items, funcs, 0)
+		}
 		if err == nil {
 			inner, ierr := prepareStep(fe.Step, funcs)
 			if ierr != nil {

@@ -4,13 +4,15 @@ package runtime
 // its arguments (under the run's read lock), coerces them to the tool's
 // input schema when it is known, and calls the backend inside a context
 // bounded by the step timeout. With onError retry, failed attempts are
-// retried by cenkalti/backoff/v5 with an exponential backoff: initial
-// interval retryDelay (default 1s), multiplier 1.5, randomisation 0.5,
-// interval capped at 60s, at most maxRetries more attempts, and never past
-// the step timeout. As in ToolHive, only action retry retries (prepareStep
-// drops maxRetries under any other action, so continue never calls a
-// possibly unsafe tool twice); once the retries are spent, the workflow's
-// failureMode decides. Argument errors are not retried: they cannot change.
+// retried by cenkalti/backoff/v5 with an exponential backoff (retry.go:
+// initial interval retryDelay, default 1s; multiplier, default 1.5;
+// randomisation 0.5; interval capped at maxDelay, default 60s; each
+// attempt bounded by attemptTimeout; only the failure kinds of retryOn),
+// at most maxRetries more attempts, and never past the step timeout. As in
+// ToolHive, only action retry retries (prepareStep drops maxRetries under
+// any other action, so continue never calls a possibly unsafe tool twice);
+// once the retries are spent, the workflow's failureMode decides. Argument
+// errors are not retried: they cannot change.
 //
 // An elicitation step renders its message and asks RunOptions.Elicitor.
 // Its output is ToolHive's: accept gives {action: accept, content: answer}.
@@ -33,12 +35,11 @@ import (
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
-const maxRetryInterval = 60 * time.Second
-
 // attemptError is the failure of one backend call.
 type attemptError struct {
 	msg   string
-	cause error // the backend's error, if any
+	cause error      // the backend's error, if any
+	kind  retryKinds // which retryOn kind it is (retry.go)
 }
 
 func (e *attemptError) Error() string { return e.msg }
@@ -161,20 +162,25 @@ type toolOutput struct {
 func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify func(stepMsg), timeout time.Duration) (toolOutput, int, string) {
 	if sp.callee != nil {
 		return r.withRetries(ctx, sp, policy, notify, timeout, func() (toolOutput, error) {
-			out, err := r.runChild(ctx, sp, args)
+			out, err := r.runChild(ctx, sp, policy, args)
 			return toolOutput{output: out}, err
 		})
 	}
 	tool := sp.step.Tool
 	call := ToolCall{Backend: tool.Backend, Tool: tool.Name, Arguments: args, RunID: r.run.ID, StepID: sp.id}
 	return r.withRetries(ctx, sp, policy, notify, timeout, func() (toolOutput, error) {
-		res, err := r.e.backend.CallTool(ctx, call)
+		actx, cancel := policy.tuning.attemptContext(ctx)
+		defer cancel()
+		res, err := r.e.backend.CallTool(actx, call)
 		if err != nil {
-			return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err}
+			if ctx.Err() == nil && actx.Err() != nil {
+				return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: the attempt timed out after %s (attemptTimeout)", tool, policy.tuning.attemptTimeout), cause: err, kind: retryOnTimeout}
+			}
+			return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err, kind: retryOnError}
 		}
 		out, content, msg, ok := stepOutput(res)
 		if !ok {
-			return toolOutput{}, &attemptError{msg: fmt.Sprintf("%s returned an error: %s", tool, msg)}
+			return toolOutput{}, &attemptError{msg: fmt.Sprintf("%s returned an error: %s", tool, msg), kind: retryOnToolError}
 		}
 		return toolOutput{out, content}, nil
 	})
@@ -191,12 +197,7 @@ func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify
 		}
 		return out, 1, ""
 	}
-	b := &backoff.ExponentialBackOff{
-		InitialInterval:     policy.retryDelay,
-		RandomizationFactor: 0.5,
-		Multiplier:          1.5,
-		MaxInterval:         maxRetryInterval,
-	}
+	b := policy.tuning.backOff(policy.retryDelay)
 	tries := 0
 	var last error
 	opts := []backoff.RetryOption{
@@ -217,7 +218,8 @@ func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify
 		v, err := attempt()
 		if err != nil {
 			last = err
-			if ctx.Err() != nil {
+			var ae *attemptError
+			if ctx.Err() != nil || (errors.As(err, &ae) && !policy.tuning.retries(ae.kind)) {
 				return toolOutput{}, backoff.Permanent(err)
 			}
 		}
@@ -228,7 +230,10 @@ func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify
 			last = err
 		}
 		msg := r.failureMsg(ctx, timeout, last)
-		if ctx.Err() == nil && tries <= policy.maxRetries {
+		var ae *attemptError
+		if errors.As(last, &ae) && !policy.tuning.retries(ae.kind) {
+			msg += " (" + policy.tuning.notRetried(ae.kind) + ")"
+		} else if ctx.Err() == nil && tries <= policy.maxRetries {
 			msg += fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", tries)
 		}
 		return toolOutput{}, tries, msg

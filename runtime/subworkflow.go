@@ -99,12 +99,17 @@ func (e *Engine) linkCallees() error {
 }
 
 // runChild runs sp's callee once as a child of this run and returns its
-// result, or the child's failure as an attempt error.
-func (r *runState) runChild(ctx context.Context, sp *stepPlan, args map[string]any) (any, error) {
+// result, or the child's failure as an attempt error. For retryOn, a child
+// that could not start is an error, one that ran past the attempt's
+// attemptTimeout a timeout, and one that ended without completing a
+// toolError (as the composite tool would return an isError result).
+func (r *runState) runChild(ctx context.Context, sp, policy *stepPlan, args map[string]any) (any, error) {
 	name := sp.callee.wf.Name
-	child, err := r.e.Run(ctx, name, args, RunOptions{Elicitor: r.opts.Elicitor, ParentID: r.run.ID, ParentStep: sp.id})
+	actx, cancel := policy.tuning.attemptContext(ctx)
+	defer cancel()
+	child, err := r.e.Run(actx, name, args, RunOptions{Elicitor: r.opts.Elicitor, ParentID: r.run.ID, ParentStep: sp.id})
 	if err != nil {
-		return nil, &attemptError{msg: fmt.Sprintf("workflow %s: %v", name, err), cause: err}
+		return nil, &attemptError{msg: fmt.Sprintf("workflow %s: %v", name, err), cause: err, kind: retryOnError}
 	}
 	if child.Status == RunCompleted {
 		return child.Output, nil
@@ -113,5 +118,8 @@ func (r *runState) runChild(ctx context.Context, sp *stepPlan, args map[string]a
 	if child.Error != nil {
 		msg += ": " + child.Error.Error()
 	}
-	return nil, &attemptError{msg: msg}
+	if ctx.Err() == nil && actx.Err() != nil {
+		return nil, &attemptError{msg: msg + fmt.Sprintf(" (the attempt timed out after %s, attemptTimeout)", policy.tuning.attemptTimeout), kind: retryOnTimeout}
+	}
+	return nil, &attemptError{msg: msg, kind: retryOnToolError}
 }

@@ -432,3 +432,28 @@ compositeTools:
 		t.Errorf("children (newest first) = %+v; want a completed retry after a failed first run", kids)
 	}
 }
+
+// TestWorkflowStepRetryOn: a child run that fails counts as a toolError
+// for retryOn, so retryOn: [error] does not run it again.
+func TestWorkflowStepRetryOn(t *testing.T) {
+	src := `
+compositeTools:
+  - name: flaky
+    description: fails on its first call
+    steps:
+      - {id: once, tool: svc.flaky}
+  - name: strict
+    description: retries only transport failures
+    steps:
+      - id: sub
+        type: workflow
+        workflow: flaky
+        onError: {action: retry, maxRetries: 2, retryDelay: 1ms, retryOn: [error]}
+`
+	fb := newFake(map[string]*fakeTool{"svc.flaky": {failFirst: 1}})
+	e := mustEngine(t, compileYAML(t, src), Options{Backend: fb})
+	run, err := e.Run(context.Background(), "strict", nil, RunOptions{})
+	if err != nil || run.Status != RunFailed || run.Steps[0].Attempts != 1 || !strings.Contains(run.Error.Msg, "the failure kind is toolError") {
+		t.Fatalf("Run = %v, attempts %d, error %v, %v; want failed after 1 attempt, not retried as a toolError", run.Status, run.Steps[0].Attempts, run.Error, err)
+	}
+}

@@ -75,20 +75,32 @@ func (e *templateError) Is(target error) bool {
 }
 
 // templateFuncs are the functions available to every template, on top of
-// the text/template built-ins. The comparison functions replace the
+// the text/template built-ins: the workflow functions ir.TemplateFuncs
+// names (workflowFuncs), and comparison functions that replace the
 // built-ins so that numbers compare by value whatever their Go type.
 func templateFuncs() template.FuncMap {
-	return template.FuncMap{
-		"json":     jsonFunc,
-		"fromJson": fromJSONFunc,
-		"quote":    quoteFunc,
-		"eq":       eqFunc,
-		"ne":       neFunc,
-		"lt":       ltFunc,
-		"le":       leFunc,
-		"gt":       gtFunc,
-		"ge":       geFunc,
-		"__typed":  typedFunc,
+	m := template.FuncMap{
+		"eq":      eqFunc,
+		"ne":      neFunc,
+		"lt":      ltFunc,
+		"le":      leFunc,
+		"gt":      gtFunc,
+		"ge":      geFunc,
+		"__typed": typedFunc,
+	}
+	for name, f := range workflowFuncs() {
+		m[name] = f
+	}
+	return m
+}
+
+// workflowFuncs implements each name of ir.TemplateFuncs.
+func workflowFuncs() map[string]any {
+	return map[string]any{
+		ir.FuncJSON:     jsonFunc,
+		ir.FuncFromJSON: fromJSONFunc,
+		ir.FuncQuote:    quoteFunc,
+		ir.FuncQuery:    newQueryCache().query,
 	}
 }
 

@@ -12,9 +12,10 @@ import (
 // backends' live tool schemas, so tool references and argument types are
 // checked against what the backends really offer, bare and aggregated tool
 // names are resolved, and annotations are derived from the steps' tools
-// (plan.json included: compiler.Compile runs checker.CheckPlan on it). It returns the source
-// texts for printing diagnostics with excerpts.
-func compilePlan(paths []string, mgr *mcpclient.Manager) (*ir.Plan, diag.List, diag.Sources) {
+// (plan.json included: compiler.Compile runs checker.CheckPlan on it). It
+// returns the source texts for printing diagnostics with excerpts.
+// maxIterations is the server-wide forEach cap, limits.maxIterations.
+func compilePlan(paths []string, mgr *mcpclient.Manager, maxIterations int) (*ir.Plan, diag.List, diag.Sources) {
 	inputs, err := compiler.Load(paths)
 	if err != nil {
 		var l diag.List
@@ -25,6 +26,6 @@ func compilePlan(paths []string, mgr *mcpclient.Manager) (*ir.Plan, diag.List, d
 	if mgr != nil {
 		tools = mgr.Catalog()
 	}
-	plan, diags := compiler.Compile(inputs, compiler.Options{Tools: tools})
+	plan, diags := compiler.Compile(inputs, compiler.Options{Tools: tools, MaxIterations: maxIterations})
 	return plan, diags, compiler.Sources(inputs)
 }

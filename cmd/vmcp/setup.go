@@ -72,7 +72,7 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 			mgr.Close()
 		}
 	}()
-	plan, diags, src := compilePlan(cfg.Sources(), mgr)
+	plan, diags, src := compilePlan(cfg.Sources(), mgr, cfg.Limits.MaxIterations)
 	if len(diags) > 0 {
 		diag.Print(diagOut, diags.Sorted(), diag.Text, src)
 	}
@@ -83,7 +83,7 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 	if err != nil {
 		return nil, failuref("%v", err)
 	}
-	opts := o.engineOptions(runtime.Options{Backend: mgr, Schemas: mgr.Catalog(), Logger: log})
+	opts := o.engineOptions(runtime.Options{Backend: mgr, Schemas: mgr.Catalog(), Logger: log, MaxIterations: cfg.Limits.MaxIterations})
 	// server.maxParallel bounds backend calls across all runs, and each
 	// backend's maxParallel its own share; outside the metrics wrapper, so
 	// waiting for a slot is not counted as call latency.

@@ -19,6 +19,8 @@ import (
 	"unicode"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // SchemaID names the schema. It is an identifier, not a download address.
@@ -129,12 +131,19 @@ func workflowSchema() obj {
 	defs["duration"] = obj{"type": "string", "pattern": durationPattern,
 		"description": "Go duration such as 30s, 5m or 1h30m"}
 	defs["template"] = obj{"type": "string",
-		"description": "Go text/template over .params, .vars, .steps.<id>.output/status/error, .workflow.id, .workflow.status and .forEach"}
+		"description": "Go text/template over .params, .vars, .steps.<id>.output/status/error, .workflow.id, .workflow.status and .forEach; functions json, fromJson, quote and query (JMESPath)"}
 	defs["onError"] = objectOf("What a failed step does", props(
 		field{"action", enum("abort (default), continue, or retry", "abort", "continue", "retry")},
 		field{"maxRetries", intRange("Retries after the first attempt, only with action retry (at most 10)", 0, 0)},
 		field{"retryCount", intRange("Synonym of maxRetries", 0, 0)},
 		field{"retryDelay", ref("duration")},
+		field{"maxDelay", obj{"$ref": "#/definitions/duration", "description": "Longest wait between attempts (default 60s)"}},
+		field{"multiplier", obj{"type": "number", "minimum": 1, "maximum": 10,
+			"description": "Growth of the wait after each attempt (default 1.5)"}},
+		field{"attemptTimeout", obj{"$ref": "#/definitions/duration", "description": "Deadline of each attempt (default none: the step timeout bounds them all)"}},
+		field{"retryOn", obj{"type": "array", "minItems": 1, "uniqueItems": true,
+			"items":       enum("error: transport or backend process failure; timeout: attemptTimeout hit; toolError: an isError result", ir.RetryOnKinds...),
+			"description": "The failures that are retried (default all)"}},
 	))
 	defs["response"] = objectOf("What an elicitation does when the user declines or cancels", props(
 		field{"action", enum("abort (default), continue, or skip_remaining", "abort", "continue", "skip_remaining")},
@@ -176,11 +185,12 @@ func workflowSchema() obj {
 			field{"schema", obj{"type": "object", "description": "JSON Schema of the form the user fills in"}},
 			field{"onDecline", ref("response")},
 			field{"onCancel", ref("response")},
-			field{"collection", ref("template")},
+			field{"collection", obj{"description": "A template that yields an array, or a literal list whose strings are templates",
+				"oneOf": []any{ref("template"), obj{"type": "array"}}}},
 			field{"itemVar", obj{"type": "string", "pattern": `^[A-Za-z_][A-Za-z0-9_]*$`, "not": obj{"const": "index"},
 				"description": "Name of the current item under .forEach (default item; index is reserved)"}},
 			field{"maxParallel", intRange("Iterations running at once (default 10)", 1, 50)},
-			field{"maxIterations", intRange("Most items processed (default 100)", 1, 1000)},
+			field{"maxIterations", intRange("Most items processed (default 100; at most limits.maxIterations, default 1000)", 1, 0)},
 			field{"step", ref("innerStep")},
 			field{"workflow", ref("workflowName")},
 		),

@@ -125,6 +125,10 @@ func TestSchemaRejectsBadFiles(t *testing.T) {
 		{"workflow step with a bad name", strings.Replace(valid, "tool: b.c", "type: workflow\n      workflow: Not_OK", 1), "pattern"},
 		{"inner workflow step without workflow", strings.Replace(valid, "tool: b.c", "type: forEach\n      collection: \"{{.params.x}}\"\n      step: {type: workflow}", 1), "workflow"},
 		{"bad onError action", strings.Replace(valid, "tool: b.c", "tool: b.c\n      on_error: {action: explode}", 1), "/spec/steps/0/on_error/action"},
+		{"bad retryOn kind", strings.Replace(valid, "tool: b.c", "tool: b.c\n      onError: {action: retry, retryOn: [errors]}", 1), "/spec/steps/0/onError/retryOn/0"},
+		{"multiplier under 1", strings.Replace(valid, "tool: b.c", "tool: b.c\n      onError: {action: retry, multiplier: 0.5}", 1), "minimum"},
+		{"bad attemptTimeout", strings.Replace(valid, "tool: b.c", "tool: b.c\n      onError: {action: retry, attempt_timeout: soon}", 1), "pattern"},
+		{"collection neither template nor list", strings.Replace(valid, "tool: b.c", "type: forEach\n      collection: {a: 1}\n      step: {tool: b.c}", 1), "collection"},
 		{"too many steps", header + "  name: big\n  description: d\n  steps:\n" + strings.Repeat("    - {id: s, tool: b.c}\n", 101), "maxItems"},
 		{"empty steps", header + "  name: e\n  description: d\n  steps: []\n", "minItems"},
 		{"finally elicitation", valid + "  finally:\n    - {id: ask, type: elicitation, message: m}\n", "/spec/finally/0/type"},
@@ -170,7 +174,8 @@ func TestSchemaBothSpellings(t *testing.T) {
 		}
 	}
 	onError := defs["onError"].(obj)["properties"].(obj)
-	for _, name := range []string{"maxRetries", "max_retries", "retryCount", "retry_count", "retryDelay", "retry_delay"} {
+	for _, name := range []string{"maxRetries", "max_retries", "retryCount", "retry_count", "retryDelay", "retry_delay",
+		"maxDelay", "max_delay", "multiplier", "attemptTimeout", "attempt_timeout", "retryOn", "retry_on"} {
 		if _, ok := onError[name]; !ok {
 			t.Errorf("onError schema lacks %q", name)
 		}
@@ -179,6 +184,29 @@ func TestSchemaBothSpellings(t *testing.T) {
 	for _, name := range []string{"compositeTools", "composite_tools"} {
 		if _, ok := config[name]; !ok {
 			t.Errorf("config schema lacks %q", name)
+		}
+	}
+}
+
+// The new step and onError fields validate when they are right.
+func TestSchemaAcceptsRetryTuningAndLiteralCollections(t *testing.T) {
+	sch := compileSchema(t)
+	src := `compositeTools:
+  - name: ok
+    description: fine
+    steps:
+      - id: a
+        tool: b.c
+        onError: {action: retry, maxRetries: 3, maxDelay: 10s, multiplier: 2, attemptTimeout: 5s, retryOn: [error, toolError]}
+      - id: each
+        type: forEach
+        collection: [ConfigMap, "{{.steps.a.output.kind}}", {kind: Service}]
+        maxIterations: 1500
+        step: {tool: b.c, arguments: {q: "{{query \"items[].name\" .forEach.item}}"}}
+`
+	for _, doc := range documents(t, "tuned", []byte(src)) {
+		if err := sch.Validate(doc); err != nil {
+			t.Errorf("schema rejects retry tuning or a literal collection:\n%v", err)
 		}
 	}
 }

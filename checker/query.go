@@ -1,0 +1,140 @@
+package checker
+
+// The query function: {{query EXPR VALUE}} runs the JMESPath expression
+// EXPR (the jmespath-community dialect, which has let) over VALUE. When
+// EXPR is a string literal it is parsed here, by the same library the
+// runtime evaluates it with, so a syntax error or an unknown function is
+// a compile-time error. The library reports a syntax error's byte offset
+// in the expression text; the expression is a Go string literal inside
+// the template, so that offset is mapped through the literal's escapes
+// (queryLiteralOffset) to an offset in the template source, which
+// parser.Node.OffsetPos then maps to the file. An unknown function has no
+// offset in the library's tree, so it is placed at the first "name(" in
+// the expression.
+//
+// A call's arity is checked too: query takes the expression and the
+// value, and in a pipeline ({{.x | query "a"}}) the piped value is the
+// last argument.
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"text/template/parse"
+
+	"github.com/jmespath-community/go-jmespath/pkg/functions"
+	"github.com/jmespath-community/go-jmespath/pkg/parsing"
+)
+
+// queryProblem is a query call that cannot work: where (a byte offset in
+// the template) and what (errQuery words it).
+type queryProblem struct {
+	off  int
+	kind queryProblemKind
+	// syntax: the library's message; unknown function: the name.
+	text string
+	// arity: the number of arguments given.
+	args int
+}
+
+type queryProblemKind int
+
+const (
+	querySyntax queryProblemKind = iota
+	queryUnknownFunc
+	queryArity
+	queryNotString
+)
+
+// jmespathFuncs are the names of the functions a JMESPath expression may
+// call, sorted as the library lists them.
+var jmespathFuncs = func() []string {
+	var names []string
+	for _, f := range functions.GetDefaultFunctions() {
+		names = append(names, f.Name)
+	}
+	return names
+}()
+
+// queryCall checks one call of query. args are the command's arguments,
+// args[0] being the identifier; piped says whether the command receives
+// a piped value.
+func (wk *refWalker) queryCall(args []parse.Node, piped bool) {
+	n := len(args) - 1
+	if piped {
+		n++
+	}
+	if n != 2 {
+		wk.queries = append(wk.queries, queryProblem{off: int(args[0].Position()), kind: queryArity, args: n})
+		return
+	}
+	switch args[1].(type) {
+	case *parse.NumberNode, *parse.BoolNode, *parse.NilNode:
+		wk.queries = append(wk.queries, queryProblem{off: int(args[1].Position()), kind: queryNotString})
+		return
+	}
+	lit, ok := args[1].(*parse.StringNode)
+	if !ok {
+		return // a computed expression is parsed when it runs
+	}
+	if p, bad := checkQueryExpr(lit.Text); bad {
+		p.off = int(lit.Pos) + queryLiteralOffset(lit.Quoted, p.off)
+		wk.queries = append(wk.queries, p)
+	}
+}
+
+// checkQueryExpr parses a JMESPath expression and checks the functions it
+// calls. The offset of a problem is in expr.
+func checkQueryExpr(expr string) (queryProblem, bool) {
+	ast, err := parsing.NewParser().Parse(expr)
+	if err != nil {
+		var se parsing.SyntaxError
+		if errors.As(err, &se) {
+			return queryProblem{off: se.Offset, kind: querySyntax, text: strings.TrimPrefix(se.Error(), "SyntaxError: ")}, true
+		}
+		// A JSON literal (`...`) that does not decode has no offset.
+		return queryProblem{off: 0, kind: querySyntax, text: err.Error()}, true
+	}
+	if name, ok := unknownJMESPathFunc(ast); ok {
+		off := strings.Index(expr, name+"(")
+		if off < 0 {
+			off = 0
+		}
+		return queryProblem{off: off, kind: queryUnknownFunc, text: name}, true
+	}
+	return queryProblem{}, false
+}
+
+// unknownJMESPathFunc returns the first function the tree calls that the
+// library does not define.
+func unknownJMESPathFunc(n parsing.ASTNode) (string, bool) {
+	if n.NodeType == parsing.ASTFunctionExpression {
+		if name, ok := n.Value.(string); ok && !contains(jmespathFuncs, name) {
+			return name, true
+		}
+	}
+	for _, c := range n.Children {
+		if name, ok := unknownJMESPathFunc(c); ok {
+			return name, ok
+		}
+	}
+	return "", false
+}
+
+// queryLiteralOffset maps a byte offset in the value of a Go string
+// literal to the offset in its quoted form (which starts with the quote).
+func queryLiteralOffset(quoted string, off int) int {
+	if quoted == "" || quoted[0] == '`' {
+		return 1 + off // raw strings have no escapes
+	}
+	i, value := 1, 0
+	for i < len(quoted)-1 && value < off {
+		r, _, tail, err := strconv.UnquoteChar(quoted[i:], '"')
+		if err != nil {
+			break
+		}
+		value += len(string(r))
+		i = len(quoted) - len(tail)
+	}
+	return i
+}
