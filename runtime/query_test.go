@@ -41,10 +41,7 @@ func TestQueryValues(t *testing.T) {
 			M{"name": "c", "size": float64(5.5), "owner": "x"},
 		}}}},
 	}
-	cases := []struct {
-		src  string
-		want any
-	}{
+	checkValues(t, data, []valueCase{
 		// Integers (int64 in plans) compare as numbers.
 		{"{{query \"items[?size > `1`].name\" .steps.list.output}}", A{"b", "c"}},
 		{"{{query \"items[].{n: name, s: size}\" .steps.list.output}}", A{M{"n": "a", "s": int64(1)}, M{"n": "b", "s": int64(3)}, M{"n": "c", "s": 5.5}}},
@@ -57,22 +54,7 @@ func TestQueryValues(t *testing.T) {
 		{"{{query \"nothing\" .steps.list.output}}", nil},
 		{"names: {{query \"join(', ', items[].name)\" .steps.list.output}}", "names: a, b, c"},
 		{"{{len (query \"items[?owner == 'x']\" .steps.list.output)}}", int64(2)},
-	}
-	funcs := templateFuncs()
-	for _, c := range cases {
-		tp, err := parseTemplate(&ir.Template{Source: c.src, Pos: at(1, 1), Single: single(c.src)}, funcs)
-		if err != nil {
-			t.Fatalf("parseTemplate(%q) = %v", c.src, err)
-		}
-		got, err := tp.value(data)
-		if err != nil {
-			t.Errorf("value(%q) error = %v", c.src, err)
-			continue
-		}
-		if diff := cmp.Diff(c.want, got); diff != "" {
-			t.Errorf("value(%q) mismatch (-want +got):\n%s", c.src, diff)
-		}
-	}
+	})
 }
 
 // A computed expression that does not parse, and one that fails on the

@@ -213,13 +213,17 @@ compositeTools:
         workflow: short_child
 `
 
-func TestWorkflowStepCancelReachesTheChildsBackendCall(t *testing.T) {
+// startHangingChild runs hangingChild's outer workflow as runID and
+// returns once the child's backend call has started; done gets the
+// parent's run when it ends.
+func startHangingChild(t *testing.T, runID string) (*Engine, *fakeBackend, chan *Run) {
+	t.Helper()
 	fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
 	fb.started = make(chan string, 1)
 	e := mustEngine(t, compileYAML(t, hangingChild), Options{Backend: fb})
 	done := make(chan *Run, 1)
 	go func() {
-		run, _ := e.Run(context.Background(), "outer", nil, RunOptions{RunID: "parent-run"})
+		run, _ := e.Run(context.Background(), "outer", nil, RunOptions{RunID: runID})
 		done <- run
 	}()
 	select {
@@ -227,6 +231,11 @@ func TestWorkflowStepCancelReachesTheChildsBackendCall(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the child's backend call never started")
 	}
+	return e, fb, done
+}
+
+func TestWorkflowStepCancelReachesTheChildsBackendCall(t *testing.T) {
+	e, fb, done := startHangingChild(t, "parent-run")
 	if err := e.Cancel(context.Background(), "parent-run"); err != nil {
 		t.Fatal(err)
 	}
@@ -372,19 +381,7 @@ func TestWorkflowStepsRace(t *testing.T) {
 // stops only the child; the parent's step fails with the child's status,
 // and the parent (onError abort by default) fails at that step.
 func TestCancellingTheChildFailsTheStep(t *testing.T) {
-	fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
-	fb.started = make(chan string, 1)
-	e := mustEngine(t, compileYAML(t, hangingChild), Options{Backend: fb})
-	done := make(chan *Run, 1)
-	go func() {
-		run, _ := e.Run(context.Background(), "outer", nil, RunOptions{RunID: "parent-of-cancelled"})
-		done <- run
-	}()
-	select {
-	case <-fb.started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the child's backend call never started")
-	}
+	e, _, done := startHangingChild(t, "parent-of-cancelled")
 	kids := children(t, e, "parent-of-cancelled")
 	if len(kids) != 1 {
 		t.Fatalf("children = %d; want 1", len(kids))

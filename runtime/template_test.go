@@ -62,10 +62,7 @@ func TestTemplateValues(t *testing.T) {
 		"params": M{"n": int64(3), "s": "x", "list": A{"a", "b"}, "obj": M{"k": float64(1.5)}, "nil": nil},
 		"steps":  M{"a": M{"output": M{"total": float64(150)}, "status": "completed", "error": ""}},
 	}
-	cases := []struct {
-		src  string
-		want any
-	}{
+	checkValues(t, data, []valueCase{
 		{"{{.params.n}}", int64(3)},
 		{"{{.params.list}}", A{"a", "b"}},
 		{"{{ .params.obj }}", M{"k": 1.5}},
@@ -80,7 +77,18 @@ func TestTemplateValues(t *testing.T) {
 		{"[{{.params.nil}}]", "[]"},
 		{"{{if .params.s}}yes{{end}}", "yes"},
 		{"{{$x := .params.s}}{{$x}}", "x"},
-	}
+	})
+}
+
+// valueCase is a template and the value it yields.
+type valueCase struct {
+	src  string
+	want any
+}
+
+// checkValues parses each case's template and compares its value over data.
+func checkValues(t *testing.T, data map[string]any, cases []valueCase) {
+	t.Helper()
 	funcs := templateFuncs()
 	for _, c := range cases {
 		tp, err := parseTemplate(&ir.Template{Source: c.src, Pos: at(1, 1), Single: single(c.src)}, funcs)
