@@ -1,0 +1,197 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// bigLoopShape is a workflow in which a big loop on the critical path
+// competes with many small independent steps for a tight workflow
+// maxParallel of 2: chains independent chains of three calls (c<k>_1 ->
+// c<k>_2 -> c<k>_3), then prep, one call, and loop, a forEach after prep
+// over the items parameter, 10 iterations at once. Every call takes the
+// same time, one round trip.
+//
+// In steps, a chain's head has 3 steps left and prep 2, so a queue that
+// counts steps starts every head (and every middle step, which comes
+// first in plan order) before prep, and the loop's waves come last. The
+// loop over n items takes ceil(n/10) round trips, so prep has 1 +
+// ceil(n/10) left, the most of all.
+func bigLoopShape(chains int) string {
+	var b strings.Builder
+	b.WriteString(`compositeTools:
+  - name: big_loop
+    description: a big loop on the critical path beside many small steps
+    maxParallel: 2
+    parameters:
+      items: {type: array}
+    steps:
+`)
+	for k := 1; k <= chains; k++ {
+		fmt.Fprintf(&b, "      - {id: c%d_1, tool: svc.small}\n", k)
+		fmt.Fprintf(&b, "      - {id: c%d_2, tool: svc.small, dependsOn: [c%d_1]}\n", k, k)
+		fmt.Fprintf(&b, "      - {id: c%d_3, tool: svc.small, dependsOn: [c%d_2]}\n", k, k)
+	}
+	b.WriteString(`      - {id: prep, tool: svc.small}
+      - id: loop
+        type: forEach
+        dependsOn: [prep]
+        collection: "{{.params.items}}"
+        itemVar: n
+        maxParallel: 10
+        maxIterations: 500
+        step: {tool: svc.small, arguments: {n: "{{.forEach.n}}"}}
+`)
+	return b.String()
+}
+
+func numbers(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = int64(i)
+	}
+	return out
+}
+
+// startLog records the order in which steps start and end, from the
+// run's events (emitted under the scheduler's lock, so in order).
+type startLog struct {
+	mu     sync.Mutex
+	starts []string
+	events []string // "start <id>" and "end <id>"
+}
+
+func (l *startLog) onEvent(ev Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch ev.Kind {
+	case EventStepStarted:
+		l.starts = append(l.starts, ev.StepID)
+		l.events = append(l.events, "start "+ev.StepID)
+	case EventStepCompleted, EventStepFailed, EventStepSkipped:
+		l.events = append(l.events, "end "+ev.StepID)
+	}
+}
+
+// after returns the event that follows want in the log, or "".
+func (l *startLog) after(want string) string {
+	i := slices.Index(l.events, want)
+	if i < 0 || i+1 >= len(l.events) {
+		return ""
+	}
+	return l.events[i+1]
+}
+
+func TestReadyQueueStartsTheBigLoopsPathFirst(t *testing.T) {
+	p := compileYAML(t, bigLoopShape(8))
+	fb := newFake(map[string]*fakeTool{"svc.small": {latency: 2 * time.Millisecond}})
+	e := mustEngine(t, p, Options{Backend: fb})
+	var log startLog
+	run, err := e.Run(context.Background(), "big_loop", M{"items": numbers(240)}, RunOptions{OnEvent: log.onEvent})
+	if err != nil || run.Status != RunCompleted {
+		t.Fatalf("Run = %v, %v", run, err)
+	}
+	// prep leads to 24 waves of the loop: it goes before every chain head,
+	// and the loop takes the slot prep frees.
+	if log.starts[0] != "prep" {
+		t.Errorf("first step started = %q; want prep (order %v)", log.starts[0], log.starts)
+	}
+	if got := log.after("end prep"); got != "start loop" {
+		t.Errorf("event after prep ended = %q; want start loop (events %v)", got, log.events)
+	}
+	if i := slices.Index(log.starts, "loop"); i > 3 {
+		t.Errorf("loop was start number %d; want it among the first 4 (order %v)", i+1, log.starts)
+	}
+	if got := len(fb.callsTo("loop")); got != 240 {
+		t.Errorf("loop made %d calls; want 240", got)
+	}
+}
+
+// A collection read from a step is weighed when that step ends, and the
+// loop's other pending dependency rises above the small steps.
+func TestReadyQueueWeighsALoopWhenTheStepsItReadsEnd(t *testing.T) {
+	const src = `compositeTools:
+  - name: listed_loop
+    description: the loop's collection comes from list; it also waits for prep
+    maxParallel: 1
+    steps:
+      - {id: list, tool: svc.list}
+      - {id: a_1, tool: svc.small}
+      - {id: a_2, tool: svc.small, dependsOn: [a_1]}
+      - {id: b_1, tool: svc.small}
+      - {id: b_2, tool: svc.small, dependsOn: [b_1]}
+      - {id: c_1, tool: svc.small}
+      - {id: c_2, tool: svc.small, dependsOn: [c_1]}
+      - {id: prep, tool: svc.small}
+      - id: loop
+        type: forEach
+        dependsOn: [list, prep]
+        collection: "{{.steps.list.output.items}}"
+        itemVar: n
+        maxParallel: 10
+        maxIterations: 500
+        step: {tool: svc.small, arguments: {n: "{{.forEach.n}}"}}
+`
+	p := compileYAML(t, src)
+	items := numbers(100)
+	fb := newFake(map[string]*fakeTool{
+		"svc.list":  {latency: time.Millisecond, result: func(map[string]any) any { return M{"items": items} }},
+		"svc.small": {latency: time.Millisecond},
+	})
+	e := mustEngine(t, p, Options{Backend: fb})
+	var log startLog
+	run, err := e.Run(context.Background(), "listed_loop", nil, RunOptions{OnEvent: log.onEvent})
+	if err != nil || run.Status != RunCompleted {
+		t.Fatalf("Run = %v, %v", run, err)
+	}
+	// list, prep and the chain heads all have 2 steps left; list comes
+	// first in plan order. Once it has ended, the loop weighs 10 waves, so
+	// prep (11) goes before the heads (2), and the loop right after prep.
+	want := []string{"list", "prep", "loop"}
+	if got := log.starts[:3]; !slices.Equal(got, want) {
+		t.Errorf("first starts = %v; want %v (order %v)", got, want, log.starts)
+	}
+}
+
+// A literal collection's length is known when the plan is prepared.
+func TestReadyQueueWeighsALiteralCollection(t *testing.T) {
+	items := make([]string, 30)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
+	src := `compositeTools:
+  - name: literal_loop
+    description: a literal 30-item loop after prep, beside two-step chains
+    maxParallel: 1
+    steps:
+      - {id: a_1, tool: svc.small}
+      - {id: a_2, tool: svc.small, dependsOn: [a_1]}
+      - {id: b_1, tool: svc.small}
+      - {id: b_2, tool: svc.small, dependsOn: [b_1]}
+      - {id: prep, tool: svc.small}
+      - id: loop
+        type: forEach
+        dependsOn: [prep]
+        collection: [` + strings.Join(items, ", ") + `]
+        itemVar: n
+        maxParallel: 10
+        step: {tool: svc.small, arguments: {n: "{{.forEach.n}}"}}
+`
+	p := compileYAML(t, src)
+	fb := newFake(map[string]*fakeTool{"svc.small": {latency: time.Millisecond}})
+	e := mustEngine(t, p, Options{Backend: fb})
+	var log startLog
+	run, err := e.Run(context.Background(), "literal_loop", nil, RunOptions{OnEvent: log.onEvent})
+	if err != nil || run.Status != RunCompleted {
+		t.Fatalf("Run = %v, %v", run, err)
+	}
+	want := []string{"prep", "loop"}
+	if got := log.starts[:2]; !slices.Equal(got, want) {
+		t.Errorf("first starts = %v; want %v (order %v)", got, want, log.starts)
+	}
+}
