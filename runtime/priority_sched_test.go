@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vmcp-dev/vmcp/compiler"
 )
 
 // bigLoopShape is a workflow in which a big loop on the critical path
@@ -194,4 +196,46 @@ func TestReadyQueueWeighsALiteralCollection(t *testing.T) {
 	if got := log.starts[:2]; !slices.Equal(got, want) {
 		t.Errorf("first starts = %v; want %v (order %v)", got, want, log.starts)
 	}
+}
+
+// BenchmarkBigLoopMakespan runs bigLoopShape(8) over 240 items with every
+// call taking 2ms and reports the makespan against the ideal: the
+// critical path under the parallelism limits, in round trips, times the
+// latency. The loop takes 24 waves after prep, 25 round trips; the other
+// 24 calls fit beside it in the second slot, so the ideal is 50ms. A
+// queue that counts steps starts the loop after the chains' first two
+// rounds of steps and prep, about 33 round trips in. loop-start-ms is
+// when the loop started.
+func BenchmarkBigLoopMakespan(b *testing.B) {
+	const (
+		latency = 2 * time.Millisecond
+		chains  = 8
+		items   = 240
+	)
+	p, diags := compiler.Compile([]compiler.Source{{Name: "wf.yaml", Src: []byte(bigLoopShape(chains))}}, compiler.Options{})
+	if diags.HasErrors() {
+		b.Fatalf("compile: %v", diags)
+	}
+	fb := newFake(map[string]*fakeTool{"svc.small": {latency: latency}})
+	e := mustEngine(b, p, Options{Backend: fb})
+	params := M{"items": numbers(items)}
+	loopWaves := (items + 9) / 10
+	ideal := time.Duration(max(1+loopWaves, (3*chains+1+loopWaves+1)/2)) * latency
+	var makespan, loopStart time.Duration
+	for i := 0; i < b.N; i++ {
+		run, err := e.Run(context.Background(), "big_loop", params, RunOptions{})
+		if err != nil || run.Status != RunCompleted {
+			b.Fatalf("Run = %v, %v", run, err)
+		}
+		makespan += run.EndedAt.Sub(run.StartedAt)
+		for _, s := range run.Steps {
+			if s.ID == "loop" {
+				loopStart += s.StartedAt.Sub(run.StartedAt)
+			}
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(makespan)/n/float64(ideal), "makespan/ideal")
+	b.ReportMetric(float64(makespan)/n/float64(time.Millisecond), "makespan-ms")
+	b.ReportMetric(float64(loopStart)/n/float64(time.Millisecond), "loop-start-ms")
 }
