@@ -259,9 +259,9 @@ func (r *runState) weighKnownLoops() {
 
 // noteRead counts step i's end for the loops whose collection reads it
 // and weighs those that have nothing left to wait for. Called with sched
-// held, after i's entry is published.
+// held, after i's entry is published, when the run has watched loops.
 func (r *runState) noteRead(i int) {
-	if r.loops == nil || i >= r.wp.nmain {
+	if i >= r.wp.nmain {
 		return
 	}
 	for _, k := range r.wp.watchers[i] {

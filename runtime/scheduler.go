@@ -820,7 +820,9 @@ func (r *runState) handle(m stepMsg) {
 			r.ready.push(d)
 		}
 	}
-	r.noteRead(m.index)
+	if r.loops != nil {
+		r.noteRead(m.index)
+	}
 }
 
 // effectiveAction is what a failed step does once its retries are spent.
