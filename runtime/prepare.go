@@ -90,6 +90,10 @@ type stepPlan struct {
 	kind       string
 	ndeps      int
 	dependents []int
+	// remaining: for the steps of a loop body, the steps on the longest
+	// path to a sink of the body, counting itself. Top-level steps rank by
+	// workflowPlan.prio, which weighs loops (priority.go).
+	remaining  int
 	timeout    time.Duration
 	cond       *tmpl
 	args       *valuePlan
