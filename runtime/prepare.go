@@ -182,6 +182,7 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 			wp.steps[sp.base+d].dependents = append(wp.steps[sp.base+d].dependents, sp.index)
 		}
 	}
+	wp.preparePriorities()
 	wp.pendingView = make(map[string]any, len(wp.steps))
 	wp.pendingSteps = make([]StepState, len(wp.steps))
 	wp.pendingCounts = make([]int32, len(wp.steps))
@@ -216,7 +217,6 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 			return nil, fmt.Errorf("workflow %q: output: %w", wf.Name, err)
 		}
 	}
-	wp.preparePriorities()
 	wp.chainsOnly = wp.templatesAreEntryChains()
 	if wp.chainsOnly {
 		wp.chainRoots = map[string]bool{}
