@@ -4,7 +4,7 @@ package runtime
 // template is parsed, every argument tree is converted into a valuePlan
 // whose template leaves point at parsed templates, the input schema is
 // compiled, and the graph facts the scheduler needs (dependency counts,
-// dependents, remaining-path lengths, sinks) are computed from Deps, so a
+// dependents, ready-queue priorities, sinks) are computed from Deps, so a
 // hand-built plan without the planner's extras runs the same way. Runs
 // never parse or compile anything.
 
@@ -61,6 +61,14 @@ type workflowPlan struct {
 	// current (see refreshWorkflow). Decided from the template texts: a
 	// template that never names "workflow" cannot reach it.
 	readsWorkflow bool
+	// weight and prio are each step's static weight and priority, and
+	// loops the top-level forEach steps whose weight a run learns from
+	// their collection; watchers[i] lists the loops whose collection reads
+	// step i (nil without loops). See priority.go.
+	weight   []int32
+	prio     []int32
+	loops    []watchedLoop
+	watchers [][]int32
 	// scratch pools the *runScratch of finished runs.
 	scratch     sync.Pool
 	timeout     time.Duration
@@ -82,6 +90,9 @@ type stepPlan struct {
 	kind       string
 	ndeps      int
 	dependents []int
+	// remaining: for the steps of a loop body, the steps on the longest
+	// path to a sink of the body, counting itself. Top-level steps rank by
+	// workflowPlan.prio, which weighs loops (priority.go).
 	remaining  int
 	timeout    time.Duration
 	cond       *tmpl
@@ -171,19 +182,7 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 			wp.steps[sp.base+d].dependents = append(wp.steps[sp.base+d].dependents, sp.index)
 		}
 	}
-	// Remaining path lengths, from the sinks back (steps are topological).
-	for i := len(wp.steps) - 1; i >= 0; i-- {
-		sp := wp.steps[i]
-		sp.remaining = 1
-		for _, d := range sp.dependents {
-			if r := wp.steps[d].remaining + 1; r > sp.remaining {
-				sp.remaining = r
-			}
-		}
-		if sp.step.Remaining > sp.remaining {
-			sp.remaining = sp.step.Remaining
-		}
-	}
+	wp.preparePriorities()
 	wp.pendingView = make(map[string]any, len(wp.steps))
 	wp.pendingSteps = make([]StepState, len(wp.steps))
 	wp.pendingCounts = make([]int32, len(wp.steps))

@@ -4,8 +4,12 @@ package runtime
 //
 // Each step has a counter of unfinished dependencies, set from len(Deps).
 // Steps whose counter is zero are in the ready queue, a binary heap ordered
-// by Remaining (the length of the longest path from the step to a sink,
-// counting itself), highest first, then by index. There is no coordinator
+// by priority, highest first, then by index. A step's priority is its
+// remaining work: its weight (1 for a call; for a forEach, the waves its
+// iterations take, ceil(items / maxParallel)) plus the heaviest priority
+// among its dependents. A loop's weight is known once its collection can
+// be evaluated; the rise then goes up to its pending ancestors only
+// (priority.go explains the rule and the update). There is no coordinator
 // goroutine: the scheduling state (the Run record, the counters, the
 // queue) is guarded by one mutex, and whichever goroutine finishes a step
 // records it and starts what follows:
@@ -14,9 +18,10 @@ package runtime
 //	    execute the step (templates, backend call) without the lock
 //	    lock
 //	    record the result, publish the step's entry in the template data,
-//	        decrement the counter of each dependent, push those at zero
+//	        decrement the counter of each dependent, push those at zero,
+//	        weigh the loops whose collection it was the last read of
 //	    while fewer than maxParallel steps run and the queue is not empty:
-//	        pop the step with the longest remaining path and start it:
+//	        pop the step with the most remaining work and start it:
 //	        the first one on this goroutine, the others on idle workers
 //	    unlock
 //	    continue with this goroutine's step, or wait for the next job
@@ -230,6 +235,7 @@ type runState struct {
 
 	pending       []int32
 	ready         readyQueue
+	loops         *loopState // the run's own priorities, when the workflow has watched loops
 	running       int
 	done          int
 	completed     int       // steps that completed, for .workflow.step_count
@@ -270,6 +276,7 @@ type runScratch struct {
 	deadlines []sharedDeadline
 	entries   []stepEntry
 	data      map[string]any // the root template data, for chains-only workflows
+	loops     loopState
 }
 
 // release hands the run's state back once the run has ended and nothing
@@ -332,7 +339,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	}
 	copy(r.run.Steps, wp.pendingSteps)
 	copy(r.pending, wp.pendingCounts)
-	r.ready.steps = wp.steps
+	r.startPriorities(sc)
 	r.ready.items = sc.ready[:0]
 	for _, i := range wp.roots {
 		r.ready.push(i)
@@ -429,6 +436,7 @@ func (r *runState) execute() {
 	if serr := r.evalVars(); serr != nil {
 		r.firstErr = serr
 	} else {
+		r.weighKnownLoops()
 		r.loop()
 	}
 	r.stopWorkers()
@@ -812,6 +820,9 @@ func (r *runState) handle(m stepMsg) {
 			r.ready.push(d)
 		}
 	}
+	if r.loops != nil {
+		r.noteRead(m.index)
+	}
 }
 
 // effectiveAction is what a failed step does once its retries are spent.
@@ -971,17 +982,17 @@ func errString(e *StepError) string {
 	return e.Error()
 }
 
-// readyQueue is a binary max-heap of step indexes by (Remaining desc,
-// index asc).
+// readyQueue is a binary max-heap of step indexes by (priority desc,
+// index asc); prio holds the run's priorities (see priority.go).
 type readyQueue struct {
-	steps []*stepPlan
+	prio  []int32
 	items []int
 }
 
 func (q *readyQueue) less(a, b int) bool {
-	ra, rb := q.steps[a].remaining, q.steps[b].remaining
-	if ra != rb {
-		return ra > rb
+	pa, pb := q.prio[a], q.prio[b]
+	if pa != pb {
+		return pa > pb
 	}
 	return a < b
 }
@@ -1004,7 +1015,12 @@ func (q *readyQueue) pop() int {
 	last := len(q.items) - 1
 	q.items[0] = q.items[last]
 	q.items = q.items[:last]
-	p := 0
+	q.down(0)
+	return top
+}
+
+// down moves the item at p down to its place below.
+func (q *readyQueue) down(p int) {
 	for {
 		l := 2*p + 1
 		if l >= len(q.items) {
@@ -1020,5 +1036,11 @@ func (q *readyQueue) pop() int {
 		q.items[m], q.items[p] = q.items[p], q.items[m]
 		p = m
 	}
-	return top
+}
+
+// fix restores the heap order after priorities changed.
+func (q *readyQueue) fix() {
+	for p := len(q.items)/2 - 1; p >= 0; p-- {
+		q.down(p)
+	}
 }

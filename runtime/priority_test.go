@@ -1,0 +1,124 @@
+package runtime
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+func TestTemplateStepReads(t *testing.T) {
+	cases := []struct {
+		src  string
+		want []string
+		ok   bool
+	}{
+		{"{{.steps.list.output.items}}", []string{"list"}, true},
+		{"{{.params.items}}", nil, true},
+		{"{{.vars.names}} and {{.workflow.id}}", nil, true},
+		{`{{json .steps.a.output}} {{.steps.b.output.x}}`, []string{"a", "b"}, true},
+		{"{{$.steps.a.output.items}}", []string{"a"}, true},
+		{"{{with .steps.a.output}}{{.items}}{{else}}{{.steps.b.output}}{{end}}", []string{"a", "b"}, true},
+		{"{{range .steps.a.output.items}}{{.}}{{end}}", []string{"a"}, true},
+		{"{{if .steps.a.output.ok}}{{(.steps.b.output).items}}{{end}}", []string{"a", "b"}, true},
+		{`{{index .steps "a"}}`, nil, false},
+		{"{{$s := .steps}}{{$s.a.output}}", nil, false},
+	}
+	for _, c := range cases {
+		tp, err := parseTemplate(tpl(c.src), templateFuncs())
+		if err != nil {
+			t.Fatalf("parseTemplate(%q): %v", c.src, err)
+		}
+		got, ok := templateStepReads(tp)
+		if ok != c.ok || (ok && !slices.Equal(got, c.want)) {
+			t.Errorf("templateStepReads(%q) = %q, %v; want %q, %v", c.src, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestLoopWeight(t *testing.T) {
+	cases := []struct {
+		maxParallel, items int
+		want               int32
+	}{
+		{10, 243, 25},
+		{10, 240, 24},
+		{10, 0, 1},   // an empty loop still takes its slot once
+		{0, 243, 25}, // the default maxParallel, 10
+		{80, 243, 5}, // capped at 50
+		{1, 7, 7},
+	}
+	for _, c := range cases {
+		if got := loopWeight(&ir.ForEach{MaxParallel: c.maxParallel}, c.items); got != c.want {
+			t.Errorf("loopWeight(maxParallel %d, %d items) = %d; want %d", c.maxParallel, c.items, got, c.want)
+		}
+	}
+}
+
+// The rise of a loop's weight reaches its pending ancestors and nothing
+// else; the workflow's static priorities stay as they were.
+func TestWeighLoopRaisesOnlyPendingAncestors(t *testing.T) {
+	wf := build("rise",
+		tool("d", "svc.x", nil),
+		tool("e", "svc.x", nil, "d"),
+		tool("a", "svc.x", nil),
+		tool("b", "svc.x", nil, "a"),
+		tool("b2", "svc.x", nil, "a"),
+		tool("c", "svc.x", nil),
+		forEach("loop", "{{.params.items}}", "n", tool("", "svc.x", nil), "b", "c"),
+	)
+	wp, err := prepareWorkflow(wf, templateFuncs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	static := []int32{2, 1, 3, 2, 1, 2, 1} // d e a b b2 c loop
+	if diff := cmp.Diff(static, wp.prio); diff != "" {
+		t.Fatalf("static priorities (-want +got):\n%s", diff)
+	}
+	r := &runState{wp: wp, run: &Run{Steps: slices.Clone(wp.pendingSteps)}}
+	r.data = map[string]any{"params": map[string]any{"items": make([]any, 95)}}
+	r.startPriorities(&runScratch{})
+	r.run.Steps[5].Status = StepRunning // c has started
+	r.ready.push(0)                     // d
+	r.ready.push(3)                     // b, as if it were ready
+	if top := r.ready.items[0]; top != 0 {
+		t.Fatalf("queue top before = %d; want 0 (d, lower index at the same priority)", top)
+	}
+	r.weighKnownLoops()
+	// The loop weighs ceil(95/10) = 10; b and a rise above it; c has
+	// started, and d, e and b2 are not ancestors.
+	want := []int32{2, 1, 12, 11, 1, 2, 10}
+	if diff := cmp.Diff(want, r.loops.prio); diff != "" {
+		t.Errorf("priorities after weighing (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(static, wp.prio); diff != "" {
+		t.Errorf("static priorities changed (-want +got):\n%s", diff)
+	}
+	if top := r.ready.pop(); top != 3 {
+		t.Errorf("queue top after = %d; want 3 (b)", top)
+	}
+}
+
+// A collection that is not an array yet leaves the loop's weight; the
+// loop reports the error when it starts, as before.
+func TestWeighLoopKeepsTheWeightOfABadCollection(t *testing.T) {
+	wf := build("bad",
+		tool("a", "svc.x", nil),
+		forEach("loop", "{{.params.items}}", "n", tool("", "svc.x", nil), "a"),
+	)
+	wp, err := prepareWorkflow(wf, templateFuncs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, items := range []any{"not json", map[string]any{"x": 1}, int64(3)} {
+		r := &runState{wp: wp, run: &Run{Steps: slices.Clone(wp.pendingSteps)}}
+		r.data = map[string]any{"params": map[string]any{"items": items}}
+		r.startPriorities(&runScratch{})
+		r.weighKnownLoops()
+		if diff := cmp.Diff(wp.prio, r.loops.prio); diff != "" {
+			t.Errorf("items %v: priorities changed (-want +got):\n%s", items, diff)
+		}
+	}
+}
