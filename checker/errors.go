@@ -633,7 +633,6 @@ func errUnknownForEachVar(pos ir.Pos, path, name string, itemVars []string) diag
 		fmt.Sprintf(".forEach.%s is not defined; %s %s%s", name, what, joinAnd(has), didYouMean(name, known)))
 }
 
-
 func errUnknownWorkflowField(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownWorkflowField,
 		fmt.Sprintf(".workflow.%s is not defined; .workflow has %s%s", name, joinOr(known), didYouMean(name, known)))
