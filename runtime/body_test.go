@@ -445,3 +445,47 @@ func TestBodyIterationLimitNested(t *testing.T) {
 		t.Errorf("New = %v; want the nested loop's maxIterations refused", err)
 	}
 }
+
+const finallyBody = `
+compositeTools:
+  - name: fin
+    description: a finally loop with a body runs after a failure
+    steps:
+      - id: work
+        tool: svc.fail
+        defaultResults: {n: 0}
+    finally:
+      - id: cleanup
+        type: forEach
+        collection: [a, b]
+        steps:
+          - id: undo
+            tool: svc.undo
+            arguments: {what: "{{.forEach.item}}", status: "{{.workflow.status}}", n: "{{.steps.work.output.n}}"}
+          - id: note
+            tool: svc.note
+            dependsOn: [undo]
+            arguments: {v: "{{.steps.undo.output.args.what}}"}
+`
+
+// TestBodyInFinally: a finally loop's body runs once per item after the
+// run failed, reading .workflow.status and a failed step's defaults.
+func TestBodyInFinally(t *testing.T) {
+	fb := newFake(map[string]*fakeTool{"svc.fail": {fail: true}})
+	e := bodyEngine(t, finallyBody, fb)
+	run, err := e.Run(context.Background(), "fin", nil, RunOptions{})
+	if err != nil || run.Status != RunFailed {
+		t.Fatalf("Run = %v, %v; want failed", run.Status, err)
+	}
+	var got []string
+	for _, c := range fb.callsTo("undo") {
+		got = append(got, fmt.Sprint(c.Arguments["what"], " ", c.Arguments["status"], " ", c.Arguments["n"]))
+	}
+	sort.Strings(got)
+	if diff := cmp.Diff([]string{"a failed 0", "b failed 0"}, got); diff != "" {
+		t.Errorf("undo calls (-want +got):\n%s", diff)
+	}
+	if n := len(fb.callsTo("note")); n != 2 {
+		t.Errorf("note ran %d times; want 2", n)
+	}
+}
