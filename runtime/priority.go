@@ -17,7 +17,9 @@ package runtime
 //     ceil(iterations / maxParallel) (the loop's own maxParallel, as
 //     iterate applies it), at least 1: its iterations run in the loop's
 //     own pool while the loop holds one of the workflow's slots, so a
-//     243-item loop at maxParallel 10 occupies its slot for 25 round trips.
+//     243-item loop at maxParallel 10 occupies its slot for 25 round trips;
+//     with a body (steps:), each wave runs the body's longest chain, so
+//     the waves are multiplied by that chain's length in steps.
 //
 // A literal collection's length is known when the plan is prepared, so
 // its weight is static. A template collection's is known once the steps
@@ -67,10 +69,11 @@ func forEachParallel(fe *ir.ForEach) int {
 }
 
 // loopWeight is the weight of a forEach over n items: the number of waves
-// of its iterations, at least 1.
+// of its iterations (at least 1), times the longest chain of its body's
+// steps when it has a body (steps:), since each wave runs that chain.
 func loopWeight(fe *ir.ForEach, n int) int32 {
 	par := forEachParallel(fe)
-	return int32(max(1, (n+par-1)/par))
+	return int32(max(1, (n+par-1)/par) * max(1, len(fe.CriticalPath)))
 }
 
 // preparePriorities sets the static weights and priorities of wp's steps

@@ -55,6 +55,11 @@ func TestLoopWeight(t *testing.T) {
 			t.Errorf("loopWeight(maxParallel %d, %d items) = %d; want %d", c.maxParallel, c.items, got, c.want)
 		}
 	}
+	// A body's longest chain (here 3 steps) runs once per wave.
+	body := &ir.ForEach{MaxParallel: 10, CriticalPath: []int{0, 1, 2}}
+	if got := loopWeight(body, 243); got != 75 {
+		t.Errorf("loopWeight(a 3-step body chain, maxParallel 10, 243 items) = %d; want 75 (25 waves of 3)", got)
+	}
 }
 
 // The rise of a loop's weight reaches its pending ancestors and nothing
