@@ -59,6 +59,7 @@ type sessionTable struct {
 
 	mu      sync.Mutex
 	live    map[string]*sessionEntry
+	freeing int         // expired sessions whose mcp-go state is being freed
 	timer   *time.Timer // armed while live is not empty
 	stopped bool
 }
@@ -150,11 +151,12 @@ func (t *sessionTable) remove(id string) bool {
 	return ok
 }
 
-// len is the number of live sessions.
+// len counts the open sessions, and the expired ones until mcp-go's state
+// of them is freed, so 0 means nothing of any session is held.
 func (t *sessionTable) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.live)
+	return len(t.live) + t.freeing
 }
 
 // stop drops every session, ends their GET streams and refuses new
@@ -213,8 +215,12 @@ func (t *sessionTable) sweep() {
 	if len(t.live) > 0 {
 		t.armLocked()
 	}
+	t.freeing += len(gone)
 	t.mu.Unlock()
 	if len(gone) > 0 {
 		t.expired(gone)
+		t.mu.Lock()
+		t.freeing -= len(gone)
+		t.mu.Unlock()
 	}
 }
