@@ -125,14 +125,12 @@ func stepTools(wf *ir.Workflow, cat *catalog.Catalog, callee func(string) (*ir.W
 			known = append(known, stepTool{id: id, ref: tr, tool: t})
 		}
 	}
-	for _, s := range slices.Concat(wf.Steps, wf.Finally) {
-		switch {
-		case s.Type == ir.StepTool, s.Type == ir.StepWorkflow:
+	// Every step that calls something, loop inner steps and bodies too.
+	ir.EachStep(slices.Concat(wf.Steps, wf.Finally), func(s *ir.Step) {
+		if s.Type == ir.StepTool || s.Type == ir.StepWorkflow {
 			add(s.ID, s)
-		case s.Type == ir.StepForEach && s.ForEach != nil && s.ForEach.Step != nil:
-			add(s.ID, s.ForEach.Step)
 		}
-	}
+	})
 	return known, hasTools
 }
 
@@ -162,18 +160,14 @@ func floorOrder(wfs []*ir.Workflow, callee func(string) (*ir.Workflow, bool)) []
 			return
 		}
 		seen[wf] = true
-		for _, s := range wf.Steps {
-			ref := s.Workflow
-			if s.ForEach != nil && s.ForEach.Step != nil {
-				ref = s.ForEach.Step.Workflow
+		ir.EachStep(wf.Steps, func(s *ir.Step) {
+			if s.Workflow == nil {
+				return
 			}
-			if ref == nil {
-				continue
-			}
-			if c, ok := callee(ref.Name); ok && in[c] {
+			if c, ok := callee(s.Workflow.Name); ok && in[c] {
 				visit(c)
 			}
-		}
+		})
 		out = append(out, wf)
 	}
 	for _, wf := range wfs {

@@ -177,10 +177,13 @@ type wfCheck struct {
 	vars       map[string]bool
 	varNames   []string
 
-	steps []*stepInfo    // the top-level steps, then the finally steps
-	nmain int            // how many of steps are top-level steps
-	byID  map[string]int // id -> index of the first step with it
-	ids   []string       // every distinct id, for suggestions
+	steps []*stepInfo // the top-level steps, then the finally steps
+	nmain int         // how many of steps are top-level steps
+	// nouter is how many are top-level or finally steps; loop body steps
+	// follow them (bodies.go).
+	nouter int
+	byID   map[string]int // id -> index of the first step with it
+	ids    []string       // every distinct id, for suggestions
 
 	valueSlab []ir.Value // see newValue
 

@@ -110,6 +110,8 @@ func (w *wfCheck) resolveDeps() {
 				w.add(errSelfDependency(it.Pos, it.Path, name))
 			case listed(to):
 				w.add(warnRepeatedDependency(it.Pos, it.Path, name))
+			case w.steps[to].parent != si.parent:
+				w.add(errCrossBodyDependency(it.Pos, it.Path, stepName(si), name, scopeName(si), scopeName(w.steps[to])))
 			case !w.finallyEdgeAllowed(si, w.steps[to], it):
 			default:
 				if seen != nil {

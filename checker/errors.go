@@ -91,6 +91,14 @@ const (
 	CodeAttemptTimeout        = "attempt_timeout_exceeds_step"
 	CodeQueryFunction         = "query_unknown_function"
 	CodeQueryArguments        = "query_arguments"
+	CodeLoopBodyConflict      = "loop_body_conflict"
+	CodeLoopTooDeep           = "loop_too_deep"
+	CodeItemVarClash          = "item_var_clash"
+	CodeBodyStepOutside       = "body_step_outside"
+	CodeCrossBodyDependency   = "cross_body_dependency"
+	CodeLoopDependency        = "missing_loop_dependency"
+	CodeBodyReadsLoop         = "body_reads_own_loop"
+	CodeBodyElicitation       = "body_elicitation"
 )
 
 func errorAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnostic {
@@ -415,7 +423,7 @@ func errInvalidItemVar(pos ir.Pos, path, got string) diag.Diagnostic {
 
 func errInnerStepType(pos ir.Pos, path, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeInnerStepType,
-		fmt.Sprintf("the inner step of a forEach must be of type tool or workflow, not %s (forEach does not nest)", got))
+		fmt.Sprintf("the inner step of a forEach must be of type tool or workflow, not %s (loops nest through a body: write steps: instead of step:)", got))
 }
 
 func errInnerDependsOn(pos ir.Pos, path string) diag.Diagnostic {
@@ -606,13 +614,23 @@ func errVarReference(pos ir.Pos, path, root string) diag.Diagnostic {
 
 func errForEachOutside(pos ir.Pos, path string) diag.Diagnostic {
 	return errorAt(pos, path, CodeForEachOutside,
-		".forEach is only available inside the inner step of a forEach")
+		".forEach is only available inside the inner step of a forEach or the steps of its body")
 }
 
-func errUnknownForEachVar(pos ir.Pos, path, name, itemVar string) diag.Diagnostic {
-	known := []string{itemVar, "index"}
+// errUnknownForEachVar: itemVars are the enclosing loops' item names,
+// outermost first.
+func errUnknownForEachVar(pos ir.Pos, path, name string, itemVars []string) diag.Diagnostic {
+	known := append(append([]string{}, itemVars...), "index")
+	has := make([]string, len(known))
+	for i, k := range known {
+		has[i] = ".forEach." + k
+	}
+	what := "this forEach has"
+	if len(itemVars) > 1 {
+		what = "the enclosing loops have"
+	}
 	return errorAt(pos, path, CodeUnknownForEachVar,
-		fmt.Sprintf(".forEach.%s is not defined; this forEach has .forEach.%s and .forEach.index%s", name, itemVar, didYouMean(name, known)))
+		fmt.Sprintf(".forEach.%s is not defined; %s %s%s", name, what, joinAnd(has), didYouMean(name, known)))
 }
 
 func errUnknownWorkflowField(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
@@ -800,4 +818,58 @@ func errQuery(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
 			`write {{query "items[].name" .steps.x.output}} or {{.steps.x.output | query "items[].name"}}`)
 	}
 	return errorAt(pos, path, CodeQuerySyntax, "JMESPath syntax error in the query expression: "+p.text)
+}
+
+// ---- loop bodies ----
+
+func errLoopBodyConflict(pos ir.Pos, path, id string) diag.Diagnostic {
+	return errorAt(pos, path, CodeLoopBodyConflict,
+		fmt.Sprintf("forEach step %q has both step and steps; a loop body is either one inner step (step:) or a small graph of steps (steps:)", id),
+		"keep one of them")
+}
+
+func errLoopTooDeep(pos ir.Pos, path, id string, depth int) diag.Diagnostic {
+	return errorAt(pos, path, CodeLoopTooDeep,
+		fmt.Sprintf("forEach step %q is a loop nested %d deep; loops nest at most %d deep", id, depth, ir.MaxLoopDepth),
+		"move the innermost loop into a workflow step (type: workflow) or flatten its collection with query")
+}
+
+func errItemVarClash(pos ir.Pos, path, id, itemVar, outer string, outerPos ir.Pos) diag.Diagnostic {
+	return errorAt(pos, path, CodeItemVarClash,
+		fmt.Sprintf("forEach step %q names its items %q, as the enclosing loop %q does (%s); .forEach.%s could then mean either", id, itemVar, outer, outerPos, itemVar),
+		"give one of the loops another itemVar")
+}
+
+func errBodyStepOutside(pos ir.Pos, path, reader, target, loop string) diag.Diagnostic {
+	return errorAt(pos, path, CodeBodyStepOutside,
+		fmt.Sprintf("%s reads step %q, which is in the body of forEach %q and runs once per item there", reader, target, loop),
+		fmt.Sprintf("read the iterations instead: .steps.%s.output.iterations (each has index, item, status, output, error and steps)", loop))
+}
+
+func errCrossBodyDependency(pos ir.Pos, path, from, to, fromScope, toScope string) diag.Diagnostic {
+	return errorAt(pos, path, CodeCrossBodyDependency,
+		fmt.Sprintf("step %q (%s) depends on step %q (%s); dependsOn names steps of the same list", from, fromScope, to, toScope),
+		"a body step that needs a step outside its loop reads it directly; make the loop step depend on that step")
+}
+
+func errMissingLoopDependency(pos ir.Pos, path, reader, loop, target, what string) diag.Diagnostic {
+	return errorAt(pos, path, CodeLoopDependency,
+		fmt.Sprintf("step %q in the body of %q reads the %s of %q, but %q does not depend on it, so it may run first", reader, loop, what, target, loop),
+		fmt.Sprintf("add dependsOn: [%s] to %q", target, loop))
+}
+
+func errBodyReadsLoop(pos ir.Pos, path, reader, loop string) diag.Diagnostic {
+	return errorAt(pos, path, CodeBodyReadsLoop,
+		fmt.Sprintf("step %q reads forEach %q, the loop it runs in, which has no output until every iteration has ended", reader, loop),
+		"read this iteration's item with .forEach and the body's steps with .steps")
+}
+
+func errBodyElicitation(pos ir.Pos, path, id string) diag.Diagnostic {
+	return errorAt(pos, path, CodeBodyElicitation,
+		fmt.Sprintf("elicitation step %q is in a loop body; a loop cannot ask the user once per item", id),
+		"ask before the loop and read the answer in the body")
+}
+
+func errNoBodySteps(pos ir.Pos, path, id string) diag.Diagnostic {
+	return errorAt(pos, path, CodeNoSteps, fmt.Sprintf("the body of forEach step %q has no steps; it needs at least one", id))
 }

@@ -56,7 +56,7 @@ func (w *wfCheck) checkFinallySteps() {
 		w.add(errTooManySteps(n.Pos, n.Path, len(n.Items)))
 	}
 	for i, s := range w.src.Finally {
-		w.steps = append(w.steps, w.checkStep(w.nmain+i, s, true))
+		w.steps = append(w.steps, w.checkStep(w.nmain+i, s, true, nil))
 	}
 }
 
@@ -92,7 +92,7 @@ func (w *wfCheck) finallyEdgeAllowed(si, to *stepInfo, it *parser.Node) bool {
 
 // finallyIR fills w.wf.Finally, with dependencies as indexes into it.
 func (w *wfCheck) finallyIR() {
-	for _, si := range w.steps[w.nmain:] {
+	for _, si := range w.steps[w.nmain:w.nouter] {
 		for k := range si.ir.Deps {
 			si.ir.Deps[k] -= w.nmain
 		}
@@ -105,6 +105,8 @@ func readerName(sc scope) string {
 	switch {
 	case sc.kind == inOutput:
 		return "the workflow's output"
+	case sc.kind == inLoopOutput:
+		return "the output of forEach " + strconv.Quote(stepName(sc.loop))
 	case sc.step != nil:
 		return "step " + strconv.Quote(stepName(sc.step))
 	}

@@ -28,13 +28,15 @@ func (w *wfCheck) checkOutput() {
 		return
 	}
 	out := &ir.Output{}
-	out.Properties, out.Schema = w.outputProps(o.Properties, o.Required, "output", 1, &out.Required)
+	out.Properties, out.Schema = w.outputProps(o.Properties, o.Required, "output", 1, &out.Required, scope{kind: inOutput})
 	w.wf.Output = out
 }
 
 // outputProps converts one level of properties and returns them with the
 // JSON Schema object describing that level.
-func (w *wfCheck) outputProps(props []*parser.OutputProperty, required *parser.Node, what string, depth int, req *[]string) ([]*ir.OutputProperty, map[string]any) {
+// sc is where the value templates are evaluated: the workflow's output,
+// or a loop's (bodies.go).
+func (w *wfCheck) outputProps(props []*parser.OutputProperty, required *parser.Node, what string, depth int, req *[]string, sc scope) ([]*ir.OutputProperty, map[string]any) {
 	schemaProps := map[string]any{}
 	schema := map[string]any{"type": "object", "properties": schemaProps}
 	var out []*ir.OutputProperty
@@ -44,7 +46,7 @@ func (w *wfCheck) outputProps(props []*parser.OutputProperty, required *parser.N
 			continue
 		}
 		names = append(names, p.Name)
-		ip, ps := w.outputProp(p, depth)
+		ip, ps := w.outputProp(p, depth, sc)
 		if ip != nil {
 			out = append(out, ip)
 			schemaProps[p.Name] = ps
@@ -57,7 +59,7 @@ func (w *wfCheck) outputProps(props []*parser.OutputProperty, required *parser.N
 	return out, schema
 }
 
-func (w *wfCheck) outputProp(p *parser.OutputProperty, depth int) (*ir.OutputProperty, map[string]any) {
+func (w *wfCheck) outputProp(p *parser.OutputProperty, depth int, sc scope) (*ir.OutputProperty, map[string]any) {
 	what := "output property " + strconv.Quote(p.Name)
 	ip := &ir.OutputProperty{Name: p.Name, Pos: p.KeyPos}
 	schema := map[string]any{}
@@ -103,14 +105,14 @@ func (w *wfCheck) outputProp(p *parser.OutputProperty, depth int) (*ir.OutputPro
 			w.add(errNestedNotObject(p.Type.Pos, p.Type.Path, what, joinOr(types)))
 		}
 		var nested map[string]any
-		ip.Properties, nested = w.outputProps(p.Properties, p.Required, what, depth+1, &ip.Required)
+		ip.Properties, nested = w.outputProps(p.Properties, p.Required, what, depth+1, &ip.Required, sc)
 		schema["type"] = "object"
 		schema["properties"] = nested["properties"]
 		if r, ok := nested["required"]; ok {
 			schema["required"] = r
 		}
 	case p.Value != nil:
-		ip.Value = w.template(p.Value, what+" value", scope{kind: inOutput})
+		ip.Value = w.template(p.Value, what+" value", sc)
 	case p.Default != nil:
 		// A constant property.
 	default:

@@ -33,14 +33,11 @@ func CheckPlan(p *ir.Plan, opts Options) diag.List {
 		return out
 	}
 	for _, wf := range p.Workflows {
-		for _, s := range slices.Concat(wf.Steps, wf.Finally) {
-			switch {
-			case s.Type == ir.StepTool:
+		ir.EachStep(slices.Concat(wf.Steps, wf.Finally), func(s *ir.Step) {
+			if s.Type == ir.StepTool {
 				out = append(out, checkPlanStep(opts, s)...)
-			case s.Type == ir.StepForEach && s.ForEach != nil && s.ForEach.Step != nil:
-				out = append(out, checkPlanStep(opts, s.ForEach.Step)...)
 			}
-		}
+		})
 	}
 	// Workflow steps may run this plan's workflows or opts.Workflows.
 	callee := func(name string) (*ir.Workflow, bool) {

@@ -30,7 +30,10 @@ package checker
 //	.workflow.F          F is id, duration_ms, step_count, status or
 //	                     start_time.
 //	.forEach.<itemVar>|.forEach.index
-//	                     only inside a forEach's inner step.
+//	                     only inside a forEach's inner step or body
+//	                     (and its output:), with the itemVar of every
+//	                     enclosing loop. Body steps follow the scope
+//	                     rules of bodies.go.
 //
 // Any other root (.timestamp, .inputs, ...) is an error that lists the
 // valid roots.
@@ -49,6 +52,9 @@ const (
 	inVars scopeKind = iota
 	inStep
 	inOutput
+	// inLoopOutput is a loop's output:, evaluated per iteration once the
+	// body has ended.
+	inLoopOutput
 )
 
 // scope says where a template is evaluated.
@@ -56,8 +62,11 @@ type scope struct {
 	kind scopeKind
 	// step is the reading step (inStep).
 	step *stepInfo
-	// itemVar is set inside a forEach's inner step.
-	itemVar string
+	// itemVars are the .forEach items the template may read, outermost
+	// loop first (none outside loops).
+	itemVars []string
+	// loop is the forEach whose output: this is (inLoopOutput).
+	loop *stepInfo
 }
 
 var stepFields = []string{"output", "content", "status", "error"}
@@ -115,12 +124,12 @@ func (w *wfCheck) checkRef(n *parser.Node, r ref, sc scope) {
 			w.add(errVarReference(pos, path, root))
 			return
 		}
-		if sc.itemVar == "" {
+		if len(sc.itemVars) == 0 {
 			w.add(errForEachOutside(pos, path))
 			return
 		}
-		if len(r.path) >= 2 && r.path[1] != sc.itemVar && r.path[1] != "index" {
-			w.add(errUnknownForEachVar(pos, path, r.path[1], sc.itemVar))
+		if len(r.path) >= 2 && !contains(sc.itemVars, r.path[1]) && r.path[1] != "index" {
+			w.add(errUnknownForEachVar(pos, path, r.path[1], sc.itemVars))
 		}
 	case "steps":
 		if sc.kind == inVars {
@@ -153,23 +162,47 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 			return
 		}
 	}
-	if target.finally && (sc.kind != inStep || !sc.step.finally) {
+	// chain is where the read happens: the reading step, or the loop
+	// whose output: it is; the loops enclosing it follow through parent.
+	chain := sc.step
+	if sc.kind == inLoopOutput {
+		chain = sc.loop
+	}
+	readerFinally := chain != nil && chain.outermost().finally
+	if target.finally && (sc.kind == inOutput || !readerFinally) {
 		w.add(errFinallyRead(pos, path, readerName(sc), id))
+		return
+	}
+	if target.parent != nil && sc.kind == inOutput {
+		w.add(errBodyStepOutside(pos, path, readerName(sc), id, stepName(target.parent)))
 		return
 	}
 	why := target.why
 	switch {
-	case sc.kind == inStep && sc.step.finally && !target.finally:
+	case sc.kind == inOutput, sc.kind == inLoopOutput && target.parent == sc.loop:
+		// Computed after every step of its scope has ended.
+	case readerFinally && !target.finally && target.parent == nil:
 		// Every top-level step has ended, but perhaps without an output.
 		why = finallyReadWhy
-	case sc.kind == inStep:
-		reader := sc.step
-		if ti == reader.index {
-			w.add(errSelfReference(pos, path, id, what))
+	default:
+		a, ok := anchor(chain, target)
+		if !ok {
+			w.add(errBodyStepOutside(pos, path, readerName(sc), id, stepName(target.parent)))
 			return
 		}
-		if !reader.closure.has(ti) {
-			w.add(errMissingDependency(pos, path, stepName(reader), id, what, w.depNames(reader)))
+		switch {
+		case a == target && a == sc.step:
+			w.add(errSelfReference(pos, path, id, what))
+			return
+		case a == target:
+			w.add(errBodyReadsLoop(pos, path, stepName(chain), id))
+			return
+		case a.closure.has(ti):
+		case a == sc.step:
+			w.add(errMissingDependency(pos, path, stepName(a), id, what, w.depNames(a)))
+			return
+		default:
+			w.add(errMissingLoopDependency(pos, path, stepName(chain), stepName(a), id, what))
 			return
 		}
 	}
@@ -327,7 +360,7 @@ func (w *wfCheck) checkStepTemplates(si *stepInfo) {
 	if s == nil || s.Node == nil || s.Node.Kind != parser.Map {
 		return
 	}
-	sc := scope{kind: inStep, step: si}
+	sc := scope{kind: inStep, step: si, itemVars: si.itemVars()}
 	si.ir.Condition = w.condition(s.Condition, sc)
 	switch si.typ {
 	case ir.StepTool:
@@ -342,11 +375,15 @@ func (w *wfCheck) checkStepTemplates(si *stepInfo) {
 			return
 		}
 		w.collection(si, sc)
+		if si.bodyLen > 0 {
+			w.checkLoopOutput(si)
+			return
+		}
 		in, inner := s.Inner, si.ir.ForEach.Step
 		if in == nil || inner == nil {
 			return
 		}
-		isc := scope{kind: inStep, step: si, itemVar: si.itemVar}
+		isc := scope{kind: inStep, step: si, itemVars: append(sc.itemVars, si.itemVar)}
 		inner.Condition = w.condition(in.Condition, isc)
 		inner.Arguments = w.arguments(in, inner.Tool, isc)
 		if inner.Type == ir.StepWorkflow {

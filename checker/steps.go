@@ -51,6 +51,13 @@ type stepInfo struct {
 	// callee is the workflow a workflow step (or a forEach's inner
 	// workflow step) runs, "" otherwise.
 	callee string
+	// parent is the forEach whose body holds this step (nil at top level
+	// and in finally). A loop with a body has its steps in body until
+	// expandBodies checks them, then at w.steps[bodyBase:bodyBase+bodyLen].
+	parent   *stepInfo
+	body     []*parser.Step
+	bodyBase int
+	bodyLen  int
 }
 
 // depEdge is one resolved dependsOn entry.
@@ -83,10 +90,12 @@ func (w *wfCheck) checkSteps(pos ir.Pos, path string) {
 	}
 	// Pass 1: each step on its own, the finally steps after the others.
 	for i, s := range w.src.Steps {
-		w.steps = append(w.steps, w.checkStep(i, s, false))
+		w.steps = append(w.steps, w.checkStep(i, s, false, nil))
 	}
 	w.nmain = len(w.steps)
 	w.checkFinallySteps()
+	w.nouter = len(w.steps)
+	w.expandBodies()
 	w.checkDuplicateIDs()
 	// Pass 2: the dependency graph.
 	w.resolveDeps()
@@ -103,12 +112,14 @@ func (w *wfCheck) checkSteps(pos ir.Pos, path string) {
 		w.wf.Steps = append(w.wf.Steps, si.ir)
 	}
 	w.finallyIR()
+	w.bodyIR()
 }
 
-// checkStep checks step i of w.steps: a top-level step, or with finally
-// set the finally step at i - w.nmain.
-func (w *wfCheck) checkStep(i int, s *parser.Step, finally bool) *stepInfo {
-	si := &stepInfo{index: i, src: s, finally: finally, label: "steps[" + strconv.Itoa(i) + "]"}
+// checkStep checks step i of w.steps: a top-level step, with finally
+// set the finally step at i - w.nmain, or with parent set a step of
+// parent's body (finally then says whether the loop is a finally step).
+func (w *wfCheck) checkStep(i int, s *parser.Step, finally bool, parent *stepInfo) *stepInfo {
+	si := &stepInfo{index: i, src: s, finally: finally, parent: parent, label: "steps[" + strconv.Itoa(i) + "]"}
 	if finally {
 		si.label = "finally[" + strconv.Itoa(i-w.nmain) + "]"
 	}
@@ -149,7 +160,10 @@ func (w *wfCheck) checkStep(i int, s *parser.Step, finally bool) *stepInfo {
 	case ir.StepWorkflow:
 		w.checkWorkflowRef(si, s)
 	}
-	if finally {
+	switch {
+	case parent != nil:
+		w.checkBodyStep(si)
+	case finally:
 		w.checkFinallyStep(si)
 	}
 	return si
@@ -207,7 +221,7 @@ func (w *wfCheck) stepType(s *parser.Step) string {
 var typeFields = map[string][]string{
 	ir.StepTool:        {"tool", "arguments"},
 	ir.StepElicitation: {"message", "schema", "onDecline", "onCancel"},
-	ir.StepForEach:     {"collection", "itemVar", "maxParallel", "maxIterations", "step"},
+	ir.StepForEach:     {"collection", "itemVar", "maxParallel", "maxIterations", "step", "steps", "output"},
 	ir.StepWorkflow:    {"workflow", "arguments"},
 }
 
@@ -219,7 +233,8 @@ type namedNode struct {
 
 // typeSpecific returns the step's type-specific fields that are present,
 // in a fixed order (tool, arguments, message, schema, onDecline, onCancel,
-// collection, itemVar, maxParallel, maxIterations, step, workflow).
+// collection, itemVar, maxParallel, maxIterations, step, steps, output,
+// workflow).
 func typeSpecific(s *parser.Step) []namedNode {
 	var out []namedNode
 	add := func(name string, n *parser.Node) {
@@ -243,6 +258,10 @@ func typeSpecific(s *parser.Step) []namedNode {
 	add("maxIterations", s.MaxIterations)
 	if s.Inner != nil {
 		add("step", s.Inner.Node)
+	}
+	add("steps", s.StepsNode)
+	if s.Output != nil {
+		add("output", s.Output.Node)
 	}
 	add("workflow", s.Workflow)
 	return out
@@ -656,6 +675,7 @@ func (w *wfCheck) checkForEach(si *stepInfo) {
 			}
 		}
 	}
+	w.checkItemVarClash(si)
 	if v, ok := w.intRange(s.MaxParallel, "forEach maxParallel", 1, maxForEachParallel); ok {
 		fe.MaxParallel = int(v)
 	}
@@ -668,9 +688,17 @@ func (w *wfCheck) checkForEach(si *stepInfo) {
 			}
 		}
 	}
+	if s.StepsNode != nil {
+		w.checkLoopBody(si)
+		return
+	}
+	if s.Output != nil && s.Output.Node != nil {
+		pos, path := keyPos(s.Node, s.Output.Node, "output")
+		w.add(errFieldNotAllowed(pos, path, "output", "forEach", "output: shapes the result of a loop body; write the body as steps:"))
+	}
 	in := s.Inner
 	if in == nil || in.Node == nil {
-		w.add(errMissingStepField(s.Node.Pos, s.Node.Path, stepName(si), "forEach", "step"))
+		w.add(errMissingStepField(s.Node.Pos, s.Node.Path, stepName(si), "forEach", "step (or steps)"))
 		return
 	}
 	if !w.kind(in.Node, "the forEach step", parser.Map) {

@@ -234,15 +234,11 @@ func (c *checker) recursion() []recursionError {
 		if wf == nil {
 			continue
 		}
-		for _, s := range wf.Steps {
-			ref := s.Workflow
-			if s.ForEach != nil && s.ForEach.Step != nil {
-				ref = s.ForEach.Step.Workflow
-			}
-			if ref != nil {
+		ir.EachStep(wf.Steps, func(s *ir.Step) {
+			if ref := s.Workflow; ref != nil {
 				addEdge(wf.Name, callEdge{to: ref.Name, step: s.ID, pos: ref.Pos, path: "workflow"})
 			}
-		}
+		})
 	}
 	g := simple.NewDirectedGraph()
 	for i := range order {

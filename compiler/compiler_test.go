@@ -68,6 +68,8 @@ var exampleWant = map[string][]summary{
 	},
 	"release_announcement.json": {{"announce_release", stats(3, 4, 2, 1, 2),
 		[]string{"changelog", "publish", "chat"}}},
+	"nested_loops.yaml": {{"sync_namespaces", stats(2, 3, 2, 1, 1),
+		[]string{"cluster", "per_namespace"}}},
 	"finally_cleanup.yaml": {{"locked_deploy", withFinally(stats(2, 2, 1, 1, 2), 2, 2),
 		[]string{"lock", "deploy"}}},
 }

@@ -83,8 +83,14 @@ func checkStepIndexes(steps []*Step, levels [][]int, lists ...[]int) error {
 				return fmt.Errorf("step %q has dependent index %d, which is not a later step", s.ID, d)
 			}
 		}
-		if s.Type == StepForEach && (s.ForEach == nil || s.ForEach.Step == nil) {
-			return fmt.Errorf("forEach step %q has no inner step", s.ID)
+		if s.Type == StepForEach && (s.ForEach == nil || (s.ForEach.Step == nil) == (len(s.ForEach.Steps) == 0)) {
+			return fmt.Errorf("forEach step %q needs exactly one of an inner step and body steps", s.ID)
+		}
+		if s.ForEach != nil && len(s.ForEach.Steps) > 0 {
+			fe := s.ForEach
+			if err := checkStepIndexes(fe.Steps, fe.Levels, fe.Sinks, fe.CriticalPath); err != nil {
+				return fmt.Errorf("body of forEach step %q: %w", s.ID, err)
+			}
 		}
 		if s.Type == StepTool && s.Tool == nil {
 			return fmt.Errorf("tool step %q has no tool", s.ID)
@@ -140,6 +146,15 @@ func fixStep(s *Step) {
 	}
 	if s.ForEach != nil && s.ForEach.Step != nil {
 		fixStep(s.ForEach.Step)
+	}
+	if s.ForEach != nil {
+		for _, b := range s.ForEach.Steps {
+			fixStep(b)
+		}
+		if s.ForEach.Output != nil {
+			s.ForEach.Output.Schema, _ = NormalizeNumbers(s.ForEach.Output.Schema).(map[string]any)
+			fixProps(s.ForEach.Output.Properties)
+		}
 	}
 }
 

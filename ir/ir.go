@@ -253,8 +253,45 @@ type ForEach struct {
 	// Step is the inner tool or workflow step run once per item. Its ID is
 	// the forEach step's ID and it has no dependencies of its own. Its
 	// Condition, when set, is evaluated per item; an iteration it skips has
-	// its DefaultResults as output.
-	Step *Step `json:"step"`
+	// its DefaultResults as output. Nil when the loop has a body (Steps).
+	Step *Step `json:"step,omitempty"`
+
+	// Steps is the loop body: a graph of its own run once per item, in
+	// topological order, with Index, Deps, Dependents, Level and Remaining
+	// counting within Steps (as for Workflow.Steps). A body step reads
+	// this iteration's run of the other body steps, the current iteration
+	// of every enclosing body, and top-level steps. Nil when the loop has
+	// an inner Step.
+	Steps []*Step `json:"steps,omitempty"`
+	// Levels, Sinks and CriticalPath describe Steps as the workflow's
+	// fields describe Workflow.Steps.
+	Levels       [][]int `json:"levels,omitempty"`
+	Sinks        []int   `json:"sinks,omitempty"`
+	CriticalPath []int   `json:"criticalPath,omitempty"`
+	// Output shapes each iteration's output from the body (the same form
+	// as a workflow's output). Without it an iteration's output is the
+	// body's result by the workflow rule: the single sink's output, or an
+	// object keyed by sink id.
+	Output *Output `json:"output,omitempty"`
+}
+
+// EachStep calls f for every step of steps and, depth first, for the
+// inner step or the body steps of every forEach among them, so walkers
+// of a plan reach loop bodies at any depth.
+func EachStep(steps []*Step, f func(*Step)) {
+	for _, s := range steps {
+		if s == nil {
+			continue
+		}
+		f(s)
+		if s.ForEach == nil {
+			continue
+		}
+		if s.ForEach.Step != nil {
+			f(s.ForEach.Step)
+		}
+		EachStep(s.ForEach.Steps, f)
+	}
 }
 
 // Output describes the composite tool's result.

@@ -18,4 +18,7 @@ const (
 	// DefaultMaxIterations is a forEach's maxIterations when the step does
 	// not set it.
 	DefaultMaxIterations = 100
+	// MaxLoopDepth is how deeply forEach loops nest through their bodies
+	// (steps:); a top-level loop is depth 1.
+	MaxLoopDepth = 3
 )

@@ -86,6 +86,12 @@ type Step struct {
 	MaxParallel   *Node
 	MaxIterations *Node
 	Inner         *Step // the forEach's step:
+	// StepsNode is the forEach's steps: sequence (its body), nil when
+	// absent; Body holds its steps and Output the loop's output:, which
+	// shapes each iteration's output.
+	StepsNode *Node
+	Body      []*Step
+	Output    *Output
 
 	// Workflow steps (arguments are shared with tool steps).
 	Workflow *Node

@@ -68,7 +68,7 @@ var (
 	stepFields = newFieldSet(ObjStep, []string{
 		"id", "type", "tool", "arguments", "dependsOn", "condition", "onError", "timeout",
 		"defaultResults", "message", "schema", "onDecline", "onCancel", "collection",
-		"itemVar", "maxParallel", "maxIterations", "step", "workflow",
+		"itemVar", "maxParallel", "maxIterations", "step", "steps", "output", "workflow",
 	}, nil)
 	onErrorFields = newFieldSet(ObjOnError, []string{
 		"action", "maxRetries", "retryDelay", "maxDelay", "multiplier", "attemptTimeout", "retryOn",
@@ -199,6 +199,13 @@ func (x *extractor) step(n *Node) *Step {
 	if n := f["step"]; n != nil {
 		s.Inner = x.step(n)
 	}
+	s.StepsNode = f["steps"]
+	if s.StepsNode != nil && s.StepsNode.Kind == Seq {
+		for _, item := range s.StepsNode.Items {
+			s.Body = append(s.Body, x.step(item))
+		}
+	}
+	s.Output = x.output(f["output"])
 	return s
 }
 

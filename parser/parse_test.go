@@ -236,6 +236,13 @@ var stepGetters = map[string]func(*Step) *Node{
 		}
 		return s.Inner.Node
 	},
+	"steps": func(s *Step) *Node { return s.StepsNode },
+	"output": func(s *Step) *Node {
+		if s.Output == nil {
+			return nil
+		}
+		return s.Output.Node
+	},
 }
 
 func respNode(r interface{ node() *Node }) *Node {
@@ -425,9 +432,9 @@ output:
 	}
 	want := []string{
 		"workflow descripton descripton @2:1 known=11",
-		"step dependOn steps[0].dependOn @5:5 known=19",
+		"step dependOn steps[0].dependOn @5:5 known=21",
 		"onError max_retry steps[0].onError.max_retry @6:30 known=7",
-		"step argument steps[0].step.argument @7:23 known=19",
+		"step argument steps[0].step.argument @7:23 known=21",
 		"onDecline actoin steps[0].onDecline.actoin @8:17 known=1",
 		"output property typ output.properties.p.typ @11:9 known=6",
 		"output require output.require @12:3 known=2",

@@ -33,6 +33,11 @@ package planner
 //     by source order so the path does not depend on map iteration or on how
 //     the topological sort interleaved independent branches.
 //
+// Loop bodies (ir.ForEach.Steps) are graphs of their own too and go
+// through passes 1 to 4 the same way, nested bodies included; the loop
+// counts as one step of the graph it sits in, so the statistics and the
+// 100-step limit count a body with its loop as one.
+//
 // Finally steps (ir.Workflow.Finally) are a graph of their own and go
 // through passes 1 to 3 the same way; FinallyBound is the largest sum of
 // step timeouts along one of their chains, the longest they can run once
@@ -170,8 +175,28 @@ func planGraph(list []*ir.Step) (steps []*ir.Step, levels [][]int, srcOf []int, 
 			inner.Level = s.Level
 			inner.Remaining = s.Remaining
 		}
+		if s.ForEach != nil && len(s.ForEach.Steps) > 0 {
+			if err := planBody(s.ForEach); err != nil {
+				return nil, nil, nil, fmt.Errorf("body of forEach %q: %w", s.ID, err)
+			}
+		}
 	}
 	return steps, levels, srcOf, nil
+}
+
+// planBody plans a loop body as a graph of its own (passes 1 to 4, and
+// the bodies nested in it), filling ForEach.Levels, Sinks and
+// CriticalPath as a workflow's.
+func planBody(fe *ir.ForEach) error {
+	steps, levels, srcOf, err := planGraph(fe.Steps)
+	if err != nil {
+		return err
+	}
+	fe.Steps = steps
+	fe.Levels = levels
+	fe.Sinks = sinks(steps)
+	fe.CriticalPath = criticalPath(steps, srcOf)
+	return nil
 }
 
 // longestTimeoutChain is the largest sum of step timeouts along a

@@ -334,6 +334,52 @@ func exampleCases() []exampleCase {
 			},
 		},
 		{
+			file: "nested_loops.yaml", workflow: "sync_namespaces", name: "pods and kinds per namespace",
+			params: M{"cluster": "prod"},
+			tools: map[string]func(M, int) (*runtime.ToolResult, error){
+				"k8s.get_cluster":     returns(M{"id": "c-1"}),
+				"k8s.list_namespaces": returns(M{"items": A{M{"name": "default"}, M{"name": "empty"}}}),
+				"k8s.list_resources": func(args M, _ int) (*runtime.ToolResult, error) {
+					if args["kind"] == "Pod" && args["namespace"] == "empty" {
+						return &runtime.ToolResult{Structured: M{"items": A{}}}, nil
+					}
+					n := fmt.Sprint(args["namespace"], "/", args["kind"])
+					items := A{M{"uid": n + "-1", "name": "a"}}
+					if args["kind"] == "Pod" {
+						items = append(items, M{"uid": n + "-2", "name": "b"})
+					}
+					return &runtime.ToolResult{Structured: M{"items": items}}, nil
+				},
+				"graph.merge_nodes": func(args M, _ int) (*runtime.ToolResult, error) {
+					return &runtime.ToolResult{Structured: M{"merged": float64(len(args["items"].(A)))}}, nil
+				},
+			},
+			status: runtime.RunCompleted,
+			steps:  map[string]runtime.StepStatus{"per_namespace": runtime.StepCompleted},
+			output: M{"namespaces": int64(2), "synced": A{
+				M{"namespace": "default", "pods": int64(2), "kinds": A{
+					M{"kind": "ConfigMap", "merged": int64(1)}, M{"kind": "Secret", "merged": int64(1)}, M{"kind": "Service", "merged": int64(1)},
+				}},
+				M{"namespace": "empty", "pods": int64(0), "kinds": A{
+					M{"kind": "ConfigMap", "merged": int64(1)}, M{"kind": "Secret", "merged": int64(1)}, M{"kind": "Service", "merged": int64(1)},
+				}},
+			}},
+			check: func(t *testing.T, run *runtime.Run, be *scripted) {
+				if got := len(be.argsOf("write_resources")); got != 6 {
+					t.Errorf("write_resources ran %d times; want 6 (2 namespaces x 3 kinds)", got)
+				}
+				for _, a := range be.argsOf("write_pods") {
+					if a["cluster"] != "c-1" {
+						t.Errorf("write_pods cluster = %v; want c-1 from the top-level step", a["cluster"])
+					}
+				}
+				second := run.Steps[2].Output.(M)["iterations"].(A)[1].(M)
+				if st := second["steps"].(M)["write_pods"].(M)["status"]; st != "skipped" {
+					t.Errorf("write_pods in the empty namespace = %v; want skipped", st)
+				}
+			},
+		},
+		{
 			file: "subworkflow_triage.yaml", workflow: "summarize_service", name: "typed defaults",
 			params: M{"service": "api"},
 			tools:  triageTools(),

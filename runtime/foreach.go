@@ -44,14 +44,15 @@ var errIterationFailed = errors.New("an iteration failed")
 // checker checked the default limit, and a plan compiled elsewhere or a
 // lower configured limit is caught here, when vmcp starts.
 func checkIterationLimit(wf *ir.Workflow, limit int) error {
-	for _, s := range wf.Steps {
-		if s == nil || s.ForEach == nil || s.ForEach.MaxIterations <= limit {
-			continue
+	var err error
+	ir.EachStep(wf.Steps, func(s *ir.Step) {
+		if err != nil || s.ForEach == nil || s.ForEach.MaxIterations <= limit {
+			return
 		}
-		return fmt.Errorf("workflow %q step %q (%s): maxIterations %d is over the server-wide limit of %d iterations; lower the step's maxIterations or raise limits.maxIterations in vmcp.yaml",
+		err = fmt.Errorf("workflow %q step %q (%s): maxIterations %d is over the server-wide limit of %d iterations; lower the step's maxIterations or raise limits.maxIterations in vmcp.yaml",
 			wf.Name, s.ID, s.Pos, s.ForEach.MaxIterations, limit)
-	}
-	return nil
+	})
+	return err
 }
 
 type iterResult struct {
@@ -59,26 +60,34 @@ type iterResult struct {
 	skipped bool // its condition was false
 	output  any
 	err     string
+	steps   map[string]any // a body's step records (body.go)
 }
 
+// runForEach runs a top-level forEach step.
 func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
+	return r.runLoop(ctx, sp, r.rootFrame())
+}
+
+// runLoop runs a forEach step whose templates read fr: the run's root
+// data, or for a loop in a body, the enclosing iteration's.
+func (r *runState) runLoop(ctx context.Context, sp *stepPlan, fr frame) stepMsg {
 	if sp.items != nil {
-		return r.runForEachItems(ctx, sp)
+		return r.runForEachItems(ctx, sp, fr)
 	}
-	r.mu.RLock()
-	cv, err := sp.collection.value(r.data)
-	r.mu.RUnlock()
+	fr.mu.RLock()
+	cv, err := sp.collection.value(fr.data)
+	fr.mu.RUnlock()
 	if err != nil {
 		return stepMsg{status: StepFailed, attempts: 1, err: r.templateStepError(sp.id, sp.collection, err, "collection")}
 	}
-	return r.iterate(ctx, sp, cv, posOr(sp.collection.src.Pos, sp.step.Pos))
+	return r.iterate(ctx, sp, fr, cv, posOr(sp.collection.src.Pos, sp.step.Pos))
 }
 
 // runForEachItems runs a forEach whose collection is a literal list.
-func (r *runState) runForEachItems(ctx context.Context, sp *stepPlan) stepMsg {
-	r.mu.RLock()
-	cv, err := sp.items.eval(r.data)
-	r.mu.RUnlock()
+func (r *runState) runForEachItems(ctx context.Context, sp *stepPlan, fr frame) stepMsg {
+	fr.mu.RLock()
+	cv, err := sp.items.eval(fr.data)
+	fr.mu.RUnlock()
 	if err != nil {
 		var te *templateError
 		if errors.As(err, &te) {
@@ -86,12 +95,12 @@ func (r *runState) runForEachItems(ctx context.Context, sp *stepPlan) stepMsg {
 		}
 		return failed(sp, sp.step.Pos, "collection: "+err.Error(), 1)
 	}
-	return r.iterate(ctx, sp, cv, sp.step.Pos)
+	return r.iterate(ctx, sp, fr, cv, sp.step.Pos)
 }
 
 // iterate runs the iterations over the collection's value cv; collPos is
 // where errors about the collection point.
-func (r *runState) iterate(ctx context.Context, sp *stepPlan, cv any, collPos ir.Pos) stepMsg {
+func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, collPos ir.Pos) stepMsg {
 	fe := sp.step.ForEach
 	var items []any
 	switch x := cv.(type) {
@@ -136,7 +145,7 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, cv any, collPos ir
 		itemVar = "item"
 	}
 	policy := sp.inner
-	if policy.action == "" && sp.action == ir.ActionRetry {
+	if policy != nil && policy.action == "" && sp.action == ir.ActionRetry {
 		policy = sp
 	}
 	keepGoing := sp.action == ir.ActionContinue
@@ -158,24 +167,48 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, cv any, collPos ir
 		// one copy serves all of the worker's iterations.
 		// The read lock, because steps that start meanwhile replace
 		// .workflow in the root (scheduler.go, refreshWorkflow).
-		r.mu.RLock()
-		data := make(map[string]any, len(r.data)+1)
-		for k, v := range r.data {
-			data[k] = v
-		}
-		r.mu.RUnlock()
-		// .forEach too, unless a template can yield it as a value.
-		var fe map[string]any
-		if sp.sharedForEach {
-			fe = make(map[string]any, 2)
+		// A body copies its frame per iteration (body.go) instead.
+		var (
+			data    map[string]any
+			outerFE map[string]any
+			fe      map[string]any
+		)
+		if sp.body == nil {
+			fr.mu.RLock()
+			data = make(map[string]any, len(fr.data)+1)
+			for k, v := range fr.data {
+				data[k] = v
+			}
+			fr.mu.RUnlock()
+			// The enclosing loops' items, for a loop in a body.
+			outerFE, _ = data["forEach"].(map[string]any)
+			// .forEach too, unless a template can yield it as a value.
+			if sp.sharedForEach {
+				fe = make(map[string]any, len(outerFE)+2)
+				for k, v := range outerFE {
+					fe[k] = v
+				}
+			}
 		}
 		for {
 			i := int(next.Add(1) - 1)
 			if i >= len(items) || iterCtx.Err() != nil {
 				return
 			}
-			out, skipped, serr := r.runIteration(iterCtx, sp, policy, data, fe, itemVar, i, items[i])
+			var (
+				out     any
+				skipped bool
+				serr    *StepError
+			)
 			res := &results[i]
+			if sp.body != nil {
+				out, res.steps, serr = r.runBody(iterCtx, sp, fr, itemVar, i, items[i])
+				if serr != nil {
+					serr = iterationError(iterCtx, sp, i, serr)
+				}
+			} else {
+				out, skipped, serr = r.runIteration(iterCtx, sp, policy, fr.mu, data, outerFE, fe, itemVar, i, items[i])
+			}
 			res.done = true
 			if serr == nil {
 				res.output, res.skipped = out, skipped
@@ -210,7 +243,11 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, cv any, collPos ir
 			status = failedValue
 			failedN++
 		}
-		iterations[i] = map[string]any{"index": int64(i), "item": items[i], "status": status, "output": res.output, "error": res.err}
+		iter := map[string]any{"index": int64(i), "item": items[i], "status": status, "output": res.output, "error": res.err}
+		if sp.body != nil {
+			iter["steps"] = res.steps
+		}
+		iterations[i] = iter
 	}
 	output := map[string]any{"iterations": iterations, "count": int64(len(items)), "completed": completed, "failed": failedN, "skipped": skippedN}
 	if firstFail != nil {
@@ -234,20 +271,37 @@ func notAllDone(results []iterResult) bool {
 	return false
 }
 
-// runIteration runs the inner step once for item i. data is the calling
-// worker's own template data; its .forEach is set here, in fe when the
-// worker reuses one map for it (fe is nil otherwise). skipped is true when
-// the inner step's condition is false; out is then its defaultResults.
-func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data, fe map[string]any, itemVar string, i int, item any) (out any, skipped bool, serr *StepError) {
-	inner := sp.inner
-	if fe != nil {
-		fe[itemVar] = item
-		fe["index"] = int64(i)
-	} else {
-		fe = map[string]any{itemVar: item, "index": int64(i)}
+// iterationError names the iteration and the body step whose failure
+// failed it, in the loop's error.
+func iterationError(ctx context.Context, sp *stepPlan, i int, serr *StepError) *StepError {
+	msg := serr.Msg
+	if context.Cause(ctx) == errIterationFailed {
+		msg = "cancelled because another iteration failed"
 	}
+	if serr.Step != "" && serr.Step != sp.id {
+		msg = fmt.Sprintf("step %q: %s", serr.Step, msg)
+	}
+	return &StepError{Step: sp.id, Pos: posOr(serr.Pos, sp.step.Pos), Msg: fmt.Sprintf("iteration %d: %s", i, msg)}
+}
+
+// runIteration runs the inner step once for item i. data is the calling
+// worker's own template data, read under mu (its frame's lock); its
+// .forEach is set here, in fe when the worker reuses one map for it (fe
+// is nil otherwise), with the enclosing loops' items (outerFE) besides
+// this one. skipped is true when the inner step's condition is false; out
+// is then its defaultResults.
+func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, mu *sync.RWMutex, data, outerFE, fe map[string]any, itemVar string, i int, item any) (out any, skipped bool, serr *StepError) {
+	inner := sp.inner
+	if fe == nil {
+		fe = make(map[string]any, len(outerFE)+2)
+		for k, v := range outerFE {
+			fe[k] = v
+		}
+	}
+	fe[itemVar] = item
+	fe["index"] = int64(i)
 	data["forEach"] = fe
-	r.mu.RLock()
+	mu.RLock()
 	run := true
 	if inner.cond != nil {
 		run, serr = r.iterationCondition(sp, data)
@@ -256,7 +310,7 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, data,
 	if serr == nil && run {
 		args, serr = r.evalArgs(inner, data)
 	}
-	r.mu.RUnlock()
+	mu.RUnlock()
 	if serr != nil {
 		serr.Msg = fmt.Sprintf("iteration %d: %s", i, serr.Msg)
 		return nil, false, serr

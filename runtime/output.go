@@ -117,10 +117,12 @@ func (r *runState) compositeResult() (any, *StepError) {
 		}
 		return m, nil
 	}
-	return r.buildObject(wp.output, wp.wf.Output.Required, "")
+	return r.buildObject(r.data, wp.output, wp.wf.Output.Required, "")
 }
 
-func (r *runState) buildObject(props []*outputPlan, required []string, prefix string) (map[string]any, *StepError) {
+// buildObject evaluates output properties over data: the run's root data
+// for the workflow's output, an iteration's for a loop's (body.go).
+func (r *runState) buildObject(data map[string]any, props []*outputPlan, required []string, prefix string) (map[string]any, *StepError) {
 	out := make(map[string]any, len(props))
 	req := make(map[string]bool, len(required))
 	for _, n := range required {
@@ -135,13 +137,13 @@ func (r *runState) buildObject(props []*outputPlan, required []string, prefix st
 		)
 		switch {
 		case len(op.props) > 0:
-			obj, err := r.buildObject(op.props, p.Required, name+".")
+			obj, err := r.buildObject(data, op.props, p.Required, name+".")
 			if err != nil {
 				return nil, err
 			}
 			v, present = obj, true
 		case op.value != nil:
-			x, err := op.value.value(r.data)
+			x, err := op.value.value(data)
 			switch {
 			case err == nil:
 				v, present = x, x != nil

@@ -91,6 +91,7 @@ type stepPlan struct {
 	collection *tmpl
 	items      *valuePlan // a literal collection
 	inner      *stepPlan
+	body       *bodyPlan // a forEach's steps: (body.go); nil with inner
 	// finally marks a finally step; its Deps count from base, the index of
 	// the first finally step.
 	finally bool
@@ -218,7 +219,8 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 			return nil, fmt.Errorf("workflow %q: output: %w", wf.Name, err)
 		}
 	}
-	wp.chainsOnly = wp.templatesAreEntryChains()
+	// A loop body's iterations copy .steps as a map (body.go).
+	wp.chainsOnly = wp.templatesAreEntryChains() && !wp.hasBodies()
 	if wp.chainsOnly {
 		wp.chainRoots = map[string]bool{}
 		wp.eachTemplate(func(t *tmpl) { wp.chainRoots[t.chain[0]] = true })
@@ -227,6 +229,16 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 		wp.readsWorkflow = wp.readsWorkflow || strings.Contains(t.src.Source, "workflow")
 	})
 	return wp, nil
+}
+
+// hasBodies reports whether some forEach of the workflow has a body.
+func (wp *workflowPlan) hasBodies() bool {
+	for _, sp := range wp.steps {
+		if sp.body != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // templatesAreEntryChains reports whether every template of the workflow
@@ -247,16 +259,7 @@ func (wp *workflowPlan) eachTemplate(f func(*tmpl)) {
 	for _, v := range wp.vars {
 		v.value.eachTemplate(f)
 	}
-	var outputs func([]*outputPlan)
-	outputs = func(ops []*outputPlan) {
-		for _, op := range ops {
-			if op.value != nil {
-				f(op.value)
-			}
-			outputs(op.props)
-		}
-	}
-	outputs(wp.output)
+	eachOutputTemplate(wp.output, f)
 }
 
 func (sp *stepPlan) eachTemplate(f func(*tmpl)) {
@@ -271,6 +274,40 @@ func (sp *stepPlan) eachTemplate(f func(*tmpl)) {
 	sp.args.eachTemplate(f)
 	sp.items.eachTemplate(f)
 	sp.inner.eachTemplate(f)
+	if sp.body != nil {
+		for _, b := range sp.body.steps {
+			b.eachTemplate(f)
+		}
+		eachOutputTemplate(sp.body.output, f)
+	}
+}
+
+// eachStep calls f with sp, its inner step and, at any depth, its body
+// steps.
+func (sp *stepPlan) eachStep(f func(*stepPlan)) {
+	if sp == nil {
+		return
+	}
+	f(sp)
+	if sp.inner != nil {
+		f(sp.inner)
+	}
+	if sp.body != nil {
+		for _, b := range sp.body.steps {
+			b.eachStep(f)
+		}
+	}
+}
+
+// eachOutputTemplate calls f with every value template of output
+// properties, nested ones included.
+func eachOutputTemplate(ops []*outputPlan, f func(*tmpl)) {
+	for _, op := range ops {
+		if op.value != nil {
+			f(op.value)
+		}
+		eachOutputTemplate(op.props, f)
+	}
 }
 
 func (v *valuePlan) eachTemplate(f func(*tmpl)) {
@@ -364,14 +401,19 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 		}
 	case ir.StepForEach:
 		fe := s.ForEach
-		if fe == nil || fe.Step == nil || (fe.Collection == nil && fe.Items == nil) {
-			return nil, fmt.Errorf("forEach step %q (%s) has no collection or inner step", s.ID, s.Pos)
+		if fe == nil || (fe.Step == nil) == (len(fe.Steps) == 0) || (fe.Collection == nil && fe.Items == nil) {
+			return nil, fmt.Errorf("forEach step %q (%s) needs a collection and exactly one of an inner step and body steps", s.ID, s.Pos)
 		}
 		sp.collection = parse(fe.Collection)
 		if err == nil && fe.Items != nil {
 			sp.items, err = prepareValue(fe.Items, funcs, 0)
 		}
-		if err == nil {
+		if err == nil && len(fe.Steps) > 0 {
+			if sp.body, err = prepareBody(fe, funcs); err != nil {
+				return nil, fmt.Errorf("forEach step %q: %w", s.ID, err)
+			}
+		}
+		if err == nil && fe.Step != nil {
 			inner, ierr := prepareStep(fe.Step, funcs)
 			if ierr != nil {
 				return nil, ierr

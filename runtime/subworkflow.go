@@ -41,18 +41,23 @@ import (
 // steps included) and checks that no workflow reaches itself.
 func (e *Engine) linkCallees() error {
 	for _, wf := range e.plan.Workflows {
+		var err error
 		for _, sp := range e.wfs[wf.Name].steps {
-			for _, s := range []*stepPlan{sp, sp.inner} {
-				if s == nil || s.kind != ir.StepWorkflow {
-					continue
+			sp.eachStep(func(s *stepPlan) {
+				if err != nil || s.kind != ir.StepWorkflow {
+					return
 				}
 				callee, ok := e.wfs[s.step.Workflow.Name]
 				if !ok {
-					return fmt.Errorf("workflow %q: step %q (%s) runs workflow %q, which the plan does not define",
+					err = fmt.Errorf("workflow %q: step %q (%s) runs workflow %q, which the plan does not define",
 						wf.Name, s.id, s.step.Workflow.Pos, s.step.Workflow.Name)
+					return
 				}
 				s.callee = callee
-			}
+			})
+		}
+		if err != nil {
+			return err
 		}
 	}
 	// Depth-first search over the call graph: a callee still on the path
@@ -68,19 +73,22 @@ func (e *Engine) linkCallees() error {
 	visit = func(wp *workflowPlan) error {
 		state[wp] = onPath
 		path = append(path, wp.wf.Name)
+		var calls []*stepPlan
 		for _, sp := range wp.steps {
-			for _, s := range []*stepPlan{sp, sp.inner} {
-				if s == nil || s.callee == nil {
-					continue
+			sp.eachStep(func(s *stepPlan) {
+				if s.callee != nil {
+					calls = append(calls, s)
 				}
-				switch state[s.callee] {
-				case onPath:
-					return fmt.Errorf("workflow recursion: %s -> %s (step %q, %s)",
-						strings.Join(path, " -> "), s.callee.wf.Name, s.id, s.step.Workflow.Pos)
-				case unvisited:
-					if err := visit(s.callee); err != nil {
-						return err
-					}
+			})
+		}
+		for _, s := range calls {
+			switch state[s.callee] {
+			case onPath:
+				return fmt.Errorf("workflow recursion: %s -> %s (step %q, %s)",
+					strings.Join(path, " -> "), s.callee.wf.Name, s.id, s.step.Workflow.Pos)
+			case unvisited:
+				if err := visit(s.callee); err != nil {
+					return err
 				}
 			}
 		}

@@ -24,6 +24,7 @@ var goldenExamples = []string{
 	"release_announcement.json",
 	"finally_cleanup.yaml",
 	"subworkflow_triage.yaml", // workflow steps, also inside a forEach
+	"nested_loops.yaml",       // loop bodies, nested
 }
 
 var planFormats = []string{"text", "json", "dot", "mermaid"}

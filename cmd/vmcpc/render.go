@@ -73,6 +73,9 @@ func renderText(w io.Writer, wfs []*ir.Workflow) error {
 			}
 			b.WriteString(strings.TrimRight(line, " ") + "\n")
 		}
+		for _, s := range wf.Steps {
+			renderBodyText(&b, s, "  ")
+		}
 		renderFinallyText(&b, wf)
 	}
 	_, err := io.WriteString(w, b.String())
@@ -111,6 +114,59 @@ func renderFinallyText(b *strings.Builder, wf *ir.Workflow) {
 	}
 }
 
+// renderBodyText prints a loop body below the step table it belongs to,
+// indented one step per nesting level: its levels, critical path, steps
+// and the loop's output fields, then the bodies nested in it.
+//
+//	body of per_ns (for each ns; 3 steps, 2 levels)
+//	  level 0 | pods  per_kind
+//	  level 1 | write_pods
+//	  critical path: pods -> write_pods
+//	  pods        k8s.list_resources
+//	  write_pods  graph.merge_nodes (conditional)  after pods
+func renderBodyText(b *strings.Builder, loop *ir.Step, indent string) {
+	fe := loop.ForEach
+	if fe == nil || len(fe.Steps) == 0 {
+		return
+	}
+	ids := func(idx []int) []string {
+		out := make([]string, len(idx))
+		for i, x := range idx {
+			out[i] = fe.Steps[x].ID
+		}
+		return out
+	}
+	fmt.Fprintf(b, "\n%sbody of %s (for each %s; %s, %s)\n", indent, loop.ID, fe.ItemVar, plural(len(fe.Steps), "step"), plural(len(fe.Levels), "level"))
+	in := indent + "  "
+	labelWidth := len(fmt.Sprintf("level %d", len(fe.Levels)-1))
+	for l, level := range fe.Levels {
+		fmt.Fprintf(b, "%s%-*s | %s\n", in, labelWidth, fmt.Sprintf("level %d", l), strings.Join(ids(level), "  "))
+	}
+	fmt.Fprintf(b, "%scritical path: %s\n", in, strings.Join(ids(fe.CriticalPath), " -> "))
+	idWidth, actionWidth := 0, 0
+	for _, s := range fe.Steps {
+		idWidth = max(idWidth, len(s.ID))
+		actionWidth = max(actionWidth, len(stepAction(s)))
+	}
+	for _, s := range fe.Steps {
+		line := fmt.Sprintf("%s%-*s  %-*s", in, idWidth, s.ID, actionWidth, stepAction(s))
+		if len(s.Deps) > 0 {
+			line += "  after " + strings.Join(ids(s.Deps), ", ")
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+	if fe.Output != nil {
+		var names []string
+		for _, p := range fe.Output.Properties {
+			names = append(names, p.Name)
+		}
+		fmt.Fprintf(b, "%soutput: %s\n", in, strings.Join(names, ", "))
+	}
+	for _, s := range fe.Steps {
+		renderBodyText(b, s, in)
+	}
+}
+
 func finallyIDs(wf *ir.Workflow, idx []int) []string {
 	out := make([]string, len(idx))
 	for i, x := range idx {
@@ -131,6 +187,9 @@ func stepAction(s *ir.Step) string {
 			if inner := s.ForEach.Step; inner.Tool != nil || inner.Workflow != nil {
 				what = fmt.Sprintf("forEach %s: %s", s.ForEach.ItemVar, stepAction(inner))
 			}
+		}
+		if s.ForEach != nil && len(s.ForEach.Steps) > 0 {
+			what = fmt.Sprintf("forEach %s: %s", s.ForEach.ItemVar, plural(len(s.ForEach.Steps), "body step"))
 		}
 	case ir.StepWorkflow:
 		what = "workflow"
@@ -229,11 +288,50 @@ func renderDOT(w io.Writer, wfs []*ir.Workflow) error {
 				fmt.Fprintf(&b, "  %s -> %s%s;\n", dotID(wf.Steps[d].ID), dotID(s.ID), attrs)
 			}
 		}
+		for _, s := range wf.Steps {
+			renderBodyDOT(&b, s, "  ")
+		}
 		renderFinallyDOT(&b, wf)
 		b.WriteString("}\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// renderBodyDOT draws a loop body as a dotted cluster (nested bodies as
+// clusters inside it), with the body's own edges and a dotted edge from
+// the loop to each body root. Step ids are unique across the workflow,
+// bodies included, so node names do not clash.
+func renderBodyDOT(b *strings.Builder, loop *ir.Step, indent string) {
+	fe := loop.ForEach
+	if fe == nil || len(fe.Steps) == 0 {
+		return
+	}
+	in := indent + "  "
+	fmt.Fprintf(b, "%ssubgraph %s {\n%slabel=%s;\n%sstyle=dotted;\n", indent, dotID("cluster_body_"+loop.ID), in,
+		dotID(fmt.Sprintf("body of %s: for each %s", loop.ID, fe.ItemVar)), in)
+	for _, s := range fe.Steps {
+		attrs := fmt.Sprintf("label=%s", dotID(s.ID+"\n"+stepAction(s)))
+		switch s.Type {
+		case ir.StepForEach:
+			attrs += ", peripheries=2"
+		case ir.StepWorkflow:
+			attrs += ", shape=component"
+		}
+		fmt.Fprintf(b, "%s%s [%s];\n", in, dotID(s.ID), attrs)
+	}
+	for _, s := range fe.Steps {
+		renderBodyDOT(b, s, in)
+	}
+	b.WriteString(indent + "}\n")
+	for _, s := range fe.Steps {
+		if len(s.Deps) == 0 {
+			fmt.Fprintf(b, "%s%s -> %s [style=dotted];\n", indent, dotID(loop.ID), dotID(s.ID))
+		}
+		for _, d := range s.Deps {
+			fmt.Fprintf(b, "%s%s -> %s;\n", indent, dotID(fe.Steps[d].ID), dotID(s.ID))
+		}
+	}
 }
 
 // renderFinallyDOT draws the finally steps in a dashed cluster below the
@@ -279,16 +377,11 @@ func renderMermaid(w io.Writer, wfs []*ir.Workflow) error {
 		crit := criticalEdges(wf)
 		fmt.Fprintf(&b, "---\ntitle: %s\n---\nflowchart TD\n", wf.Name)
 		for _, s := range wf.Steps {
-			open, closing := "[", "]"
-			switch s.Type {
-			case ir.StepElicitation:
-				open, closing = "[/", "/]"
-			case ir.StepForEach:
-				open, closing = "[[", "]]"
-			case ir.StepWorkflow:
-				open, closing = "{{", "}}"
-			}
+			open, closing := mermaidShape(s)
 			fmt.Fprintf(&b, "  s%d%s\"%s<br/>%s\"%s\n", s.Index, open, mermaidText(s.ID), mermaidText(stepAction(s)), closing)
+		}
+		for _, s := range wf.Steps {
+			renderBodyMermaid(&b, s, fmt.Sprintf("s%d", s.Index), "  ")
 		}
 		for _, s := range wf.Steps {
 			for _, d := range s.Deps {
@@ -311,6 +404,45 @@ func renderMermaid(w io.Writer, wfs []*ir.Workflow) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// mermaidShape is the pair of brackets that draws a step's node.
+func mermaidShape(s *ir.Step) (string, string) {
+	switch s.Type {
+	case ir.StepElicitation:
+		return "[/", "/]"
+	case ir.StepForEach:
+		return "[[", "]]"
+	case ir.StepWorkflow:
+		return "{{", "}}"
+	}
+	return "[", "]"
+}
+
+// renderBodyMermaid draws a loop body as a subgraph named b<node> (nested
+// bodies as subgraphs inside it), its steps named <node>_0, <node>_1, ...
+// by body index, and a dotted edge from the loop node to the subgraph.
+func renderBodyMermaid(b *strings.Builder, loop *ir.Step, node, indent string) {
+	fe := loop.ForEach
+	if fe == nil || len(fe.Steps) == 0 {
+		return
+	}
+	in := indent + "  "
+	fmt.Fprintf(b, "%ssubgraph b%s [\"%s\"]\n", indent, node, mermaidText(fmt.Sprintf("body of %s: for each %s", loop.ID, fe.ItemVar)))
+	for _, s := range fe.Steps {
+		open, closing := mermaidShape(s)
+		fmt.Fprintf(b, "%s%s_%d%s\"%s<br/>%s\"%s\n", in, node, s.Index, open, mermaidText(s.ID), mermaidText(stepAction(s)), closing)
+	}
+	for _, s := range fe.Steps {
+		for _, d := range s.Deps {
+			fmt.Fprintf(b, "%s%s_%d --> %s_%d\n", in, node, d, node, s.Index)
+		}
+	}
+	for _, s := range fe.Steps {
+		renderBodyMermaid(b, s, fmt.Sprintf("%s_%d", node, s.Index), in)
+	}
+	b.WriteString(indent + "end\n")
+	fmt.Fprintf(b, "%s%s -.-> b%s\n", indent, node, node)
 }
 
 // renderFinallyMermaid draws the finally steps as a subgraph, nodes named

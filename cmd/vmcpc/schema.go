@@ -192,6 +192,10 @@ func workflowSchema() obj {
 			field{"maxParallel", intRange("Iterations running at once (default 10)", 1, 50)},
 			field{"maxIterations", intRange("Most items processed (default 100; at most limits.maxIterations, default 1000)", 1, 0)},
 			field{"step", ref("innerStep")},
+			field{"steps", obj{"type": "array", "items": ref("step"), "minItems": 1, "maxItems": 100,
+				"description": "The loop body: steps run once per item as a graph of their own; they read this iteration's body steps, every enclosing loop's item under .forEach and the steps the loop depends on. Loops nest at most 3 deep"}},
+			field{"output", obj{"allOf": []any{ref("output")},
+				"description": "Shapes each iteration's output from the body (default: the single sink's output, or an object keyed by sink id)"}},
 			field{"workflow", ref("workflowName")},
 		),
 		"required":             []string{"id"},
@@ -199,7 +203,8 @@ func workflowSchema() obj {
 		"allOf": []any{
 			whenType("tool", true, obj{"required": []string{"tool"}}),
 			whenType("elicitation", false, obj{"required": []string{"message"}}),
-			whenType("forEach", false, obj{"required": []string{"collection", "step"}}),
+			whenType("forEach", false, obj{"required": []string{"collection"},
+				"oneOf": []any{obj{"required": []string{"step"}}, obj{"required": []string{"steps"}}}}),
 			whenType("workflow", false, obj{"required": []string{"workflow"}}),
 		},
 	}

@@ -134,6 +134,10 @@ func TestSchemaRejectsBadFiles(t *testing.T) {
 		{"finally elicitation", valid + "  finally:\n    - {id: ask, type: elicitation, message: m}\n", "/spec/finally/0/type"},
 		{"finally abort", valid + "  finally:\n    - {id: f, tool: b.c, onError: {action: abort}}\n", "/spec/finally/0/onError/action"},
 		{"finally unknown field", valid + "  finally:\n    - {id: f, tool: b.c, dependOn: [a]}\n", "dependOn"},
+		{"forEach with step and steps", strings.Replace(valid, "tool: b.c", "type: forEach\n      collection: [1]\n      step: {tool: b.c}\n      steps: [{id: x, tool: b.c}]", 1), "oneOf"},
+		{"body step unknown field", strings.Replace(valid, "tool: b.c", "type: forEach\n      collection: [1]\n      steps: [{id: x, tool: b.c, dependOn: [y]}]", 1), "dependOn"},
+		{"empty loop body", strings.Replace(valid, "tool: b.c", "type: forEach\n      collection: [1]\n      steps: []", 1), "minItems"},
+		{"loop output without properties", strings.Replace(valid, "tool: b.c", "type: forEach\n      collection: [1]\n      steps: [{id: x, tool: b.c}]\n      output: {propertys: {}}", 1), "propertys"},
 		{"config without composite tools", "backends: {}\n", "compositeTools"},
 		{"composite definition without spec", "apiVersion: toolhive.stacklok.dev/v1beta1\nkind: VirtualMCPCompositeToolDefinition\nmetadata: {name: x}\n", "spec"},
 	}
