@@ -72,22 +72,31 @@ func FromRun(wf *ir.Workflow, run *runtime.Run) (*Task, error) {
 	if len(run.Steps) < len(wf.Steps) {
 		return nil, fmt.Errorf("run %s has %d steps; the workflow has %d", run.ID, len(run.Steps), len(wf.Steps))
 	}
-	dag := &Task{Parallel: orDefault(wf.MaxParallel, 10)}
-	for i, st := range wf.Steps {
-		state := run.Steps[i]
+	return graphTask(wf.Steps, orDefault(wf.MaxParallel, 10), func(i int) (string, any) {
+		return string(run.Steps[i].Status), run.Steps[i].Output
+	})
+}
+
+// graphTask is the DAG of steps, parallel at once, where record gives
+// each step's recorded status and output.
+func graphTask(steps []*ir.Step, parallel int, record func(i int) (status string, output any)) (*Task, error) {
+	dag := &Task{Parallel: parallel, Nodes: []*Task{}}
+	for i, st := range steps {
+		status, output := record(i)
 		var t *Task
+		var err error
 		switch {
-		case state.Status == runtime.StepSkipped:
+		case status == string(runtime.StepSkipped):
 			t = Empty()
 		case st.Type == ir.StepTool:
 			t = Call(st.Tool.Backend)
-		case st.Type == ir.StepForEach && st.ForEach.Step != nil && st.ForEach.Step.Type == ir.StepTool:
-			var err error
-			if t, err = loopFromOutput(st, state.Output); err != nil {
-				return nil, err
-			}
+		case st.Type == ir.StepForEach:
+			t, err = loopTask(st, output)
 		default:
-			return nil, fmt.Errorf("step %q: a %s step has no model in the ideal makespan", st.ID, st.Type)
+			err = fmt.Errorf("step %q: a %s step has no model in the ideal makespan", st.ID, st.Type)
+		}
+		if err != nil {
+			return nil, err
 		}
 		dag.Nodes = append(dag.Nodes, t)
 		dag.Deps = append(dag.Deps, st.Deps)
@@ -95,22 +104,42 @@ func FromRun(wf *ir.Workflow, run *runtime.Run) (*Task, error) {
 	return dag, nil
 }
 
-// loopFromOutput is the loop of forEach step st, with one call per
-// iteration that ran according to its recorded output.
-func loopFromOutput(st *ir.Step, output any) (*Task, error) {
+// loopTask is forEach step st as its recorded output says it ran: one
+// task per iteration, nothing for an iteration that its condition
+// skipped, a call for an inner tool step, and for a body the DAG of its
+// steps as the iteration's "steps" records say they ran (a body has no
+// slot limit of its own).
+func loopTask(st *ir.Step, output any) (*Task, error) {
 	out, _ := output.(map[string]any)
 	iters, ok := out["iterations"].([]any)
 	if !ok {
 		return nil, fmt.Errorf("step %q: its recorded output has no iterations", st.ID)
 	}
-	loop := &Task{Loop: true, Parallel: min(orDefault(st.ForEach.MaxParallel, 10), 50)}
+	fe := st.ForEach
+	loop := &Task{Loop: true, Parallel: min(orDefault(fe.MaxParallel, 10), 50)}
 	for _, it := range iters {
 		m, _ := it.(map[string]any)
-		if m["status"] == string(runtime.StepSkipped) {
-			loop.Items = append(loop.Items, Empty())
-			continue
+		var t *Task
+		switch {
+		case m["status"] == string(runtime.StepSkipped):
+			t = Empty()
+		case fe.Step != nil && fe.Step.Type == ir.StepTool:
+			t = Call(fe.Step.Tool.Backend)
+		case fe.Steps != nil:
+			recs, _ := m["steps"].(map[string]any)
+			var err error
+			t, err = graphTask(fe.Steps, 0, func(i int) (string, any) {
+				rec, _ := recs[fe.Steps[i].ID].(map[string]any)
+				status, _ := rec["status"].(string)
+				return status, rec["output"]
+			})
+			if err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("step %q: a loop over a %s step has no model in the ideal makespan", st.ID, fe.Step.Type)
 		}
-		loop.Items = append(loop.Items, Call(st.ForEach.Step.Tool.Backend))
+		loop.Items = append(loop.Items, t)
 	}
 	return loop, nil
 }

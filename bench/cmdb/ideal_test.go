@@ -92,3 +92,34 @@ func TestFromRun(t *testing.T) {
 		t.Errorf("FromRun with an elicitation step = nil error; want one")
 	}
 }
+
+// TestFromRunBodies: a loop whose body lists then writes, with the write
+// skipped by its condition in one iteration.
+func TestFromRunBodies(t *testing.T) {
+	body := []*ir.Step{
+		{ID: "list", Type: ir.StepTool, Tool: &ir.ToolRef{Backend: "k8s"}},
+		{ID: "write", Type: ir.StepTool, Deps: []int{0}, Tool: &ir.ToolRef{Backend: "graph"}},
+	}
+	wf := &ir.Workflow{MaxParallel: 10, Steps: []*ir.Step{
+		{ID: "each", Type: ir.StepForEach, ForEach: &ir.ForEach{MaxParallel: 1, Steps: body}},
+	}}
+	iter := func(write string) any {
+		return map[string]any{"status": "completed", "steps": map[string]any{
+			"list":  map[string]any{"status": "completed"},
+			"write": map[string]any{"status": write},
+		}}
+	}
+	run := &runtime.Run{Steps: []runtime.StepState{{ID: "each", Status: runtime.StepCompleted,
+		Output: map[string]any{"iterations": []any{iter("completed"), iter("skipped")}}}}}
+	task, err := FromRun(wf, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Calls() != 3 {
+		t.Errorf("FromRun: %d calls; want 3 (two lists, one write)", task.Calls())
+	}
+	// One iteration at a time: list+write, then list.
+	if got := Simulate(task, lat, Limits{}); got != 24*ms {
+		t.Errorf("Simulate(FromRun) = %v; want 24ms", got)
+	}
+}

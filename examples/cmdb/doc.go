@@ -5,8 +5,10 @@
 //   - cluster/: the deterministic synthetic cluster (the generator).
 //   - k8s/ and graph/: the two MCP servers (stdio), a fake Kubernetes API
 //     over that cluster and an in-memory graph store.
-//   - cmdb_sync.yaml: the sync workflow; cmdb_sync_40kinds.yaml the same
-//     for a 40-kind cluster; vmcp.yaml serves it.
+//   - cmdb_sync.yaml: the sync workflow (nested loops with multi-step
+//     bodies); cmdb_sync_40kinds.yaml the same for a 40-kind cluster;
+//     cmdb_sync_flat.yaml the same without loop bodies, for comparison;
+//     vmcp.yaml serves cmdb_sync.
 //   - cmdbtest/: builds the binaries and writes configs for the e2e test
 //     and bench/cmdb.
 //

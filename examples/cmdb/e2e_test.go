@@ -108,6 +108,15 @@ func TestSyncBuildsTheClusterGraph(t *testing.T) {
 	checkGraph(t, callSync(t, "examples/cmdb/cmdb_sync.yaml", "cmdb_sync", 0), cl)
 }
 
+// TestSyncFlat runs the same sync written without loop bodies.
+func TestSyncFlat(t *testing.T) {
+	cl, err := cluster.Generate(cluster.Paper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGraph(t, callSync(t, "examples/cmdb/cmdb_sync_flat.yaml", "cmdb_sync_flat", 0), cl)
+}
+
 func TestSyncFortyKinds(t *testing.T) {
 	cl, err := cluster.Generate(cluster.Config{Kinds: 40})
 	if err != nil {

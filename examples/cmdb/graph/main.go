@@ -49,7 +49,9 @@ func run(args []string) error {
 		mcp.WithDescription("Count the graph's nodes and relationships, by label and by type"),
 		mcp.WithReadOnlyHintAnnotation(true),
 	), g.counts)
-	return server.ServeStdio(s)
+	// mcp-go serves stdio tool calls with 5 workers unless told otherwise,
+	// which would cap every caller at 5 calls in flight.
+	return server.ServeStdio(s, server.WithWorkerPoolSize(100), server.WithQueueSize(1000))
 }
 
 type graphServer struct {

@@ -54,7 +54,9 @@ func run(args []string) error {
 		mcp.WithString("namespace", mcp.Description("Namespace; required for a namespaced kind, refused for a cluster-scoped one")),
 		mcp.WithReadOnlyHintAnnotation(true),
 	), api.listResources)
-	return server.ServeStdio(s)
+	// mcp-go serves stdio tool calls with 5 workers unless told otherwise,
+	// which would cap every caller at 5 calls in flight.
+	return server.ServeStdio(s, server.WithWorkerPoolSize(100), server.WithQueueSize(1000))
 }
 
 type api struct {
