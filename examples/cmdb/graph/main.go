@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/vmcp-dev/vmcp/examples/cmdb/latency"
+	"github.com/vmcp-dev/vmcp/examples/cmdb/fake"
 )
 
 func main() {
@@ -22,7 +22,7 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("graph", flag.ContinueOnError)
-	delay, err := latency.Flag(fs, "latency", "CMDB_GRAPH_LATENCY")
+	delay, err := fake.Flag(fs, "latency", "CMDB_GRAPH_LATENCY")
 	if err != nil {
 		return err
 	}
@@ -49,14 +49,12 @@ func run(args []string) error {
 		mcp.WithDescription("Count the graph's nodes and relationships, by label and by type"),
 		mcp.WithReadOnlyHintAnnotation(true),
 	), g.counts)
-	// mcp-go serves stdio tool calls with 5 workers unless told otherwise,
-	// which would cap every caller at 5 calls in flight.
-	return server.ServeStdio(s, server.WithWorkerPoolSize(100), server.WithQueueSize(1000))
+	return fake.ServeStdio(s)
 }
 
 type graphServer struct {
 	store *store
-	delay *latency.Delay
+	delay *fake.Delay
 }
 
 // decode reads the argument key into out (a pointer to a slice).

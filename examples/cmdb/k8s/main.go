@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/examples/cmdb/cluster"
-	"github.com/vmcp-dev/vmcp/examples/cmdb/latency"
+	"github.com/vmcp-dev/vmcp/examples/cmdb/fake"
 )
 
 func main() {
@@ -27,7 +27,7 @@ func run(args []string) error {
 	fs.IntVar(&c.Kinds, "kinds", cluster.Paper.Kinds, "resource kinds (22 to 40)")
 	fs.IntVar(&c.Namespaces, "namespaces", cluster.Paper.Namespaces, "namespaces")
 	fs.IntVar(&c.Nodes, "nodes", cluster.Paper.Nodes, "worker nodes")
-	delay, err := latency.Flag(fs, "latency", "CMDB_K8S_LATENCY")
+	delay, err := fake.Flag(fs, "latency", "CMDB_K8S_LATENCY")
 	if err != nil {
 		return err
 	}
@@ -54,14 +54,12 @@ func run(args []string) error {
 		mcp.WithString("namespace", mcp.Description("Namespace; required for a namespaced kind, refused for a cluster-scoped one")),
 		mcp.WithReadOnlyHintAnnotation(true),
 	), api.listResources)
-	// mcp-go serves stdio tool calls with 5 workers unless told otherwise,
-	// which would cap every caller at 5 calls in flight.
-	return server.ServeStdio(s, server.WithWorkerPoolSize(100), server.WithQueueSize(1000))
+	return fake.ServeStdio(s)
 }
 
 type api struct {
 	cl    *cluster.Cluster
-	delay *latency.Delay
+	delay *fake.Delay
 }
 
 func (a *api) getCluster(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {

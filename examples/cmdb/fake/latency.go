@@ -1,12 +1,4 @@
-// Package latency gives the CMDB example's fake servers (k8s and graph)
-// their artificial per-call latency: a fixed delay before every tool call
-// answers, set by a flag whose default comes from an environment variable,
-// so that a benchmark can set it for servers that vmcp starts.
-//
-// In: the flag set, the flag's name and the variable's name (Flag). Out: a
-// *Delay whose Wait sleeps for it, or returns early when the call is
-// cancelled.
-package latency
+package fake
 
 import (
 	"context"
