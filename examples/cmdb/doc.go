@@ -9,6 +9,7 @@
 //     bodies); cmdb_sync_40kinds.yaml the same for a 40-kind cluster;
 //     cmdb_sync_flat.yaml the same without loop bodies, for comparison;
 //     vmcp.yaml serves cmdb_sync.
+//   - fake/: what the two servers share (latency flag, stdio serving).
 //   - cmdbtest/: builds the binaries and writes configs for the e2e test
 //     and bench/cmdb.
 //
