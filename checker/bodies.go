@@ -122,7 +122,7 @@ func (w *wfCheck) expandBodies() {
 		}
 		loop.bodyBase = len(w.steps)
 		for j, s := range loop.body {
-			bi := w.checkStep(len(w.steps), s, loop.finally, loop)
+			bi := w.checkStep(len(w.steps), s, false, loop)
 			if bi.id == "" {
 				bi.label = loop.label + ".steps[" + strconv.Itoa(j) + "]"
 			}

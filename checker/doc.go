@@ -54,6 +54,8 @@
 //     skipped); reads of .steps.X.content against the keys a content map
 //     can have. A forEach's inner step may have a condition, checked in the
 //     iteration's scope (.forEach) like any other template.
+//   - A forEach's body (steps:) is a graph of its own; bodies.go explains
+//     what a body step may read and depend on, and how loops nest.
 //   - Each elementary dependency cycle is reported once (deps.go explains
 //     the fallback for dense tangles).
 //   - Output values are computed after the run, so a step that an
@@ -66,7 +68,8 @@
 // Files: checker.go (driver, workflow fields), params.go (parameters and
 // JSON Schema checks), schemafast.go (schemas the meta-schema accepts
 // without compiling), steps.go (per-step fields), deps.go (dependency
-// graph, cycles, defaultResults rule), templates.go (template parsing and
+// graph, cycles, defaultResults rule), bodies.go (loop bodies and their
+// scope), templates.go (template parsing and
 // reference extraction), query.go (literal JMESPath expressions of the
 // query function), refs.go (reference rules), values.go (argument
 // and var trees), tools.go (catalog checks: tool names, arguments),

@@ -852,9 +852,11 @@ func errCrossBodyDependency(pos ir.Pos, path, from, to, fromScope, toScope strin
 		"a body step that needs a step outside its loop reads it directly; make the loop step depend on that step")
 }
 
+// errMissingLoopDependency: reader says who reads (readerName), loop is
+// the enclosing loop that sits beside target.
 func errMissingLoopDependency(pos ir.Pos, path, reader, loop, target, what string) diag.Diagnostic {
 	return errorAt(pos, path, CodeLoopDependency,
-		fmt.Sprintf("step %q in the body of %q reads the %s of %q, but %q does not depend on it, so it may run first", reader, loop, what, target, loop),
+		fmt.Sprintf("%s reads the %s of %q, but the loop %q it runs in does not depend on it, so it may run first", reader, what, target, loop),
 		fmt.Sprintf("add dependsOn: [%s] to %q", target, loop))
 }
 

@@ -202,7 +202,7 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 			w.add(errMissingDependency(pos, path, stepName(a), id, what, w.depNames(a)))
 			return
 		default:
-			w.add(errMissingLoopDependency(pos, path, stepName(chain), stepName(a), id, what))
+			w.add(errMissingLoopDependency(pos, path, readerName(sc), stepName(a), id, what))
 			return
 		}
 	}

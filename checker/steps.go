@@ -117,7 +117,8 @@ func (w *wfCheck) checkSteps(pos ir.Pos, path string) {
 
 // checkStep checks step i of w.steps: a top-level step, with finally
 // set the finally step at i - w.nmain, or with parent set a step of
-// parent's body (finally then says whether the loop is a finally step).
+// parent's body. A body step of a finally loop is not a finally step
+// itself: a failure stops its iteration, as in any body.
 func (w *wfCheck) checkStep(i int, s *parser.Step, finally bool, parent *stepInfo) *stepInfo {
 	si := &stepInfo{index: i, src: s, finally: finally, parent: parent, label: "steps[" + strconv.Itoa(i) + "]"}
 	if finally {
@@ -143,7 +144,7 @@ func (w *wfCheck) checkStep(i int, s *parser.Step, finally bool, parent *stepInf
 	if d, ok := w.duration(s.Timeout, "timeout"); ok {
 		si.timeout = d
 		st.Timeout = ir.Duration(d)
-		if d > w.wf.Timeout.D() && !finally { // finally steps run after the workflow timeout
+		if d > w.wf.Timeout.D() && !si.outermost().finally { // finally steps run after the workflow timeout
 			w.add(warnTimeoutExceeds(s.Timeout.Pos, s.Timeout.Path, si.id, d.String(), w.wf.Timeout.D().String()))
 		}
 	}

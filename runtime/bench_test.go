@@ -36,6 +36,29 @@ func chainShape(n int) benchShape {
 	return benchShape{fmt.Sprintf("chain%d", n), build(fmt.Sprintf("chain%d", n), steps...), n, nil}
 }
 
+// nestedShape is a loop over outer items whose body is a loop over inner
+// items whose body is two steps, the second reading the first:
+// outer x inner x 2 backend calls.
+func nestedShape(outer, inner int) benchShape {
+	list := func(n int) *ir.Value {
+		items := make([]any, n)
+		for i := range items {
+			items[i] = int64(i)
+		}
+		return val(items)
+	}
+	body := build("body",
+		tool("fetch", "svc.x", M{"v": "{{.forEach.b}}"}),
+		tool("write", "svc.x", M{"v": "{{.steps.fetch.output.v}}", "a": "{{.forEach.a}}"}, "fetch"),
+	).Steps
+	innerLoop := &ir.Step{ID: "inner", Type: ir.StepForEach, Pos: at(20, 5), ForEach: &ir.ForEach{
+		Items: list(inner), ItemVar: "b", MaxParallel: 10, MaxIterations: 100, Steps: body, Sinks: []int{1}}}
+	outerLoop := &ir.Step{ID: "outer", Type: ir.StepForEach, Pos: at(20, 5), ForEach: &ir.ForEach{
+		Items: list(outer), ItemVar: "a", MaxParallel: 10, MaxIterations: 100, Steps: []*ir.Step{innerLoop}, Sinks: []int{0}}}
+	name := fmt.Sprintf("nested%dx%d", outer, inner)
+	return benchShape{name, build(name, step{outerLoop, nil}), outer * inner * 2, nil}
+}
+
 func benchShapes() []benchShape {
 	var wide []step
 	for i := 0; i < 100; i++ {
@@ -72,6 +95,7 @@ func benchShapes() []benchShape {
 			Arguments: val(M{"v": fmt.Sprintf("{{.steps.w%d.output.v}}", i-1)})}, []string{fmt.Sprintf("w%d", i-1)}})
 	}
 	return []benchShape{
+		nestedShape(10, 10),
 		chainShape(10),
 		chainShape(100),
 		{"wide100", wideWF, 100, nil},

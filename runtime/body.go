@@ -177,10 +177,12 @@ func (r *runState) runBody(ctx context.Context, loop *stepPlan, fr frame, itemVa
 	}
 
 	br.sched.Lock()
+	own := -1
 	for _, k := range b.roots {
-		br.start(k)
+		own = br.start(k, own)
 	}
 	br.sched.Unlock()
+	br.drive(own)
 	br.wg.Wait()
 
 	records := br.recordMap()
@@ -191,22 +193,37 @@ func (r *runState) runBody(ctx context.Context, loop *stepPlan, fr frame, itemVa
 	return out, records, serr
 }
 
-// start launches body step k on its own goroutine. Called with sched held.
-func (br *bodyRun) start(k int) {
+// start marks body step k running. The calling goroutine runs the
+// first step it starts itself (own is -1 until then, and start returns
+// k in its place); any other starts on a goroutine of its own, so a chain
+// runs on one goroutine. Called with sched held.
+func (br *bodyRun) start(k, own int) int {
 	if br.stopped {
-		return
+		return own
 	}
 	br.records[k].Status = StepRunning
 	br.records[k].StartedAt = time.Now()
 	br.setEntry(k, runningEntry)
+	if own < 0 {
+		return k
+	}
 	br.wg.Add(1)
 	go func() {
 		defer br.wg.Done()
+		br.drive(k)
+	}()
+	return own
+}
+
+// drive runs body step k, records it and goes on with the first step
+// that released, until none is left for this goroutine (k < 0).
+func (br *bodyRun) drive(k int) {
+	for k >= 0 {
 		m := br.runStep(br.body.steps[k])
 		br.sched.Lock()
-		br.finish(k, m)
+		k = br.finish(k, m)
 		br.sched.Unlock()
-	}()
+	}
 }
 
 // runStep runs one body step against the iteration's data.
@@ -227,8 +244,12 @@ func (br *bodyRun) runStep(sp *stepPlan) stepMsg {
 			return stepMsg{status: StepSkipped, output: sp.step.DefaultResults}
 		}
 	}
-	ctx, cancel := context.WithTimeout(br.ctx, sp.timeout)
-	defer cancel()
+	ctx := br.ctx
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > sp.timeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, sp.timeout)
+		defer cancel()
+	}
 	if sp.kind == ir.StepForEach {
 		return r.runLoop(ctx, sp, frame{data: br.data, mu: &br.mu})
 	}
@@ -249,8 +270,9 @@ func (br *bodyRun) runStep(sp *stepPlan) stepMsg {
 }
 
 // finish records body step k's result and starts the dependents it
-// released. Called with sched held.
-func (br *bodyRun) finish(k int, m stepMsg) {
+// released; it returns the one the calling goroutine runs next, or -1.
+// Called with sched held.
+func (br *bodyRun) finish(k int, m stepMsg) int {
 	sp := br.body.steps[k]
 	st := &br.records[k]
 	st.EndedAt = time.Now()
@@ -276,12 +298,14 @@ func (br *bodyRun) finish(k int, m stepMsg) {
 		content = noContent
 	}
 	br.setEntry(k, map[string]any{"output": output, "content": content, "status": statusValue(m.status), "error": st.Error})
+	next := -1
 	for _, d := range sp.dependents {
 		br.pending[d]--
 		if br.pending[d] == 0 {
-			br.start(d)
+			next = br.start(d, next)
 		}
 	}
+	return next
 }
 
 func (br *bodyRun) setEntry(k int, entry map[string]any) {

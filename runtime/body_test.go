@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -380,16 +381,30 @@ compositeTools:
                 tool: svc.hang
 `
 
-// TestBodyCancelReachesEveryIteration cancels a run while every
-// iteration of three nested loops is in a backend call: each of those
-// calls sees its context end, and the run is cancelled.
+// TestBodyCancelReachesEveryIteration stops a run while every iteration
+// of three nested loops is in a backend call (by the cancel API, the
+// caller's context, another step's abort, the workflow timeout): each of
+// those calls sees its context end, and the run ends with the status of
+// the cause.
 func TestBodyCancelReachesEveryIteration(t *testing.T) {
-	for _, how := range []string{"cancel", "context"} {
+	abort := strings.Replace(cancelNested, "    steps:\n      - id: outer", "    steps:\n      - id: breaks\n        tool: svc.fail_late\n      - id: outer", 1)
+	timedOut := strings.Replace(cancelNested, "    description: every innermost call hangs\n", "    description: every innermost call hangs\n    timeout: 400ms\n", 1)
+	for _, tc := range []struct {
+		how  string
+		src  string
+		want RunStatus
+	}{
+		{"cancel", cancelNested, RunCancelled},
+		{"context", cancelNested, RunCancelled},
+		{"abort", abort, RunFailed},
+		{"timeout", timedOut, RunTimedOut},
+	} {
+		how := tc.how
 		t.Run(how, func(t *testing.T) {
-			fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
+			fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}, "svc.fail_late": {latency: 300 * time.Millisecond, fail: true}})
 			const calls = 2*2*2 + 2*2 // inner iterations, and side per middle iteration
-			fb.started = make(chan string, calls)
-			e := bodyEngine(t, cancelNested, fb)
+			fb.started = make(chan string, calls+1)
+			e := bodyEngine(t, tc.src, fb)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan *Run)
@@ -397,23 +412,80 @@ func TestBodyCancelReachesEveryIteration(t *testing.T) {
 				run, _ := e.Run(ctx, "hang", nil, RunOptions{RunID: "nested-" + how})
 				done <- run
 			}()
-			for i := 0; i < calls; i++ {
-				<-fb.started
+			for n := 0; n < calls; {
+				if <-fb.started == "svc.hang" {
+					n++
+				}
 			}
-			if how == "cancel" {
+			switch how {
+			case "cancel":
 				if err := e.Cancel(context.Background(), "nested-"+how); err != nil {
 					t.Fatal(err)
 				}
-			} else {
+			case "context":
 				cancel()
 			}
 			run := <-done
-			if run.Status != RunCancelled {
-				t.Errorf("status = %s; want cancelled", run.Status)
+			if run.Status != tc.want {
+				t.Errorf("status = %s; want %s", run.Status, tc.want)
 			}
 			if got := fb.sawCancel.Load(); got != calls {
 				t.Errorf("backend calls that saw their context cancelled = %d; want %d", got, calls)
 			}
 		})
+	}
+}
+
+// TestBodyIterationLimitNested: New refuses a plan whose nested loop
+// allows more iterations than the server-wide limit, naming the loop.
+func TestBodyIterationLimitNested(t *testing.T) {
+	src := strings.Replace(nested3, "            itemVar: y\n", "            itemVar: y\n            maxIterations: 500\n", 1)
+	_, err := New(compileYAML(t, src), Options{Backend: newFake(nil), MaxIterations: 200})
+	if err == nil || !strings.Contains(err.Error(), `step "middle"`) || !strings.Contains(err.Error(), "maxIterations 500 is over the server-wide limit of 200") {
+		t.Errorf("New = %v; want the nested loop's maxIterations refused", err)
+	}
+}
+
+const finallyBody = `
+compositeTools:
+  - name: fin
+    description: a finally loop with a body runs after a failure
+    steps:
+      - id: work
+        tool: svc.fail
+        defaultResults: {n: 0}
+    finally:
+      - id: cleanup
+        type: forEach
+        collection: [a, b]
+        steps:
+          - id: undo
+            tool: svc.undo
+            arguments: {what: "{{.forEach.item}}", status: "{{.workflow.status}}", n: "{{.steps.work.output.n}}"}
+          - id: note
+            tool: svc.note
+            dependsOn: [undo]
+            arguments: {v: "{{.steps.undo.output.args.what}}"}
+`
+
+// TestBodyInFinally: a finally loop's body runs once per item after the
+// run failed, reading .workflow.status and a failed step's defaults.
+func TestBodyInFinally(t *testing.T) {
+	fb := newFake(map[string]*fakeTool{"svc.fail": {fail: true}})
+	e := bodyEngine(t, finallyBody, fb)
+	run, err := e.Run(context.Background(), "fin", nil, RunOptions{})
+	if err != nil || run.Status != RunFailed {
+		t.Fatalf("Run = %v, %v; want failed", run.Status, err)
+	}
+	var got []string
+	for _, c := range fb.callsTo("undo") {
+		got = append(got, fmt.Sprint(c.Arguments["what"], " ", c.Arguments["status"], " ", c.Arguments["n"]))
+	}
+	sort.Strings(got)
+	if diff := cmp.Diff([]string{"a failed 0", "b failed 0"}, got); diff != "" {
+		t.Errorf("undo calls (-want +got):\n%s", diff)
+	}
+	if n := len(fb.callsTo("note")); n != 2 {
+		t.Errorf("note ran %d times; want 2", n)
 	}
 }

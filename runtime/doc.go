@@ -23,6 +23,7 @@
 // run state), finally.go (finally steps, after the run's outcome is
 // decided), step.go (tool calls, elicitation), retry.go (the retry
 // policy), foreach.go (iterations and their per-item condition),
+// body.go (loop bodies: a DAG of steps per iteration, nested loops),
 // subworkflow.go (workflow steps: child runs linked to their parent),
 // template.go (templates and their functions), query.go (the query
 // function, JMESPath), value.go (arguments and coercion), limit.go (the

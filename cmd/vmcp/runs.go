@@ -294,6 +294,10 @@ func printRunList(w io.Writer, runs []httpapi.RunSummary) {
 // timelineWidth is the number of cells of a timeline bar.
 const timelineWidth = 40
 
+// maxIterationRows is how many iterations of a loop body runs show lists
+// (the API returns them all).
+const maxIterationRows = 10
+
 // printRunDetail prints the run's header and its step timeline. now places
 // the end of runs and steps that are still going.
 func printRunDetail(w io.Writer, d httpapi.RunDetail, now time.Time) {
@@ -332,20 +336,52 @@ func printRunDetail(w io.Writer, d httpapi.RunDetail, now time.Time) {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "STEP\tSTATUS\tTRIES\tSTART\tDURATION\tTIMELINE (0 → %s)\n", fmtMS(total.Milliseconds()))
-	for _, st := range d.Steps {
+	row := func(id string, st httpapi.StepDetail) {
 		start, dur := "-", "-"
 		if !st.StartedAt.IsZero() {
 			start = "+" + fmtMS(st.StartedAt.Sub(d.StartedAt).Milliseconds())
 			dur = fmtMS(st.DurationMS)
 		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", id, st.Status, st.Attempts, start, dur, bar(d.StartedAt, total, st, now))
+	}
+	// A loop body's steps follow their loop, one row per iteration and
+	// step, named loop[index].step and indented per nesting level.
+	var bodyRows func(prefix, indent string, its []httpapi.IterationDetail)
+	bodyRows = func(prefix, indent string, its []httpapi.IterationDetail) {
+		for k, it := range its {
+			if k == maxIterationRows {
+				fmt.Fprintf(tw, "%s%s[...]\t%d more iterations\t\t\t\t\n", indent, prefix, len(its)-k)
+				break
+			}
+			for _, st := range it.Steps {
+				name := fmt.Sprintf("%s[%d].%s", prefix, it.Index, st.ID)
+				row(indent+name, st)
+				bodyRows(name, indent+"  ", st.Iterations)
+			}
+		}
+	}
+	for _, st := range d.Steps {
 		id := st.ID
 		if st.Finally {
 			id += " (finally)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", id, st.Status, st.Attempts, start, dur, bar(d.StartedAt, total, st, now))
+		row(id, st)
+		bodyRows(st.ID, "  ", st.Iterations)
 	}
 	tw.Flush()
 	w.Write(buf.Bytes())
+	var bodyErrors func(prefix string, its []httpapi.IterationDetail)
+	bodyErrors = func(prefix string, its []httpapi.IterationDetail) {
+		for _, it := range its {
+			for _, st := range it.Steps {
+				name := fmt.Sprintf("%s[%d].%s", prefix, it.Index, st.ID)
+				if st.Error != "" && len(st.Iterations) == 0 {
+					fmt.Fprintf(w, "  %s: error: %s\n", name, st.Error)
+				}
+				bodyErrors(name, st.Iterations)
+			}
+		}
+	}
 	for _, st := range d.Steps {
 		if st.Error != "" {
 			fmt.Fprintf(w, "  %s: error: %s\n", st.ID, st.Error)
@@ -353,6 +389,7 @@ func printRunDetail(w io.Writer, d httpapi.RunDetail, now time.Time) {
 		if st.Note != "" {
 			fmt.Fprintf(w, "  %s: note: %s\n", st.ID, st.Note)
 		}
+		bodyErrors(st.ID, st.Iterations)
 	}
 	if len(d.Children) > 0 {
 		fmt.Fprintln(w)

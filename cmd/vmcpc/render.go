@@ -112,6 +112,9 @@ func renderFinallyText(b *strings.Builder, wf *ir.Workflow) {
 		}
 		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
+	for _, s := range wf.Finally {
+		renderBodyText(b, s, "  ")
+	}
 }
 
 // renderBodyText prints a loop body below the step table it belongs to,
@@ -350,6 +353,9 @@ func renderFinallyDOT(b *strings.Builder, wf *ir.Workflow) {
 		}
 		fmt.Fprintf(b, "    %s [%s];\n", dotID(s.ID), attrs)
 	}
+	for _, s := range wf.Finally {
+		renderBodyDOT(b, s, "    ")
+	}
 	b.WriteString("  }\n")
 	for _, s := range wf.Finally {
 		for _, d := range s.Deps {
@@ -463,6 +469,9 @@ func renderFinallyMermaid(b *strings.Builder, wf *ir.Workflow) {
 		for _, d := range s.Deps {
 			fmt.Fprintf(b, "    f%d --> f%d\n", d, s.Index)
 		}
+	}
+	for _, s := range wf.Finally {
+		renderBodyMermaid(b, s, fmt.Sprintf("f%d", s.Index), "    ")
 	}
 	b.WriteString("  end\n")
 }

@@ -131,6 +131,80 @@ type StepDetail struct {
 	DurationMS int64 `json:"durationMs"`
 	// Finally marks a finally step (see runtime.Run.IsFinally).
 	Finally bool `json:"finally,omitempty"`
+	// Iterations are a loop body's runs, one per item, each with its body
+	// steps' records (taken from the loop's output, see
+	// runtime/body.go); empty for other steps.
+	Iterations []IterationDetail `json:"iterations,omitempty"`
+}
+
+// IterationDetail is one iteration of a loop with a body.
+type IterationDetail struct {
+	Index  int          `json:"index"`
+	Status string       `json:"status"`
+	Error  string       `json:"error,omitempty"`
+	Steps  []StepDetail `json:"steps"`
+}
+
+// bodyIterations reads the iterations of a loop with a body from its
+// output ({iterations: [{index, status, error, steps: {id: record}}]}),
+// whether it comes from memory or was decoded from a store's JSON. Body
+// steps are ordered by start time, then id, for a timeline.
+func bodyIterations(output any, now time.Time) []IterationDetail {
+	out, _ := output.(map[string]any)
+	list, _ := out["iterations"].([]any)
+	var its []IterationDetail
+	for k, x := range list {
+		it, _ := x.(map[string]any)
+		recs, ok := it["steps"].(map[string]any)
+		if !ok {
+			return nil // not a loop with a body
+		}
+		d := IterationDetail{Index: k}
+		d.Status, _ = it["status"].(string)
+		d.Error, _ = it["error"].(string)
+		for id, r := range recs {
+			rec, _ := r.(map[string]any)
+			st := StepDetail{StepState: runtime.StepState{ID: id, Output: rec["output"]}}
+			if s, ok := rec["status"].(string); ok {
+				st.Status = runtime.StepStatus(s)
+			}
+			st.Error, _ = rec["error"].(string)
+			switch n := rec["attempts"].(type) {
+			case int64:
+				st.Attempts = int(n)
+			case float64:
+				st.Attempts = int(n)
+			}
+			st.StartedAt = recordTime(rec["startedAt"])
+			st.EndedAt = recordTime(rec["endedAt"])
+			if !st.StartedAt.IsZero() {
+				st.DurationMS = durationMS(st.StartedAt, st.EndedAt, now)
+			}
+			st.Iterations = bodyIterations(st.Output, now)
+			d.Steps = append(d.Steps, st)
+		}
+		sort.Slice(d.Steps, func(i, j int) bool {
+			a, b := d.Steps[i], d.Steps[j]
+			switch {
+			case a.StartedAt.IsZero() != b.StartedAt.IsZero():
+				return b.StartedAt.IsZero() // steps that never started last
+			case !a.StartedAt.Equal(b.StartedAt):
+				return a.StartedAt.Before(b.StartedAt)
+			}
+			return a.ID < b.ID
+		})
+		its = append(its, d)
+	}
+	return its
+}
+
+func recordTime(v any) time.Time {
+	s, _ := v.(string)
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // Error is the body of every error response.
@@ -158,7 +232,7 @@ func Summarize(r *runtime.Run, now time.Time) RunSummary {
 func Detail(r *runtime.Run, now time.Time) RunDetail {
 	d := RunDetail{RunSummary: Summarize(r, now), Output: r.Output, Steps: make([]StepDetail, len(r.Steps))}
 	for i, st := range r.Steps {
-		d.Steps[i] = StepDetail{StepState: st, Finally: r.IsFinally(i)}
+		d.Steps[i] = StepDetail{StepState: st, Finally: r.IsFinally(i), Iterations: bodyIterations(st.Output, now)}
 		if !st.StartedAt.IsZero() {
 			d.Steps[i].DurationMS = durationMS(st.StartedAt, st.EndedAt, now)
 		}
