@@ -30,17 +30,7 @@ func bodyPlan() *Plan {
 // encoded (numbers in body defaults and the loop output's schema too).
 func TestBodyRoundTrip(t *testing.T) {
 	p := bodyPlan()
-	data, err := Encode(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Decode(data)
-	if err != nil {
-		t.Fatalf("Decode(Encode(p)) failed: %v", err)
-	}
-	if diff := cmp.Diff(p, got); diff != "" {
-		t.Errorf("Decode(Encode(p)) differs (-want +got):\n%s", diff)
-	}
+	got := roundTrip(t, p)
 	var ids []string
 	EachStep(got.Workflows[0].Steps, func(s *Step) { ids = append(ids, s.ID) })
 	if diff := cmp.Diff([]string{"a", "b", "fetch", "write"}, ids); diff != "" {

@@ -45,16 +45,10 @@ func samplePlan() *Plan {
 
 func TestRoundTrip(t *testing.T) {
 	p := samplePlan()
+	got := roundTrip(t, p)
 	data, err := Encode(p)
 	if err != nil {
 		t.Fatal(err)
-	}
-	got, err := Decode(data)
-	if err != nil {
-		t.Fatalf("Decode(Encode(p)) failed: %v", err)
-	}
-	if diff := cmp.Diff(p, got); diff != "" {
-		t.Errorf("Decode(Encode(p)) differs (-want +got):\n%s", diff)
 	}
 	again, err := Encode(got)
 	if err != nil {
@@ -94,4 +88,22 @@ func TestDecodeRejects(t *testing.T) {
 	if _, err := Decode([]byte("{")); err == nil {
 		t.Errorf("Decode of truncated JSON succeeded")
 	}
+}
+
+// roundTrip encodes and decodes p, fails the test unless the result
+// equals p, and returns it.
+func roundTrip(t *testing.T, p *Plan) *Plan {
+	t.Helper()
+	data, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(data)
+	if err != nil {
+		t.Fatalf("Decode(Encode(p)) failed: %v", err)
+	}
+	if diff := cmp.Diff(p, got); diff != "" {
+		t.Errorf("Decode(Encode(p)) differs (-want +got):\n%s", diff)
+	}
+	return got
 }

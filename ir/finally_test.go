@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // withFinally is samplePlan with two finally steps, the second after the
@@ -27,17 +25,7 @@ func withFinally() *Plan {
 
 func TestRoundTripFinally(t *testing.T) {
 	p := withFinally()
-	data, err := Encode(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Decode(data)
-	if err != nil {
-		t.Fatalf("Decode(Encode(p)) failed: %v", err)
-	}
-	if diff := cmp.Diff(p, got); diff != "" {
-		t.Errorf("Decode(Encode(p)) differs (-want +got):\n%s", diff)
-	}
+	roundTrip(t, p)
 }
 
 // TestDecodeRejectsBadFinally: finally indexes are checked like step
