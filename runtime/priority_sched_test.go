@@ -136,18 +136,7 @@ func TestReadyQueueWeighsALoopWhenTheStepsItReadsEnd(t *testing.T) {
         maxIterations: 500
         step: {tool: svc.small, arguments: {n: "{{.forEach.n}}"}}
 `
-	p := compileYAML(t, src)
-	items := numbers(100)
-	fb := newFake(map[string]*fakeTool{
-		"svc.list":  {latency: time.Millisecond, result: func(map[string]any) any { return M{"items": items} }},
-		"svc.small": {latency: time.Millisecond},
-	})
-	e := mustEngine(t, p, Options{Backend: fb})
-	var log startLog
-	run, err := e.Run(context.Background(), "listed_loop", nil, RunOptions{OnEvent: log.onEvent})
-	if err != nil || run.Status != RunCompleted {
-		t.Fatalf("Run = %v, %v", run, err)
-	}
+	log := runListedLoop(t, src, "listed_loop", 100)
 	// list, prep and the chain heads all have 2 steps left; list comes
 	// first in plan order. Once it has ended, the loop weighs 10 waves, so
 	// prep (11) goes before the heads (2), and the loop right after prep.
@@ -263,22 +252,29 @@ func TestReadyQueueStartsAReadyBigLoopFirst(t *testing.T) {
         maxParallel: 5
         step: {tool: svc.small, arguments: {n: "{{.forEach.n}}"}}
 `
-	p := compileYAML(t, src)
-	items := numbers(20)
-	fb := newFake(map[string]*fakeTool{
-		"svc.list":  {latency: time.Millisecond, result: func(map[string]any) any { return M{"items": items} }},
-		"svc.small": {latency: time.Millisecond},
-	})
-	e := mustEngine(t, p, Options{Backend: fb})
-	var log startLog
-	run, err := e.Run(context.Background(), "ready_loop", nil, RunOptions{OnEvent: log.onEvent})
-	if err != nil || run.Status != RunCompleted {
-		t.Fatalf("Run = %v, %v", run, err)
-	}
+	log := runListedLoop(t, src, "ready_loop", 20)
 	// list and the heads have 2 steps left, list first in plan order;
 	// then the loop weighs 4 waves against the heads' 2.
 	want := []string{"list", "loop", "a_1", "b_1", "a_2", "b_2"}
 	if !slices.Equal(log.starts, want) {
 		t.Errorf("starts = %v; want %v", log.starts, want)
 	}
+}
+
+// runListedLoop runs workflow name of src, whose svc.list answers items
+// 0..n-1, with 1 ms per call, and returns the order of step starts.
+func runListedLoop(t *testing.T, src, name string, n int) *startLog {
+	t.Helper()
+	items := numbers(n)
+	fb := newFake(map[string]*fakeTool{
+		"svc.list":  {latency: time.Millisecond, result: func(map[string]any) any { return M{"items": items} }},
+		"svc.small": {latency: time.Millisecond},
+	})
+	e := mustEngine(t, compileYAML(t, src), Options{Backend: fb})
+	log := &startLog{}
+	run, err := e.Run(context.Background(), name, nil, RunOptions{OnEvent: log.onEvent})
+	if err != nil || run.Status != RunCompleted {
+		t.Fatalf("Run = %v, %v", run, err)
+	}
+	return log
 }
