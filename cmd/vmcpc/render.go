@@ -61,18 +61,7 @@ func renderText(w io.Writer, wfs []*ir.Workflow) error {
 		fmt.Fprintf(&b, "\ncritical path (%s)\n  %s\n", plural(len(wf.CriticalPath), "step"), strings.Join(stepIDs(wf, wf.CriticalPath), " -> "))
 
 		b.WriteString("\nsteps\n")
-		idWidth, actionWidth := 0, 0
-		for _, s := range wf.Steps {
-			idWidth = max(idWidth, len(s.ID))
-			actionWidth = max(actionWidth, len(stepAction(s)))
-		}
-		for _, s := range wf.Steps {
-			line := fmt.Sprintf("  %-*s  %-*s", idWidth, s.ID, actionWidth, stepAction(s))
-			if len(s.Deps) > 0 {
-				line += "  after " + strings.Join(stepIDs(wf, s.Deps), ", ")
-			}
-			b.WriteString(strings.TrimRight(line, " ") + "\n")
-		}
+		writeStepTable(&b, wf.Steps, "  ")
 		for _, s := range wf.Steps {
 			renderBodyText(&b, s, "  ")
 		}
@@ -100,18 +89,7 @@ func renderFinallyText(b *strings.Builder, wf *ir.Workflow) {
 	for l, level := range wf.FinallyLevels {
 		fmt.Fprintf(b, "  %-*s | %s\n", labelWidth, fmt.Sprintf("level %d", l), strings.Join(finallyIDs(wf, level), "  "))
 	}
-	idWidth, actionWidth := 0, 0
-	for _, s := range wf.Finally {
-		idWidth = max(idWidth, len(s.ID))
-		actionWidth = max(actionWidth, len(stepAction(s)))
-	}
-	for _, s := range wf.Finally {
-		line := fmt.Sprintf("  %-*s  %-*s", idWidth, s.ID, actionWidth, stepAction(s))
-		if len(s.Deps) > 0 {
-			line += "  after " + strings.Join(finallyIDs(wf, s.Deps), ", ")
-		}
-		b.WriteString(strings.TrimRight(line, " ") + "\n")
-	}
+	writeStepTable(b, wf.Finally, "  ")
 	for _, s := range wf.Finally {
 		renderBodyText(b, s, "  ")
 	}
@@ -132,13 +110,7 @@ func renderBodyText(b *strings.Builder, loop *ir.Step, indent string) {
 	if fe == nil || len(fe.Steps) == 0 {
 		return
 	}
-	ids := func(idx []int) []string {
-		out := make([]string, len(idx))
-		for i, x := range idx {
-			out[i] = fe.Steps[x].ID
-		}
-		return out
-	}
+	ids := func(idx []int) []string { return idsOf(fe.Steps, idx) }
 	fmt.Fprintf(b, "\n%sbody of %s (for each %s; %s, %s)\n", indent, loop.ID, fe.ItemVar, plural(len(fe.Steps), "step"), plural(len(fe.Levels), "level"))
 	in := indent + "  "
 	labelWidth := len(fmt.Sprintf("level %d", len(fe.Levels)-1))
@@ -146,18 +118,7 @@ func renderBodyText(b *strings.Builder, loop *ir.Step, indent string) {
 		fmt.Fprintf(b, "%s%-*s | %s\n", in, labelWidth, fmt.Sprintf("level %d", l), strings.Join(ids(level), "  "))
 	}
 	fmt.Fprintf(b, "%scritical path: %s\n", in, strings.Join(ids(fe.CriticalPath), " -> "))
-	idWidth, actionWidth := 0, 0
-	for _, s := range fe.Steps {
-		idWidth = max(idWidth, len(s.ID))
-		actionWidth = max(actionWidth, len(stepAction(s)))
-	}
-	for _, s := range fe.Steps {
-		line := fmt.Sprintf("%s%-*s  %-*s", in, idWidth, s.ID, actionWidth, stepAction(s))
-		if len(s.Deps) > 0 {
-			line += "  after " + strings.Join(ids(s.Deps), ", ")
-		}
-		b.WriteString(strings.TrimRight(line, " ") + "\n")
-	}
+	writeStepTable(b, fe.Steps, in)
 	if fe.Output != nil {
 		var names []string
 		for _, p := range fe.Output.Properties {
@@ -170,12 +131,23 @@ func renderBodyText(b *strings.Builder, loop *ir.Step, indent string) {
 	}
 }
 
-func finallyIDs(wf *ir.Workflow, idx []int) []string {
-	out := make([]string, len(idx))
-	for i, x := range idx {
-		out[i] = wf.Finally[x].ID
+func finallyIDs(wf *ir.Workflow, idx []int) []string { return idsOf(wf.Finally, idx) }
+
+// writeStepTable prints one line per step, indented: its id, what it does
+// and the steps of the same list it runs after, in aligned columns.
+func writeStepTable(b *strings.Builder, steps []*ir.Step, indent string) {
+	idWidth, actionWidth := 0, 0
+	for _, s := range steps {
+		idWidth = max(idWidth, len(s.ID))
+		actionWidth = max(actionWidth, len(stepAction(s)))
 	}
-	return out
+	for _, s := range steps {
+		line := fmt.Sprintf("%s%-*s  %-*s", indent, idWidth, s.ID, actionWidth, stepAction(s))
+		if len(s.Deps) > 0 {
+			line += "  after " + strings.Join(idsOf(steps, s.Deps), ", ")
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
 }
 
 // stepAction says what a step does in a few words.
@@ -212,10 +184,13 @@ func stepAction(s *ir.Step) string {
 	return what
 }
 
-func stepIDs(wf *ir.Workflow, idx []int) []string {
+func stepIDs(wf *ir.Workflow, idx []int) []string { return idsOf(wf.Steps, idx) }
+
+// idsOf names the steps at the indexes idx of steps.
+func idsOf(steps []*ir.Step, idx []int) []string {
 	out := make([]string, len(idx))
 	for i, x := range idx {
-		out[i] = wf.Steps[x].ID
+		out[i] = steps[x].ID
 	}
 	return out
 }
