@@ -49,6 +49,7 @@ package plangraph
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -68,6 +69,8 @@ const (
 	laneClear = 6  // between a lane and the boxes it passes
 	laneGap   = 6  // between two lanes over one span
 	bodyPad   = 10 // around a loop body inside its box
+	nudge     = 10 // how far a box moves down off another's port height
+	clash     = 4  // ports closer than this are at the same height
 	stackOff  = 4  // the offset of a loop's second (stacked) outline
 	headTop   = 110
 	groupGap  = 28 // between the workflow's block and the finally group
@@ -126,6 +129,8 @@ type Edge struct {
 // box is a step's box inside its block.
 type box struct {
 	step     *ir.Step
+	idx      int  // the step's index in its list
+	out      bool // some step of the block depends on it
 	path     string
 	loop     string
 	finally  bool
@@ -253,7 +258,7 @@ func layBlock(steps []*ir.Step, levels [][]int, path []int, critical bool, prefi
 
 	b := &block{boxes: make([]*box, len(steps))}
 	for i, s := range steps {
-		x := &box{step: s, path: s.ID, loop: prefix, finally: finally, col: col[i], critical: onPath[i]}
+		x := &box{step: s, idx: i, path: s.ID, loop: prefix, finally: finally, col: col[i], critical: onPath[i]}
 		if prefix != "" {
 			x.path = prefix + "/" + s.ID
 		}
@@ -261,6 +266,12 @@ func layBlock(steps []*ir.Step, levels [][]int, path []int, critical bool, prefi
 			return nil, err
 		}
 		b.boxes[i] = x
+	}
+
+	for _, s := range steps {
+		for _, d := range s.Deps {
+			b.boxes[d].out = true
+		}
 	}
 
 	// 2. Order and rows.
@@ -288,7 +299,12 @@ func layBlock(steps []*ir.Step, levels [][]int, path []int, critical bool, prefi
 				y = x.wish - x.headH/2
 			}
 			x.y = y
-			next = y + x.h + rowGap
+			if c > 0 {
+				for n := 0; n < 20 && portClash(x, b.cols[c-1]); n++ {
+					x.y += nudge
+				}
+			}
+			next = x.y + x.h + rowGap
 		}
 	}
 
@@ -300,6 +316,20 @@ func layBlock(steps []*ir.Step, levels [][]int, path []int, critical bool, prefi
 	}
 	b.route()
 	return b, nil
+}
+
+// portClash reports whether x's port is at the height of the port of a
+// box in the previous column that has edges of its own but none to x:
+// that box's outgoing edges run along the same line as x's incoming ones
+// in the gap between them, and would seem to enter x.
+func portClash(x *box, prev []*box) bool {
+	for _, p := range prev {
+		if !p.out || abs(p.port()-x.port()) >= clash || slices.Contains(x.step.Deps, p.idx) {
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // sizeBox measures a box's labels and lays out its body, if it has one.
@@ -458,6 +488,13 @@ func (b *block) route() {
 		}
 		lo, hi := span(y)
 		taken := func(y int) bool {
+			for _, c := range [2]int{s.col, t.col} {
+				for _, x := range b.cols[c] {
+					if x != s && x != t && abs(x.port()-y) < clash {
+						return true
+					}
+				}
+			}
 			for _, ln := range lanes {
 				if abs(ln.y-y) < laneGap && ln.from <= t.col-1 && s.col+1 <= ln.to {
 					return true
