@@ -29,8 +29,13 @@ package plangraph
 //     the target's "in" track (all edges into one box share it and merge
 //     there), and for an edge that skips columns also in the gap after
 //     the source, on the source's "out" track. A gap has one track per
-//     distinct in/out box, ordered by that box's height, spaced trackGap
-//     apart; the gap widens with its tracks.
+//     distinct in/out box, spaced trackGap apart: the out tracks, then
+//     the in tracks, then the in tracks of boxes level with one of their
+//     sources (so a line leaving a box never runs along the last stretch
+//     of a line entering another), each kind ordered by its box's height;
+//     the gap widens with its tracks. A box whose port would be
+//     at the height of a box in the previous column that it does not
+//     depend on moves down by nudge, for the same reason.
 //
 //  4. Lanes. An edge that skips columns crosses the columns in between
 //     horizontally, on a lane: the free height (outside every box of
@@ -411,6 +416,20 @@ type trackKey struct {
 	b  *box
 }
 
+// trackRank orders the tracks of a gap: out tracks, then in tracks, then
+// the in tracks of boxes level with one of their sources (whose edge is
+// a straight line), so that no line leaving a box runs along the last
+// stretch of a line entering another.
+func trackRank(k trackKey, aligned map[*box]bool) int {
+	switch {
+	case !k.in:
+		return 0
+	case aligned[k.b]:
+		return 2
+	}
+	return 1
+}
+
 // route does steps 3 to 5 of the algorithm for the block's edges.
 func (b *block) route() {
 	ncol := len(b.cols)
@@ -423,7 +442,11 @@ func (b *block) route() {
 			tracks[gap] = append(tracks[gap], k)
 		}
 	}
+	aligned := map[*box]bool{}
 	for _, r := range b.routes {
+		if r.to.col-r.from.col == 1 && abs(r.to.port()-r.from.port()) < clash {
+			aligned[r.to] = true
+		}
 		add(r.to.col-1, trackKey{in: true, b: r.to})
 		if r.to.col-r.from.col > 1 {
 			add(r.from.col, trackKey{in: false, b: r.from})
@@ -447,10 +470,10 @@ func (b *block) route() {
 		}
 		ts := tracks[c]
 		sort.SliceStable(ts, func(i, j int) bool {
-			if pi, pj := ts[i].b.port(), ts[j].b.port(); pi != pj {
-				return pi < pj
+			if ri, rj := trackRank(ts[i], aligned), trackRank(ts[j], aligned); ri != rj {
+				return ri < rj
 			}
-			return ts[i].in && !ts[j].in
+			return ts[i].b.port() < ts[j].b.port()
 		})
 		for i, k := range ts {
 			trackX[k] = x + colGap/2 + i*trackGap
@@ -476,17 +499,6 @@ func (b *block) route() {
 			r.pts = simplify([][2]int{{sx, sy}, {in, sy}, {in, ty}, {tx, ty}})
 			continue
 		}
-		free := b.freeSpans(s.col+1, t.col-1)
-		y := nearestFree(free, sy)
-		span := func(y int) (lo, hi int) {
-			for _, f := range free {
-				if y >= f[0] && y <= f[1] {
-					return f[0], f[1]
-				}
-			}
-			return y, y
-		}
-		lo, hi := span(y)
 		taken := func(y int) bool {
 			for _, c := range [2]int{s.col, t.col} {
 				for _, x := range b.cols[c] {
@@ -496,24 +508,15 @@ func (b *block) route() {
 				}
 			}
 			for _, ln := range lanes {
-				if abs(ln.y-y) < laneGap && ln.from <= t.col-1 && s.col+1 <= ln.to {
+				if abs(ln.y-y) < laneGap && ln.from <= t.col-1 && s.col <= ln.to {
 					return true
 				}
 			}
 			return false
 		}
-		for k := 1; taken(y) && k <= 40; k++ {
-			// Try laneGap below, above, 2 laneGap below, ...
-			off := ((k + 1) / 2) * laneGap
-			if k%2 == 0 {
-				off = -off
-			}
-			if cand := y + off; cand >= lo && cand <= hi && !taken(cand) {
-				y = cand
-				break
-			}
-		}
-		lanes = append(lanes, lane{y: y, from: s.col + 1, to: t.col - 1})
+		y := pickLane(b.freeSpans(s.col+1, t.col-1), sy, taken)
+		// A lane runs through the gaps s.col to t.col-1.
+		lanes = append(lanes, lane{y: y, from: s.col, to: t.col - 1})
 		out := trackX[trackKey{in: false, b: s}]
 		r.pts = simplify([][2]int{{sx, sy}, {out, sy}, {out, y}, {in, y}, {in, ty}, {tx, ty}})
 	}
@@ -577,14 +580,28 @@ func (b *block) freeSpans(from, to int) [][2]int {
 	return append(free, [2]int{lo, inf})
 }
 
-// nearestFree is the height in free nearest to want (the smaller of two
-// equally near).
-func nearestFree(free [][2]int, want int) int {
+// pickLane is the height nearest to want (the smaller of two equally
+// near) that lies in one of the free spans and is not taken, trying
+// want clamped into each span and then laneGap steps either way inside
+// it. The last span is unbounded below, so there is always one.
+func pickLane(free [][2]int, want int, taken func(int) bool) int {
 	best, bestD := 0, -1
-	for _, f := range free {
-		y := min(max(want, f[0]), f[1])
-		if d := abs(y - want); bestD < 0 || d < bestD {
+	consider := func(y int) {
+		if d := abs(y - want); (bestD < 0 || d < bestD || (d == bestD && y < best)) && !taken(y) {
 			best, bestD = y, d
+		}
+	}
+	for _, f := range free {
+		start := min(max(want, f[0]), f[1])
+		for k := 0; k < 64; k++ {
+			for _, y := range [2]int{start + k*laneGap, start - k*laneGap} {
+				if y >= f[0] && y <= f[1] {
+					consider(y)
+				}
+			}
+			if bestD >= 0 && bestD <= abs(start-want)+k*laneGap {
+				break
+			}
 		}
 	}
 	return best

@@ -59,6 +59,9 @@ var style = strings.Join([]string{
 	`.vmcp-plan .pg-edge>.pg-arrow{fill:#6e7781;stroke:none}`,
 	`.vmcp-plan .pg-edge.critical>path{stroke:#cf222e;stroke-width:2.5}`,
 	`.vmcp-plan .pg-edge.critical>.pg-arrow{fill:#cf222e;stroke:none}`,
+	`.vmcp-plan .pg-node:hover>.pg-box{stroke:#0969da;stroke-width:2}`,
+	`.vmcp-plan .pg-edge:hover>path{stroke:#0969da;stroke-width:2.5}`,
+	`.vmcp-plan .pg-edge:hover>.pg-arrow{fill:#0969da}`,
 	`.vmcp-plan .pg-group{fill:none;stroke:#8c959f;stroke-dasharray:6 4}`,
 	`.vmcp-plan .pg-group-label{font-size:11px;fill:#57606a}`,
 }, "\n")
