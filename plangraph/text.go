@@ -61,6 +61,9 @@ func textWidth(s string, size int) int {
 // isWide reports whether r takes two monospace cells: the common East
 // Asian wide and fullwidth blocks.
 func isWide(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hangul, r) ||
 		unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) ||
 		(r >= 0xFF01 && r <= 0xFF60) || (r >= 0x1F300 && r <= 0x1FAFF)
