@@ -156,7 +156,13 @@ func (l *Layout) WriteSVG(w io.Writer, _ Options) error {
 	s.printf("<rect class=\"pg-bg\" width=\"%d\" height=\"%d\"/>\n", l.Width, l.Height)
 	s.text("pg-title", margin, 32, h.title)
 	if h.desc != "" {
-		s.text("pg-desc", margin, 52, h.desc)
+		// A cut description keeps its whole text as a tooltip.
+		full := strings.TrimSpace(wf.Description)
+		if full == h.desc {
+			s.text("pg-desc", margin, 52, h.desc)
+		} else {
+			s.printf("<text class=\"pg-desc\" x=\"%d\" y=\"%d\"><title>%s</title>%s</text>\n", margin, 52, xmlText(full), xmlText(h.desc))
+		}
 	}
 	s.text("pg-stats", margin, 70, h.stats)
 	s.legend(margin, 80)
