@@ -1,8 +1,10 @@
 package main
 
 // The measurement. For one scenario (a workflow, its backends and the
-// arguments of one run) it writes a vmcp.yaml whose backends are the real
-// example servers started through the recording proxy (proxy.go), starts
+// arguments of one run) it writes a vmcp.yaml that serves the workflow
+// made sequential (sequential.go, so the bytes are the same on every run)
+// and whose backends are the real example servers started through the
+// recording proxy (proxy.go), starts
 // the real `vmcp run` over stdio and speaks JSON-RPC to it as an agent's
 // MCP client would: initialize, tools/list, one tools/call of the
 // composite tool. Then it reads what crossed the wire:
@@ -133,9 +135,22 @@ func Measure(ctx context.Context, sc Scenario, vmcpBin, proxy, dir string) (Coun
 	return c, nil
 }
 
-// writeConfig writes dir/vmcp.yaml: sc's workflow, and each backend
-// started through the proxy with its own record file.
+// writeConfig writes dir/vmcp.yaml: sc's workflow made sequential
+// (sequential.go) as dir/workflow.json, and each backend started through
+// the proxy with its own record file.
 func writeConfig(sc Scenario, proxy, dir string) (string, error) {
+	src, err := os.ReadFile(sc.Workflow)
+	if err != nil {
+		return "", err
+	}
+	seq, err := Sequential(src)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", sc.Workflow, err)
+	}
+	wfPath := filepath.Join(dir, "workflow.json")
+	if err := os.WriteFile(wfPath, seq, 0o644); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	b.WriteString("backends:\n")
 	for _, be := range sc.Backends {
@@ -146,10 +161,7 @@ func writeConfig(sc Scenario, proxy, dir string) (string, error) {
 		args, _ := json.Marshal(be.Args)
 		fmt.Fprintf(&b, "  %s: {command: %q, args: %s, env: {%s: %q}, maxParallel: 1}\n", be.Name, proxy, args, RecordEnv, rec)
 	}
-	// One backend call at a time, so the calls happen in the same order on
-	// every run and the servers' answers (the graph's "created" counts)
-	// are the same bytes.
-	fmt.Fprintf(&b, "workflows: [%q]\nserver: {transport: stdio, maxParallel: 1}\n", sc.Workflow)
+	fmt.Fprintf(&b, "workflows: [%q]\nserver: {transport: stdio, maxParallel: 1}\n", wfPath)
 	path := filepath.Join(dir, "vmcp.yaml")
 	return path, os.WriteFile(path, []byte(b.String()), 0o644)
 }
