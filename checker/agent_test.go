@@ -102,6 +102,8 @@ steps:
 func TestAgentDiagnosticsWithoutSuggestion(t *testing.T) {
 	const draft = `name: lists
 description: Names nothing close to a real one
+parameters:
+  n: {type: integer, default: lots}
 steps:
   - id: a
     tool: github.frobnicate
@@ -110,17 +112,20 @@ steps:
   - id: b
     tool: github.search
     dependsOn: [qqqq]
+    collection: [1]
   - id: c
     type: elicitation
     message: ok?
 `
 	_, diags := compiler.Compile([]compiler.Source{{Name: "draft.yaml", Src: []byte(draft)}}, compiler.Options{Tools: toolsCatalog(t)})
 	wantDetail := map[string]string{
-		"unknown_tool":  "the tools of github are create_issue, search",
-		"unknown_field": "the fields of a step are id, type, tool, arguments, dependsOn,",
-		"unknown_step":  "the steps are a, b, c",
-		"unknown_param": "declare it: parameters: {zzz: {type: string, required: true}}",
-		"missing_field": "add schema: {type: object, properties: {answer: {type: string}}}",
+		"unknown_tool":      "the tools of github are create_issue, search",
+		"unknown_field":     "the fields of a step are id, type, tool, arguments, dependsOn,",
+		"unknown_step":      "the steps are a, b, c",
+		"unknown_param":     "declared parameters: n\nor declare it: parameters: {zzz: {type: string, required: true}}",
+		"missing_field":     "add schema: {type: object, properties: {answer: {type: string}}}",
+		"field_not_allowed": "remove it, or make this a type: forEach step, which takes collection",
+		"default_type":      "make the default an integer such as 10, or change the type",
 	}
 	seen := map[string]bool{}
 	for _, d := range diags {

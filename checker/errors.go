@@ -152,12 +152,26 @@ func errWrongType(pos ir.Pos, path, field, want, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeWrongType, fmt.Sprintf("%s must be %s, not %s", field, want, got))
 }
 
+// fieldOwner names the step type a type-specific field belongs to.
+var fieldOwner = map[string]string{
+	"tool": ir.StepTool, "arguments": ir.StepTool,
+	"message": ir.StepElicitation, "schema": ir.StepElicitation, "onDecline": ir.StepElicitation, "onCancel": ir.StepElicitation,
+	"collection": ir.StepForEach, "itemVar": ir.StepForEach, "maxIterations": ir.StepForEach, "step": ir.StepForEach, "steps": ir.StepForEach,
+	"workflow": ir.StepWorkflow,
+}
+
+// errFieldNotAllowed: hint explains the case; without one, the fix is to
+// remove the field or to change the step's type to the one that takes it.
 func errFieldNotAllowed(pos ir.Pos, path, field, stepType, hint string) diag.Diagnostic {
 	msg := fmt.Sprintf("field %q does not apply to %s steps", field, stepType)
 	if hint != "" {
 		msg += "; " + hint
 	}
-	return errorAt(pos, path, CodeFieldNotAllowed, msg)
+	var detail []string
+	if owner, ok := fieldOwner[field]; ok && hint == "" && owner != stepType {
+		detail = append(detail, fmt.Sprintf("remove it, or make this a type: %s step, which takes %s", owner, field))
+	}
+	return errorAt(pos, path, CodeFieldNotAllowed, msg, detail...)
 }
 
 // ---- workflow ----
@@ -607,7 +621,8 @@ func errInvalidType(pos ir.Pos, path, what, got string) diag.Diagnostic {
 
 func errDefaultType(pos ir.Pos, path, what, want, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeDefaultType,
-		fmt.Sprintf("the default of %s is %s, but its type is %s", what, got, want))
+		fmt.Sprintf("the default of %s is %s, but its type is %s", what, got, want),
+		fmt.Sprintf("make the default %s, or change the type", exampleOf(want)))
 }
 
 func errUnknownRequired(pos ir.Pos, path, what, name string, known []string) diag.Diagnostic {
