@@ -44,9 +44,12 @@ type RunOptions struct {
 	// run and step that started it; both are recorded on the Run.
 	ParentID   string
 	ParentStep string
-	// Draft marks the run of a workflow that is not served (RunDraft sets
-	// it); the run record keeps the mark.
-	Draft bool
+	// Draft, when set, is an unsaved workflow to run once instead of the
+	// served workflow of that name (Run's workflow must be Draft.Name):
+	// it is prepared for this run alone, its workflow steps call the
+	// served workflows, and the run record is marked Draft. It must be a
+	// checked workflow, as the compiler makes them.
+	Draft *ir.Workflow
 }
 
 // Engine executes the workflows of a plan. It is safe for concurrent use:
@@ -189,6 +192,12 @@ var ErrUnknownWorkflow = errors.New("unknown workflow")
 // Go error. The error is non-nil only when the run could not start: an
 // unknown workflow or invalid parameters (*InputError).
 func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any, opts RunOptions) (*Run, error) {
+	if opts.Draft != nil {
+		if opts.Draft.Name != workflow {
+			return nil, fmt.Errorf("runtime: the draft is workflow %q, not %q", opts.Draft.Name, workflow)
+		}
+		return e.runDraft(ctx, params, opts)
+	}
 	wp, ok := e.lookup(workflow)
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownWorkflow, workflow)
@@ -196,14 +205,9 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 	return e.run(ctx, wp, params, opts)
 }
 
-// RunDraft runs wf once, as Run would, without serving it: wf is prepared
-// for this run alone (its workflow steps call the engine's workflows), and
-// the run record is marked Draft. wf must be a checked workflow, as the
-// compiler makes them.
-func (e *Engine) RunDraft(ctx context.Context, wf *ir.Workflow, params map[string]any, opts RunOptions) (*Run, error) {
-	if wf == nil {
-		return nil, errors.New("runtime: nil workflow")
-	}
+// runDraft runs opts.Draft once without serving it (see RunOptions.Draft).
+func (e *Engine) runDraft(ctx context.Context, params map[string]any, opts RunOptions) (*Run, error) {
+	wf := opts.Draft
 	wp, err := e.prepareOne(wf, templateFuncs())
 	if err != nil {
 		return nil, err
@@ -218,7 +222,6 @@ func (e *Engine) RunDraft(ctx context.Context, wf *ir.Workflow, params map[strin
 	if err := linkCallees([]*ir.Workflow{wf}, wfs); err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
-	opts.Draft = true
 	return e.run(ctx, wp, params, opts)
 }
 

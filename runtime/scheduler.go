@@ -328,7 +328,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		ParentID: opts.ParentID,
 		// The version and the draft mark of the workflow as it started.
 		WorkflowVersion: wp.wf.Version,
-		Draft:           opts.Draft,
+		Draft:           opts.Draft != nil,
 		ParentStep:      opts.ParentStep,
 		Status:          RunRunning,
 		StartedAt:       time.Now(),

@@ -75,9 +75,9 @@ func TestRunDraft(t *testing.T) {
 	draft := build("draft", step{&ir.Step{ID: "w", Type: ir.StepWorkflow, Pos: at(5, 5),
 		Workflow: &ir.WorkflowRef{Name: "child", Pos: at(6, 15)}}, nil})
 	ctx := context.Background()
-	run, err := e.RunDraft(ctx, draft, nil, RunOptions{})
+	run, err := e.Run(ctx, "draft", nil, RunOptions{Draft: draft})
 	if err != nil || run.Status != RunCompleted || !run.Draft {
-		t.Fatalf("RunDraft = %+v, %v; want a completed run marked draft", run, err)
+		t.Fatalf("Run(draft) = %+v, %v; want a completed run marked draft", run, err)
 	}
 	stored, err := e.Store().GetRun(ctx, run.ID)
 	if err != nil || !stored.Draft {
@@ -88,12 +88,12 @@ func TestRunDraft(t *testing.T) {
 		t.Errorf("child runs of the draft = %+v, %v; want one run of child, not a draft", kids, err)
 	}
 	if _, err := e.Run(ctx, "draft", nil, RunOptions{}); !errors.Is(err, ErrUnknownWorkflow) {
-		t.Errorf("Run(draft) after RunDraft = %v; want ErrUnknownWorkflow (drafts are not served)", err)
+		t.Errorf("Run(draft) after Run(draft) = %v; want ErrUnknownWorkflow (drafts are not served)", err)
 	}
 	bad := build("bad", step{&ir.Step{ID: "w", Type: ir.StepWorkflow, Pos: at(5, 5),
 		Workflow: &ir.WorkflowRef{Name: "nope", Pos: at(6, 15)}}, nil})
-	if _, err := e.RunDraft(ctx, bad, nil, RunOptions{}); err == nil {
-		t.Error("RunDraft(a draft calling an unknown workflow) = nil; want an error")
+	if _, err := e.Run(ctx, "bad", nil, RunOptions{Draft: bad}); err == nil {
+		t.Error("Run(a draft calling an unknown workflow) = nil; want an error")
 	}
 }
 
