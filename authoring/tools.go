@@ -153,7 +153,12 @@ func (h *handlers) wrap(name string, fn func(context.Context, mcp.CallToolReques
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", name, err)), nil
 		}
-		return fn(ctx, req, args), nil
+		res := fn(ctx, req, args)
+		if h.srv != nil && (name == ToolSave || name == ToolDelete) && !res.IsError {
+			// The caller's list_changed must leave before the result.
+			h.srv.AwaitNotifications(ctx)
+		}
+		return res, nil
 	}
 }
 

@@ -9,6 +9,7 @@ package server
 // workflow it started with.
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -60,6 +61,14 @@ func (s *Server) PublishWorkflows(wfs []*ir.Workflow) error {
 	s.workflows = next
 	return nil
 }
+
+// AwaitNotifications waits, in a tool handler, until the notifications
+// queued for the caller's session (the list_changed of a
+// PublishWorkflows during the call) have left, plus Options.NotifyFlush,
+// at most a second: over streamable HTTP the call's own response stream
+// may carry them, and what it still holds when the handler returns is
+// lost (see progress.go).
+func (s *Server) AwaitNotifications(ctx context.Context) { s.awaitForwarder(ctx) }
 
 // AddTools serves more tools that are not workflows (the run tools, the
 // authoring tools). It fails when a name is taken.

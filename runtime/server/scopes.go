@@ -5,8 +5,9 @@ package server
 // was registered with (RequireScope: author for the authoring tools, admin
 // for vmcp_run_cancel) or run for every other tool, workflows included.
 // The check reads the JSON-RPC body before mcp-go does, so a call the
-// token may not make is refused with HTTP 403 and a JSON body naming the
-// missing scope, and never reaches a handler. Requests without a
+// token may not make is refused with HTTP 403 and never reaches a
+// handler. The body is a JSON-RPC error (so MCP clients show its message)
+// whose data names the missing scope: {"missingScope": "author"}. Requests without a
 // restricted token (stdio, a listener without tokens, a token with every
 // scope) are not read twice. Other methods (initialize, tools/list,
 // resources, prompts) need only a valid token.
@@ -59,6 +60,7 @@ func restricted(ctx context.Context) bool {
 
 // toolCall is what the scope check reads of a JSON-RPC message.
 type toolCall struct {
+	ID     any    `json:"id"`
 	Method string `json:"method"`
 	Params struct {
 		Name string `json:"name"`
@@ -91,9 +93,29 @@ func (e *Endpoint) checkScopes(w http.ResponseWriter, r *http.Request) bool {
 			continue
 		}
 		if sc, ok := e.s.CallAllowed(r.Context(), c.Params.Name); !ok {
-			httpsafe.Forbidden(w, sc, "calling "+c.Params.Name)
+			writeForbidden(w, c.ID, sc, "calling "+c.Params.Name)
 			return false
 		}
 	}
 	return true
+}
+
+// forbiddenCode is the JSON-RPC error code of a call the token's scopes do
+// not allow (in the implementation-defined server error range).
+const forbiddenCode = -32003
+
+func writeForbidden(w http.ResponseWriter, rpcID any, scope httpsafe.Scope, what string) {
+	type rpcError struct {
+		Code    int               `json:"code"`
+		Message string            `json:"message"`
+		Data    map[string]string `json:"data"`
+	}
+	body, _ := json.Marshal(struct {
+		JSONRPC string   `json:"jsonrpc"`
+		ID      any      `json:"id"`
+		Error   rpcError `json:"error"`
+	}{"2.0", rpcID, rpcError{forbiddenCode, httpsafe.ForbiddenMessage(scope, what), map[string]string{"missingScope": string(scope)}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = w.Write(append(body, '\n'))
 }
