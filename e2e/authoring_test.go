@@ -17,7 +17,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -476,4 +479,56 @@ func authoringHTTP(t *testing.T, cfg string) (string, func()) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return "http://" + addr + "/mcp", stop
+}
+
+// TestWorkflowsCLIRemote: `vmcp workflows` against a running server goes
+// through its authoring tools, with the same outputs and errors, and a
+// token without the author scope is refused.
+func TestWorkflowsCLIRemote(t *testing.T) {
+	cfg := writeConfig(t, authoringConfigHTTP, "")
+	url, _ := authoringHTTP(t, cfg)
+	base := strings.TrimSuffix(url, "/mcp")
+	dir := t.TempDir()
+	for name, src := range map[string]string{"racy.yaml": racyDraft, "greet.yaml": fixedDraft} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cli := func(token string, args ...string) (string, string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bins.vmcp, append([]string{"workflows", "--url", base}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "VMCP_TOKEN="+token)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return stdout.String(), stderr.String(), code
+	}
+	_, stderr, code := cli("author-token", "save", "racy.yaml")
+	if code != 1 || !strings.Contains(stderr, "racy.yaml:12:") || !strings.Contains(stderr, "(missing_dependency)") || !strings.Contains(stderr, "(unknown_argument)") {
+		t.Fatalf("workflows save racy.yaml = exit %d, stderr:\n%s\nwant exit 1 with both diagnostics at line 12", code, stderr)
+	}
+	if out, stderr, code := cli("author-token", "save", "greet.yaml"); code != 0 || out != "saved greet version 1\n" {
+		t.Fatalf("workflows save greet.yaml = exit %d %q %s; want saved greet version 1", code, out, stderr)
+	}
+	if out, _, code := cli("author-token", "list"); code != 0 || !regexp.MustCompile(`(?m)^greet +1 +authored `).MatchString(out) {
+		t.Fatalf("workflows list = exit %d:\n%s\nwant greet version 1, authored", code, out)
+	}
+	if out, _, code := cli("author-token", "get", "greet"); code != 0 || out != fixedDraft {
+		t.Fatalf("workflows get greet = exit %d:\n%s\nwant the saved source", code, out)
+	}
+	if _, stderr, code := cli("run-token", "save", "greet.yaml"); code != 1 || !strings.Contains(stderr, "needs the author scope") {
+		t.Fatalf("workflows save with a run-only token = exit %d, %s; want exit 1 naming the author scope", code, stderr)
+	}
+	if out, stderr, code := cli("author-token", "delete", "greet"); code != 0 || !strings.HasPrefix(out, "deleted greet (version 1") {
+		t.Fatalf("workflows delete greet = exit %d %q %s", code, out, stderr)
+	}
 }
