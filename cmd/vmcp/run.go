@@ -61,12 +61,19 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 				// Sessions of the streamable HTTP transport.
 				SessionIdleTimeout: st.cfg.Server.Sessions.IdleTimeout,
 				MaxSessions:        st.cfg.Server.Sessions.Max,
+				// Authored workflows come and go while vmcp runs.
+				ListChanged: st.cfg.Authoring.Enabled,
 			})
 			if err != nil {
 				return failuref("%v", err)
 			}
 			if err := st.ops.addRunTools(srv, st.engine); err != nil {
 				return failuref("%v", err)
+			}
+			if st.cfg.Authoring.Enabled {
+				if err := st.serveAuthoring(cmd.Context(), srv, log); err != nil { // authoring.go
+					return failuref("%v", err)
+				}
 			}
 			// cmd.Context() ends at the first signal; serving goes on until
 			// the shutdown (shutdown.go) says it may stop.
