@@ -125,6 +125,13 @@ type Run struct {
 	// FinallyFrom is the index in Steps of the first finally step; 0 when
 	// the workflow has none (a workflow has at least one other step).
 	FinallyFrom int `json:"finallyFrom,omitempty"`
+	// Params are the run's validated parameters (defaults applied), and
+	// PlanDigest the ir.Digest of the workflow it started with: what a
+	// run resumed after a crash needs to go on, and how vmcp tells that
+	// the workflow changed since. Params stay out of the run's JSON (the
+	// API, vmcp runs show): parameters may be secrets.
+	Params     map[string]any `json:"-"`
+	PlanDigest string         `json:"planDigest,omitempty"`
 }
 
 // StepState is the record of one step in a run.
@@ -136,6 +143,11 @@ type StepState struct {
 	EndedAt   time.Time  `json:"endedAt,omitzero"`
 	Output    any        `json:"output,omitempty"`
 	Error     string     `json:"error,omitempty"`
+	// Content is the step's content map (.steps.<id>.content), kept so a
+	// resumed run reads it as the original run did. It is not in the
+	// step's JSON, where Output already carries it (or the structured
+	// content that replaced it).
+	Content map[string]any `json:"-"`
 	// Note explains anything unusual about the record, for example that a
 	// store truncated a large output.
 	Note string `json:"note,omitempty"`
