@@ -72,6 +72,11 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			// the shutdown (shutdown.go) says it may stop.
 			ctx, stopServing := context.WithCancel(context.WithoutCancel(cmd.Context()))
 			defer stopServing()
+			// The runs the previous process left running go on in the
+			// background, now that the backends are up (resume.go).
+			if rs, ids := st.ops.newResumeSet(st.engine, runs); rs != nil {
+				rs.resumeRuns(ctx, ids)
+			}
 			switch transport {
 			case "stdio":
 				if adminListen != "" {
