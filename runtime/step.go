@@ -36,7 +36,7 @@ import (
 // attemptError is the failure of one backend call.
 type attemptError struct {
 	msg   string
-	cause error      // the backend's error, if any
+	cause error        // the backend's error, if any
 	kind  FailureKinds // which retryOn kind it is (retry.go)
 }
 
@@ -286,6 +286,11 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 		}
 		return failed(sp, sp.step.Pos, "elicitation failed: "+err.Error(), 1)
 	}
+	return r.elicitAnswer(sp, res)
+}
+
+// elicitAnswer turns the user's answer into the step's end.
+func (r *Machine) elicitAnswer(sp *stepPlan, res ElicitResult) stepMsg {
 	switch res.Action {
 	case ElicitAccept:
 		content := res.Content
@@ -310,7 +315,7 @@ const elicitTimeout = "timeout"
 
 // elicitOutcome applies a decline, cancel or timeout handler. reason is
 // what the output's action records (decline, cancel or timeout).
-func (r *runState) elicitOutcome(sp *stepPlan, action, reason, why, handler string) stepMsg {
+func (r *Machine) elicitOutcome(sp *stepPlan, action, reason, why, handler string) stepMsg {
 	switch action {
 	case ir.ActionContinue:
 		out := map[string]any{"action": reason}
