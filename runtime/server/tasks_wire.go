@@ -239,7 +239,9 @@ func (t *tasks) extTask(v *taskView, detailed bool) map[string]any {
 	case v.ask != nil:
 		m["inputRequests"] = map[string]any{v.ask.key: elicitationRequest(v.ask, "")}
 	case v.run.Status.Finished() && v.state.Status == taskCompleted:
-		m["result"] = toolResultMap(RunResult(v.run))
+		res := toolResultMap(RunResult(v.run))
+		res["resultType"] = string(mcp.ResultTypeComplete)
+		m["result"] = res
 	}
 	return m
 }
