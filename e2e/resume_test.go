@@ -1,8 +1,8 @@
 package e2e
 
 // The SIGKILL test of resume after a crash: a real `vmcp run` over HTTP
-// with the SQLite store runs a 5-step chain over a real stdio backend that
-// logs every call. Step 4 blocks in the backend until its gate file
+// with the SQLite store runs a 5-step chain, started as an MCP task, over
+// a real stdio backend that logs every call. Step 4 blocks in the backend until its gate file
 // exists, so the kill lands exactly while step 4 is in flight (no sleeps).
 // vmcp is killed with SIGKILL (its stdio backend dies with it), the gate
 // is opened, and vmcp is started again on the same database.
@@ -174,11 +174,35 @@ func backendCalls(t *testing.T, rec string) map[string]int {
 	return calls
 }
 
-// killDuringStep4 starts vmcp, starts a five_steps run with a tools/call
-// that it then abandons, kills vmcp with SIGKILL while s4 is in flight,
-// opens s4's gate and starts vmcp again on the same database. It returns
-// the new process, the run id and the backend log's path.
-func killDuringStep4(t *testing.T, idempotent bool) (*killableVMCP, string, string) {
+// taskStarter starts a five_steps run as an MCP task on the vmcp at base
+// and returns the task id (which is the run id).
+type taskStarter func(t *testing.T, base string) string
+
+// startExtensionTask starts it through the Tasks extension (no session).
+func startExtensionTask(t *testing.T, base string) string {
+	return (&testenv.ExtTasks{URL: base + "/mcp"}).StartTask(t, "five_steps", nil)
+}
+
+// startTask20251125 starts it as a 2025-11-25 task, in a session that is
+// then dropped.
+func startTask20251125(t *testing.T, base string) string {
+	c := tasksClient(t, base)
+	defer c.Close()
+	return testenv.StartTask(t, c, "five_steps", nil).TaskId
+}
+
+// tasksClient is an initialized mcp-go client of the vmcp at base that
+// speaks 2025-11-25 (where tasks/* are negotiated in initialize).
+func tasksClient(t *testing.T, base string) *client.Client {
+	t.Helper()
+	return testenv.HTTPClientHeaders(t, base+"/mcp", nil, client.WithLegacyProtocolOnly())
+}
+
+// killDuringStep4 starts vmcp, starts a five_steps run as a task, kills
+// vmcp with SIGKILL while s4 is in flight, opens s4's gate and starts vmcp
+// again on the same database. It returns the new process, the task (and
+// run) id and the backend log's path.
+func killDuringStep4(t *testing.T, idempotent bool, start taskStarter) (*killableVMCP, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	rec := filepath.Join(dir, "backend.log")
@@ -188,42 +212,18 @@ func killDuringStep4(t *testing.T, idempotent bool) (*killableVMCP, string, stri
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, resumePortLo, resumePortHi))
 	p := startKillable(t, cfg, addr)
 
-	c, err := client.NewStreamableHttpClient(p.base + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		t.Fatalf("initialize: %v\nstderr:\n%s", err, p.stderr.String())
-	}
-	callDone := make(chan error, 1)
-	go func() {
-		req := mcp.CallToolRequest{}
-		req.Params.Name = "five_steps"
-		req.Params.Arguments = map[string]any{}
-		_, err := c.CallTool(ctx, req)
-		callDone <- err
-	}()
+	id := start(t, p.base)
 	for deadline := time.Now().Add(60 * time.Second); backendCalls(t, rec)["s4"] != 1; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("s4 not in flight within 60s; backend calls %v\nstderr:\n%s", backendCalls(t, rec), p.stderr.String())
 		}
 	}
-
-	var list httpapi.RunList
-	if code := p.getJSON(t, "/api/v1/runs?status=running", &list); code != http.StatusOK || len(list.Runs) != 1 {
-		t.Fatalf("GET /api/v1/runs?status=running = %d %+v; want the one run", code, list.Runs)
+	var d httpapi.RunDetail
+	if code := p.getJSON(t, "/api/v1/runs/"+id, &d); code != http.StatusOK || d.Status != runtime.RunRunning {
+		t.Fatalf("GET /api/v1/runs/%s = %d, status %s; want the task's run, running", id, code, d.Status)
 	}
-	id := list.Runs[0].ID
 
 	p.kill(t)
-	select {
-	case <-callDone: // the abandoned call ends with the lost connection
-	case <-time.After(30 * time.Second):
-		t.Fatal("the tools/call still hangs 30s after vmcp was killed")
-	}
-	c.Close()
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -248,13 +248,18 @@ func waitFinished(t *testing.T, p *killableVMCP, id string) httpapi.RunDetail {
 
 // TestResumeAfterSIGKILL: with s4 idempotent, the restarted vmcp resumes
 // the run under its id: s1-s3 are not called again, s4 is called again,
-// s5 reads the recorded output of s1, and the run completes, as the API
-// and `vmcp runs show` say.
+// s5 reads the recorded output of s1, and the run completes, as tasks/get
+// on the old task id (Tasks extension), the API and `vmcp runs show` say.
 func TestResumeAfterSIGKILL(t *testing.T) {
-	p, id, rec := killDuringStep4(t, true)
+	p, id, rec := killDuringStep4(t, true, startExtensionTask)
+	task := (&testenv.ExtTasks{URL: p.base + "/mcp"}).Wait(t, id, "completed", "failed", "cancelled")
 	d := waitFinished(t, p, id)
 	if d.Status != runtime.RunCompleted {
 		t.Fatalf("resumed run %s = %s, error %+v; want completed\nstderr:\n%s", id, d.Status, d.Error, p.stderr.String())
+	}
+	res, _ := task["result"].(map[string]any)
+	if sc, _ := res["structuredContent"].(map[string]any); task["status"] != "completed" || res["isError"] == true || sc["label"] != "s5 after s1 and s4" {
+		t.Errorf("tasks/get on the old task id = %v; want completed with s5's {label: s5 after s1 and s4}", task)
 	}
 	calls := backendCalls(t, rec)
 	want := map[string]int{"s1": 1, "s2": 1, "s3": 1, "s4": 2, "s5 after s1 and s4": 1}
@@ -280,9 +285,15 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 
 // TestResumeAfterSIGKILLNotIdempotent: with s4 not idempotent, the
 // restarted vmcp does not call s4 again (its first call may have had its
-// effect): the run ends interrupted, naming s4, and s5 never runs.
+// effect): the run ends interrupted, naming s4, and s5 never runs. The
+// 2025-11-25 task, read from a new session, is failed with that message.
 func TestResumeAfterSIGKILLNotIdempotent(t *testing.T) {
-	p, id, rec := killDuringStep4(t, false)
+	p, id, rec := killDuringStep4(t, false, startTask20251125)
+	c := tasksClient(t, p.base)
+	task := testenv.WaitTask(t, c, id, mcp.TaskStatusFailed, mcp.TaskStatusCompleted, mcp.TaskStatusCancelled)
+	if task.Status != mcp.TaskStatusFailed || !strings.Contains(task.StatusMessage, `"s4"`) {
+		t.Errorf("tasks/get on the old task id = %s %q; want failed naming s4", task.Status, task.StatusMessage)
+	}
 	d := waitFinished(t, p, id)
 	if d.Status != runtime.RunInterrupted {
 		t.Fatalf("run %s after restart = %s; want interrupted", id, d.Status)
