@@ -1,6 +1,8 @@
 package ir_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/vmcp-dev/vmcp/compiler"
@@ -84,4 +86,25 @@ func replaceOnce(t *testing.T, s, from, to string) string {
 	}
 	t.Fatalf("%q not in the source", from)
 	return ""
+}
+
+// BenchmarkDigest digests a 100-step chain (the step limit): vmcp computes
+// it once per workflow when the engine is built.
+func BenchmarkDigest(b *testing.B) {
+	var src strings.Builder
+	src.WriteString("compositeTools:\n  - name: wf\n    description: d\n    parameters: {q: {type: string}}\n    steps:\n")
+	for i := range 100 {
+		fmt.Fprintf(&src, "      - id: s%d\n        tool: b.t\n        arguments: {q: \"{{.params.q}} %d\", deep: {list: [1, 2, {x: \"y\"}]}}\n", i, i)
+		if i > 0 {
+			fmt.Fprintf(&src, "        dependsOn: [s%d]\n", i-1)
+		}
+	}
+	plan, diags := compiler.Compile([]compiler.Source{{Name: "a.yaml", Src: []byte(src.String())}}, compiler.Options{})
+	if diags.HasErrors() {
+		b.Fatal(diags)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ir.Digest(plan.Workflows[0])
+	}
 }
