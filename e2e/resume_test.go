@@ -33,7 +33,8 @@ import (
 const resumePortLo, resumePortHi = 17200, 17299
 
 // resumeConfig is the chain s1 -> s2 -> s3 -> s4 -> s5. s4 waits for the
-// file ${DIR}/open-s4; ${IDEMPOTENT} is its idempotent: value. s5's label
+// file ${DIR}/open-s4; ${S4TOOL} is its tool and ${IDEMPOTENT} its
+// idempotent: value. s5's label
 // is built from s1's output, so the resumed run must read the recorded
 // output of a step it did not call again.
 const resumeConfig = `
@@ -58,7 +59,7 @@ compositeTools:
         dependsOn: [s2]
         arguments: {label: s3}
       - id: s4
-        tool: tb.gated
+        tool: tb.${S4TOOL}
         dependsOn: [s3]
         idempotent: ${IDEMPOTENT}
         arguments: {label: s4, gate: "${DIR}/open-s4"}
@@ -202,11 +203,11 @@ func tasksClient(t *testing.T, base string) *client.Client {
 // vmcp with SIGKILL while s4 is in flight, opens s4's gate and starts vmcp
 // again on the same database. It returns the new process, the task (and
 // run) id and the backend log's path.
-func killDuringStep4(t *testing.T, idempotent bool, start taskStarter) (*killableVMCP, string, string) {
+func killDuringStep4(t *testing.T, s4Tool string, idempotent bool, start taskStarter) (*killableVMCP, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	rec := filepath.Join(dir, "backend.log")
-	text := strings.NewReplacer("${IDEMPOTENT}", fmt.Sprint(idempotent)).Replace(resumeConfig)
+	text := strings.NewReplacer("${S4TOOL}", s4Tool, "${IDEMPOTENT}", fmt.Sprint(idempotent)).Replace(resumeConfig)
 	cfg := writeConfig(t, text, rec)
 	gate := filepath.Join(filepath.Dir(cfg), "open-s4")
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, resumePortLo, resumePortHi))
@@ -251,7 +252,20 @@ func waitFinished(t *testing.T, p *killableVMCP, id string) httpapi.RunDetail {
 // s5 reads the recorded output of s1, and the run completes, as tasks/get
 // on the old task id (Tasks extension), the API and `vmcp runs show` say.
 func TestResumeAfterSIGKILL(t *testing.T) {
-	p, id, rec := killDuringStep4(t, true, startExtensionTask)
+	p, id, rec := killDuringStep4(t, "gated", true, startExtensionTask)
+	checkResumedCompleted(t, p, id, rec)
+}
+
+// TestResumeAfterSIGKILLToolHint: the same with a step that does not say
+// idempotent but whose backend tool declares idempotentHint.
+func TestResumeAfterSIGKILLToolHint(t *testing.T) {
+	p, id, rec := killDuringStep4(t, "gated_idempotent", false, startExtensionTask)
+	checkResumedCompleted(t, p, id, rec)
+}
+
+// checkResumedCompleted checks a resumed five_steps run that re-ran s4.
+func checkResumedCompleted(t *testing.T, p *killableVMCP, id, rec string) {
+	t.Helper()
 	task := (&testenv.ExtTasks{URL: p.base + "/mcp"}).Wait(t, id, "completed", "failed", "cancelled")
 	d := waitFinished(t, p, id)
 	if d.Status != runtime.RunCompleted {
@@ -288,7 +302,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 // effect): the run ends interrupted, naming s4, and s5 never runs. The
 // 2025-11-25 task, read from a new session, is failed with that message.
 func TestResumeAfterSIGKILLNotIdempotent(t *testing.T) {
-	p, id, rec := killDuringStep4(t, false, startTask20251125)
+	p, id, rec := killDuringStep4(t, "gated", false, startTask20251125)
 	c := tasksClient(t, p.base)
 	task := testenv.WaitTask(t, c, id, mcp.TaskStatusFailed, mcp.TaskStatusCompleted, mcp.TaskStatusCancelled)
 	if task.Status != mcp.TaskStatusFailed || !strings.Contains(task.StatusMessage, `"s4"`) {

@@ -36,6 +36,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/observe"
@@ -202,6 +203,24 @@ func stepCounts(run *runtime.Run) (finished int, inFlight []string) {
 		}
 	}
 	return finished, inFlight
+}
+
+// catalogHints is the live tool catalog as the engine's SchemaSource,
+// answering runtime.ToolHintSource too: a step whose backend tool declares
+// idempotentHint or readOnlyHint may be called again when a resumed run
+// finds it in flight.
+type catalogHints struct{ *catalog.Catalog }
+
+func (c catalogHints) ToolHints(backend, tool string) (runtime.ToolHints, bool) {
+	t, ok := c.Tool(backend, tool)
+	if !ok || t.Annotations == nil {
+		return runtime.ToolHints{}, false
+	}
+	a := t.Annotations
+	return runtime.ToolHints{
+		ReadOnly:   a.ReadOnlyHint != nil && *a.ReadOnlyHint,
+		Idempotent: a.IdempotentHint != nil && *a.IdempotentHint,
+	}, true
 }
 
 // newResumeSet builds the resume of one `vmcp run` start from the ops'

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/compiler"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
@@ -170,5 +171,35 @@ func TestResumeWithoutEngineSupport(t *testing.T) {
 	got, _ := s.GetRun(ctx, "r")
 	if got.Status != runtime.RunInterrupted || got.Error == nil || !strings.Contains(got.Error.Msg, "this vmcp build has no run resume") {
 		t.Errorf("run = %s, %+v; want interrupted, saying the build cannot resume", got.Status, got.Error)
+	}
+}
+
+// TestCatalogHints: the engine learns a backend tool's idempotentHint and
+// readOnlyHint from the live catalog; an unknown tool or one without
+// annotations has no hints.
+func TestCatalogHints(t *testing.T) {
+	yes, no := true, false
+	cat := catalog.New()
+	cat.Backends["b"] = &catalog.Backend{Tools: []*catalog.Tool{
+		{Name: "get", Annotations: &catalog.Annotations{ReadOnlyHint: &yes}},
+		{Name: "put", Annotations: &catalog.Annotations{IdempotentHint: &yes, ReadOnlyHint: &no}},
+		{Name: "post", Annotations: &catalog.Annotations{IdempotentHint: &no}},
+		{Name: "bare"},
+	}}
+	h := catalogHints{cat}
+	for _, tc := range []struct {
+		tool string
+		want runtime.ToolHints
+		ok   bool
+	}{
+		{"get", runtime.ToolHints{ReadOnly: true}, true},
+		{"put", runtime.ToolHints{Idempotent: true}, true},
+		{"post", runtime.ToolHints{}, true},
+		{"bare", runtime.ToolHints{}, false},
+		{"nope", runtime.ToolHints{}, false},
+	} {
+		if got, ok := h.ToolHints("b", tc.tool); got != tc.want || ok != tc.ok {
+			t.Errorf("ToolHints(b, %s) = %+v, %v; want %+v, %v", tc.tool, got, ok, tc.want, tc.ok)
+		}
 	}
 }

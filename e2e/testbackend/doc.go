@@ -24,6 +24,7 @@
 //
 //	gated  {label, gate}     records "call LABEL", then waits until the file
 //	                         gate exists (when given), then returns {label}
+//	gated_idempotent         the same, declaring idempotentHint: true
 //
 // With -record FILE, sleep appends "start LABEL", "done LABEL" or
 // "cancelled LABEL" lines to FILE, so a test can see that a cancel reached

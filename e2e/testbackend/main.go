@@ -149,13 +149,21 @@ func addFaults(s *server.MCPServer, stdin *testservers.Gate) {
 
 // addGated adds gated: it records "call LABEL" as the call arrives, then,
 // when gate names a file, waits until that file exists (or the call is
-// cancelled), so a test knows exactly which call is in flight.
+// cancelled), so a test knows exactly which call is in flight. It keeps
+// mcp-go's default annotations (not idempotent); gated_idempotent is the
+// same tool declaring idempotentHint.
 func addGated(s *server.MCPServer, r *recorder) {
-	s.AddTool(mcp.NewTool("gated",
+	opts := []mcp.ToolOption{
 		mcp.WithDescription("Record the call, wait for the gate file if one is named, return the label"),
 		mcp.WithString("label", mcp.Required()),
 		mcp.WithString("gate"),
-	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	}
+	s.AddTool(mcp.NewTool("gated", opts...), gatedHandler(r))
+	s.AddTool(mcp.NewTool("gated_idempotent", append(opts, mcp.WithIdempotentHintAnnotation(true))...), gatedHandler(r))
+}
+
+func gatedHandler(r *recorder) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		label := req.GetString("label", "")
 		r.add("call " + label)
 		if gate := req.GetString("gate", ""); gate != "" {
@@ -173,7 +181,7 @@ func addGated(s *server.MCPServer, r *recorder) {
 			}
 		}
 		return mcp.NewToolResultStructuredOnly(map[string]any{"label": label}), nil
-	})
+	}
 }
 
 type recorder struct {
