@@ -12,6 +12,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/compiler"
+	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
@@ -201,5 +202,48 @@ func TestCatalogHints(t *testing.T) {
 		if got, ok := h.ToolHints("b", tc.tool); got != tc.want || ok != tc.ok {
 			t.Errorf("ToolHints(b, %s) = %+v, %v; want %+v, %v", tc.tool, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestOpenOpsKeepsUnfinished: with the SQLite store, opening vmcp's ops
+// (as vmcp run and vmcp call both do) leaves a run the previous process
+// left running as it is, listed for resume, instead of interrupting it;
+// the memory store lists nothing.
+func TestOpenOpsKeepsUnfinished(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runtime.Run{ID: "left", Workflow: "chain", Status: runtime.RunRunning, StartedAt: time.Now(),
+		Steps: []runtime.StepState{{ID: "a", Status: runtime.StepRunning}}}
+	if err := s.CreateRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	var logs bytes.Buffer
+	o, err := openOps(&config.Config{State: config.State{Store: "sqlite", Path: path}}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if len(o.unfinishedIDs) != 1 || o.unfinishedIDs[0] != "left" {
+		t.Errorf("unfinished runs = %v; want [left]", o.unfinishedIDs)
+	}
+	if got, err := o.store.GetRun(ctx, "left"); err != nil || got.Status != runtime.RunRunning {
+		t.Errorf("run left = %+v, %v; want it still running, for vmcp run to resume", got, err)
+	}
+	if !strings.Contains(logs.String(), "runs left unfinished by the previous stop; vmcp run resumes them") {
+		t.Errorf("log does not mention the unfinished run:\n%s", logs.String())
+	}
+
+	m, err := openOps(&config.Config{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs, ids := m.newResumeSet(nil, nil); rs != nil || ids != nil {
+		t.Errorf("memory store resume set = %v, %v; want none", rs, ids)
 	}
 }
