@@ -12,6 +12,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -195,6 +196,64 @@ func TestTasksExtension(t *testing.T) {
 			t.Errorf("tools/call without the extension = %v; want the tool result", res)
 		}
 	})
+}
+
+// TestTasksReferenceClient drives both flavours with the reference Tasks
+// client, @modelcontextprotocol/ext-tasks over the TypeScript SDK
+// (e2e/sdkclient/tasks.mjs): its 2025-11-25 side polls tasks/get and takes
+// questions as elicitation/create requests tied to the task on the
+// session's GET stream; its extension side takes them from inputRequests
+// and answers with tasks/update.
+func TestTasksReferenceClient(t *testing.T) {
+	url, rec := tasksVMCP(t, tasksConfig)
+	script := filepath.Join("e2e", "sdkclient", "tasks.mjs")
+	for _, era := range []string{"legacy", "modern"} {
+		t.Run(era, func(t *testing.T) {
+			stdout, stderr, code := run(t, 2*time.Minute, testenv.RepoRoot(), repoNode(t), script, url, era)
+			if code != 0 {
+				t.Fatalf("tasks.mjs exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			facts := map[string]map[string]any{}
+			for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+				var f map[string]any
+				if err := json.Unmarshal([]byte(line), &f); err != nil {
+					t.Fatalf("tasks.mjs printed %q, not JSON: %v\nstderr:\n%s", line, err, stderr)
+				}
+				facts[fmt.Sprint(f["case"])] = f
+			}
+			if f := facts["completed"]; f["kind"] != "task" || f["status"] != "completed" || f["runId"] != f["taskId"] ||
+				fmt.Sprint(f["structured"]) != "map[text:sdk]" {
+				t.Errorf("completed case = %v; want a task completed with {text: sdk}, its run id the task id", f)
+			}
+			f := facts["input"]
+			asked, _ := f["asked"].([]any)
+			if f["status"] != "completed" || fmt.Sprint(f["structured"]) != "map[text:hello Grace]" || len(asked) != 1 {
+				t.Fatalf("input case = %v; want one question answered, then hello Grace", f)
+			}
+			q := asked[0].(map[string]any)
+			wantDelivery := map[string]string{"legacy": "peer-request", "modern": "task-update"}[era]
+			if q["message"] != "What is your name?" || q["taskId"] != f["taskId"] || q["delivery"] != wantDelivery {
+				t.Errorf("the question = %v; want the step's message tied to task %v, delivered as %s", q, f["taskId"], wantDelivery)
+			}
+			// A failed run: 2025-11-25 failed with the message; the extension
+			// completed with an isError result.
+			f = facts["failed"]
+			msg, _ := f["statusMessage"].(string)
+			if !strings.Contains(msg, `workflow broken failed: step "second"`) {
+				t.Errorf("failed case statusMessage = %q", msg)
+			}
+			if era == "legacy" && (f["status"] != "failed" || f["error"] != msg) {
+				t.Errorf("2025-11-25 failed case = %v; want failed with the status message", f)
+			}
+			if era == "modern" && (f["status"] != "completed" || f["isError"] != true) {
+				t.Errorf("extension failed case = %v; want completed with isError", f)
+			}
+			if f := facts["cancelled"]; f["status"] != "cancelled" {
+				t.Errorf("cancelled case = %v", f)
+			}
+			waitRecord(t, rec, "cancelled sdk-"+era)
+		})
+	}
 }
 
 // taskAnswer answers 2025-11-25 elicitation requests and records whether

@@ -147,7 +147,7 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 			writeExtResult(w, e.s, req.ID, toolResultMap(mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", wf.Name, err))))
 			return true
 		}
-		lt, err := t.start(ctx, wf, args, t.caller(r), req.caps().Elicitation != nil)
+		lt, err := t.start(ctx, wf, args, t.caller(r), "", req.caps().Elicitation != nil)
 		if err != nil {
 			writeExtResult(w, e.s, req.ID, toolResultMap(startError(wf, err)))
 			return true
@@ -312,7 +312,7 @@ func (e *Endpoint) serveV1(w http.ResponseWriter, r *http.Request, session strin
 			writeRPCError(w, http.StatusOK, req.ID, mcp.INVALID_PARAMS, fmt.Sprintf("invalid arguments for %s: %v", wf.Name, err))
 			return true
 		}
-		lt, err := t.start(ctx, wf, args, caller, e.sessions.canElicit(session))
+		lt, err := t.start(ctx, wf, args, caller, session, e.sessions.canElicit(session))
 		if err != nil {
 			writeRPCError(w, http.StatusOK, req.ID, mcp.INVALID_PARAMS, startError(wf, err).Content[0].(mcp.TextContent).Text)
 			return true
@@ -330,6 +330,7 @@ func (e *Endpoint) serveV1(w http.ResponseWriter, r *http.Request, session strin
 			return true
 		}
 		writeRPCResult(w, req.ID, mcp.GetTaskResult{Task: t.v1Task(v)})
+		t.markSeen(req.Params.TaskID)
 	case "tasks/cancel":
 		v, err := t.cancel(ctx, caller, req.Params.TaskID, true)
 		if err != nil {
@@ -426,11 +427,25 @@ func (e *Endpoint) waitLive(ctx context.Context, sse *sseWriter, lt *liveTask, s
 		delete(t.pending, reqID)
 		t.mu.Unlock()
 	}()
+	lt.mu.Lock()
+	lt.waiters++
+	lt.mu.Unlock()
+	defer func() {
+		lt.mu.Lock()
+		lt.waiters--
+		lt.mu.Unlock()
+	}()
 	for {
 		lt.mu.Lock()
 		q, changed := lt.ask, lt.changed
-		offer := q != nil && !q.offered && e.sessions.canElicit(session)
+		// Take the question, also from the session request it went out on
+		// (a client without a GET stream never sees that one).
+		offer := q != nil && q != offered && (!q.offered || q.withdraw != nil) && e.sessions.canElicit(session)
 		if offer {
+			if q.withdraw != nil {
+				q.withdraw()
+				q.withdraw = nil
+			}
 			q.offered = true
 		}
 		lt.mu.Unlock()
