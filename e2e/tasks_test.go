@@ -13,6 +13,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -179,6 +180,14 @@ func TestTasksExtension(t *testing.T) {
 		text := fmt.Sprint(res["content"])
 		if res["isError"] != true || !strings.Contains(text, `step "second"`) || !strings.Contains(text, "the backend said no") {
 			t.Errorf("result = %v; want isError naming step second and the cause", res)
+		}
+	})
+
+	t.Run("bad arguments are a tool error, not a task", func(t *testing.T) {
+		res := c.Call(t, "two_steps", map[string]any{"txt": "typo"})
+		text := fmt.Sprint(res["content"])
+		if res["resultType"] != "complete" || res["isError"] != true || !strings.Contains(text, "text") {
+			t.Errorf("tools/call with bad arguments = %v; want an isError result naming the parameter", res)
 		}
 	})
 
@@ -351,6 +360,14 @@ func TestTasks20251125(t *testing.T) {
 		}
 		if got := testenv.WaitTask(t, ec, task.TaskId, mcp.TaskStatusCompleted); got.Status != mcp.TaskStatusCompleted {
 			t.Errorf("status = %s", got.Status)
+		}
+	})
+
+	t.Run("bad arguments are a JSON-RPC error", func(t *testing.T) {
+		_, err := testenv.CallAsTask(c, "two_steps", map[string]any{"txt": "typo"})
+		var rpcErr *testenv.RPCError
+		if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.INVALID_PARAMS || !strings.Contains(rpcErr.Message, "invalid arguments for two_steps") {
+			t.Errorf("tools/call as a task with bad arguments = %v; want -32602 naming the workflow", err)
 		}
 	})
 

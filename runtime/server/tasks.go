@@ -358,6 +358,11 @@ func (t *tasks) get(ctx context.Context, caller, id string, f flavour) (*taskVie
 		}
 		run = r
 	}
+	return t.view(run, lt, f)
+}
+
+// view is run, and lt (nil when this process does not drive it), as a task.
+func (t *tasks) view(run *runtime.Run, lt *liveTask, f flavour) (*taskView, error) {
 	v := &taskView{run: run, updated: lastUpdate(run), expireAt: run.StartedAt.Add(t.opts.TTL)}
 	if run.Status.Finished() && time.Now().After(v.expireAt) {
 		return nil, errTaskExpired
@@ -441,9 +446,9 @@ func (t *tasks) list(ctx context.Context, caller string) ([]*taskView, error) {
 		if r.ParentID != "" || !ownsTask(caller, r.ID) {
 			continue
 		}
-		v, err := t.get(ctx, caller, r.ID, flavourV1)
+		v, err := t.view(r, t.liveTaskOf(r.ID), flavourV1)
 		if err != nil {
-			continue // expired, or gone meanwhile
+			continue // expired
 		}
 		out = append(out, v)
 	}
