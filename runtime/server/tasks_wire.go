@@ -239,9 +239,9 @@ func (t *tasks) extTask(v *taskView, detailed bool) map[string]any {
 	case v.ask != nil:
 		m["inputRequests"] = map[string]any{v.ask.key: elicitationRequest(v.ask, "")}
 	case v.run.Status.Finished() && v.state.Status == taskCompleted:
-		res := toolResultMap(RunResult(v.run))
-		res["resultType"] = string(mcp.ResultTypeComplete)
-		m["result"] = res
+		res := RunResult(v.run)
+		res.ResultType = mcp.ResultTypeComplete
+		m["result"] = toolResultJSON(res)
 	}
 	return m
 }
@@ -406,7 +406,7 @@ func (e *Endpoint) taskResult(w http.ResponseWriter, ctx context.Context, caller
 	}
 	res := RunResult(v.run)
 	res.Meta.AdditionalFields[mcp.RelatedTaskMetaKey] = mcp.RelatedTaskMeta(id)
-	sse.reply(req.ID, toolResultMap(res), nil)
+	sse.reply(req.ID, toolResultJSON(res), nil)
 }
 
 // waitLive waits until lt's run ends, sending its questions on sse. It
@@ -505,7 +505,18 @@ func (t *tasks) deliver(id string, resp *taskRequest) {
 	t.answer(p.task, p.key, a)
 }
 
-// toolResultMap is a tool result as a JSON object.
+// toolResultJSON is a tool result as JSON, kept as it is (a round trip
+// through map[string]any would turn integers beyond 2^53 into floats).
+func toolResultJSON(res *mcp.CallToolResult) json.RawMessage {
+	b, err := runtime.MarshalJSON(res)
+	if err != nil {
+		b, _ = json.Marshal(mcp.NewToolResultError(err.Error()))
+	}
+	return b
+}
+
+// toolResultMap is a tool result as a JSON object, for results that get
+// more fields.
 func toolResultMap(res *mcp.CallToolResult) map[string]any {
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -609,7 +620,7 @@ func (s *sseWriter) send(msg map[string]any) error {
 }
 
 // reply writes the request's result or error.
-func (s *sseWriter) reply(id any, result map[string]any, rerr *rpcErr) {
+func (s *sseWriter) reply(id any, result any, rerr *rpcErr) {
 	if !s.started {
 		if rerr != nil {
 			writeRPCError(s.w, http.StatusOK, id, rerr.Code, rerr.Message)
