@@ -52,6 +52,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -158,13 +159,15 @@ func progressMessage(run *runtime.Run) string {
 	return fmt.Sprintf("workflow %s running: %d of %d steps done", run.Workflow, done, len(run.Steps))
 }
 
-// callerKey identifies a caller: a hash of its bearer token, or "" for an
-// anonymous one.
+// callerKey identifies a caller: a hash of the bearer token of its
+// Authorization header (read as httpsafe.Auth reads it, which has already
+// accepted it), or "" for an anonymous one.
 func callerKey(authorization string, authenticated bool) string {
-	if !authenticated || authorization == "" {
+	scheme, token, found := strings.Cut(authorization, " ")
+	if !authenticated || !found || !strings.EqualFold(scheme, "Bearer") {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(authorization))
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -561,8 +564,11 @@ func (t *tasks) offerOnSession(lt *liveTask, q *taskQuestion) {
 			// Undelivered: leave the question to a tasks/result stream.
 			lt.mu.Lock()
 			q.offered, q.withdraw = false, nil
+			if lt.ask == q { // still waiting: wake the streams
+				close(lt.changed)
+				lt.changed = make(chan struct{})
+			}
 			lt.mu.Unlock()
-			lt.setAsk(q) // wake the streams
 			return
 		}
 		a := answerOrErr{}
