@@ -402,6 +402,44 @@ func TestTasks20251125(t *testing.T) {
 	})
 }
 
+// TestTasksStdio runs 2025-11-25 tasks over stdio, where the client owns
+// the process: create and read the result, a question asked through the
+// session while tasks/result waits, and a cancel.
+func TestTasksStdio(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "record.txt")
+	answer := &taskAnswer{name: "Lin", related: make(chan string, 1)}
+	c, _ := stdioVMCP(t, writeConfig(t, tasksConfig, rec), client.WithElicitationHandler(answer), client.WithLegacyProtocolOnly())
+
+	task := testenv.StartTask(t, c, "two_steps", map[string]any{"text": "stdio"})
+	testenv.WaitTask(t, c, task.TaskId, mcp.TaskStatusCompleted)
+	if got := resultText(taskResult(t, c, task.TaskId)); got != `{"text":"stdio"}` {
+		t.Errorf("tasks/result = %q", got)
+	}
+
+	task = testenv.StartTask(t, c, "ask_name", nil)
+	res := taskResult(t, c, task.TaskId) // the question goes out meanwhile
+	if got := <-answer.related; got != task.TaskId {
+		t.Errorf("the elicitation/create request is tied to task %q; want %s", got, task.TaskId)
+	}
+	if resultText(res) != `{"text":"hello Lin"}` {
+		t.Errorf("tasks/result = %q; want hello Lin", resultText(res))
+	}
+
+	task = testenv.StartTask(t, c, "long_nap", map[string]any{"label": "stdio-cancel"})
+	waitRecord(t, rec, "start stdio-cancel")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cres, err := c.CancelTask(ctx, mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: task.TaskId}})
+	if err != nil || cres.Status != mcp.TaskStatusCancelled {
+		t.Fatalf("tasks/cancel = %+v, %v; want cancelled", cres, err)
+	}
+	waitRecord(t, rec, "cancelled stdio-cancel")
+	// Plain calls still work beside the tasks.
+	if r := mustCall(t, c, "two_steps", map[string]any{"text": "plain"}); testenv.ResultText(r) != `{"text":"plain"}` {
+		t.Errorf("a plain call = %q", testenv.ResultText(r))
+	}
+}
+
 const tasksAuthConfig = tasksConfig + `
 server:
   auth:

@@ -203,9 +203,11 @@ func CallAsTask(c *client.Client, tool string, args map[string]any) (mcp.Task, e
 	defer cancel()
 	resp, err := c.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId(time.Now().UnixNano()),
-		Method:  string(mcp.MethodToolsCall),
-		Params:  map[string]any{"name": tool, "arguments": args, "task": map[string]any{}},
+		// A string id: the stdio transport matches a numeric id beyond
+		// 2^53 to its response as a float and misses it.
+		ID:     mcp.NewRequestId(fmt.Sprintf("task-call-%d", time.Now().UnixNano())),
+		Method: string(mcp.MethodToolsCall),
+		Params: map[string]any{"name": tool, "arguments": args, "task": map[string]any{}},
 	})
 	if err != nil {
 		return mcp.Task{}, err
