@@ -18,6 +18,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -106,6 +107,12 @@ func (t *tasks) stdioFilter(ctx context.Context, in io.Reader, out io.Writer) (i
 // serveStdioLine serves line when it is a task request and reports whether
 // it was.
 func (t *tasks) serveStdioLine(ctx context.Context, wg *sync.WaitGroup, line []byte, out io.Writer, canElicit *bool) bool {
+	// Most lines are none of these; a substring test spares decoding them
+	// (arguments may be megabytes).
+	if !bytes.Contains(line, []byte(`"tasks/`)) && !bytes.Contains(line, []byte(`"task"`)) &&
+		!bytes.Contains(line, []byte(`"initialize"`)) {
+		return false
+	}
 	msg := peekMessage(line)
 	if msg.Method == string(mcp.MethodInitialize) {
 		*canElicit = declaresElicitation(line)
