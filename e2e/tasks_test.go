@@ -12,6 +12,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -181,6 +183,14 @@ func TestTasksExtension(t *testing.T) {
 		}
 	})
 
+	t.Run("bad arguments are a tool error, not a task", func(t *testing.T) {
+		res := c.Call(t, "two_steps", map[string]any{"txt": "typo"})
+		text := fmt.Sprint(res["content"])
+		if res["resultType"] != "complete" || res["isError"] != true || !strings.Contains(text, "text") {
+			t.Errorf("tools/call with bad arguments = %v; want an isError result naming the parameter", res)
+		}
+	})
+
 	t.Run("unknown task and undeclared extension", func(t *testing.T) {
 		if r := c.Get(t, "0b5b8a4e-0000-4000-8000-000000000000"); r.Error == nil || r.Error.Code != -32602 {
 			t.Errorf("tasks/get of an unknown id = %+v; want error -32602", r)
@@ -195,6 +205,64 @@ func TestTasksExtension(t *testing.T) {
 			t.Errorf("tools/call without the extension = %v; want the tool result", res)
 		}
 	})
+}
+
+// TestTasksReferenceClient drives both flavours with the reference Tasks
+// client, @modelcontextprotocol/ext-tasks over the TypeScript SDK
+// (e2e/sdkclient/tasks.mjs): its 2025-11-25 side polls tasks/get and takes
+// questions as elicitation/create requests tied to the task on the
+// session's GET stream; its extension side takes them from inputRequests
+// and answers with tasks/update.
+func TestTasksReferenceClient(t *testing.T) {
+	url, rec := tasksVMCP(t, tasksConfig)
+	script := filepath.Join("e2e", "sdkclient", "tasks.mjs")
+	for _, era := range []string{"legacy", "modern"} {
+		t.Run(era, func(t *testing.T) {
+			stdout, stderr, code := run(t, 2*time.Minute, testenv.RepoRoot(), repoNode(t), script, url, era)
+			if code != 0 {
+				t.Fatalf("tasks.mjs exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			facts := map[string]map[string]any{}
+			for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+				var f map[string]any
+				if err := json.Unmarshal([]byte(line), &f); err != nil {
+					t.Fatalf("tasks.mjs printed %q, not JSON: %v\nstderr:\n%s", line, err, stderr)
+				}
+				facts[fmt.Sprint(f["case"])] = f
+			}
+			if f := facts["completed"]; f["kind"] != "task" || f["status"] != "completed" || f["runId"] != f["taskId"] ||
+				fmt.Sprint(f["structured"]) != "map[text:sdk]" {
+				t.Errorf("completed case = %v; want a task completed with {text: sdk}, its run id the task id", f)
+			}
+			f := facts["input"]
+			asked, _ := f["asked"].([]any)
+			if f["status"] != "completed" || fmt.Sprint(f["structured"]) != "map[text:hello Grace]" || len(asked) != 1 {
+				t.Fatalf("input case = %v; want one question answered, then hello Grace", f)
+			}
+			q := asked[0].(map[string]any)
+			wantDelivery := map[string]string{"legacy": "peer-request", "modern": "task-update"}[era]
+			if q["message"] != "What is your name?" || q["taskId"] != f["taskId"] || q["delivery"] != wantDelivery {
+				t.Errorf("the question = %v; want the step's message tied to task %v, delivered as %s", q, f["taskId"], wantDelivery)
+			}
+			// A failed run: 2025-11-25 failed with the message; the extension
+			// completed with an isError result.
+			f = facts["failed"]
+			msg, _ := f["statusMessage"].(string)
+			if !strings.Contains(msg, `workflow broken failed: step "second"`) {
+				t.Errorf("failed case statusMessage = %q", msg)
+			}
+			if era == "legacy" && (f["status"] != "failed" || f["error"] != msg) {
+				t.Errorf("2025-11-25 failed case = %v; want failed with the status message", f)
+			}
+			if era == "modern" && (f["status"] != "completed" || f["isError"] != true) {
+				t.Errorf("extension failed case = %v; want completed with isError", f)
+			}
+			if f := facts["cancelled"]; f["status"] != "cancelled" {
+				t.Errorf("cancelled case = %v", f)
+			}
+			waitRecord(t, rec, "cancelled sdk-"+era)
+		})
+	}
 }
 
 // taskAnswer answers 2025-11-25 elicitation requests and records whether
@@ -295,6 +363,14 @@ func TestTasks20251125(t *testing.T) {
 		}
 	})
 
+	t.Run("bad arguments are a JSON-RPC error", func(t *testing.T) {
+		_, err := testenv.CallAsTask(c, "two_steps", map[string]any{"txt": "typo"})
+		var rpcErr *testenv.RPCError
+		if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.INVALID_PARAMS || !strings.Contains(rpcErr.Message, "invalid arguments for two_steps") {
+			t.Errorf("tools/call as a task with bad arguments = %v; want -32602 naming the workflow", err)
+		}
+	})
+
 	t.Run("cancel reaches the backend", func(t *testing.T) {
 		task := testenv.StartTask(t, c, "long_nap", map[string]any{"label": "v1-cancel"})
 		waitRecord(t, rec, "start v1-cancel")
@@ -324,6 +400,44 @@ func TestTasks20251125(t *testing.T) {
 			t.Errorf("tasks/result = %q (isError %v); want an isError result with %q", resultText(res), res.IsError, got.StatusMessage)
 		}
 	})
+}
+
+// TestTasksStdio runs 2025-11-25 tasks over stdio, where the client owns
+// the process: create and read the result, a question asked through the
+// session while tasks/result waits, and a cancel.
+func TestTasksStdio(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "record.txt")
+	answer := &taskAnswer{name: "Lin", related: make(chan string, 1)}
+	c, _ := stdioVMCP(t, writeConfig(t, tasksConfig, rec), client.WithElicitationHandler(answer), client.WithLegacyProtocolOnly())
+
+	task := testenv.StartTask(t, c, "two_steps", map[string]any{"text": "stdio"})
+	testenv.WaitTask(t, c, task.TaskId, mcp.TaskStatusCompleted)
+	if got := resultText(taskResult(t, c, task.TaskId)); got != `{"text":"stdio"}` {
+		t.Errorf("tasks/result = %q", got)
+	}
+
+	task = testenv.StartTask(t, c, "ask_name", nil)
+	res := taskResult(t, c, task.TaskId) // the question goes out meanwhile
+	if got := <-answer.related; got != task.TaskId {
+		t.Errorf("the elicitation/create request is tied to task %q; want %s", got, task.TaskId)
+	}
+	if resultText(res) != `{"text":"hello Lin"}` {
+		t.Errorf("tasks/result = %q; want hello Lin", resultText(res))
+	}
+
+	task = testenv.StartTask(t, c, "long_nap", map[string]any{"label": "stdio-cancel"})
+	waitRecord(t, rec, "start stdio-cancel")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cres, err := c.CancelTask(ctx, mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: task.TaskId}})
+	if err != nil || cres.Status != mcp.TaskStatusCancelled {
+		t.Fatalf("tasks/cancel = %+v, %v; want cancelled", cres, err)
+	}
+	waitRecord(t, rec, "cancelled stdio-cancel")
+	// Plain calls still work beside the tasks.
+	if r := mustCall(t, c, "two_steps", map[string]any{"text": "plain"}); testenv.ResultText(r) != `{"text":"plain"}` {
+		t.Errorf("a plain call = %q", testenv.ResultText(r))
+	}
 }
 
 const tasksAuthConfig = tasksConfig + `

@@ -50,16 +50,12 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			}
 			// The tracker knows the runs in flight, for the shutdown.
 			runs := newRunTracker(st.ops.runner(st.engine)) // metrics and run logs: ops.go
-			var tasks server.TaskOptions
-			if transport == "http" { // MCP Tasks are served over streamable HTTP
-				tasks = server.TaskOptions{
+			srv, err := server.New(server.Options{
+				Tasks: server.TaskOptions{ // long runs as MCP Tasks
 					Runs:          st.engine,
 					TTL:           st.cfg.State.Retention,
 					Authenticated: len(st.cfg.Server.Auth.Tokens) > 0,
-				}
-			}
-			srv, err := server.New(server.Options{
-				Tasks:        tasks,
+				},
 				Runner:       runs,
 				Backends:     st.backend,
 				BackendNames: st.backend.Backends(),

@@ -186,6 +186,16 @@ func (c *ExtTasks) Wait(t testing.TB, id string, statuses ...string) map[string]
 // transport and returns the task the server created.
 func StartTask(t testing.TB, c *client.Client, tool string, args map[string]any) mcp.Task {
 	t.Helper()
+	task, err := CallAsTask(c, tool, args)
+	if err != nil {
+		t.Fatalf("tools/call %s as a task: %v", tool, err)
+	}
+	return task
+}
+
+// CallAsTask calls tool as a 2025-11-25 task within 30 seconds; a JSON-RPC
+// error is an *RPCError.
+func CallAsTask(c *client.Client, tool string, args map[string]any) (mcp.Task, error) {
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -193,21 +203,23 @@ func StartTask(t testing.TB, c *client.Client, tool string, args map[string]any)
 	defer cancel()
 	resp, err := c.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId(time.Now().UnixNano()),
-		Method:  string(mcp.MethodToolsCall),
-		Params:  map[string]any{"name": tool, "arguments": args, "task": map[string]any{}},
+		// A string id: the stdio transport matches a numeric id beyond
+		// 2^53 to its response as a float and misses it.
+		ID:     mcp.NewRequestId(fmt.Sprintf("task-call-%d", time.Now().UnixNano())),
+		Method: string(mcp.MethodToolsCall),
+		Params: map[string]any{"name": tool, "arguments": args, "task": map[string]any{}},
 	})
 	if err != nil {
-		t.Fatalf("tools/call %s as a task: %v", tool, err)
+		return mcp.Task{}, err
 	}
 	if resp.Error != nil {
-		t.Fatalf("tools/call %s as a task: JSON-RPC error %d: %s", tool, resp.Error.Code, resp.Error.Message)
+		return mcp.Task{}, &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
 	}
 	var res mcp.CreateTaskResult
 	if err := json.Unmarshal(resp.Result, &res); err != nil || res.Task.TaskId == "" {
-		t.Fatalf("tools/call %s as a task returned %s, not a CreateTaskResult (%v)", tool, resp.Result, err)
+		return mcp.Task{}, fmt.Errorf("the result %s is not a CreateTaskResult (%v)", resp.Result, err)
 	}
-	return res.Task
+	return res.Task, nil
 }
 
 // GetTask is tasks/get through c, within 30 seconds.

@@ -6,12 +6,15 @@ package server
 //
 //   - 2026-07-28 requests (by the MCP-Protocol-Version header or the
 //     protocol version in params._meta) have no session and go straight
-//     through, a POST with its call stream;
+//     through, a POST with its call stream, except (with tasks on) those
+//     of the Tasks extension, which tasks_wire.go serves;
 //   - POST initialize reserves a session id, refused with 503 when the table
 //     is full; mcp-go then issues exactly that id (sessionIDs.Generate). An
 //     initialize that fails gives the slot back;
 //   - every other POST, GET or DELETE must name a live session: without a
-//     Mcp-Session-Id header it is 400, with an unknown one 404;
+//     Mcp-Session-Id header it is 400, with an unknown one 404; with tasks
+//     on, the session's 2025-11-25 task requests (and the answers to the
+//     questions tasks/result streams carry) go to tasks_wire.go;
 //   - DELETE removes the session, cancelling its open requests (its GET
 //     stream, calls in flight), before mcp-go frees its state.
 

@@ -125,6 +125,7 @@ func New(opts Options) (*Server, error) {
 		s.tasks = newTasks(s, opts.Tasks)
 		// Advertised through mcp-go; served by tasks_wire.go.
 		mcpOpts = append(mcpOpts,
+			mcpserver.WithHooks(s.tasks.hooks()),
 			mcpserver.WithTaskCapabilities(true, true, true),
 			mcpserver.WithExtensions(map[string]any{TasksExtension: map[string]any{}}))
 	}

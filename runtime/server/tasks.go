@@ -52,11 +52,13 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
@@ -157,13 +159,15 @@ func progressMessage(run *runtime.Run) string {
 	return fmt.Sprintf("workflow %s running: %d of %d steps done", run.Workflow, done, len(run.Steps))
 }
 
-// callerKey identifies a caller: a hash of its bearer token, or "" for an
-// anonymous one.
+// callerKey identifies a caller: a hash of the bearer token of its
+// Authorization header (read as httpsafe.Auth reads it, which has already
+// accepted it), or "" for an anonymous one.
 func callerKey(authorization string, authenticated bool) string {
-	if !authenticated || authorization == "" {
+	scheme, token, found := strings.Cut(authorization, " ")
+	if !authenticated || !found || !strings.EqualFold(scheme, "Bearer") {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(authorization))
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -199,9 +203,10 @@ type tasks struct {
 	s    *Server
 	opts TaskOptions
 
-	mu      sync.Mutex
-	live    map[string]*liveTask     // runs this process started as tasks, while they go
-	pending map[string]pendingAnswer // elicitation requests out on tasks/result streams, by id
+	mu       sync.Mutex
+	live     map[string]*liveTask                        // runs this process started as tasks, while they go
+	pending  map[string]pendingAnswer                    // elicitation requests out on tasks/result streams, by id
+	sessions map[string]mcpserver.SessionWithElicitation // mcp-go's HTTP sessions, by id
 }
 
 func newTasks(s *Server, opts TaskOptions) *tasks {
@@ -211,13 +216,34 @@ func newTasks(s *Server, opts TaskOptions) *tasks {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultTaskPollInterval
 	}
-	return &tasks{s: s, opts: opts, live: map[string]*liveTask{}, pending: map[string]pendingAnswer{}}
+	return &tasks{s: s, opts: opts, live: map[string]*liveTask{}, pending: map[string]pendingAnswer{},
+		sessions: map[string]mcpserver.SessionWithElicitation{}}
+}
+
+// hooks keeps track of mcp-go's sessions, through which 2025-11-25 tasks
+// ask their questions when no tasks/result stream waits.
+func (t *tasks) hooks() *mcpserver.Hooks {
+	h := &mcpserver.Hooks{}
+	h.AddOnRegisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
+		if es, ok := cs.(mcpserver.SessionWithElicitation); ok {
+			t.mu.Lock()
+			t.sessions[cs.SessionID()] = es
+			t.mu.Unlock()
+		}
+	})
+	h.AddOnUnregisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
+		t.mu.Lock()
+		delete(t.sessions, cs.SessionID())
+		t.mu.Unlock()
+	})
+	return h
 }
 
 // liveTask is a task's run while it goes in this process.
 type liveTask struct {
 	id        string
 	workflow  string
+	session   string // the 2025-11-25 session that created it, or ""
 	canElicit bool
 	cancel    context.CancelFunc
 	done      chan struct{} // closed when the run has returned
@@ -229,23 +255,33 @@ type liveTask struct {
 	asks    int           // questions asked so far, for unique keys
 	ask     *taskQuestion // the question waiting for its answer, or nil
 	changed chan struct{} // closed and replaced on every change of ask
+	waiters int           // tasks/result streams waiting on the task
+	// seen: the client has asked about the task (2025-11-25), so it knows
+	// the id; questions go out through the session only then, since a
+	// client cannot tie a request to a task whose id it has not yet read.
+	seen bool
 }
 
 // taskQuestion is an elicitation step's question to a task's client.
 type taskQuestion struct {
-	key     string // unique over the task's life
-	req     runtime.ElicitRequest
-	answer  chan answerOrErr // buffered; the first answer wins
-	offered bool             // 2025-11-25: sent on an open tasks/result stream
+	ctx    context.Context // the step's: it ends when the step does
+	key    string          // unique over the task's life
+	req    runtime.ElicitRequest
+	answer chan answerOrErr // buffered; the first answer wins
+	// 2025-11-25: the question has been sent, on a tasks/result stream, or
+	// through the creating session (withdraw then cancels that request, so
+	// that a tasks/result stream can take the question over).
+	offered  bool
+	withdraw context.CancelFunc
 }
 
 // start starts a run of wf as a task of caller and returns once the run is
 // stored (a tasks/get would find it), or with the reason it did not start.
-func (t *tasks) start(ctx context.Context, wf *ir.Workflow, args map[string]any, caller string, canElicit bool) (*liveTask, error) {
+func (t *tasks) start(ctx context.Context, wf *ir.Workflow, args map[string]any, caller, session string, canElicit bool) (*liveTask, error) {
 	id := newTaskID(caller)
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	lt := &liveTask{
-		id: id, workflow: wf.Name, canElicit: canElicit, cancel: cancel,
+		id: id, workflow: wf.Name, session: session, canElicit: canElicit, cancel: cancel,
 		done: make(chan struct{}), updated: time.Now(), changed: make(chan struct{}),
 	}
 	stored := make(chan struct{})
@@ -325,6 +361,11 @@ func (t *tasks) get(ctx context.Context, caller, id string, f flavour) (*taskVie
 		}
 		run = r
 	}
+	return t.view(run, lt, f)
+}
+
+// view is run, and lt (nil when this process does not drive it), as a task.
+func (t *tasks) view(run *runtime.Run, lt *liveTask, f flavour) (*taskView, error) {
 	v := &taskView{run: run, updated: lastUpdate(run), expireAt: run.StartedAt.Add(t.opts.TTL)}
 	if run.Status.Finished() && time.Now().After(v.expireAt) {
 		return nil, errTaskExpired
@@ -408,9 +449,9 @@ func (t *tasks) list(ctx context.Context, caller string) ([]*taskView, error) {
 		if r.ParentID != "" || !ownsTask(caller, r.ID) {
 			continue
 		}
-		v, err := t.get(ctx, caller, r.ID, flavourV1)
+		v, err := t.view(r, t.liveTaskOf(r.ID), flavourV1)
 		if err != nil {
-			continue // expired, or gone meanwhile
+			continue // expired
 		}
 		out = append(out, v)
 	}
@@ -469,9 +510,10 @@ func (e *taskElicitor) Elicit(ctx context.Context, req runtime.ElicitRequest) (r
 	e.lt.asks++
 	key := fmt.Sprintf("%s-%d", req.StepID, e.lt.asks)
 	e.lt.mu.Unlock()
-	q := &taskQuestion{key: key, req: req, answer: make(chan answerOrErr, 1)}
+	q := &taskQuestion{ctx: ctx, key: key, req: req, answer: make(chan answerOrErr, 1)}
 	e.lt.setAsk(q)
 	defer e.lt.setAsk(nil)
+	e.t.offerOnSession(e.lt, q)
 	timeout := time.NewTimer(e.t.s.opts.ElicitTimeout)
 	defer timeout.Stop()
 	select {
@@ -481,5 +523,73 @@ func (e *taskElicitor) Elicit(ctx context.Context, req runtime.ElicitRequest) (r
 		return runtime.ElicitResult{}, ctx.Err()
 	case <-timeout.C:
 		return runtime.ElicitResult{}, errors.New("the client did not answer the elicitation before its deadline")
+	}
+}
+
+// offerOnSession sends q as an elicitation/create request tied to the task
+// through mcp-go's session that created the task (its standalone GET
+// stream), unless a tasks/result stream already waits to carry it. The
+// answer comes back through mcp-go, as for any elicitation.
+func (t *tasks) offerOnSession(lt *liveTask, q *taskQuestion) {
+	t.mu.Lock()
+	sess := t.sessions[lt.session]
+	t.mu.Unlock()
+	if sess == nil {
+		return // the extension, or the session is gone: tasks/get shows the question
+	}
+	sctx, withdraw := context.WithCancel(q.ctx)
+	lt.mu.Lock()
+	if !lt.seen || lt.waiters > 0 || q.offered {
+		lt.mu.Unlock()
+		withdraw()
+		return
+	}
+	q.offered, q.withdraw = true, withdraw
+	lt.mu.Unlock()
+	go func() {
+		defer withdraw()
+		res, err := sess.RequestElicitation(t.s.mcp.WithContext(sctx, sess), mcp.ElicitationRequest{
+			Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+			Params: mcp.ElicitationParams{
+				Meta:            mcp.WithRelatedTask(lt.id),
+				Mode:            mcp.ElicitationModeForm,
+				Message:         q.req.Message,
+				RequestedSchema: q.req.Schema,
+			},
+		})
+		if sctx.Err() != nil {
+			return // withdrawn, or the step ended
+		}
+		if err != nil {
+			// Undelivered: leave the question to a tasks/result stream.
+			lt.mu.Lock()
+			q.offered, q.withdraw = false, nil
+			if lt.ask == q { // still waiting: wake the streams
+				close(lt.changed)
+				lt.changed = make(chan struct{})
+			}
+			lt.mu.Unlock()
+			return
+		}
+		a := answerOrErr{}
+		a.res, a.err = convertElicitResult(res)
+		t.answer(lt.id, q.key, a)
+	}()
+}
+
+// markSeen records that the client has asked about task id, and sends a
+// question that waited for that.
+func (t *tasks) markSeen(id string) {
+	lt := t.liveTaskOf(id)
+	if lt == nil {
+		return
+	}
+	lt.mu.Lock()
+	first := !lt.seen
+	lt.seen = true
+	q := lt.ask
+	lt.mu.Unlock()
+	if first && q != nil {
+		t.offerOnSession(lt, q)
 	}
 }

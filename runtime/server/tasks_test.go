@@ -58,6 +58,9 @@ func TestTaskIDsCarryTheirOwner(t *testing.T) {
 	if alice == bob || alice == "" {
 		t.Fatalf("caller keys %q and %q; want two different non-empty keys", alice, bob)
 	}
+	if k := callerKey("bearer  token-alice ", true); k != alice {
+		t.Errorf("the same token written differently is another caller (%q, %q)", k, alice)
+	}
 	if k := callerKey("Bearer token-alice", false); k != "" {
 		t.Errorf("without authentication the caller key is %q; want empty (everyone)", k)
 	}

@@ -48,8 +48,8 @@ const codeMissingCapability = -32021
 
 // taskRequest is what the task handlers read of a JSON-RPC request.
 type taskRequest struct {
-	ID     any    `json:"id"`
-	Method string `json:"method"`
+	ID     json.RawMessage `json:"id"` // echoed as sent: a float64 would change big ids
+	Method string          `json:"method"`
 	Params struct {
 		Name           string                     `json:"name"`
 		Arguments      json.RawMessage            `json:"arguments"`
@@ -147,7 +147,7 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 			writeExtResult(w, e.s, req.ID, toolResultMap(mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", wf.Name, err))))
 			return true
 		}
-		lt, err := t.start(ctx, wf, args, t.caller(r), req.caps().Elicitation != nil)
+		lt, err := t.start(ctx, wf, args, t.caller(r), "", req.caps().Elicitation != nil)
 		if err != nil {
 			writeExtResult(w, e.s, req.ID, toolResultMap(startError(wf, err)))
 			return true
@@ -174,13 +174,13 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 	case "tasks/get":
 		v, err := t.get(ctx, caller, req.Params.TaskID, flavourExt)
 		if err != nil {
-			writeTaskError(w, req.ID, "Failed to retrieve task", err)
+			failTask(httpReply{w, req.ID}, "Failed to retrieve task", err)
 			return true
 		}
 		writeExtResult(w, e.s, req.ID, t.extTask(v, true))
 	case "tasks/update":
 		if _, err := t.get(ctx, caller, req.Params.TaskID, flavourExt); err != nil {
-			writeTaskError(w, req.ID, "Failed to update task", err)
+			failTask(httpReply{w, req.ID}, "Failed to update task", err)
 			return true
 		}
 		// Keys that are not outstanding are ignored, as the extension says.
@@ -192,7 +192,7 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 		_, err := t.cancel(ctx, caller, req.Params.TaskID, false)
 		var finished errTaskFinished
 		if err != nil && !errors.As(err, &finished) {
-			writeTaskError(w, req.ID, "Failed to cancel task", err)
+			failTask(httpReply{w, req.ID}, "Failed to cancel task", err)
 			return true
 		}
 		writeExtResult(w, e.s, req.ID, map[string]any{})
@@ -239,9 +239,9 @@ func (t *tasks) extTask(v *taskView, detailed bool) map[string]any {
 	case v.ask != nil:
 		m["inputRequests"] = map[string]any{v.ask.key: elicitationRequest(v.ask, "")}
 	case v.run.Status.Finished() && v.state.Status == taskCompleted:
-		res := toolResultMap(RunResult(v.run))
-		res["resultType"] = string(mcp.ResultTypeComplete)
-		m["result"] = res
+		res := RunResult(v.run)
+		res.ResultType = mcp.ResultTypeComplete
+		m["result"] = toolResultJSON(res)
 	}
 	return m
 }
@@ -290,76 +290,125 @@ func (e *Endpoint) serveV1(w http.ResponseWriter, r *http.Request, session strin
 		w.WriteHeader(http.StatusAccepted)
 		return true
 	}
-	switch msg.Method {
+	req, ok := e.s.v1TaskRequest(msg.Method, body)
+	if !ok {
+		return false
+	}
+	caller := t.caller(r)
+	if req.Method == "tasks/result" {
+		e.taskResult(w, r.Context(), caller, session, req)
+		return true
+	}
+	t.v1Request(r.Context(), caller, session, e.sessions.canElicit(session), req, httpReply{w, req.ID})
+	return true
+}
+
+// v1TaskRequest decodes a 2025-11-25 request that tasks serve: tools/call
+// of a workflow with params.task, and tasks/*.
+func (s *Server) v1TaskRequest(method string, body []byte) (*taskRequest, bool) {
+	switch method {
 	case string(mcp.MethodToolsCall), "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
 	default:
-		return false
+		return nil, false
 	}
 	var req taskRequest
 	if json.Unmarshal(body, &req) != nil {
-		return false
+		return nil, false // mcp-go reports it
 	}
-	ctx := r.Context()
-	caller := t.caller(r)
+	if req.Method == string(mcp.MethodToolsCall) {
+		if _, ok := s.byName[req.Params.Name]; !ok || len(req.Params.Task) == 0 || string(req.Params.Task) == "null" {
+			return nil, false
+		}
+	}
+	return &req, true
+}
+
+// rpcReply answers one request, on whatever transport it came.
+type rpcReply interface {
+	result(v any)
+	fail(code int, message string)
+}
+
+type httpReply struct {
+	w  http.ResponseWriter
+	id any
+}
+
+func (h httpReply) result(v any) { writeRPCResult(h.w, h.id, v) }
+func (h httpReply) fail(code int, message string) {
+	writeRPCError(h.w, http.StatusOK, h.id, code, message)
+}
+
+// failTask answers a task request that failed: not found and expired are
+// invalid params (-32602), as both flavours say.
+func failTask(rep rpcReply, what string, err error) {
+	code := mcp.INTERNAL_ERROR
+	var finished errTaskFinished
+	if errors.Is(err, errTaskNotFound) || errors.Is(err, errTaskExpired) || errors.As(err, &finished) {
+		code = mcp.INVALID_PARAMS
+	}
+	rep.fail(code, what+": "+err.Error())
+}
+
+// v1Request serves a 2025-11-25 tools/call as a task, tasks/get,
+// tasks/cancel or tasks/list (tasks/result streams, so each transport
+// serves it itself).
+func (t *tasks) v1Request(ctx context.Context, caller, session string, canElicit bool, req *taskRequest, rep rpcReply) {
 	switch req.Method {
 	case string(mcp.MethodToolsCall):
-		wf, ok := e.s.byName[req.Params.Name]
-		if !ok || len(req.Params.Task) == 0 || string(req.Params.Task) == "null" {
-			return false
-		}
+		wf := t.s.byName[req.Params.Name]
 		args, err := req.arguments()
 		if err != nil {
-			writeRPCError(w, http.StatusOK, req.ID, mcp.INVALID_PARAMS, fmt.Sprintf("invalid arguments for %s: %v", wf.Name, err))
-			return true
+			rep.fail(mcp.INVALID_PARAMS, fmt.Sprintf("invalid arguments for %s: %v", wf.Name, err))
+			return
 		}
-		lt, err := t.start(ctx, wf, args, caller, e.sessions.canElicit(session))
+		lt, err := t.start(ctx, wf, args, caller, session, canElicit)
 		if err != nil {
-			writeRPCError(w, http.StatusOK, req.ID, mcp.INVALID_PARAMS, startError(wf, err).Content[0].(mcp.TextContent).Text)
-			return true
+			rep.fail(mcp.INVALID_PARAMS, startError(wf, err).Content[0].(mcp.TextContent).Text)
+			return
 		}
 		v, err := t.get(ctx, caller, lt.id, flavourV1)
 		if err != nil {
-			writeRPCError(w, http.StatusOK, req.ID, mcp.INTERNAL_ERROR, err.Error())
-			return true
+			rep.fail(mcp.INTERNAL_ERROR, err.Error())
+			return
 		}
-		writeRPCResult(w, req.ID, mcp.CreateTaskResult{Task: t.v1Task(v)})
+		rep.result(mcp.CreateTaskResult{Task: t.v1Task(v)})
 	case "tasks/get":
 		v, err := t.get(ctx, caller, req.Params.TaskID, flavourV1)
 		if err != nil {
-			writeTaskError(w, req.ID, "Failed to retrieve task", err)
-			return true
+			failTask(rep, "Failed to retrieve task", err)
+			return
 		}
-		writeRPCResult(w, req.ID, mcp.GetTaskResult{Task: t.v1Task(v)})
+		rep.result(mcp.GetTaskResult{Task: t.v1Task(v)})
+		t.markSeen(req.Params.TaskID)
 	case "tasks/cancel":
 		v, err := t.cancel(ctx, caller, req.Params.TaskID, true)
 		if err != nil {
-			writeTaskError(w, req.ID, "Failed to cancel task", err)
-			return true
+			failTask(rep, "Failed to cancel task", err)
+			return
 		}
-		writeRPCResult(w, req.ID, mcp.CancelTaskResult{Task: t.v1Task(v)})
+		rep.result(mcp.CancelTaskResult{Task: t.v1Task(v)})
 	case "tasks/list":
-		e.listTasks(w, ctx, caller, &req)
-	case "tasks/result":
-		e.taskResult(w, ctx, caller, session, &req)
+		t.listTasks(ctx, caller, req, rep)
+	default:
+		rep.fail(mcp.METHOD_NOT_FOUND, req.Method+" is not served here")
 	}
-	return true
 }
 
 // tasksPageSize is how many tasks one tasks/list page holds.
 const tasksPageSize = 100
 
-func (e *Endpoint) listTasks(w http.ResponseWriter, ctx context.Context, caller string, req *taskRequest) {
-	t := e.s.tasks
+func (t *tasks) listTasks(ctx context.Context, caller string, req *taskRequest, rep rpcReply) {
 	views, err := t.list(ctx, caller)
 	if err != nil {
-		writeRPCError(w, http.StatusOK, req.ID, mcp.INTERNAL_ERROR, err.Error())
+		rep.fail(mcp.INTERNAL_ERROR, err.Error())
 		return
 	}
 	from := 0
 	if c := req.Params.Cursor; c != "" {
 		n, err := strconv.Atoi(c)
 		if err != nil || n < 0 || n > len(views) {
-			writeRPCError(w, http.StatusOK, req.ID, mcp.INVALID_PARAMS, fmt.Sprintf("invalid cursor %q: pass the nextCursor of the previous tasks/list page", c))
+			rep.fail(mcp.INVALID_PARAMS, fmt.Sprintf("invalid cursor %q: pass the nextCursor of the previous tasks/list page", c))
 			return
 		}
 		from = n
@@ -372,7 +421,7 @@ func (e *Endpoint) listTasks(w http.ResponseWriter, ctx context.Context, caller 
 	if to < len(views) {
 		res.NextCursor = mcp.Cursor(strconv.Itoa(to))
 	}
-	writeRPCResult(w, req.ID, res)
+	rep.result(res)
 }
 
 // taskResult serves tasks/result: it waits for the run to end and returns
@@ -383,7 +432,7 @@ func (e *Endpoint) taskResult(w http.ResponseWriter, ctx context.Context, caller
 	id := req.Params.TaskID
 	v, err := t.get(ctx, caller, id, flavourV1)
 	if err != nil {
-		writeTaskError(w, req.ID, "Failed to retrieve task result", err)
+		failTask(httpReply{w, req.ID}, "Failed to retrieve task result", err)
 		return
 	}
 	sse := newSSEWriter(w)
@@ -405,7 +454,7 @@ func (e *Endpoint) taskResult(w http.ResponseWriter, ctx context.Context, caller
 	}
 	res := RunResult(v.run)
 	res.Meta.AdditionalFields[mcp.RelatedTaskMetaKey] = mcp.RelatedTaskMeta(id)
-	sse.reply(req.ID, toolResultMap(res), nil)
+	sse.reply(req.ID, toolResultJSON(res), nil)
 }
 
 // waitLive waits until lt's run ends, sending its questions on sse. It
@@ -426,11 +475,25 @@ func (e *Endpoint) waitLive(ctx context.Context, sse *sseWriter, lt *liveTask, s
 		delete(t.pending, reqID)
 		t.mu.Unlock()
 	}()
+	lt.mu.Lock()
+	lt.waiters++
+	lt.mu.Unlock()
+	defer func() {
+		lt.mu.Lock()
+		lt.waiters--
+		lt.mu.Unlock()
+	}()
 	for {
 		lt.mu.Lock()
 		q, changed := lt.ask, lt.changed
-		offer := q != nil && !q.offered && e.sessions.canElicit(session)
+		// Take the question, also from the session request it went out on
+		// (a client without a GET stream never sees that one).
+		offer := q != nil && q != offered && (!q.offered || q.withdraw != nil) && e.sessions.canElicit(session)
 		if offer {
+			if q.withdraw != nil {
+				q.withdraw()
+				q.withdraw = nil
+			}
 			q.offered = true
 		}
 		lt.mu.Unlock()
@@ -490,7 +553,18 @@ func (t *tasks) deliver(id string, resp *taskRequest) {
 	t.answer(p.task, p.key, a)
 }
 
-// toolResultMap is a tool result as a JSON object.
+// toolResultJSON is a tool result as JSON, kept as it is (a round trip
+// through map[string]any would turn integers beyond 2^53 into floats).
+func toolResultJSON(res *mcp.CallToolResult) json.RawMessage {
+	b, err := runtime.MarshalJSON(res)
+	if err != nil {
+		b, _ = json.Marshal(mcp.NewToolResultError(err.Error()))
+	}
+	return b
+}
+
+// toolResultMap is a tool result as a JSON object, for results that get
+// more fields.
 func toolResultMap(res *mcp.CallToolResult) map[string]any {
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -499,17 +573,6 @@ func toolResultMap(res *mcp.CallToolResult) map[string]any {
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)
 	return m
-}
-
-// writeTaskError answers a task request that failed: not found and
-// expired are invalid params (-32602), as both flavours say.
-func writeTaskError(w http.ResponseWriter, id any, what string, err error) {
-	code := mcp.INTERNAL_ERROR
-	var finished errTaskFinished
-	if errors.Is(err, errTaskNotFound) || errors.Is(err, errTaskExpired) || errors.As(err, &finished) {
-		code = mcp.INVALID_PARAMS
-	}
-	writeRPCError(w, http.StatusOK, id, code, what+": "+err.Error())
 }
 
 func writeMissingExtension(w http.ResponseWriter, id any, method string) {
@@ -594,7 +657,7 @@ func (s *sseWriter) send(msg map[string]any) error {
 }
 
 // reply writes the request's result or error.
-func (s *sseWriter) reply(id any, result map[string]any, rerr *rpcErr) {
+func (s *sseWriter) reply(id any, result any, rerr *rpcErr) {
 	if !s.started {
 		if rerr != nil {
 			writeRPCError(s.w, http.StatusOK, id, rerr.Code, rerr.Message)
