@@ -330,3 +330,66 @@ func TestResumeAfterSIGKILLNotIdempotent(t *testing.T) {
 		t.Errorf("vmcp runs show %s = exit %d:\n%s%s\nwant status interrupted naming s4", id, code, out, stderr)
 	}
 }
+
+// resumeAskConfig: s1, then a question, then s3 built from the answer.
+const resumeAskConfig = `
+backends:
+  tb: {command: "${TB}", args: [-record, "${REC}", -gated]}
+state:
+  store: sqlite
+  path: "${DIR}/state.db"
+compositeTools:
+  - name: ask_after_kill
+    description: A step, a question, a step using the answer
+    steps:
+      - id: s1
+        tool: tb.gated
+        arguments: {label: s1}
+      - id: ask
+        type: elicitation
+        dependsOn: [s1]
+        message: Deploy to which region?
+        schema: {type: object, properties: {region: {type: string}}, required: [region]}
+      - id: s3
+        tool: tb.gated
+        dependsOn: [ask]
+        arguments: {label: "s3 to {{.steps.ask.output.content.region}}"}
+`
+
+// TestResumeAsksAgainAfterSIGKILL: a run killed while its question waits
+// is resumed as the same task, asks the question again (input_required
+// on the old task id, Tasks extension), and completes with the answer
+// given to the new process; s1 is not called again.
+func TestResumeAsksAgainAfterSIGKILL(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "backend.log")
+	cfg := writeConfig(t, resumeAskConfig, rec)
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, resumePortLo, resumePortHi))
+	p := startKillable(t, cfg, addr)
+	c := &testenv.ExtTasks{URL: p.base + "/mcp"}
+	id := c.StartTask(t, "ask_after_kill", nil)
+	c.Wait(t, id, "input_required")
+	p.kill(t)
+
+	p2 := startKillable(t, cfg, addr)
+	task := c.Wait(t, id, "input_required")
+	reqs, _ := task["inputRequests"].(map[string]any)
+	if len(reqs) != 1 {
+		t.Fatalf("resumed task's inputRequests = %v; want the question again", task["inputRequests"])
+	}
+	for key, v := range reqs {
+		params, _ := v.(map[string]any)["params"].(map[string]any)
+		if params["message"] != "Deploy to which region?" {
+			t.Errorf("the question asked again = %v; want the step's message", v)
+		}
+		c.Result(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
+			key: map[string]any{"action": "accept", "content": map[string]any{"region": "eu-west-1"}}}})
+	}
+	done := c.Wait(t, id, "completed", "failed", "cancelled")
+	res, _ := done["result"].(map[string]any)
+	if sc, _ := res["structuredContent"].(map[string]any); done["status"] != "completed" || res["isError"] == true || sc["label"] != "s3 to eu-west-1" {
+		t.Errorf("resumed task = %v; want completed with {label: s3 to eu-west-1}\nstderr:\n%s", done, p2.stderr.String())
+	}
+	if calls := backendCalls(t, rec); fmt.Sprint(calls) != fmt.Sprint(map[string]int{"s1": 1, "s3 to eu-west-1": 1}) {
+		t.Errorf("backend calls = %v; want s1 once (not again after the restart) and s3 once", calls)
+	}
+}

@@ -23,7 +23,10 @@ package main
 //     replays the finished steps without calling them, calls a step that
 //     was in flight again only when it is idempotent (otherwise the run
 //     ends interrupted naming the step), and asks a waiting elicitation
-//     again. vmcp logs one line per resumed run, and one when it ends.
+//     again: the run is adopted as a live MCP task under its id, so the
+//     question shows as input_required to task clients (tasks/get, answered
+//     by tasks/update or on tasks/result). vmcp logs one line per resumed
+//     run, and one when it ends.
 //
 // Clients see the same run id throughout: `vmcp runs show ID`, the run API
 // and tasks/get on the old task id show the run going on and finishing.
@@ -68,6 +71,10 @@ type resumeSet struct {
 	runs    *runTracker
 	log     *slog.Logger
 	onEvent func(runtime.Event) // metrics and run logs, as for new runs
+	// adopt, when set, runs a resumed run as a live MCP task under its id
+	// (server.Server.AdoptRun), so that an elicitation it asks again
+	// reaches task clients as input_required; nil runs it without one.
+	adopt func(ctx context.Context, id, workflow string, run func(context.Context, runtime.Elicitor) (*runtime.Run, error)) (*runtime.Run, error)
 	// digests caches ir.Digest per served workflow.
 	digests map[string]string
 }
@@ -177,7 +184,14 @@ func (rs *resumeSet) resume(ctx context.Context, run *runtime.Run) {
 	res := rs.engine.(runResumer)
 	opts := runtime.RunOptions{RunID: run.ID, OnEvent: rs.onEvent}
 	got, err := rs.runs.track(ctx, func(ctx context.Context) (*runtime.Run, error) {
-		return res.Resume(ctx, run, opts)
+		if rs.adopt == nil {
+			return res.Resume(ctx, run, opts)
+		}
+		return rs.adopt(ctx, run.ID, run.Workflow, func(ctx context.Context, el runtime.Elicitor) (*runtime.Run, error) {
+			o := opts
+			o.Elicitor = el
+			return res.Resume(ctx, run, o)
+		})
 	})
 	if err != nil {
 		rs.log.Warn("resumed run could not go on", "run_id", run.ID, "err", err)

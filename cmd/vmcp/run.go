@@ -80,6 +80,7 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			// The runs the previous process left running go on in the
 			// background, now that the backends are up (resume.go).
 			if rs, ids := st.ops.newResumeSet(st.engine, runs); rs != nil {
+				rs.adopt = srv.AdoptRun // elicitations asked again reach task clients
 				rs.resumeRuns(ctx, ids)
 			}
 			switch transport {
