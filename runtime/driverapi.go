@@ -66,18 +66,7 @@ type Attempt struct {
 // the local driver's mcpclient does.)
 func (m *Machine) ToolAttempt(i int, res *ToolResult, callErr error, attemptTimedOut bool) Attempt {
 	sp := m.wp.steps[i]
-	tool := sp.step.Tool
-	if callErr != nil {
-		if attemptTimedOut {
-			return Attempt{Kind: FailureTimeout, Msg: fmt.Sprintf("calling %s: the attempt timed out after %s (attemptTimeout)", tool, sp.tuning.attemptTimeout)}
-		}
-		return Attempt{Kind: FailureError, Msg: fmt.Sprintf("calling %s: %v", tool, callErr)}
-	}
-	out, content, msg, ok := stepOutput(res)
-	if !ok {
-		return Attempt{Kind: FailureToolError, Msg: fmt.Sprintf("%s returned an error: %s", tool, msg)}
-	}
-	return Attempt{OK: true, Output: out, Content: content}
+	return classifyAttempt(sp.step.Tool, sp.tuning.attemptTimeout, res, callErr, attemptTimedOut)
 }
 
 // NotRetried is the suffix the local driver adds to the message of a

@@ -170,18 +170,28 @@ func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[stri
 		actx, cancel := policy.tuning.attemptContext(ctx)
 		defer cancel()
 		res, err := r.env.Backend.CallTool(actx, call)
-		if err != nil {
-			if ctx.Err() == nil && actx.Err() != nil {
-				return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: the attempt timed out after %s (attemptTimeout)", tool, policy.tuning.attemptTimeout), cause: err, kind: FailureTimeout}
-			}
-			return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err, kind: FailureError}
+		a := classifyAttempt(tool, policy.tuning.attemptTimeout, res, err, ctx.Err() == nil && actx.Err() != nil)
+		if !a.OK {
+			return toolOutput{}, &attemptError{msg: a.Msg, cause: err, kind: a.Kind}
 		}
-		out, content, msg, ok := stepOutput(res)
-		if !ok {
-			return toolOutput{}, &attemptError{msg: fmt.Sprintf("%s returned an error: %s", tool, msg), kind: FailureToolError}
-		}
-		return toolOutput{out, content}, nil
+		return toolOutput{a.Output, a.Content}, nil
 	})
+}
+
+// classifyAttempt is the outcome of one call of tool: res and err are
+// what the backend returned, timedOut that the call hit attemptTimeout.
+func classifyAttempt(tool *ir.ToolRef, attemptTimeout time.Duration, res *ToolResult, err error, timedOut bool) Attempt {
+	if err != nil {
+		if timedOut {
+			return Attempt{Kind: FailureTimeout, Msg: fmt.Sprintf("calling %s: the attempt timed out after %s (attemptTimeout)", tool, attemptTimeout)}
+		}
+		return Attempt{Kind: FailureError, Msg: fmt.Sprintf("calling %s: %v", tool, err)}
+	}
+	out, content, msg, ok := stepOutput(res)
+	if !ok {
+		return Attempt{Kind: FailureToolError, Msg: fmt.Sprintf("%s returned an error: %s", tool, msg)}
+	}
+	return Attempt{OK: true, Output: out, Content: content}
 }
 
 // withRetries makes attempts until one succeeds or policy's retries are
