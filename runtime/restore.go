@@ -204,6 +204,9 @@ func (m *Machine) resumeHeld(at time.Time) {
 	rs := m.restore
 	m.quiet, m.restore = false, nil
 	m.tick(at)
+	if m.pastDeadline(m.now) {
+		m.stopFor(StopTimeout) // resumed after the workflow's deadline
+	}
 	for _, i := range rs.held {
 		sp := m.wp.steps[i]
 		if rs.rec.Steps[i].Status != StepRunning || m.restartable(sp) {
