@@ -33,7 +33,8 @@ func recordUntil(t *testing.T, wf *ir.Workflow, stepID string, params M) *Run {
 	t.Helper()
 	fb := newFake(map[string]*fakeTool{"svc." + stepID: {hang: true}})
 	fb.started = make(chan string, 16)
-	e := mustEngine(t, plan(wf), Options{Backend: fb})
+	// A MemoryStore writes every record at once, so the record is exact.
+	e := mustEngine(t, plan(wf), Options{Backend: fb, Store: NewMemoryStore(0)})
 	done := make(chan *Run, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
