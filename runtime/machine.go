@@ -306,6 +306,7 @@ func (m *Machine) init(e *Engine, wp *workflowPlan, id string, params map[string
 		ParentStep: opts.ParentStep,
 		Status:     RunRunning,
 		Params:     params,
+		PlanDigest: wp.digest,
 		Steps:      make([]StepState, n),
 	}
 	if len(wp.finallyRoots) > 0 {
