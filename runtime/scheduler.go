@@ -266,16 +266,20 @@ func (r *runState) syncStop(at time.Time) {
 	if r.ctx.Err() == nil || r.Machine.cause != StopNone || r.phase != phaseMain {
 		return
 	}
-	reason := StopCallerGone
-	switch context.Cause(r.ctx) {
+	r.perform(r.Machine.Stop(causeReason(context.Cause(r.ctx)), at))
+}
+
+// causeReason is the stop reason for the run context's cause.
+func causeReason(cause error) StopReason {
+	switch cause {
 	case errRunCancelled:
-		reason = StopCancel
+		return StopCancel
 	case errWorkflowTimeout:
-		reason = StopTimeout
+		return StopTimeout
 	case errRunAborted:
-		reason = StopAbort
+		return StopAbort
 	}
-	r.perform(r.Machine.Stop(reason, at))
+	return StopCallerGone
 }
 
 // perform carries out the machine's actions in order. The first step

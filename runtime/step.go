@@ -232,7 +232,7 @@ func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify
 	}
 	msg := r.failureMsg(ctx, timeout, last)
 	if gaveUp && ctx.Err() == nil {
-		msg += fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", tries)
+		msg += gaveUpSuffix(tries)
 	}
 	return toolOutput{}, tries, msg
 }
@@ -256,16 +256,10 @@ func (r *runState) failureMsg(ctx context.Context, timeout time.Duration, err er
 func (r *runState) interruptMsg(ctx context.Context, timeout time.Duration) string {
 	r.noteTimeout(ctx)
 	if r.ctx.Err() != nil {
-		switch r.endCause() {
-		case errRunAborted:
-			return "cancelled because another step failed"
-		case errWorkflowTimeout:
-			return fmt.Sprintf("stopped: the workflow timed out after %s", r.wp.timeout)
-		}
-		return "cancelled"
+		return stoppedMsg(causeReason(r.endCause()), r.wp.timeout)
 	}
 	if ctx.Err() != nil {
-		return fmt.Sprintf("timed out after %s", timeout)
+		return timedOutMsg(timeout)
 	}
 	return ""
 }
@@ -283,7 +277,7 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 	}
 	el := r.env.Elicitor
 	if el == nil {
-		return r.elicitOutcome(sp, sp.step.OnCancel, ElicitCancel, "the client cannot answer elicitation requests (no elicitor)", "onCancel")
+		return r.elicitOutcome(sp, sp.step.OnCancel, ElicitCancel, noElicitorWhy, "onCancel")
 	}
 	res, err := el.Elicit(ctx, ElicitRequest{RunID: r.run.ID, StepID: sp.id, Message: message, Schema: sp.step.Schema})
 	if err != nil {
@@ -294,7 +288,7 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 		if m := r.interruptMsg(ctx, sp.timeout); m != "" {
 			return failed(sp, sp.step.Pos, m, 1)
 		}
-		return failed(sp, sp.step.Pos, "elicitation failed: "+err.Error(), 1)
+		return elicitFailed(sp, err)
 	}
 	return r.elicitAnswer(sp, res)
 }
