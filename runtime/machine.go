@@ -89,11 +89,11 @@ type ActionKind uint8
 
 const (
 	// ActionStart: execute step Step, started at At. Its record (running,
-	// attempt 1) comes in an ActionRecord just before. Deadline is when
-	// the step must end: At plus its timeout, or the workflow's deadline
-	// when that is earlier (zero timeout never happens).
+	// attempt 1) comes in an ActionRecord just before. Machine.Deadline
+	// says when the step must end.
 	ActionStart ActionKind = iota + 1
-	// ActionRecord: store State as step Step's record and emit Event.
+	// ActionRecord: store State as step Step's record and emit its
+	// event (Machine.Event) when Event is set.
 	// Durable asks the driver to wait for the write before it performs
 	// the next action (a non-idempotent step's start, see Durable).
 	ActionRecord
@@ -148,27 +148,52 @@ func (s StopReason) String() string {
 	return fmt.Sprintf("StopReason(%d)", uint8(s))
 }
 
-// Action is one thing the driver must do, in the order returned.
+// Action is one thing the driver must do, in the order returned. It is
+// plain data, kept small: the machine appends one for every start and
+// every record.
 type Action struct {
 	Kind ActionKind
-	Step int // ActionStart, ActionRecord: the step's index in Run.Steps
-	// At is the time the action was decided (an input's time).
-	At time.Time
-	// Deadline (ActionStart) is when the step must end.
-	Deadline time.Time
-	// State and Event (ActionRecord) are the step's new record and the
-	// progress event to emit (Event.RunID, Workflow, Status, Total are
-	// filled in; Done counts the finished steps as of this record). An
-	// empty Event.Kind means there is no event to emit.
-	State StepState
-	Event Event
+	// Cause (ActionStop) is why the running steps must stop.
+	Cause StopReason
 	// Durable (ActionRecord) is set on the start of a step that calls a
 	// backend and is not idempotent: a driver with a durable store makes
 	// the write before the step's first call, so a crash after the call
 	// is never taken for a step that did not start.
 	Durable bool
-	// Cause (ActionStop) is why the running steps must stop.
-	Cause StopReason
+	// Event (ActionRecord) is the progress event the record makes, or ""
+	// for none; Machine.Event builds it in full.
+	Event EventKind
+	Step  int // ActionStart, ActionRecord: the step's index in Run.Steps
+	// Done (ActionRecord) counts the finished steps as of this record.
+	Done int
+	// At is the time the action was decided (an input's time).
+	At time.Time
+	// State (ActionRecord) is the step's new record.
+	State StepState
+	// Msg (ActionRecord of a retry) is the failed attempt's message.
+	Msg string
+}
+
+// Event is the progress event of record action a.
+func (m *Machine) Event(a *Action) Event {
+	ev := Event{Kind: a.Event, RunID: m.run.ID, Workflow: m.run.Workflow, StepID: a.State.ID, Attempt: a.State.Attempts,
+		Time: a.At, Err: a.State.Error, Status: m.run.Status, Done: a.Done, Total: len(m.wp.steps)}
+	switch a.Event {
+	case EventStepRetrying:
+		ev.Err = a.Msg
+	case EventStepStarted:
+		ev.Time = a.State.StartedAt
+	case EventStepCompleted, EventStepFailed:
+		ev.Time = a.State.EndedAt
+	}
+	return ev
+}
+
+// Deadline is when running step i must end: its start plus its timeout,
+// or the workflow's deadline when that is earlier (in the finally phase,
+// only its own timeout).
+func (m *Machine) Deadline(i int) time.Time {
+	return m.stepDeadline(m.wp.steps[i], m.run.Steps[i].StartedAt)
 }
 
 // StepResult is a step's end, as the driver observed it.
@@ -442,7 +467,8 @@ func (m *Machine) Retrying(step, attempt int, err *StepError) []Action {
 	if err != nil {
 		msg = err.Msg
 	}
-	m.record(step, Event{Kind: EventStepRetrying, StepID: st.ID, Attempt: attempt, Err: msg, Time: m.now})
+	m.record(step, EventStepRetrying)
+	m.acts[len(m.acts)-1].Msg = msg
 	return m.acts
 }
 
@@ -539,7 +565,7 @@ func (m *Machine) launch(i int) {
 		return // replayed from a record (restore.go)
 	}
 	m.markRunning(i, m.now)
-	m.acts = append(m.acts, Action{Kind: ActionStart, Step: i, At: m.now, Deadline: m.stepDeadline(sp, m.now)})
+	m.acts = append(m.acts, Action{Kind: ActionStart, Step: i, At: m.now})
 }
 
 // markRunning makes step i running as of at and records it.
@@ -556,7 +582,7 @@ func (m *Machine) markRunning(i int, at time.Time) {
 	}
 	m.run.Steps[i] = st
 	m.running++
-	m.record(i, Event{Kind: EventStepStarted, StepID: sp.id, Attempt: 1, Time: at})
+	m.record(i, EventStepStarted)
 	if n := len(m.acts); n > 0 && m.acts[n-1].Kind == ActionRecord {
 		m.acts[n-1].Durable = m.durableStart(sp)
 	}
@@ -629,7 +655,7 @@ func (m *Machine) settle(res StepResult) {
 	m.setEntry(i, output, res.Content, res.Status, st.Error)
 	m.run.Steps[i] = st
 	m.done++
-	m.record(i, Event{Kind: kind, StepID: sp.id, Attempt: st.Attempts, Err: st.Error, Time: res.EndedAt})
+	m.record(i, kind)
 	for _, d := range sp.dependents {
 		m.pending[d]--
 		if m.pending[d] == 0 {
@@ -641,17 +667,12 @@ func (m *Machine) settle(res StepResult) {
 	}
 }
 
-// record appends step i's record and event.
-func (m *Machine) record(i int, ev Event) {
+// record appends step i's record and its event kind (or "").
+func (m *Machine) record(i int, kind EventKind) {
 	if m.quiet {
 		return
 	}
-	ev.RunID = m.run.ID
-	ev.Workflow = m.run.Workflow
-	ev.Status = m.run.Status
-	ev.Done = m.done
-	ev.Total = len(m.wp.steps)
-	m.acts = append(m.acts, Action{Kind: ActionRecord, Step: i, At: m.now, State: m.run.Steps[i], Event: ev})
+	m.acts = append(m.acts, Action{Kind: ActionRecord, Event: kind, Step: i, Done: m.done, At: m.now, State: m.run.Steps[i]})
 }
 
 // effectiveAction is what a failed step does once its retries are spent.
@@ -708,7 +729,7 @@ func (m *Machine) decideOutcome() outcome {
 			m.setEntry(i, st.Output, nil, StepSkipped, "")
 			run.Steps[i] = st
 			m.done++
-			m.record(i, Event{Kind: EventStepSkipped, StepID: sp.id, Time: m.now})
+			m.record(i, EventStepSkipped)
 		}
 	}
 	m.refreshWorkflow(string(RunCompleted), m.now)

@@ -225,12 +225,12 @@ func (m *Machine) resumeHeld(at time.Time) {
 			m.run.Steps[i] = st
 			m.running--
 			m.setEntry(i, nil, nil, StepPending, "")
-			m.record(i, Event{}) // a record without an event
+			m.record(i, "") // a record without an event
 			continue
 		}
 		m.running--
 		m.markRunning(i, m.now)
-		m.acts = append(m.acts, Action{Kind: ActionStart, Step: i, At: m.now, Deadline: m.stepDeadline(m.wp.steps[i], m.now)})
+		m.acts = append(m.acts, Action{Kind: ActionStart, Step: i, At: m.now})
 	}
 	m.next()
 }

@@ -291,7 +291,9 @@ func (r *runState) perform(acts []Action) (own stepJob, complete bool) {
 		switch a.Kind {
 		case ActionRecord:
 			r.putStep(a.Step, a.State, a.Durable)
-			r.emitEvent(a.Event)
+			if r.opts.OnEvent != nil && a.Event != "" {
+				r.opts.OnEvent(r.Machine.Event(a))
+			}
 		case ActionStart:
 			sp := r.wp.steps[a.Step]
 			j := stepJob{ctx: r.stepContext(a.At, sp.timeout), sp: sp}
@@ -557,13 +559,6 @@ func (r *runState) emit(ev Event) {
 	ev.Done = r.done
 	ev.Total = len(r.wp.steps)
 	r.opts.OnEvent(ev)
-}
-
-// emitEvent sends an event the machine made (none when its Kind is empty).
-func (r *runState) emitEvent(ev Event) {
-	if r.opts.OnEvent != nil && ev.Kind != "" {
-		r.opts.OnEvent(ev)
-	}
 }
 
 // finishRun records the run with its outcome.
