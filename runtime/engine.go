@@ -187,14 +187,15 @@ func (e *Engine) drive(ctx context.Context, r *runState, resume bool, rec *Run) 
 			unlist()
 		}
 	}()
-	if ms, ok := e.store.(*MemoryStore); ok {
-		r.memStore = ms
-	}
 	var err error
 	if !resume {
 		err = e.store.CreateRun(ctx, r.run)
 	} else if _, gerr := e.store.GetRun(ctx, id); errors.Is(gerr, ErrRunNotFound) {
 		err = e.store.CreateRun(ctx, rec)
+	}
+	if ms, ok := e.store.(*MemoryStore); ok && err == nil {
+		r.memStore = ms
+		r.memRecord, err = ms.record(id)
 	}
 	if err != nil {
 		unlist()

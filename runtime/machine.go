@@ -92,8 +92,8 @@ const (
 	// attempt 1) comes in an ActionRecord just before. Machine.Deadline
 	// says when the step must end.
 	ActionStart ActionKind = iota + 1
-	// ActionRecord: store State as step Step's record and emit its
-	// event (Machine.Event) when Event is set.
+	// ActionRecord: store step Step's record (Machine.Record) and emit
+	// its event (Machine.Event) when Event is set.
 	// Durable asks the driver to wait for the write before it performs
 	// the next action (a non-idempotent step's start, see Durable).
 	ActionRecord
@@ -168,23 +168,27 @@ type Action struct {
 	Done int
 	// At is the time the action was decided (an input's time).
 	At time.Time
-	// State (ActionRecord) is the step's new record.
-	State StepState
 	// Msg (ActionRecord of a retry) is the failed attempt's message.
 	Msg string
 }
 
+// Record is the step record an ActionRecord asks the driver to store:
+// step a.Step's record in Run().Steps, which no action of the same input
+// changes again. Valid until the next input.
+func (m *Machine) Record(a *Action) StepState { return m.run.Steps[a.Step] }
+
 // Event is the progress event of record action a.
 func (m *Machine) Event(a *Action) Event {
-	ev := Event{Kind: a.Event, RunID: m.run.ID, Workflow: m.run.Workflow, StepID: a.State.ID, Attempt: a.State.Attempts,
-		Time: a.At, Err: a.State.Error, Status: m.run.Status, Done: a.Done, Total: len(m.wp.steps)}
+	st := &m.run.Steps[a.Step]
+	ev := Event{Kind: a.Event, RunID: m.run.ID, Workflow: m.run.Workflow, StepID: st.ID, Attempt: st.Attempts,
+		Time: a.At, Err: st.Error, Status: m.run.Status, Done: a.Done, Total: len(m.wp.steps)}
 	switch a.Event {
 	case EventStepRetrying:
 		ev.Err = a.Msg
 	case EventStepStarted:
-		ev.Time = a.State.StartedAt
+		ev.Time = st.StartedAt
 	case EventStepCompleted, EventStepFailed:
-		ev.Time = a.State.EndedAt
+		ev.Time = st.EndedAt
 	}
 	return ev
 }
@@ -672,7 +676,7 @@ func (m *Machine) record(i int, kind EventKind) {
 	if m.quiet {
 		return
 	}
-	m.acts = append(m.acts, Action{Kind: ActionRecord, Event: kind, Step: i, Done: m.done, At: m.now, State: m.run.Steps[i]})
+	m.acts = append(m.acts, Action{Kind: ActionRecord, Event: kind, Step: i, Done: m.done, At: m.now})
 }
 
 // effectiveAction is what a failed step does once its retries are spent.

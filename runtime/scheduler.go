@@ -128,6 +128,7 @@ type runState struct {
 	// the writer to drain.
 	storeCtx   context.Context
 	memStore   *MemoryStore
+	memRecord  *Run // with a MemoryStore, the run's record in it
 	updates    chan stepUpdate
 	writerDone chan struct{}
 	written    chan struct{} // acks of waited-for writes
@@ -290,7 +291,7 @@ func (r *runState) perform(acts []Action) (own stepJob, complete bool) {
 		a := &acts[k]
 		switch a.Kind {
 		case ActionRecord:
-			r.putStep(a.Step, a.State, a.Durable)
+			r.putStep(a.Step, &r.run.Steps[a.Step], a.Durable)
 			if r.opts.OnEvent != nil && a.Event != "" {
 				r.opts.OnEvent(r.Machine.Event(a))
 			}
@@ -495,17 +496,18 @@ func (r *runState) runStep(ctx context.Context, sp *stepPlan) stepMsg {
 	return r.runTool(ctx, sp) // tool and workflow steps (call runs a workflow step's child)
 }
 
-// putStep stores step i's record. A MemoryStore is written at once (a
-// lock and an assignment). Another store is written by the writer
-// goroutine; see storeStep.
-func (r *runState) putStep(i int, st StepState, durable bool) {
-	if ms := r.memStore; ms != nil {
-		if err := ms.UpdateStep(r.storeCtx, r.run.ID, i, st); err != nil {
-			r.e.log.Warn("run store: step update failed", "run_id", r.run.ID, "step_id", st.ID, "err", err)
-		}
+// putStep stores step i's record. A MemoryStore is written at once: an
+// assignment into the run's stored record under the store's lock (the
+// record is the store's own copy, found once at CreateRun). Another
+// store is written by the writer goroutine; see storeStep.
+func (r *runState) putStep(i int, st *StepState, durable bool) {
+	if rec := r.memRecord; rec != nil {
+		r.memStore.mu.Lock()
+		rec.Steps[i] = *st
+		r.memStore.mu.Unlock()
 		return
 	}
-	r.storeStep(i, st, durable)
+	r.storeStep(i, *st, durable)
 }
 
 // storeStep writes step i to a store other than MemoryStore. With a
