@@ -88,6 +88,8 @@ type runState struct {
 	Machine
 	opts RunOptions
 	env  StepEnv // what the step executors use of the outside world (env.go)
+	// onRetry, for a step run by ExecuteStep, hears its retry notices.
+	onRetry func(attempt int, err *StepError)
 	// ctx ends when the run is stopped (cancel, abort, the workflow
 	// timeout) or the caller's context ends; it has no deadline of its own.
 	// Step contexts are made from parent, not ctx, and carry the workflow
@@ -376,6 +378,10 @@ func (r *runState) stopWorkers() {
 
 // notify records a retry notice from a running step: attempt comes next.
 func (r *runState) notify(index, attempt int, err *StepError) {
+	if r.onRetry != nil { // a step run by ExecuteStep
+		r.onRetry(attempt, err)
+		return
+	}
 	r.sched.Lock()
 	r.perform(r.Machine.Retrying(index, attempt, err))
 	r.sched.Unlock()
