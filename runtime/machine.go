@@ -242,16 +242,21 @@ type MachineOptions struct {
 	// the step executors) on other goroutines under its read side. A
 	// single-threaded driver leaves it nil.
 	DataGuard sync.Locker
+	// RecordGuard, when set, is held while the machine writes a step's
+	// record into Run().Steps, for a driver that shares that slice with
+	// readers (the local driver shares it with a MemoryStore's record).
+	RecordGuard sync.Locker
 }
 
 // Machine is the deterministic core of one run (see the top of this
 // file). It is not safe for concurrent use: the driver serialises its
 // inputs.
 type Machine struct {
-	e     *Engine
-	wp    *workflowPlan
-	run   *Run
-	guard sync.Locker
+	e        *Engine
+	wp       *workflowPlan
+	run      *Run
+	guard    sync.Locker
+	recGuard sync.Locker // MachineOptions.RecordGuard
 
 	view      map[string]any // .steps as maps, when steps is nil
 	steps     *stepView      // .steps when the workflow is chainsOnly
@@ -318,7 +323,7 @@ func (e *Engine) prepareRun(workflow string, params map[string]any) (*workflowPl
 // memory (the local driver's pool, scheduler.go).
 func (m *Machine) init(e *Engine, wp *workflowPlan, id string, params map[string]any, opts MachineOptions, sc *runScratch) {
 	n := len(wp.steps)
-	*m = Machine{e: e, wp: wp, guard: opts.DataGuard}
+	*m = Machine{e: e, wp: wp, guard: opts.DataGuard, recGuard: opts.RecordGuard}
 	var entries []stepEntry
 	if sc != nil {
 		m.pending, m.ready.items, m.acts, entries = sc.pending, sc.ready[:0], sc.acts[:0], sc.entries
@@ -466,7 +471,7 @@ func (m *Machine) Retrying(step, attempt int, err *StepError) []Action {
 	}
 	st := m.run.Steps[step]
 	st.Attempts = attempt
-	m.run.Steps[step] = st
+	m.setStep(step, st)
 	msg := ""
 	if err != nil {
 		msg = err.Msg
@@ -584,7 +589,7 @@ func (m *Machine) markRunning(i int, at time.Time) {
 	} else {
 		m.setView(sp.id, runningEntry)
 	}
-	m.run.Steps[i] = st
+	m.setStep(i, st)
 	m.running++
 	m.record(i, EventStepStarted)
 	if n := len(m.acts); n > 0 && m.acts[n-1].Kind == ActionRecord {
@@ -657,7 +662,7 @@ func (m *Machine) settle(res StepResult) {
 	}
 	st.Output = output
 	m.setEntry(i, output, res.Content, res.Status, st.Error)
-	m.run.Steps[i] = st
+	m.setStep(i, st)
 	m.done++
 	m.record(i, kind)
 	for _, d := range sp.dependents {
@@ -731,7 +736,7 @@ func (m *Machine) decideOutcome() outcome {
 			st.Output = sp.step.DefaultResults
 			st.Note = "skipped by skip_remaining"
 			m.setEntry(i, st.Output, nil, StepSkipped, "")
-			run.Steps[i] = st
+			m.setStep(i, st)
 			m.done++
 			m.record(i, EventStepSkipped)
 		}
@@ -794,6 +799,17 @@ func (m *Machine) refreshWorkflow(status string, now time.Time) {
 	m.lock()
 	m.data["workflow"] = w
 	m.unlock()
+}
+
+// setStep sets step i's record, under the RecordGuard when there is one.
+func (m *Machine) setStep(i int, st StepState) {
+	if g := m.recGuard; g != nil {
+		g.Lock()
+		m.run.Steps[i] = st
+		g.Unlock()
+		return
+	}
+	m.run.Steps[i] = st
 }
 
 func (m *Machine) lock() {

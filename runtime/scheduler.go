@@ -131,6 +131,7 @@ type runState struct {
 	storeCtx   context.Context
 	memStore   *MemoryStore
 	memRecord  *Run // with a MemoryStore, the run's record in it
+	memShared  bool // memRecord shares its Steps with the run (a new run)
 	updates    chan stepUpdate
 	writerDone chan struct{}
 	written    chan struct{} // acks of waited-for writes
@@ -502,11 +503,16 @@ func (r *runState) runStep(ctx context.Context, sp *stepPlan) stepMsg {
 	return r.runTool(ctx, sp) // tool and workflow steps (call runs a workflow step's child)
 }
 
-// putStep stores step i's record. A MemoryStore is written at once: an
-// assignment into the run's stored record under the store's lock (the
-// record is the store's own copy, found once at CreateRun). Another
-// store is written by the writer goroutine; see storeStep.
+// putStep stores step i's record. A new run's MemoryStore record shares
+// its Steps with the machine's Run (MemoryStore.createShared), and the
+// machine writes a step under the store's lock (its RecordGuard): that
+// is the write. A resumed run's MemoryStore record is the store's own:
+// an assignment under the store's lock. Another store is written by the
+// writer goroutine; see storeStep.
 func (r *runState) putStep(i int, st *StepState, durable bool) {
+	if r.memShared {
+		return // the machine wrote the store's record itself (under its lock)
+	}
 	if rec := r.memRecord; rec != nil {
 		r.memStore.mu.Lock()
 		rec.Steps[i] = *st
