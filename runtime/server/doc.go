@@ -21,10 +21,11 @@
 // JSON as text, and the run id in _meta; a failed run is an isError result
 // that names the step and its source position, never a protocol error.
 //
-// Over streamable HTTP, with [Options.Tasks], a workflow call may also
-// become an MCP task (tasks.go, tasks_wire.go): MCP 2025-11-25 tasks/* and
-// the io.modelcontextprotocol/tasks extension, the task id being the run
-// id and the task's state read from the run store.
+// With [Options.Tasks], a workflow call may also become an MCP task
+// (tasks.go; tasks_wire.go over streamable HTTP, tasks_stdio.go on stdio):
+// MCP 2025-11-25 tasks/* and, over HTTP, the io.modelcontextprotocol/tasks
+// extension, the task id being the run id and the task's state read from
+// the run store.
 //
 // Entry point: [New].
 package server

@@ -65,8 +65,8 @@ type Options struct {
 	// are open at once (default 1000). See sessions.go.
 	SessionIdleTimeout time.Duration
 	MaxSessions        int
-	// Tasks, with Runs set, serves long runs as MCP Tasks over streamable
-	// HTTP (tasks.go): workflow tools then say taskSupport "optional".
+	// Tasks, with Runs set, serves long runs as MCP Tasks (tasks.go):
+	// workflow tools then say taskSupport "optional".
 	Tasks TaskOptions
 }
 

@@ -7,7 +7,7 @@ package server
 // returned only once the engine has stored the run (the engine sends
 // EventRunStarted right after its store's CreateRun, so the first event is
 // the signal). Two wire flavours share this file's state; tasks_wire.go
-// speaks them:
+// speaks them over streamable HTTP, and tasks_stdio.go the first on stdio:
 //
 //   - MCP 2025-11-25 tasks (tools/call with params.task; tasks/get,
 //     tasks/result, tasks/list, tasks/cancel), negotiated in initialize;
@@ -80,7 +80,8 @@ type TaskRuns interface {
 	Store() runtime.Store
 }
 
-// TaskOptions turn on MCP Tasks (both flavours) over streamable HTTP.
+// TaskOptions turn on MCP Tasks: both flavours over streamable HTTP, and
+// 2025-11-25 tasks on stdio.
 type TaskOptions struct {
 	// Runs reads and cancels the runs behind tasks; nil disables tasks.
 	Runs TaskRuns

@@ -68,19 +68,22 @@ func (l lineReply) write(msg map[string]any) {
 
 // stdioFilter returns what mcp-go's stdio server reads and writes instead
 // of in and out. It serves task requests until in ends or ctx is
-// cancelled; wait returns once its goroutines have.
+// cancelled; wait cancels it and returns once the task requests it serves
+// have ended. The goroutine that reads in is not waited for: like mcp-go's
+// own reader it may be blocked in a read of stdin, which nothing can end
+// but the client; once the filter is cancelled it forwards nothing more.
 func (t *tasks) stdioFilter(ctx context.Context, in io.Reader, out io.Writer) (io.Reader, io.Writer, func()) {
 	lw := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
+	g := &handlerGroup{}
 	canElicit := false
-	wg.Go(func() {
+	go func() {
 		defer cancel()
 		r := bufio.NewReader(in)
 		for {
 			line, err := r.ReadBytes('\n')
-			if len(line) > 0 && !t.serveStdioLine(ctx, &wg, line, lw, &canElicit) {
+			if len(line) > 0 && !t.serveStdioLine(ctx, g, line, lw, &canElicit) {
 				if _, werr := pw.Write(line); werr != nil {
 					return
 				}
@@ -93,20 +96,44 @@ func (t *tasks) stdioFilter(ctx context.Context, in io.Reader, out io.Writer) (i
 				return
 			}
 		}
-	})
+	}()
 	go func() { // a cancelled ctx ends mcp-go's read too
 		<-ctx.Done()
 		pw.CloseWithError(io.EOF)
 	}()
 	return pr, lw, func() {
+		g.close()
 		cancel()
-		wg.Wait()
+		g.wg.Wait()
 	}
+}
+
+// handlerGroup counts the task requests in flight; once closed it starts
+// no more.
+type handlerGroup struct {
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func (g *handlerGroup) goServe(f func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return
+	}
+	g.wg.Go(f)
+}
+
+func (g *handlerGroup) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 }
 
 // serveStdioLine serves line when it is a task request and reports whether
 // it was.
-func (t *tasks) serveStdioLine(ctx context.Context, wg *sync.WaitGroup, line []byte, out io.Writer, canElicit *bool) bool {
+func (t *tasks) serveStdioLine(ctx context.Context, g *handlerGroup, line []byte, out io.Writer, canElicit *bool) bool {
 	// Most lines are none of these; a substring test spares decoding them
 	// (arguments may be megabytes).
 	if !bytes.Contains(line, []byte(`"tasks/`)) && !bytes.Contains(line, []byte(`"task"`)) &&
@@ -126,7 +153,7 @@ func (t *tasks) serveStdioLine(ctx context.Context, wg *sync.WaitGroup, line []b
 		return false
 	}
 	elicit := *canElicit
-	wg.Go(func() {
+	g.goServe(func() {
 		rep := lineReply{out, req.ID}
 		if req.Method == "tasks/result" {
 			t.stdioTaskResult(ctx, req, rep)
