@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"text/template"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -23,6 +24,9 @@ type Options struct {
 	// Store keeps runs; nil means an in-memory store.
 	Store  Store
 	Logger *slog.Logger
+	// Clock is the time, the retry sleeps and their jitter as the step
+	// executors see them; nil means SystemClock.
+	Clock Clock
 	// MaxIterations is the server-wide cap on a forEach's iterations
 	// (limits.maxIterations); 0 means ir.DefaultIterationLimit. New
 	// refuses a plan with a forEach whose maxIterations is over it.
@@ -68,6 +72,7 @@ type Engine struct {
 	active  map[string]*runState
 	// iterationLimit is Options.MaxIterations with its default.
 	iterationLimit int
+	clock          Clock
 }
 
 // New parses every template of the plan once and returns an engine.
@@ -90,6 +95,10 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	e.clock = opts.Clock
+	if e.clock == nil {
+		e.clock = SystemClock{}
 	}
 	e.iterationLimit = opts.MaxIterations
 	if e.iterationLimit <= 0 {
@@ -228,10 +237,7 @@ func (e *Engine) runDraft(ctx context.Context, params map[string]any, opts RunOp
 // run is Run once the workflow is known.
 func (e *Engine) run(ctx context.Context, wp *workflowPlan, params map[string]any, opts RunOptions) (*Run, error) {
 	workflow := wp.wf.Name
-	if err := checkInputLimits(workflow, params); err != nil {
-		return nil, err
-	}
-	params, err := wp.validateParams(params)
+	params, err := wp.checkParams(params)
 	if err != nil {
 		return nil, err
 	}
@@ -243,6 +249,14 @@ func (e *Engine) run(ctx context.Context, wp *workflowPlan, params map[string]an
 		id = uuid.NewString()
 	}
 	r := newRunState(ctx, e, wp, id, params, opts)
+	return e.drive(ctx, r, false, nil)
+}
+
+// drive lists r among the active runs, records it (CreateRun, unless
+// resumed), runs it with the local driver and releases its state.
+// resumed holds the record a resumed run continues.
+func (e *Engine) drive(ctx context.Context, r *runState, resume bool, rec *Run) (*Run, error) {
+	id := r.run.ID
 	e.mu.Lock()
 	if _, dup := e.active[id]; dup {
 		e.mu.Unlock()
@@ -266,11 +280,25 @@ func (e *Engine) run(ctx context.Context, wp *workflowPlan, params map[string]an
 			unlist()
 		}
 	}()
-	if ms, ok := e.store.(*MemoryStore); ok {
-		r.memStore = ms
+	var err error
+	ms, mem := e.store.(*MemoryStore)
+	switch {
+	case mem && !resume:
+		// The store's record shares Steps with the run: the machine
+		// writes each step under the store's lock (scheduler.go putStep).
+		r.memStore, r.memShared = ms, true
+		r.Machine.recGuard = &ms.mu
 		err = ms.createShared(r.run)
-	} else {
+	case !resume:
 		err = e.store.CreateRun(ctx, r.run)
+	default:
+		if _, gerr := e.store.GetRun(ctx, id); errors.Is(gerr, ErrRunNotFound) {
+			err = e.store.CreateRun(ctx, rec)
+		}
+		if mem && err == nil {
+			r.memStore = ms
+			r.memRecord, err = ms.record(id)
+		}
 	}
 	if err != nil {
 		unlist()
@@ -278,11 +306,55 @@ func (e *Engine) run(ctx context.Context, wp *workflowPlan, params map[string]an
 		r.release()
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
 	}
-	r.execute()
+	start := func() []Action { return r.Machine.Start(r.run.StartedAt) }
+	if resume {
+		start = func() []Action { return r.Machine.resume(rec, time.Now()) }
+	}
+	r.execute(start)
 	run := r.run
 	unlist()
 	r.release()
 	return run, nil
+}
+
+// Resume continues a stored run that was running when vmcp stopped,
+// under the same id. Its finished steps (completed, failed, skipped) are
+// replayed from the record and never run again; a step recorded running
+// is started again only when that is safe: it is idempotent (idempotent:
+// true, or the backend tool's idempotentHint or readOnlyHint; a loop or
+// workflow step when every call it makes is), or it is an elicitation,
+// which is asked again. Otherwise that step fails with an error naming it
+// and the run ends interrupted. Steps recorded pending start as they
+// would have. The workflow timeout still counts from the run's start.
+// run.Params must hold the run's parameters. The result and error are as
+// Run's; an error means the run could not resume (unknown workflow, a
+// plan that changed, a run that is not running) and nothing was called.
+func (e *Engine) Resume(ctx context.Context, run *Run, opts RunOptions) (*Run, error) {
+	if run == nil {
+		return nil, errors.New("resume: no run")
+	}
+	if run.Status != RunRunning {
+		return nil, fmt.Errorf("run %q is %s: only a running run resumes", run.ID, run.Status)
+	}
+	wp, params, err := e.prepareRun(run.Workflow, run.Params)
+	if err != nil {
+		return nil, fmt.Errorf("run %q cannot resume: %w", run.ID, err)
+	}
+	if err := wp.matchRecord(run); err != nil {
+		return nil, err
+	}
+	if e.backend == nil && needsBackend(wp) {
+		return nil, fmt.Errorf("workflow %q calls backend tools but the engine has no backend", run.Workflow)
+	}
+	if opts.ParentID == "" {
+		opts.ParentID, opts.ParentStep = run.ParentID, run.ParentStep
+	}
+	r := newRunState(ctx, e, wp, run.ID, params, opts)
+	r.run.StartedAt = run.StartedAt
+	if wp.timeout > 0 {
+		r.ctxDeadline = run.StartedAt.Add(wp.timeout)
+	}
+	return e.drive(ctx, r, true, run)
 }
 
 func needsBackend(wp *workflowPlan) bool {

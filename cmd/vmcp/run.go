@@ -51,6 +51,11 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			// The tracker knows the runs in flight, for the shutdown.
 			runs := newRunTracker(st.ops.runner(st.engine)) // metrics and run logs: ops.go
 			srv, err := server.New(server.Options{
+				Tasks: server.TaskOptions{ // long runs as MCP Tasks
+					Runs:          st.engine,
+					TTL:           st.cfg.State.Retention,
+					Authenticated: len(st.cfg.Server.Auth.Tokens) > 0,
+				},
 				Runner:       runs,
 				Backends:     st.backend,
 				BackendNames: st.backend.Backends(),
@@ -79,6 +84,12 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			// the shutdown (shutdown.go) says it may stop.
 			ctx, stopServing := context.WithCancel(context.WithoutCancel(cmd.Context()))
 			defer stopServing()
+			// The runs the previous process left running go on in the
+			// background, now that the backends are up (resume.go).
+			if rs, ids := st.ops.newResumeSet(st.engine, runs); rs != nil {
+				rs.adopt = srv.AdoptRun // elicitations asked again reach task clients
+				rs.resumeRuns(ctx, ids)
+			}
 			switch transport {
 			case "stdio":
 				if adminListen != "" {

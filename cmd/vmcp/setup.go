@@ -94,7 +94,7 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 	if err != nil {
 		return nil, failuref("%v", err)
 	}
-	opts := o.engineOptions(runtime.Options{Backend: mgr, Schemas: mgr.Catalog(), Logger: log, MaxIterations: cfg.Limits.MaxIterations})
+	opts := o.engineOptions(runtime.Options{Backend: mgr, Schemas: catalogHints{mgr.Catalog()}, Logger: log, MaxIterations: cfg.Limits.MaxIterations})
 	// server.maxParallel bounds backend calls across all runs, and each
 	// backend's maxParallel its own share; outside the metrics wrapper, so
 	// waiting for a slot is not counted as call latency.

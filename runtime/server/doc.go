@@ -27,5 +27,11 @@
 // may need a token scope beyond run ([Server.RequireScope], scopes.go:
 // over HTTP a call the token may not make is answered 403).
 //
+// With [Options.Tasks], a workflow call may also become an MCP task
+// (tasks.go; tasks_wire.go over streamable HTTP, tasks_stdio.go on stdio):
+// MCP 2025-11-25 tasks/* and, over HTTP, the io.modelcontextprotocol/tasks
+// extension, the task id being the run id and the task's state read from
+// the run store.
+//
 // Entry point: [New].
 package server

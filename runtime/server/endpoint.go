@@ -6,12 +6,15 @@ package server
 //
 //   - 2026-07-28 requests (by the MCP-Protocol-Version header or the
 //     protocol version in params._meta) have no session and go straight
-//     through, a POST with its call stream;
+//     through, a POST with its call stream, except (with tasks on) those
+//     of the Tasks extension, which tasks_wire.go serves;
 //   - POST initialize reserves a session id, refused with 503 when the table
 //     is full; mcp-go then issues exactly that id (sessionIDs.Generate). An
 //     initialize that fails gives the slot back;
 //   - every other POST, GET or DELETE must name a live session: without a
-//     Mcp-Session-Id header it is 400, with an unknown one 404;
+//     Mcp-Session-Id header it is 400, with an unknown one 404; with tasks
+//     on, the session's 2025-11-25 task requests (and the answers to the
+//     questions tasks/result streams carry) go to tasks_wire.go;
 //   - DELETE removes the session, cancelling its open requests (its GET
 //     stream, calls in flight), before mcp-go frees its state.
 
@@ -81,7 +84,8 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !e.checkScopes(w, r) { // scopes.go
 		return
 	}
-	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+	if modern && e.s.tasks == nil {
 		e.serve(w, r) // no sessions; the body need not be read here
 		return
 	}
@@ -96,12 +100,15 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	msg := peekMessage(body)
-	if mcp.IsModernProtocol(msg.protocolVersion()) {
+	if modern || mcp.IsModernProtocol(msg.protocolVersion()) {
+		if r.Method == http.MethodPost && e.s.tasks != nil && e.serveExtension(w, r, body) {
+			return
+		}
 		e.serve(w, r)
 		return
 	}
 	if r.Method == http.MethodPost && msg.Method == string(mcp.MethodInitialize) {
-		e.initialize(w, r, msg.ID)
+		e.initialize(w, r, body, msg.ID)
 		return
 	}
 	switch r.Method {
@@ -132,6 +139,9 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer end()
+	if r.Method == http.MethodPost && e.s.tasks != nil && e.serveV1(w, r.WithContext(ctx), id, body, msg) {
+		return
+	}
 	e.serve(w, r.WithContext(ctx))
 }
 
@@ -139,7 +149,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // session id. mcp-go issues the id (and registers the session) even when
 // it answers initialize with an error, so the answer is buffered: an error
 // frees the session and goes out without the id.
-func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, rpcID any) {
+func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, body []byte, rpcID any) {
 	id, err := e.sessions.reserve()
 	if err != nil {
 		writeRPCError(w, http.StatusServiceUnavailable, rpcID, mcp.INTERNAL_ERROR, err.Error())
@@ -156,6 +166,9 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, rpcID any)
 		if e.sessions.remove(id) && issued {
 			e.freeSession(id)
 		}
+	}
+	if issued && e.s.tasks != nil {
+		e.sessions.setCanElicit(id, declaresElicitation(body))
 	}
 	for k, v := range buf.header {
 		w.Header()[k] = v

@@ -46,11 +46,11 @@ func (s *Server) PublishWorkflows(wfs []*ir.Workflow) error {
 		if s.workflows[wf.Name] == wf {
 			continue
 		}
-		tool, err := workflowTool(wf)
+		t, err := s.workflowServerTool(wf)
 		if err != nil {
 			return err
 		}
-		add = append(add, mcpserver.ServerTool{Tool: tool, Handler: s.workflowHandler(wf)})
+		add = append(add, t)
 	}
 	if len(gone) > 0 {
 		s.mcp.DeleteTools(gone...)

@@ -71,6 +71,9 @@ type Options struct {
 	// change while it runs (PublishWorkflows); clients then get
 	// notifications/tools/list_changed.
 	ListChanged bool
+	// Tasks, with Runs set, serves long runs as MCP Tasks (tasks.go):
+	// workflow tools then say taskSupport "optional".
+	Tasks TaskOptions
 }
 
 // Server is vmcp's MCP server.
@@ -89,6 +92,8 @@ type Server struct {
 	scopes map[string]httpsafe.Scope
 	// waiting holds the questions of runs driven by multi round trips.
 	waiting waiting
+	// tasks is nil unless Options.Tasks.Runs is set.
+	tasks *tasks
 }
 
 // New builds the MCP server and registers one tool per workflow (and, when
@@ -118,7 +123,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: log, workflows: map[string]*ir.Workflow{}, others: map[string]bool{},
 		scopes: map[string]httpsafe.Scope{}}
-	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version,
+	mcpOpts := []mcpserver.ServerOption{
 		mcpserver.WithToolCapabilities(opts.ListChanged),
 		mcpserver.WithElicitation(),
 		// Elicitation steps block inside a tools/call until the user
@@ -129,15 +134,24 @@ func New(opts Options) (*Server, error) {
 		mcpserver.WithLegacyServerInitiatedRequests(),
 		mcpserver.WithToolHandlerMiddleware(s.flushMiddleware),
 		mcpserver.WithRecovery(),
-	)
+	}
+	if opts.Tasks.Runs != nil {
+		s.tasks = newTasks(s, opts.Tasks)
+		// Advertised through mcp-go; served by tasks_wire.go.
+		mcpOpts = append(mcpOpts,
+			mcpserver.WithHooks(s.tasks.hooks()),
+			mcpserver.WithTaskCapabilities(true, true, true),
+			mcpserver.WithExtensions(map[string]any{TasksExtension: map[string]any{}}))
+	}
+	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
 
 	var tools []mcpserver.ServerTool
 	for _, wf := range opts.Runner.Workflows() {
-		tool, err := workflowTool(wf)
+		t, err := s.workflowServerTool(wf)
 		if err != nil {
 			return nil, err
 		}
-		tools = append(tools, mcpserver.ServerTool{Tool: tool, Handler: s.workflowHandler(wf)})
+		tools = append(tools, t)
 		s.workflows[wf.Name] = wf
 	}
 	if opts.Expose && opts.Backends != nil {
@@ -213,4 +227,17 @@ func workflowTool(wf *ir.Workflow) (mcp.Tool, error) {
 		tool.Title = a.Title
 	}
 	return tool, nil
+}
+
+// workflowServerTool is wf's tool and handler; with tasks on, the tool
+// says taskSupport "optional".
+func (s *Server) workflowServerTool(wf *ir.Workflow) (mcpserver.ServerTool, error) {
+	tool, err := workflowTool(wf)
+	if err != nil {
+		return mcpserver.ServerTool{}, err
+	}
+	if s.tasks != nil {
+		tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+	}
+	return mcpserver.ServerTool{Tool: tool, Handler: s.workflowHandler(wf)}, nil
 }

@@ -30,6 +30,11 @@ func transportOf(ctx context.Context) string {
 // Only one stdio session may run per process (an mcp-go limit). Nothing but
 // MCP messages is written to out.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	if s.tasks != nil { // task requests are served before mcp-go (tasks_stdio.go)
+		var wait func()
+		in, out, wait = s.tasks.stdioFilter(ctx, in, out)
+		defer wait()
+	}
 	st := mcpserver.NewStdioServer(s.mcp)
 	mcpserver.WithWorkerPoolSize(s.opts.StdioWorkers)(st)
 	st.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
