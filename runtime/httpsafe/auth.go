@@ -13,8 +13,6 @@ package httpsafe
 // token and with it authentication.
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
 	"strings"
 )
@@ -27,12 +25,7 @@ func Auth(tokens []string, open func(*http.Request) bool, next http.Handler) htt
 	if len(tokens) == 0 {
 		return next
 	}
-	var digests [][sha256.Size]byte
-	for _, t := range tokens {
-		if strings.TrimSpace(t) != "" {
-			digests = append(digests, sha256.Sum256([]byte(t)))
-		}
-	}
+	set := NewTokenSet(tokens)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if open != nil && open(r) {
 			next.ServeHTTP(w, r)
@@ -45,12 +38,7 @@ func Auth(tokens []string, open func(*http.Request) bool, next http.Handler) htt
 			httpError(w, http.StatusUnauthorized, "missing bearer token")
 			return
 		}
-		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
-		match := 0
-		for i := range digests {
-			match |= subtle.ConstantTimeCompare(got[:], digests[i][:])
-		}
-		if match != 1 {
+		if !set.Match(token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vmcp", error="invalid_token"`)
 			httpError(w, http.StatusUnauthorized, "invalid bearer token")
 			return

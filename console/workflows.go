@@ -1,0 +1,141 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/vmcp-dev/vmcp/ir"
+)
+
+type workflowRow struct {
+	Name        string
+	Description string
+	Steps       int
+	Levels      int
+	Pos         string
+	Origin      string
+}
+
+type workflowsData struct {
+	Rows []workflowRow
+}
+
+func (c *Console) workflowsPage(w http.ResponseWriter, r *http.Request) {
+	var d workflowsData
+	for _, wf := range c.opts.Engine.Workflows() {
+		d.Rows = append(d.Rows, workflowRow{Name: wf.Name, Description: wf.Description, Steps: wf.Stats.TotalSteps,
+			Levels: wf.Stats.TotalLevels, Pos: wf.Pos.String(), Origin: "file"})
+	}
+	sort.Slice(d.Rows, func(i, j int) bool { return d.Rows[i].Name < d.Rows[j].Name })
+	c.full(w, r, http.StatusOK, "workflows.html", "Workflows", "workflows", d)
+}
+
+type paramRow struct {
+	Name, Type, Description, Default string
+	Required                         bool
+}
+
+type sourceLine struct {
+	N    int
+	Text string
+	Here bool // the workflow's first line
+}
+
+type workflowData struct {
+	WF       *ir.Workflow
+	Pos      string
+	Graph    template.HTML // the plan graph, trusted SVG markup
+	GraphErr string
+	Critical []string
+	Params   []paramRow
+	Source   []sourceLine
+	File     string
+}
+
+func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	wf, ok := c.opts.Engine.Workflow(name)
+	if !ok {
+		var names []string
+		for _, wf := range c.opts.Engine.Workflows() {
+			names = append(names, wf.Name)
+		}
+		sort.Strings(names)
+		c.errorPage(w, r, http.StatusNotFound, fmt.Sprintf("No workflow named %q is served; the workflows are: %s.", name, strings.Join(names, ", ")))
+		return
+	}
+	d := workflowData{WF: wf, Pos: wf.Pos.String(), Params: paramsOf(wf.InputSchema), File: wf.Pos.File}
+	var svg bytes.Buffer
+	if err := c.opts.PlanGraph(&svg, wf); err != nil {
+		d.GraphErr = "the plan graph cannot be drawn: " + err.Error()
+	} else {
+		// The drawing escapes every text it holds (plangraph's contract),
+		// so it goes into the page as markup.
+		d.Graph = template.HTML(svg.String())
+	}
+	for _, i := range wf.CriticalPath {
+		if i >= 0 && i < len(wf.Steps) {
+			d.Critical = append(d.Critical, wf.Steps[i].ID)
+		}
+	}
+	if src, ok := c.opts.Sources[wf.Pos.File]; ok {
+		for i, line := range strings.Split(strings.TrimRight(string(src), "\n"), "\n") {
+			d.Source = append(d.Source, sourceLine{N: i + 1, Text: line, Here: i+1 == wf.Pos.Line})
+		}
+	}
+	c.full(w, r, http.StatusOK, "workflow.html", wf.Name, "workflows", d)
+}
+
+// planSVG serves the plan graph alone, as the file vmcpc plan --format svg
+// writes.
+func (c *Console) planSVG(w http.ResponseWriter, r *http.Request) {
+	wf, ok := c.opts.Engine.Workflow(r.PathValue("name"))
+	if !ok {
+		http.Error(w, "no such workflow", http.StatusNotFound)
+		return
+	}
+	var svg bytes.Buffer
+	if err := c.opts.PlanGraph(&svg, wf); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Write(svg.Bytes())
+}
+
+// paramsOf lists the properties of a workflow's input schema by name.
+func paramsOf(schema map[string]any) []paramRow {
+	props, _ := schema["properties"].(map[string]any)
+	required := map[string]bool{}
+	switch rs := schema["required"].(type) {
+	case []any:
+		for _, x := range rs {
+			if s, ok := x.(string); ok {
+				required[s] = true
+			}
+		}
+	case []string:
+		for _, s := range rs {
+			required[s] = true
+		}
+	}
+	var out []paramRow
+	for name, p := range props {
+		m, _ := p.(map[string]any)
+		row := paramRow{Name: name, Required: required[name]}
+		row.Type, _ = m["type"].(string)
+		row.Description, _ = m["description"].(string)
+		if def, ok := m["default"]; ok {
+			b, _ := json.Marshal(def)
+			row.Default = string(b)
+		}
+		out = append(out, row)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
