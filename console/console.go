@@ -52,9 +52,7 @@ type Options struct {
 	// CancelWait is how long a cancel from the page waits for the run to
 	// stop before the page is shown again (default 2s).
 	CancelWait time.Duration
-	// PlanGraph draws a workflow's plan as an SVG document.
-	PlanGraph func(w io.Writer, wf *ir.Workflow) error
-	Logger    *slog.Logger
+	Logger     *slog.Logger
 	// Now is the clock (time.Now when nil), for tests.
 	Now func() time.Time
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/plangraph"
 )
 
 type workflowRow struct {
@@ -71,7 +72,7 @@ func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d := workflowData{WF: wf, Pos: wf.Pos.String(), Params: paramsOf(wf.InputSchema), File: wf.Pos.File}
 	var svg bytes.Buffer
-	if err := c.opts.PlanGraph(&svg, wf); err != nil {
+	if err := plangraph.SVG(&svg, wf, plangraph.Options{}); err != nil {
 		d.GraphErr = "the plan graph cannot be drawn: " + err.Error()
 	} else {
 		// The drawing escapes every text it holds (plangraph's contract),
@@ -100,7 +101,7 @@ func (c *Console) planSVG(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var svg bytes.Buffer
-	if err := c.opts.PlanGraph(&svg, wf); err != nil {
+	if err := plangraph.SVG(&svg, wf, plangraph.Options{}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

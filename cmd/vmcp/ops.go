@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/config"
+	"github.com/vmcp-dev/vmcp/console"
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
@@ -38,6 +39,10 @@ type ops struct {
 	store   runtime.Store
 	close   func() error
 	metrics *metrics.Metrics
+	// sources are the workflow files, for the console's workflow pages.
+	sources map[string][]byte
+	// ui is the web console (console.go); nil until openConsole.
+	ui *console.Console
 }
 
 // openOps opens the run store the config asks for.
@@ -79,7 +84,7 @@ func (o *ops) engineOptions(opts runtime.Options) runtime.Options {
 // runner makes every run started by the MCP server feed the metrics and
 // the run log.
 func (o *ops) runner(eng *runtime.Engine) server.Runner {
-	return observe.WithEvents(eng, observe.Tee(o.metrics.Observe, observe.Logger(o.log)))
+	return observe.WithEvents(eng, observe.Tee(o.metrics.Observe, observe.Logger(o.log), o.observeConsole))
 }
 
 // addRunTools registers vmcp_run_status and vmcp_run_cancel when the config
@@ -111,7 +116,7 @@ func (o *ops) routes(eng *runtime.Engine, ready func() map[string]error) ([]serv
 	for _, p := range a.Patterns() {
 		rs = append(rs, server.Route{Pattern: p, Handler: a})
 	}
-	return rs, nil
+	return append(rs, o.consoleRoutes()...), nil
 }
 
 // protect wraps the whole HTTP listener (MCP and API) with the Host check
@@ -121,6 +126,7 @@ func (o *ops) protect(h http.Handler) http.Handler {
 	s := o.cfg.Server
 	return httpsafe.Protect(httpsafe.Options{
 		Tokens: s.Auth.Tokens, AllowedOrigins: s.AllowedOrigins, AllowedHosts: s.AllowedHosts, Limits: o.limits(),
+		SelfAuthenticated: isConsole, // the web console's sign-in cookie
 	}, h)
 }
 
@@ -148,12 +154,16 @@ func (o *ops) checkListen(addr string, insecure bool) error {
 	return nil
 }
 
-// serveAdmin serves the API alone on addr until ctx ends (stdio mode's
-// --admin-listen).
+// serveAdmin serves the API and the console on addr until ctx ends (stdio
+// mode's --admin-listen).
 func (o *ops) serveAdmin(ctx context.Context, addr string, eng *runtime.Engine, ready func() map[string]error) error {
-	a, err := o.api(eng, ready)
+	routes, err := o.routes(eng, ready)
 	if err != nil {
 		return err
+	}
+	a := http.NewServeMux()
+	for _, r := range routes {
+		a.Handle(r.Pattern, r.Handler)
 	}
 	ln, err := o.listen(addr)
 	if err != nil {

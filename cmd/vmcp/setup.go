@@ -83,6 +83,7 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 	if err != nil {
 		return nil, failuref("%v", err)
 	}
+	o.sources = src
 	opts := o.engineOptions(runtime.Options{Backend: mgr, Schemas: mgr.Catalog(), Logger: log, MaxIterations: cfg.Limits.MaxIterations})
 	// server.maxParallel bounds backend calls across all runs, and each
 	// backend's maxParallel its own share; outside the metrics wrapper, so
