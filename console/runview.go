@@ -6,6 +6,7 @@ package console
 // timeline's axis.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/url"
@@ -79,10 +80,14 @@ func outputOf(v any, link, apiLink string) outputView {
 	if v == nil {
 		return outputView{}
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the page escapes it; "<" stays readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return outputView{Present: true, Text: "(this value cannot be shown as JSON: " + err.Error() + ")"}
 	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	o := outputView{Present: true, Total: len(b), Link: link, APILink: apiLink}
 	if len(b) <= maxOutputShown {
 		o.Text, o.Shown = string(b), len(b)
