@@ -185,7 +185,7 @@ func (c *Console) render(w http.ResponseWriter, code int, name string, data any)
 // full renders a whole page for r.
 func (c *Console) full(w http.ResponseWriter, r *http.Request, code int, name, title, nav string, data any) {
 	c.render(w, code, name, page{
-		Title: title, Nav: nav, SignedIn: c.auth.enabled(), CSRF: c.auth.csrfToken(w, r), Data: data,
+		Title: title, Nav: nav, SignedIn: c.auth.enabled() && c.auth.validSession(r), CSRF: c.auth.csrfToken(w, r), Data: data,
 	})
 }
 

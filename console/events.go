@@ -14,13 +14,19 @@ package console
 // renders it with the same templates as the full page.
 //
 // GET /ui/events streams every run's events; ?run=ID only that run's. A
-// comment line goes out every heartbeat so that proxies keep the stream
+// page subscribes only after it has been rendered, so it tells the stream
+// when that was (?since=Unix milliseconds): the stream first sends a
+// "snapshot" event for each run that started, ended or was still going
+// since then (or, with ?run=, for that run), and the page fetches those as
+// it does for live events. So a run that changed between render and
+// subscribe is not missed. A comment line goes out every heartbeat so that proxies keep the stream
 // open, and every stream ends when the console is closed (server
 // shutdown).
 
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -130,6 +136,10 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if _, err := w.Write([]byte("retry: 2000\n: vmcp console events\n\n")); err != nil {
 		return
 	}
+	for _, e := range c.snapshot(r, s.run) {
+		data, _ := json.Marshal(e)
+		w.Write(append(append([]byte("event: run\ndata: "), data...), "\n\n"...))
+	}
 	if rc.Flush() != nil {
 		return
 	}
@@ -159,4 +169,34 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// snapshotLimit bounds how many runs a snapshot looks at (the newest).
+const snapshotLimit = 200
+
+// snapshot lists the runs that changed since the page's ?since= (see the
+// top of this file): with run set, that run alone.
+func (c *Console) snapshot(r *http.Request, run string) []wireEvent {
+	ms, err := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
+	if err != nil {
+		return nil
+	}
+	since := time.UnixMilli(ms)
+	var runs []*runtime.Run
+	if run != "" {
+		if one, err := c.getRun(r.Context(), run); err == nil {
+			runs = append(runs, one)
+		}
+	} else if runs, err = c.opts.Store.ListRuns(r.Context(), runtime.RunFilter{Limit: snapshotLimit}); err != nil {
+		c.log.Warn("console: listing runs for an event stream", "err", err)
+		return nil
+	}
+	var out []wireEvent
+	for i := len(runs) - 1; i >= 0; i-- { // oldest first, as they happened
+		x := runs[i]
+		if !x.Status.Finished() || x.StartedAt.After(since) || x.EndedAt.After(since) || run != "" {
+			out = append(out, wireEvent{Run: x.ID, Workflow: x.Workflow, Kind: "snapshot", Status: string(x.Status)})
+		}
+	}
+	return out
 }

@@ -79,10 +79,11 @@ type runsData struct {
 	More      bool   // the list was cut at the limit
 	MoreQuery string // the query of the page with more runs
 	Notice    string
+	Since     int64 // when the page was rendered, Unix ms (see events.go)
 }
 
 func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
-	d := runsData{Statuses: runStatuses}
+	d := runsData{Statuses: runStatuses, Since: c.opts.Now().UnixMilli()}
 	for _, wf := range c.opts.Engine.Workflows() {
 		d.Workflows = append(d.Workflows, wf.Name)
 	}

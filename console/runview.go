@@ -169,6 +169,7 @@ type runView struct {
 	Children int
 	CSRF     string
 	Missing  string // why the plan's step details are missing
+	Since    int64  // when the page was rendered, Unix ms (see events.go)
 }
 
 // builder builds a runView; it keeps the axis, the clock and the console
@@ -188,7 +189,7 @@ func (c *Console) buildRun(ctx context.Context, run *runtime.Run) (runView, erro
 		end = now
 	}
 	b := &builder{c: c, ctx: ctx, axis: newAxis(run.StartedAt, end), now: now}
-	v := runView{Row: rowOf(d.RunSummary), Running: !run.Status.Finished(), Axis: b.axis,
+	v := runView{Row: rowOf(d.RunSummary), Running: !run.Status.Finished(), Axis: b.axis, Since: now.UnixMilli(),
 		APILink: "/api/v1/runs/" + url.PathEscape(run.ID)}
 	v.Output = outputOf(run.Output, outputLink(run.ID, ""), v.APILink)
 	if run.Error != nil {

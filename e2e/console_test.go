@@ -387,17 +387,38 @@ func (b *browser) evalMap(t *testing.T, js string) map[string]string {
 }
 
 // waitJS waits up to 15s for a JavaScript expression to be truthy and
-// returns its value as a string.
+// returns its value as a string. It evaluates the expression afresh every
+// 50ms (not with chromedp.Poll, whose page may be replaced by a
+// navigation under it).
 func (b *browser) waitJS(t *testing.T, what, js string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Poll[any](js, chromedp.WithPollingTimeout(15*time.Second)))
-	if err != nil {
-		html := b.eval(t, `document.querySelector('main') ? document.querySelector('main').innerText.slice(0, 2000) : document.body.innerText.slice(0, 2000)`)
-		t.Fatalf("waiting for %s: %v\nthe page at %s reads:\n%s", what, err, b.location(t), html)
+	deadline := time.Now().Add(15 * time.Second)
+	var last error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[any](js))
+		cancel()
+		last = err
+		if err == nil {
+			switch x := v.(type) {
+			case bool:
+				if x {
+					return "true"
+				}
+			case string:
+				if x != "" {
+					return x
+				}
+			case nil:
+			default:
+				return fmt.Sprint(x)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Sprint(v)
+	text := b.eval(t, `document.body ? document.body.innerText.slice(0, 2000) : '(no page)'`)
+	t.Fatalf("waiting for %s: not within 15s (last error: %v)\nthe page at %s reads:\n%s", what, last, b.location(t), text)
+	return ""
 }
 
 func (b *browser) shot(t *testing.T, a chromedp.Action[[]byte], what string) []byte {

@@ -29,7 +29,9 @@
   function liveList(tbody) {
     var filter = tbody.dataset.filter || '';
     var refresh = coalesce(100, function (ids) { ids.forEach(row); });
-    var es = new EventSource('/ui/events');
+    // since: the stream first replays what changed after this page was
+    // rendered (events.go).
+    var es = new EventSource('/ui/events?since=' + encodeURIComponent(tbody.dataset.since || ''));
     es.addEventListener('run', function (m) { refresh(JSON.parse(m.data).run); });
     es.addEventListener('resync', function () { location.reload(); });
 
@@ -58,7 +60,7 @@
   function liveRun(box) {
     if (box.dataset.running !== 'true') return;
     var id = box.dataset.run;
-    var es = new EventSource('/ui/events?run=' + encodeURIComponent(id));
+    var es = new EventSource('/ui/events?run=' + encodeURIComponent(id) + '&since=' + encodeURIComponent(box.dataset.since || ''));
     var refresh = coalesce(100, reload);
     es.addEventListener('run', function () { refresh('run'); });
     es.addEventListener('resync', function () { refresh('run'); });
