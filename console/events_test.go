@@ -67,7 +67,7 @@ func next(t *testing.T, ch <-chan string, want string) string {
 func TestEventsFollowARun(t *testing.T) {
 	f := newFixture(t)
 	srv := httptest.NewServer(f.c)
-	defer srv.Close()
+	t.Cleanup(srv.Close) // before the streams' cleanups, so after them
 	all := stream(t, srv, "")
 	one := stream(t, srv, "?run=blocked-only")
 	time.Sleep(50 * time.Millisecond) // both subscribed
@@ -98,7 +98,7 @@ func TestEventsFollowARun(t *testing.T) {
 func TestCloseEndsEveryStream(t *testing.T) {
 	f := newFixture(t)
 	srv := httptest.NewServer(f.c)
-	defer srv.Close()
+	t.Cleanup(srv.Close) // before the streams' cleanups, so after them
 	ch := stream(t, srv, "")
 	time.Sleep(20 * time.Millisecond)
 	f.c.Close()
@@ -136,8 +136,9 @@ func TestSlowPageGetsResyncNotAStalledRun(t *testing.T) {
 func TestStreamReplaysWhatChangedSinceThePageWasRendered(t *testing.T) {
 	f := newFixture(t)
 	srv := httptest.NewServer(f.c)
-	defer srv.Close()
+	t.Cleanup(srv.Close) // before the streams' cleanups, so after them
 	old := f.run(t, "quick", nil)
+	time.Sleep(5 * time.Millisecond) // ?since= counts milliseconds
 	rendered := time.Now()
 	time.Sleep(5 * time.Millisecond)
 	missed := f.run(t, "quick", nil) // between the render and the subscribe
