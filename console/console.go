@@ -65,6 +65,7 @@ type Console struct {
 	pages  map[string]*template.Template
 	auth   *authenticator
 	events *hub
+	rows   rowCache
 	assets http.Handler
 }
 
@@ -79,7 +80,7 @@ func New(opts Options) (*Console, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	c := &Console{opts: opts, log: opts.Logger, mux: http.NewServeMux(), events: newHub()}
+	c := &Console{opts: opts, log: opts.Logger, mux: http.NewServeMux(), events: newHub(), rows: rowCache{rows: map[rowKey]template.HTML{}}}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}

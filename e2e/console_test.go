@@ -204,7 +204,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		id := b.waitJS(t, "the running nap", `(() => { const r = document.querySelector('tr[data-status=running]'); return r ? r.dataset.run : ''; })()`)
 		waitFor(t, "the backend to start the nap", func() bool { return strings.Contains(readFile(rec), "start cancel-me") })
 		b.do(t, chromedp.Navigate(base+"/ui/runs/"+id))
-		b.do(t, chromedp.Click(chromedp.CSS(`[data-action=cancel]`)))
+		// Clicked from script: the live part of the page may be swapped
+		// in between a query and a click from outside.
+		b.waitJS(t, "the cancel button", `(() => { const b = document.querySelector('[data-action=cancel]'); if (b) b.click(); return !!b; })()`)
 		b.waitJS(t, "the run page saying cancelled", `!!document.querySelector('[data-run-status=cancelled]')`)
 		if n := b.eval(t, `String(document.querySelectorAll('[data-action=cancel]').length)`); n != "0" {
 			t.Errorf("a cancelled run still has %s cancel button(s)", n)
@@ -273,9 +275,11 @@ func TestConsoleInBrowser(t *testing.T) {
 		if rows != "1000" {
 			t.Errorf("the list shows %s rows; want 1000", rows)
 		}
-		// Measured, not asserted: the navigation from request to load.
-		ms := b.eval(t, `(() => { const n = performance.getEntriesByType('navigation')[0]; return Math.round(n.loadEventEnd - n.startTime) + 'ms total, ' + Math.round(n.responseEnd - n.requestStart) + 'ms server and transfer'; })()`)
-		t.Logf("the runs list with 1,000 runs loaded in %s", ms)
+		// Measured, not asserted (the machine is shared, and this vmcp is
+		// built with -race): the server's part (request to the last byte)
+		// and the browser's (parse, style, layout, to the load event).
+		ms := b.eval(t, `(() => { const n = performance.getEntriesByType('navigation')[0]; return 'server and transfer ' + Math.round(n.responseEnd - n.requestStart) + 'ms, browser ' + Math.round(n.loadEventEnd - n.responseEnd) + 'ms, total ' + Math.round(n.loadEventEnd - n.startTime) + 'ms'; })()`)
+		t.Logf("the runs list with 1,000 runs: %s", ms)
 	})
 
 	if os.Getenv("VMCP_SCREENSHOTS") == "1" {
