@@ -41,7 +41,7 @@ import (
 const minBarPercent = 0.4
 
 // slotWaitThreshold is the smallest gap between ready and start that is
-// drawn as waiting for a slot.
+// drawn as waiting for a slot (with 2% of the axis, whichever is more).
 const slotWaitThreshold = 5 * time.Millisecond
 
 // axis maps times to percentages of the timeline's width.
@@ -133,7 +133,9 @@ func (a axis) place(st httpapi.StepDetail, deps []httpapi.StepDetail, depIDs []s
 	if len(deps) > 1 && slowest != "" && ready.Sub(waitFrom) > slotWaitThreshold {
 		notes = append(notes, fmt.Sprintf("waited %s for %s (the last dependency to end)", formatDuration(ready.Sub(waitFrom)), slowest))
 	}
-	if gap := st.StartedAt.Sub(ready); gap > slotWaitThreshold && !ready.IsZero() {
+	// A gap of a few ms is the engine's own start-up, not a wait: only a
+	// gap over slotWaitThreshold and 2% of the axis counts.
+	if gap := st.StartedAt.Sub(ready); gap > max(slotWaitThreshold, a.span/50) && !ready.IsZero() {
 		notes = append(notes, fmt.Sprintf("waited %s for a free slot (maxParallel)", formatDuration(gap)))
 	}
 	if len(notes) > 0 && !waitFrom.IsZero() && st.StartedAt.After(waitFrom) {

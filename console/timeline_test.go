@@ -47,6 +47,10 @@ func TestWaitingBehindTheSlowSiblingIsNamed(t *testing.T) {
 	if !strings.Contains(slot.WaitNote, "waited 300ms for a free slot") {
 		t.Errorf("slot wait note = %q", slot.WaitNote)
 	}
+	// 12ms after the run began, on a 1s axis: start-up, not a wait.
+	if early := a.place(rec("first", 12, 300), nil, nil, t0, t0); early.WaitWidth != 0 {
+		t.Errorf("a step that started 12ms into a 1s run is drawn waiting: %+v", early)
+	}
 	// Started as soon as its only dependency ended: nothing drawn.
 	if now := a.place(rec("next", 500, 600), deps[1:2], []string{"traces"}, t0, t0); now.WaitWidth != 0 {
 		t.Errorf("a step that did not wait has a wait bar: %+v", now)

@@ -300,11 +300,12 @@ func screenshots(t *testing.T, b *browser, base string, mc *client.Client) {
 		t.Logf("wrote docs/%s (%d bytes)", name, len(png))
 	}
 	id := runID(t, mustCall(t, mc, "investigate_incident", map[string]any{"incident_id": "INC-1234", "time_range": "2h"}))
-	b.do(t, chromedp.EmulateViewport(1400, 860))
+	// The viewport, as a person sees the page (PNG).
+	b.do(t, chromedp.EmulateViewport(1400, 760))
 	b.do(t, chromedp.Navigate(base+"/ui/runs"))
 	b.waitJS(t, "the list", `document.readyState === 'complete'`)
-	save("console-runs.png", b.shot(t, chromedp.FullScreenshot(90), "runs list"))
-	b.do(t, chromedp.EmulateViewport(1400, 640))
+	save("console-runs.png", b.shot(t, chromedp.CaptureScreenshot(), "runs list"))
+	b.do(t, chromedp.EmulateViewport(1400, 660))
 	b.do(t, chromedp.Navigate(base+"/ui/runs/"+id))
 	b.waitJS(t, "the run", `!!document.querySelector('[data-run-status=completed]')`)
 	// The three fetches ran at once: their bars overlap.
@@ -312,11 +313,11 @@ func screenshots(t *testing.T, b *browser, base string, mc *client.Client) {
 	if overlap != "true" {
 		t.Errorf("the three fetches' bars do not overlap on the timeline")
 	}
-	save("console-run.png", b.shot(t, chromedp.FullScreenshot(90), "run timeline"))
+	save("console-run.png", b.shot(t, chromedp.CaptureScreenshot(), "run timeline"))
 	b.do(t, chromedp.EmulateViewport(1400, 900))
 	b.do(t, chromedp.Navigate(base+"/ui/workflows/investigate_incident"))
 	b.waitJS(t, "the graph", `!!document.querySelector('.graph svg')`)
-	save("console-plan.png", b.shot(t, chromedp.Screenshot(chromedp.CSS(`main`)), "plan graph"))
+	save("console-plan.png", b.shot(t, chromedp.Screenshot(chromedp.CSS(`.graph`)), "plan graph"))
 }
 
 // browser is one headless chromium for the whole test.
