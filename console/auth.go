@@ -7,8 +7,12 @@ package console
 // /ui/signin checks the token in constant time (httpsafe.TokenSet) and
 // sets the cookie:
 //
-//	vmcp_session = "v1." + expiry (Unix seconds) + "." + nonce + "." + mac
-//	mac          = HMAC-SHA256(key, "v1." + expiry + "." + nonce)
+//	vmcp_session = "v1." + expiry (Unix seconds) + "." + nonce + "." + scopes + "." + mac
+//	mac          = HMAC-SHA256(key, "v1." + expiry + "." + nonce + "." + scopes)
+//
+// scopes are those of the token signed in with, joined by "+"
+// ("run+admin"): as in the API, reading runs needs run and cancelling one
+// admin (httpsafe.Allowed, with the scopes put into the request's context).
 //
 // key is 32 random bytes made when the console starts, so the cookie is
 // worth nothing to anyone but this process, carries no token material,
@@ -35,6 +39,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,7 +62,7 @@ type authenticator struct {
 	now    func() time.Time
 }
 
-func newAuthenticator(tokens []string) (*authenticator, error) {
+func newAuthenticator(tokens []httpsafe.Token) (*authenticator, error) {
 	a := &authenticator{key: make([]byte, 32), now: time.Now}
 	if _, err := rand.Read(a.key); err != nil {
 		return nil, err
@@ -82,33 +87,55 @@ func randomString() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// newSession returns a fresh session cookie value.
-func (a *authenticator) newSession() string {
+// newSession returns a fresh session cookie value for a token with
+// scopes.
+func (a *authenticator) newSession(scopes []httpsafe.Scope) string {
 	exp := strconv.FormatInt(a.now().Add(sessionTTL).Unix(), 10)
 	nonce := randomString()
-	return "v1." + exp + "." + nonce + "." + a.mac("v1", exp, nonce)
+	names := make([]string, len(scopes))
+	for i, s := range scopes {
+		names[i] = string(s)
+	}
+	sc := strings.Join(names, "+")
+	return "v1." + exp + "." + nonce + "." + sc + "." + a.mac("v1", exp, nonce, sc)
 }
 
-// validSession reports whether the request carries a session cookie made
-// by newSession that has not expired. Always true without tokens.
-func (a *authenticator) validSession(r *http.Request) bool {
+// session reads the request's session cookie: its scopes, and whether it
+// is one newSession made that has not expired. Without tokens every
+// request is signed in with every scope.
+func (a *authenticator) session(r *http.Request) ([]httpsafe.Scope, bool) {
 	if !a.enabled() {
-		return true
+		return httpsafe.Scopes, true
 	}
 	ck, err := r.Cookie(sessionCookie)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	parts := strings.Split(ck.Value, ".")
-	if len(parts) != 4 || parts[0] != "v1" {
-		return false
+	if len(parts) != 5 || parts[0] != "v1" {
+		return nil, false
 	}
 	exp, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil || a.now().Unix() >= exp {
-		return false
+		return nil, false
 	}
-	want := a.mac("v1", parts[1], parts[2])
-	return subtle.ConstantTimeCompare([]byte(want), []byte(parts[3])) == 1
+	want := a.mac("v1", parts[1], parts[2], parts[3])
+	if subtle.ConstantTimeCompare([]byte(want), []byte(parts[4])) != 1 {
+		return nil, false
+	}
+	var scopes []httpsafe.Scope
+	for _, s := range strings.Split(parts[3], "+") {
+		if s != "" {
+			scopes = append(scopes, httpsafe.Scope(s))
+		}
+	}
+	return scopes, true
+}
+
+// signedIn reports whether the request has a valid session.
+func (a *authenticator) signedIn(r *http.Request) bool {
+	_, ok := a.session(r)
+	return ok
 }
 
 func cookieValue(r *http.Request, name string) string {
@@ -155,10 +182,16 @@ func (a *authenticator) validCSRF(r *http.Request) bool {
 // signedIn wraps a handler that needs a session. A page asked for
 // without one is redirected to the sign-in page (which brings the browser
 // back afterwards); fragments, event streams and POSTs get 401. A POST
-// also needs its CSRF token (403 otherwise).
+// also needs its CSRF token (403 otherwise). The session's scopes go into
+// the request's context, and every page needs the run scope (reading
+// runs and workflows).
 func (c *Console) signedIn(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !c.auth.validSession(r) {
+		scopes, ok := c.auth.session(r)
+		if ok && c.auth.enabled() {
+			r = r.WithContext(httpsafe.WithScopes(r.Context(), scopes))
+		}
+		if !ok {
 			if r.Method == http.MethodGet && isPage(r.URL.Path) {
 				http.Redirect(w, r, "/ui/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 				return
@@ -170,6 +203,10 @@ func (c *Console) signedIn(h http.HandlerFunc) http.HandlerFunc {
 		}
 		if r.Method == http.MethodPost && !c.auth.validCSRF(r) {
 			c.errorPage(w, r, http.StatusForbidden, "This form's CSRF token is missing or stale (the server may have restarted). Reload the page and try again.")
+			return
+		}
+		if r.URL.Path != "/ui/signout" && !httpsafe.Allowed(r.Context(), httpsafe.ScopeRun) {
+			c.errorPage(w, r, http.StatusForbidden, httpsafe.ForbiddenMessage(httpsafe.ScopeRun, "The console (reading runs)"))
 			return
 		}
 		h(w, r)
@@ -223,13 +260,19 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 			Problem: "The sign-in form was stale (its CSRF token did not match). Try again."})
 		return
 	}
-	if !c.auth.tokens.Match(r.PostFormValue("token")) {
+	scopes, ok := c.auth.tokens.Lookup(r.PostFormValue("token"))
+	if !ok {
 		c.log.Warn("console: sign-in with a wrong token", "remote", r.RemoteAddr)
 		c.full(w, r, http.StatusUnauthorized, "signin.html", "Sign in", "", signinData{Next: next,
 			Problem: "That token is not one of server.auth.tokens."})
 		return
 	}
-	setCookie(w, r, sessionCookie, c.auth.newSession(), int(sessionTTL/time.Second))
+	if !slices.Contains(scopes, httpsafe.ScopeRun) {
+		c.full(w, r, http.StatusForbidden, "signin.html", "Sign in", "", signinData{Next: next,
+			Problem: httpsafe.ForbiddenMessage(httpsafe.ScopeRun, "The console (reading runs)")})
+		return
+	}
+	setCookie(w, r, sessionCookie, c.auth.newSession(scopes), int(sessionTTL/time.Second))
 	// A new CSRF nonce as well: a token seen before sign-in is not valid after.
 	setCookie(w, r, csrfCookie, randomString(), 0)
 	http.Redirect(w, r, next, http.StatusSeeOther)

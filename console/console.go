@@ -17,6 +17,7 @@ import (
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/httpapi"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // Prefix is the path the console is served under.
@@ -46,9 +47,11 @@ type Options struct {
 	// ir.Pos.File carries, for the workflow page's source; a workflow
 	// whose file is not here is shown without its source.
 	Sources map[string][]byte
-	// Tokens are the accepted tokens (server.auth.tokens); none means the
-	// console needs no sign-in, as the rest of the listener.
-	Tokens []string
+	// Tokens are the accepted tokens with their scopes
+	// (server.auth.tokens); none means the console needs no sign-in, as
+	// the rest of the listener. Reading runs needs the run scope,
+	// cancelling one admin, as in the API.
+	Tokens []httpsafe.Token
 	// CancelWait is how long a cancel from the page waits for the run to
 	// stop before the page is shown again (default 2s).
 	CancelWait time.Duration
@@ -186,7 +189,7 @@ func (c *Console) render(w http.ResponseWriter, code int, name string, data any)
 // full renders a whole page for r.
 func (c *Console) full(w http.ResponseWriter, r *http.Request, code int, name, title, nav string, data any) {
 	c.render(w, code, name, page{
-		Title: title, Nav: nav, SignedIn: c.auth.enabled() && c.auth.validSession(r), CSRF: c.auth.csrfToken(w, r), Data: data,
+		Title: title, Nav: nav, SignedIn: c.auth.enabled() && c.auth.signedIn(r), CSRF: c.auth.csrfToken(w, r), Data: data,
 	})
 }
 

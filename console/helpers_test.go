@@ -15,6 +15,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/compiler"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // testWorkflows are the workflows of the console's tests; their backend
@@ -120,7 +121,7 @@ func newFixture(t testing.TB, tokens ...string) *fixture {
 		t.Fatal(err)
 	}
 	f.engine = eng
-	f.c, err = New(Options{Engine: eng, Store: f.store, Tokens: tokens, Sources: map[string][]byte{"wf.yaml": []byte(testWorkflows)}, Now: f.clock})
+	f.c, err = New(Options{Engine: eng, Store: f.store, Tokens: httpsafe.AllScopes(tokens...), Sources: map[string][]byte{"wf.yaml": []byte(testWorkflows)}, Now: f.clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/httpapi"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // DefaultLimit is how many runs the runs list shows unless ?limit= says
@@ -228,6 +229,7 @@ func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.CSRF = c.auth.csrfToken(w, r)
+	v.CanCancel = httpsafe.Allowed(r.Context(), httpsafe.ScopeAdmin)
 	c.full(w, r, http.StatusOK, "run.html", run.Workflow+" "+shortID(run.ID), "runs", v)
 }
 
@@ -243,6 +245,7 @@ func (c *Console) runLive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.CSRF = c.auth.csrfToken(w, r)
+	v.CanCancel = httpsafe.Allowed(r.Context(), httpsafe.ScopeAdmin)
 	c.render(w, http.StatusOK, "runlive", v)
 }
 
@@ -306,6 +309,10 @@ func findOutput(steps []httpapi.StepDetail, path string) (any, error) {
 // once the run has stopped or CancelWait has passed.
 func (c *Console) cancel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if !httpsafe.Allowed(r.Context(), httpsafe.ScopeAdmin) {
+		c.errorPage(w, r, http.StatusForbidden, httpsafe.ForbiddenMessage(httpsafe.ScopeAdmin, "Cancelling a run"))
+		return
+	}
 	err := c.opts.Engine.Cancel(r.Context(), id)
 	if errors.Is(err, runtime.ErrRunNotFound) {
 		c.errorPage(w, r, http.StatusNotFound, fmt.Sprintf("There is no run %q to cancel.", id))

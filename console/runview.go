@@ -168,8 +168,10 @@ type runView struct {
 	APILink  string
 	Children int
 	CSRF     string
-	Missing  string // why the plan's step details are missing
-	Since    int64  // when the page was rendered, Unix ms (see events.go)
+	// CanCancel: the session's token has the admin scope.
+	CanCancel bool
+	Missing   string // why the plan's step details are missing
+	Since     int64  // when the page was rendered, Unix ms (see events.go)
 }
 
 // builder builds a runView; it keeps the axis, the clock and the console

@@ -64,6 +64,11 @@ type Workflow struct {
 	Vars        []*Var         `json:"vars,omitempty"`
 	Output      *Output        `json:"output,omitempty"`
 	Annotations *Annotations   `json:"annotations,omitempty"`
+	// Version says which version of the workflow this is: the number an
+	// authored workflow got when it was saved ("3"), or a content hash for
+	// one that came from files. Every run records it. The compiler leaves
+	// it empty; the server that serves the workflow fills it in.
+	Version string `json:"version,omitempty"`
 	// Steps are in topological order; Step.Index is the position here and
 	// every dependency index is smaller than the step's own.
 	Steps []*Step `json:"steps"`

@@ -111,6 +111,11 @@ const (
 type Run struct {
 	ID       string `json:"id"`
 	Workflow string `json:"workflow"`
+	// WorkflowVersion is the ir.Workflow.Version the run ran ("" for a
+	// plan that carries none), and Draft marks the run of a draft that was
+	// never saved (vmcp_workflow_run with a source).
+	WorkflowVersion string `json:"workflowVersion,omitempty"`
+	Draft           bool   `json:"draft,omitempty"`
 	// ParentID is the run whose workflow step started this one, and
 	// ParentStep that step's id; both are empty for a top-level run.
 	ParentID   string     `json:"parentId,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"text/template"
 
 	"github.com/google/uuid"
 
@@ -43,11 +44,20 @@ type RunOptions struct {
 	// run and step that started it; both are recorded on the Run.
 	ParentID   string
 	ParentStep string
+	// Draft, when set, is an unsaved workflow to run once instead of the
+	// served workflow of that name (Run's workflow must be Draft.Name):
+	// it is prepared for this run alone, its workflow steps call the
+	// served workflows, and the run record is marked Draft. It must be a
+	// checked workflow, as the compiler makes them.
+	Draft *ir.Workflow
 }
 
 // Engine executes the workflows of a plan. It is safe for concurrent use:
 // many runs, of the same or different workflows, may go at once.
 type Engine struct {
+	// wmu guards plan and wfs, which SetWorkflows replaces as a whole; a
+	// run keeps the prepared workflow it started with.
+	wmu     sync.RWMutex
 	plan    *ir.Plan
 	wfs     map[string]*workflowPlan
 	backend Backend
@@ -69,8 +79,6 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("runtime: plan version %q is not supported (want %q)", plan.Version, ir.Version)
 	}
 	e := &Engine{
-		plan:    plan,
-		wfs:     make(map[string]*workflowPlan, len(plan.Workflows)),
 		backend: opts.Backend,
 		schemas: opts.Schemas,
 		store:   opts.Store,
@@ -87,39 +95,88 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 	if e.iterationLimit <= 0 {
 		e.iterationLimit = ir.DefaultIterationLimit
 	}
+	wfs, err := e.prepare(plan)
+	if err != nil {
+		return nil, err
+	}
+	e.plan, e.wfs = plan, wfs
+	return e, nil
+}
+
+// prepare parses the templates of every workflow of plan and links the
+// workflow steps to their callees.
+func (e *Engine) prepare(plan *ir.Plan) (map[string]*workflowPlan, error) {
 	funcs := templateFuncs()
+	wfs := make(map[string]*workflowPlan, len(plan.Workflows))
 	for _, wf := range plan.Workflows {
 		if wf == nil {
 			return nil, errors.New("runtime: plan holds a null workflow")
 		}
-		if _, dup := e.wfs[wf.Name]; dup {
+		if _, dup := wfs[wf.Name]; dup {
 			return nil, fmt.Errorf("runtime: workflow %q is defined twice", wf.Name)
 		}
-		if err := checkIterationLimit(wf, e.iterationLimit); err != nil {
-			return nil, fmt.Errorf("runtime: %w", err)
-		}
-		wp, err := prepareWorkflow(wf, funcs)
+		wp, err := e.prepareOne(wf, funcs)
 		if err != nil {
-			return nil, fmt.Errorf("runtime: %w", err)
+			return nil, err
 		}
-		e.wfs[wf.Name] = wp
+		wfs[wf.Name] = wp
 	}
-	if err := e.linkCallees(); err != nil {
+	if err := linkCallees(plan.Workflows, wfs); err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
-	return e, nil
+	return wfs, nil
+}
+
+func (e *Engine) prepareOne(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, error) {
+	if err := checkIterationLimit(wf, e.iterationLimit); err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	wp, err := prepareWorkflow(wf, funcs)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	return wp, nil
+}
+
+// SetWorkflows replaces the engine's workflows with those of plan, as New
+// would prepare them; on an error the engine keeps the ones it had. Runs
+// in flight go on with the workflow they started with; a workflow step
+// started later runs the callee of the new set.
+func (e *Engine) SetWorkflows(plan *ir.Plan) error {
+	if plan == nil {
+		return errors.New("runtime: nil plan")
+	}
+	wfs, err := e.prepare(plan)
+	if err != nil {
+		return err
+	}
+	e.wmu.Lock()
+	e.plan, e.wfs = plan, wfs
+	e.wmu.Unlock()
+	return nil
 }
 
 // Workflows returns the plan's workflows in plan order.
-func (e *Engine) Workflows() []*ir.Workflow { return e.plan.Workflows }
+func (e *Engine) Workflows() []*ir.Workflow {
+	e.wmu.RLock()
+	defer e.wmu.RUnlock()
+	return e.plan.Workflows
+}
 
 // Workflow returns the named workflow of the plan.
 func (e *Engine) Workflow(name string) (*ir.Workflow, bool) {
-	wp, ok := e.wfs[name]
+	wp, ok := e.lookup(name)
 	if !ok {
 		return nil, false
 	}
 	return wp.wf, true
+}
+
+func (e *Engine) lookup(name string) (*workflowPlan, bool) {
+	e.wmu.RLock()
+	defer e.wmu.RUnlock()
+	wp, ok := e.wfs[name]
+	return wp, ok
 }
 
 // Store returns the store that keeps the engine's runs.
@@ -135,10 +192,42 @@ var ErrUnknownWorkflow = errors.New("unknown workflow")
 // Go error. The error is non-nil only when the run could not start: an
 // unknown workflow or invalid parameters (*InputError).
 func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any, opts RunOptions) (*Run, error) {
-	wp, ok := e.wfs[workflow]
+	if opts.Draft != nil {
+		if opts.Draft.Name != workflow {
+			return nil, fmt.Errorf("runtime: the draft is workflow %q, not %q", opts.Draft.Name, workflow)
+		}
+		return e.runDraft(ctx, params, opts)
+	}
+	wp, ok := e.lookup(workflow)
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownWorkflow, workflow)
 	}
+	return e.run(ctx, wp, params, opts)
+}
+
+// runDraft runs opts.Draft once without serving it (see RunOptions.Draft).
+func (e *Engine) runDraft(ctx context.Context, params map[string]any, opts RunOptions) (*Run, error) {
+	wf := opts.Draft
+	wp, err := e.prepareOne(wf, templateFuncs())
+	if err != nil {
+		return nil, err
+	}
+	e.wmu.RLock()
+	wfs := make(map[string]*workflowPlan, len(e.wfs)+1)
+	for name, p := range e.wfs {
+		wfs[name] = p
+	}
+	e.wmu.RUnlock()
+	wfs[wf.Name] = wp
+	if err := linkCallees([]*ir.Workflow{wf}, wfs); err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	return e.run(ctx, wp, params, opts)
+}
+
+// run is Run once the workflow is known.
+func (e *Engine) run(ctx context.Context, wp *workflowPlan, params map[string]any, opts RunOptions) (*Run, error) {
+	workflow := wp.wf.Name
 	if err := checkInputLimits(workflow, params); err != nil {
 		return nil, err
 	}

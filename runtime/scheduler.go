@@ -323,13 +323,16 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	r.parent = parent
 	r.ctx, r.cancel = context.WithCancelCause(parent)
 	r.run = &Run{
-		ID:         id,
-		Workflow:   wp.wf.Name,
-		ParentID:   opts.ParentID,
-		ParentStep: opts.ParentStep,
-		Status:     RunRunning,
-		StartedAt:  time.Now(),
-		Steps:      make([]StepState, n),
+		ID:       id,
+		Workflow: wp.wf.Name,
+		ParentID: opts.ParentID,
+		// The version and the draft mark of the workflow as it started.
+		WorkflowVersion: wp.wf.Version,
+		Draft:           opts.Draft != nil,
+		ParentStep:      opts.ParentStep,
+		Status:          RunRunning,
+		StartedAt:       time.Now(),
+		Steps:           make([]StepState, n),
 	}
 	if len(wp.finallyRoots) > 0 {
 		r.run.FinallyFrom = wp.nmain

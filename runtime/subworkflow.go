@@ -37,17 +37,18 @@ import (
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
-// linkCallees sets the callee of every workflow step (forEach inner
-// steps included) and checks that no workflow reaches itself.
-func (e *Engine) linkCallees() error {
-	for _, wf := range e.plan.Workflows {
+// linkCallees sets the callee of every workflow step of workflows
+// (forEach inner steps included) among wfs, and checks that no workflow
+// reaches itself.
+func linkCallees(workflows []*ir.Workflow, wfs map[string]*workflowPlan) error {
+	for _, wf := range workflows {
 		var err error
-		for _, sp := range e.wfs[wf.Name].steps {
+		for _, sp := range wfs[wf.Name].steps {
 			sp.eachStep(func(s *stepPlan) {
 				if err != nil || s.kind != ir.StepWorkflow {
 					return
 				}
-				callee, ok := e.wfs[s.step.Workflow.Name]
+				callee, ok := wfs[s.step.Workflow.Name]
 				if !ok {
 					err = fmt.Errorf("workflow %q: step %q (%s) runs workflow %q, which the plan does not define",
 						wf.Name, s.id, s.step.Workflow.Pos, s.step.Workflow.Name)
@@ -96,8 +97,8 @@ func (e *Engine) linkCallees() error {
 		state[wp] = done
 		return nil
 	}
-	for _, wf := range e.plan.Workflows {
-		if wp := e.wfs[wf.Name]; state[wp] == unvisited {
+	for _, wf := range workflows {
+		if wp := wfs[wf.Name]; state[wp] == unvisited {
 			if err := visit(wp); err != nil {
 				return err
 			}

@@ -97,8 +97,9 @@ func (o *ops) addRunTools(srv *server.Server, eng *runtime.Engine) error {
 	if err != nil {
 		return err
 	}
-	srv.MCP().AddTools(tools...)
-	return nil
+	// Cancelling any run is an admin's; reading one needs run.
+	srv.RequireScope(runtools.CancelTool, httpsafe.ScopeAdmin)
+	return srv.AddTools(tools...)
 }
 
 // api builds the operations API for the engine and backends.
@@ -114,9 +115,23 @@ func (o *ops) routes(eng *runtime.Engine, ready func() map[string]error) ([]serv
 	}
 	var rs []server.Route
 	for _, p := range a.Patterns() {
-		rs = append(rs, server.Route{Pattern: p, Handler: a})
+		rs = append(rs, server.Route{Pattern: p, Handler: scoped(a)})
 	}
 	return append(rs, o.consoleRoutes()...), nil
+}
+
+// scoped applies token scopes to the API: reading (GET, HEAD) needs run,
+// anything else (cancelling a run) admin.
+func scoped(h http.Handler) http.Handler {
+	read := httpsafe.RequireScope(httpsafe.ScopeRun, "reading runs", h)
+	write := httpsafe.RequireScope(httpsafe.ScopeAdmin, "cancelling a run", h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			read.ServeHTTP(w, r)
+			return
+		}
+		write.ServeHTTP(w, r)
+	})
 }
 
 // protect wraps the whole HTTP listener (MCP and API) with the Host check
@@ -169,7 +184,7 @@ func (o *ops) serveAdmin(ctx context.Context, addr string, eng *runtime.Engine, 
 	if err != nil {
 		return err
 	}
-	srv := httpsafe.NewServer(o.protect(a), o.limits())
+	srv := httpsafe.NewServer(o.protect(scoped(a)), o.limits())
 	o.log.Info("serving the admin API", "url", "http://"+ln.Addr().String()+"/api/v1/runs")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

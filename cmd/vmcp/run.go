@@ -70,12 +70,19 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 				// Sessions of the streamable HTTP transport.
 				SessionIdleTimeout: st.cfg.Server.Sessions.IdleTimeout,
 				MaxSessions:        st.cfg.Server.Sessions.Max,
+				// Authored workflows come and go while vmcp runs.
+				ListChanged: st.cfg.Authoring.Enabled,
 			})
 			if err != nil {
 				return failuref("%v", err)
 			}
 			if err := st.ops.addRunTools(srv, st.engine); err != nil {
 				return failuref("%v", err)
+			}
+			if st.cfg.Authoring.Enabled {
+				if err := st.serveAuthoring(cmd.Context(), srv, log); err != nil { // authoring.go
+					return failuref("%v", err)
+				}
 			}
 			switch transport {
 			case "stdio":

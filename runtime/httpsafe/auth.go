@@ -5,7 +5,8 @@ package httpsafe
 // crypto/subtle, so the comparison takes the same time whatever the
 // lengths and contents; every configured token is compared, so the time
 // does not depend on which one matched either. Tokens never appear in logs
-// or error bodies.
+// or error bodies. The matched token's scopes go into the request's context
+// (scopes.go).
 //
 // A configured token that is empty or blank is never accepted: config.Load
 // refuses such a token at startup, and should one get here anyway the
@@ -18,10 +19,11 @@ import (
 )
 
 // Auth requires "Authorization: Bearer <token>" with one of tokens on every
-// request except those for which open returns true. With no tokens it
-// returns next unchanged; blank tokens match nothing. Failures get 401 with
-// a WWW-Authenticate header.
-func Auth(tokens []string, open func(*http.Request) bool, next http.Handler) http.Handler {
+// request except those for which open returns true, and passes the token's
+// scopes on in the request's context. With no tokens it returns next
+// unchanged; blank tokens match nothing. Failures get 401 with a
+// WWW-Authenticate header.
+func Auth(tokens []Token, open func(*http.Request) bool, next http.Handler) http.Handler {
 	if len(tokens) == 0 {
 		return next
 	}
@@ -38,11 +40,12 @@ func Auth(tokens []string, open func(*http.Request) bool, next http.Handler) htt
 			httpError(w, http.StatusUnauthorized, "missing bearer token")
 			return
 		}
-		if !set.Match(token) {
+		scopes, ok := set.Lookup(token)
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vmcp", error="invalid_token"`)
 			httpError(w, http.StatusUnauthorized, "invalid bearer token")
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(WithScopes(r.Context(), scopes)))
 	})
 }

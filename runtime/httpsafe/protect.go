@@ -9,8 +9,9 @@ import (
 
 // Options configure Protect.
 type Options struct {
-	// Tokens are the accepted bearer tokens; none disables authentication.
-	Tokens []string
+	// Tokens are the accepted bearer tokens with their scopes; none
+	// disables authentication.
+	Tokens []Token
 	// AllowedOrigins are browser origins allowed besides loopback ones.
 	AllowedOrigins []string
 	// AllowedHosts are Host names served on loopback connections besides

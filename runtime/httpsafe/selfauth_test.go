@@ -8,10 +8,16 @@ import (
 )
 
 func TestTokenSetMatchesOnlyConfiguredTokens(t *testing.T) {
-	s := NewTokenSet([]string{"alpha", "  ", "beta"})
-	for tok, want := range map[string]bool{"alpha": true, "beta": true, " beta ": true, "": false, "  ": false, "alph": false, "alphaa": false} {
-		if got := s.Match(tok); got != want {
-			t.Errorf("Match(%q) = %v; want %v", tok, got, want)
+	s := NewTokenSet([]Token{{Value: "alpha", Scopes: []Scope{ScopeRun}}, {Value: "  "}, {Value: "beta", Scopes: Scopes}})
+	for tok, want := range map[string]int{"alpha": 1, "beta": 3, " beta ": 3, "": -1, "  ": -1, "alph": -1, "alphaa": -1} {
+		scopes, ok := s.Lookup(tok)
+		if got := len(scopes); !ok {
+			got = -1
+		} else if got != want {
+			t.Errorf("Lookup(%q) = %v; want %d scopes", tok, scopes, want)
+		}
+		if ok != (want > 0) {
+			t.Errorf("Lookup(%q) found = %v", tok, ok)
 		}
 	}
 }
@@ -19,7 +25,7 @@ func TestTokenSetMatchesOnlyConfiguredTokens(t *testing.T) {
 // The console at /ui/ checks its own cookie: the bearer check lets it
 // through, the Host and Origin checks do not.
 func TestSelfAuthenticatedSkipsOnlyTheBearerCheck(t *testing.T) {
-	h := Protect(Options{Tokens: []string{"tok"}, SelfAuthenticated: func(r *http.Request) bool {
+	h := Protect(Options{Tokens: AllScopes("tok"), SelfAuthenticated: func(r *http.Request) bool {
 		return strings.HasPrefix(r.URL.Path, "/ui/")
 	}}, echo)
 	tests := []struct {

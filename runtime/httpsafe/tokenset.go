@@ -6,32 +6,40 @@ import (
 	"strings"
 )
 
-// TokenSet holds the SHA-256 digests of the configured tokens, for
-// comparisons in constant time (see the top of auth.go). Blank tokens are
-// dropped, so they match nothing. Both Auth (the bearer header) and the
-// web console's sign-in page check tokens with it.
+// TokenSet holds the SHA-256 digests of the configured tokens and their
+// scopes, for lookups in constant time (see the top of auth.go). Blank
+// tokens are dropped, so they match nothing. Both Auth (the bearer
+// header) and the web console's sign-in page check tokens with it.
 type TokenSet struct {
 	digests [][sha256.Size]byte
+	scopes  [][]Scope
 }
 
 // NewTokenSet returns the set of the non-blank tokens.
-func NewTokenSet(tokens []string) *TokenSet {
+func NewTokenSet(tokens []Token) *TokenSet {
 	s := &TokenSet{}
 	for _, t := range tokens {
-		if strings.TrimSpace(t) != "" {
-			s.digests = append(s.digests, sha256.Sum256([]byte(t)))
+		if strings.TrimSpace(t.Value) != "" {
+			s.digests = append(s.digests, sha256.Sum256([]byte(t.Value)))
+			s.scopes = append(s.scopes, t.Scopes)
 		}
 	}
 	return s
 }
 
-// Match reports whether token (surrounding spaces trimmed) is one of the
-// set. Every digest is compared, whichever matches.
-func (s *TokenSet) Match(token string) bool {
+// Lookup returns the scopes of token (surrounding spaces trimmed), and
+// whether it is one of the set. Every digest is compared, whichever
+// matches.
+func (s *TokenSet) Lookup(token string) ([]Scope, bool) {
 	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	match := 0
+	match, which := 0, 0
 	for i := range s.digests {
-		match |= subtle.ConstantTimeCompare(got[:], s.digests[i][:])
+		eq := subtle.ConstantTimeCompare(got[:], s.digests[i][:])
+		match |= eq
+		which = subtle.ConstantTimeSelect(eq, i, which)
 	}
-	return match == 1
+	if match != 1 {
+		return nil, false
+	}
+	return s.scopes[which], true
 }

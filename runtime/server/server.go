@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // Runner runs workflows. *runtime.Engine implements it; tests may use
@@ -65,15 +67,26 @@ type Options struct {
 	// are open at once (default 1000). See sessions.go.
 	SessionIdleTimeout time.Duration
 	MaxSessions        int
+	// ListChanged declares tools.listChanged, for a server whose workflows
+	// change while it runs (PublishWorkflows); clients then get
+	// notifications/tools/list_changed.
+	ListChanged bool
 }
 
 // Server is vmcp's MCP server.
 type Server struct {
-	opts   Options
-	mcp    *mcpserver.MCPServer
-	log    *slog.Logger
-	tools  []string
-	byName map[string]*ir.Workflow
+	opts Options
+	mcp  *mcpserver.MCPServer
+	log  *slog.Logger
+	// mu guards the tool tables below, which PublishWorkflows, AddTools
+	// and RequireScope change while the server runs (publish.go).
+	mu sync.RWMutex
+	// workflows are the served workflow tools by name; others the names
+	// of every other tool (exposed backend tools, extra tools).
+	workflows map[string]*ir.Workflow
+	others    map[string]bool
+	// scopes are the scopes tool calls need beyond run (scopes.go).
+	scopes map[string]httpsafe.Scope
 	// waiting holds the questions of runs driven by multi round trips.
 	waiting waiting
 }
@@ -103,9 +116,10 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, log: log, byName: map[string]*ir.Workflow{}}
+	s := &Server{opts: opts, log: log, workflows: map[string]*ir.Workflow{}, others: map[string]bool{},
+		scopes: map[string]httpsafe.Scope{}}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version,
-		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithToolCapabilities(opts.ListChanged),
 		mcpserver.WithElicitation(),
 		// Elicitation steps block inside a tools/call until the user
 		// answers, so vmcp asks with a server-initiated request. mcp-go
@@ -124,7 +138,7 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 		tools = append(tools, mcpserver.ServerTool{Tool: tool, Handler: s.workflowHandler(wf)})
-		s.byName[wf.Name] = wf
+		s.workflows[wf.Name] = wf
 	}
 	if opts.Expose && opts.Backends != nil {
 		proxied, err := s.backendTools()
@@ -140,9 +154,10 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("server: two tools are named %q (a workflow, an exposed backend tool or an extra tool)", t.Tool.Name)
 		}
 		seen[t.Tool.Name] = true
-		s.tools = append(s.tools, t.Tool.Name)
+		if s.workflows[t.Tool.Name] == nil {
+			s.others[t.Tool.Name] = true
+		}
 	}
-	sort.Strings(s.tools)
 	s.mcp.AddTools(tools...)
 	return s, nil
 }
@@ -151,7 +166,19 @@ func New(opts Options) (*Server, error) {
 func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 
 // ToolNames returns the names of the served tools, sorted.
-func (s *Server) ToolNames() []string { return append([]string(nil), s.tools...) }
+func (s *Server) ToolNames() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	names := make([]string, 0, len(s.workflows)+len(s.others))
+	for n := range s.workflows {
+		names = append(names, n)
+	}
+	for n := range s.others {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
 
 // workflowTool describes a workflow as an MCP tool. The input schema is
 // the workflow's normalised parameter schema, raw, because mcp-go's typed

@@ -1,6 +1,6 @@
 package sqlite
 
-// Schema (PRAGMA user_version = 2)
+// Schema (PRAGMA user_version = 4)
 //
 //	runs   one row per run: id (TEXT primary key), workflow, status,
 //	       started_at and ended_at (INTEGER Unix nanoseconds, ended_at NULL
@@ -10,10 +10,16 @@ package sqlite
 //	       parent_step ('' for a top-level run; version 3 added them, so
 //	       older rows read as top-level runs). Indexed on started_at,
 //	       (workflow, started_at), (status, started_at) and (parent_id,
-//	       started_at) so every list filter is an index scan.
+//	       started_at) so every list filter is an index scan. Version 4
+//	       added workflow_version (Run.WorkflowVersion, '' for older rows)
+//	       and draft (1 for the run of an unsaved draft).
 //	steps  one row per step of a run, keyed (run_id, idx) where idx is the
 //	       step's position in the plan: id, status, attempts, started_at,
 //	       ended_at, output (JSON), error, note. ON DELETE CASCADE from runs.
+//	workflows  authored workflows (version 4), one row per saved version,
+//	       keyed (name, version): source (the YAML or JSON as saved),
+//	       created_at, and deleted (1 on the newest row once the workflow
+//	       is deleted). See workflows.go.
 //
 // CreateRun inserts the run and all its steps in one transaction;
 // UpdateStep is one UPDATE of one step row, committed before it returns;
@@ -78,7 +84,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. Open refuses a file with a
 // newer version, and migrates older ones step by step: one migration per
 // version (migrations[v-1] makes version v).
-const schemaVersion = 3
+const schemaVersion = 4
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -280,6 +286,17 @@ var migrations = []string{
 	`ALTER TABLE runs ADD COLUMN parent_id TEXT NOT NULL DEFAULT '';
 	ALTER TABLE runs ADD COLUMN parent_step TEXT NOT NULL DEFAULT '';
 	CREATE INDEX runs_parent ON runs(parent_id, started_at);`,
+	// 3 -> 4: authored workflows, and the workflow version each run ran.
+	`ALTER TABLE runs ADD COLUMN workflow_version TEXT NOT NULL DEFAULT '';
+	ALTER TABLE runs ADD COLUMN draft INTEGER NOT NULL DEFAULT 0;
+	CREATE TABLE workflows (
+		name       TEXT NOT NULL,
+		version    INTEGER NOT NULL,
+		source     TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		deleted    INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (name, version)
+	) WITHOUT ROWID;`,
 }
 
 func (s *Store) migrate() error {
@@ -340,9 +357,11 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 	}
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep)
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step,
+			workflow_version, draft)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep,
+			run.WorkflowVersion, run.Draft)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint") {
 				return fmt.Errorf("run %s already exists", run.ID)
@@ -458,7 +477,7 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 }
 
 // runColumns are the columns of runs that query scans, in its order.
-const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step`
+const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft`
 
 // query reads runs selected by q, then their steps, in one read transaction
 // so a run and its steps are one consistent snapshot.
@@ -482,7 +501,7 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Ru
 			ended        sql.NullInt64
 			out, errJSON sql.NullString
 		)
-		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom, &r.ParentID, &r.ParentStep); err != nil {
+		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom, &r.ParentID, &r.ParentStep, &r.WorkflowVersion, &r.Draft); err != nil {
 			rows.Close()
 			return nil, err
 		}
