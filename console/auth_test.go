@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // signIn goes through the sign-in page with token and returns the
@@ -177,5 +179,33 @@ func TestCancelNeedsTheCSRFToken(t *testing.T) {
 	defer f.backend.mu.Unlock()
 	if f.backend.cancelled != 1 {
 		t.Errorf("the backend saw %d cancelled calls; want 1", f.backend.cancelled)
+	}
+}
+
+func TestScopesLimitTheConsole(t *testing.T) {
+	f := newScopedFixture(t, []httpsafe.Token{
+		{Value: "reader", Scopes: []httpsafe.Scope{httpsafe.ScopeRun}},
+		{Value: "author-only", Scopes: []httpsafe.Scope{httpsafe.ScopeAuthor}},
+	})
+	// Without the run scope there is nothing to see.
+	res, jar := signIn(t, f, "author-only", "/ui/runs")
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(body(t, res), "needs the run scope") || cookieNamed(res, sessionCookie) != nil {
+		t.Errorf("sign-in without the run scope = %d, cookies %v; want 403 naming the scope", res.StatusCode, jar)
+	}
+	// With run only: the pages, but no cancel.
+	_, jar = signIn(t, f, "reader", "/ui/runs")
+	id, done := f.start(t)
+	page := f.get(t, "/ui/runs/"+id, jar...)
+	html := body(t, page)
+	if page.StatusCode != 200 || strings.Contains(html, `data-action="cancel"`) || !strings.Contains(html, "needs a token with the admin scope") {
+		t.Errorf("a run-scope session's run page = %d; want no cancel button and a note", page.StatusCode)
+	}
+	res = f.post(t, "/ui/runs/"+id+"/cancel", url.Values{"csrf": {csrfOf(t, html)}}, jar...)
+	if msg := body(t, res); res.StatusCode != http.StatusForbidden || !strings.Contains(msg, "needs the admin scope") {
+		t.Errorf("cancel with the run scope = %d; want 403 naming the admin scope", res.StatusCode)
+	}
+	close(f.backend.release)
+	if run := <-done; run.Status != "completed" {
+		t.Errorf("the run ended %s; a refused cancel must not stop it", run.Status)
 	}
 }

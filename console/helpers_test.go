@@ -108,8 +108,14 @@ type fixture struct {
 }
 
 // newFixture builds an engine over the test workflows and a console with
-// the given tokens.
+// the given tokens (each with every scope).
 func newFixture(t testing.TB, tokens ...string) *fixture {
+	t.Helper()
+	return newScopedFixture(t, httpsafe.AllScopes(tokens...))
+}
+
+// newScopedFixture is newFixture with tokens that carry their own scopes.
+func newScopedFixture(t testing.TB, tokens []httpsafe.Token) *fixture {
 	t.Helper()
 	plan, diags := compiler.Compile([]compiler.Source{{Name: "wf.yaml", Src: []byte(testWorkflows)}}, compiler.Options{})
 	if diags.HasErrors() {
@@ -121,7 +127,7 @@ func newFixture(t testing.TB, tokens ...string) *fixture {
 		t.Fatal(err)
 	}
 	f.engine = eng
-	f.c, err = New(Options{Engine: eng, Store: f.store, Tokens: httpsafe.AllScopes(tokens...), Sources: map[string][]byte{"wf.yaml": []byte(testWorkflows)}, Now: f.clock})
+	f.c, err = New(Options{Engine: eng, Store: f.store, Tokens: tokens, Sources: map[string][]byte{"wf.yaml": []byte(testWorkflows)}, Now: f.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
