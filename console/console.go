@@ -52,6 +52,11 @@ type Options struct {
 	// the rest of the listener. Reading runs needs the run scope,
 	// cancelling one admin, as in the API.
 	Tokens []httpsafe.Token
+	// Catalog tells how each workflow is served (its version, and whether
+	// it came from files or was authored) and keeps the versions of
+	// authored ones; nil when authoring is off, and every workflow then
+	// comes from files (see catalog.go).
+	Catalog Catalog
 	// CancelWait is how long a cancel from the page waits for the run to
 	// stop before the page is shown again (default 2s).
 	CancelWait time.Duration

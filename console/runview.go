@@ -40,6 +40,8 @@ type runRow struct {
 	Error                string
 	ParentID, ParentStep string
 	FinallyFailed        string
+	Version              string // the workflow version it ran
+	Draft                bool   // a draft run (vmcp_workflow_run)
 }
 
 func rowOf(s httpapi.RunSummary) runRow {
@@ -47,7 +49,7 @@ func rowOf(s httpapi.RunSummary) runRow {
 		Started: s.StartedAt.UTC().Format("2006-01-02 15:04:05"), StartedISO: s.StartedAt.UTC().Format(time.RFC3339Nano),
 		Duration: formatDuration(time.Duration(s.DurationMS) * time.Millisecond),
 		Finished: s.Finished, StepCount: s.StepCount, ParentID: s.ParentID, ParentStep: s.ParentStep,
-		FinallyFailed: strings.Join(s.FinallyFailed, ", ")}
+		FinallyFailed: strings.Join(s.FinallyFailed, ", "), Version: s.WorkflowVersion, Draft: s.Draft}
 	if s.Error != nil {
 		r.Error = clip(s.Error.Error(), 240)
 	}

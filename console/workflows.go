@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/vmcp-dev/vmcp/ir"
@@ -19,7 +20,7 @@ type workflowRow struct {
 	Steps       int
 	Levels      int
 	Pos         string
-	Origin      string
+	Info        WorkflowInfo
 }
 
 type workflowsData struct {
@@ -28,9 +29,18 @@ type workflowsData struct {
 
 func (c *Console) workflowsPage(w http.ResponseWriter, r *http.Request) {
 	var d workflowsData
+	infos := c.workflowInfos()
 	for _, wf := range c.opts.Engine.Workflows() {
-		d.Rows = append(d.Rows, workflowRow{Name: wf.Name, Description: wf.Description, Steps: wf.Stats.TotalSteps,
-			Levels: wf.Stats.TotalLevels, Pos: wf.Pos.String(), Origin: "file"})
+		info, ok := infos[wf.Name]
+		if !ok {
+			info = WorkflowInfo{Name: wf.Name, Version: wf.Version, Origin: OriginFiles}
+		}
+		row := workflowRow{Name: wf.Name, Description: wf.Description, Steps: wf.Stats.TotalSteps,
+			Levels: wf.Stats.TotalLevels, Info: info}
+		if info.Origin == OriginFiles {
+			row.Pos = wf.Pos.String()
+		}
+		d.Rows = append(d.Rows, row)
 	}
 	sort.Slice(d.Rows, func(i, j int) bool { return d.Rows[i].Name < d.Rows[j].Name })
 	c.full(w, r, http.StatusOK, "workflows.html", "Workflows", "workflows", d)
@@ -49,6 +59,10 @@ type sourceLine struct {
 
 type workflowData struct {
 	WF       *ir.Workflow
+	Info     WorkflowInfo
+	Versions []VersionInfo // an authored workflow's, newest first
+	Shown    int           // the version whose source is shown (?version=)
+	Problem  string
 	Pos      string
 	Graph    template.HTML // the plan graph, trusted SVG markup
 	GraphErr string
@@ -71,6 +85,10 @@ func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := workflowData{WF: wf, Pos: wf.Pos.String(), Params: paramsOf(wf.InputSchema), File: wf.Pos.File}
+	d.Info, ok = c.workflowInfos()[name]
+	if !ok {
+		d.Info = WorkflowInfo{Name: name, Version: wf.Version, Origin: OriginFiles}
+	}
 	var svg bytes.Buffer
 	if err := plangraph.SVG(&svg, wf, plangraph.Options{}); err != nil {
 		d.GraphErr = "the plan graph cannot be drawn: " + err.Error()
@@ -84,9 +102,13 @@ func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
 			d.Critical = append(d.Critical, wf.Steps[i].ID)
 		}
 	}
-	if src, ok := c.opts.Sources[wf.Pos.File]; ok {
+	src, here := c.opts.Sources[wf.Pos.File], wf.Pos.Line
+	if d.Info.Origin == OriginAuthored {
+		src, here = c.authoredSource(r, name, &d), 0
+	}
+	if src != nil {
 		for i, line := range strings.Split(strings.TrimRight(string(src), "\n"), "\n") {
-			d.Source = append(d.Source, sourceLine{N: i + 1, Text: line, Here: i+1 == wf.Pos.Line})
+			d.Source = append(d.Source, sourceLine{N: i + 1, Text: line, Here: i+1 == here})
 		}
 	}
 	c.full(w, r, http.StatusOK, "workflow.html", wf.Name, "workflows", d)
@@ -139,4 +161,37 @@ func paramsOf(schema map[string]any) []paramRow {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// authoredSource lists an authored workflow's versions into d and returns
+// the source of the one asked for (?version=N, default the newest).
+func (c *Console) authoredSource(r *http.Request, name string, d *workflowData) []byte {
+	versions, err := c.opts.Catalog.Versions(r.Context(), name)
+	if err != nil {
+		d.Problem = "The versions of this workflow cannot be read: " + err.Error()
+		return nil
+	}
+	for i := len(versions) - 1; i >= 0; i-- {
+		d.Versions = append(d.Versions, versions[i])
+	}
+	want := 0
+	if v := r.URL.Query().Get("version"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			d.Problem = fmt.Sprintf("version must be a version number such as 2, not %q", v)
+			return nil
+		}
+		want = n
+	}
+	for _, v := range d.Versions {
+		if (want == 0 && !v.Deleted) || v.Version == want {
+			d.Shown = v.Version
+			d.File = fmt.Sprintf("version %d, saved %s UTC", v.Version, v.SavedAt.UTC().Format("2006-01-02 15:04:05"))
+			return []byte(v.Source)
+		}
+	}
+	if want != 0 {
+		d.Problem = fmt.Sprintf("%s has no version %d (it has %d)", name, want, len(versions))
+	}
+	return nil
 }

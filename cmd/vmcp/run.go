@@ -53,7 +53,7 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			ctx, stopServing := context.WithCancel(context.WithoutCancel(cmd.Context()))
 			defer stopServing()
 			if transport == "http" || adminListen != "" {
-				if err := st.ops.openConsole(ctx, st.engine); err != nil { // the web console: console.go
+				if err := st.ops.openConsole(ctx, st.engine, st.consoleCatalog()); err != nil { // the web console: console.go
 					return failuref("%v", err)
 				}
 			}
