@@ -1,9 +1,10 @@
 // Package console is vmcp's web console: server-rendered HTML pages at
 // /ui/ for the runs and the workflows of a running `vmcp run`.
 //
-// In: the engine (run status and cancel), the run store, the compiled
-// workflows with their source files, the configured tokens, and the
-// engine's events (Observe, teed into the runner). Out: an http.Handler
+// In: the engine (run status and cancel, the served workflows), the run
+// store, the workflows' source files, the configured tokens with their
+// scopes, the authoring catalog of versions (catalog.go; optional), and
+// the engine's events (Observe, teed into the runner). Out: an http.Handler
 // for /ui/ (New, then Console.ServeHTTP), mounted next to /mcp and the run
 // API, behind the listener's Host and Origin checks. Entry point: New.
 //
@@ -14,8 +15,10 @@
 //     timeline.go), with status, attempts, outputs (truncated visibly),
 //     errors with their file:line:col, loop iterations and child runs that
 //     open in place, and a cancel button while it runs.
-//   - /ui/workflows and /ui/workflows/{name}: the workflows, and one
-//     workflow's plan graph (SVG), parameters and source.
+//   - /ui/workflows and /ui/workflows/{name}: the workflows with their
+//     versions (a plan hash for those from files, a number for authored
+//     ones, whose every version's source can be read), and one workflow's
+//     plan graph (plangraph's SVG), parameters and source.
 //
 // Decisions:
 //   - Pages are html/template, readable without JavaScript; console.js only
@@ -28,5 +31,6 @@
 //     and sets an HttpOnly, SameSite=Strict cookie signed with a key made
 //     when the process starts (so a restart signs everyone out). Every
 //     POST carries a CSRF token that is an HMAC of the browser's cookies.
+//     Token scopes apply as in the API: the pages need run, cancel admin.
 //   - Every asset is embedded (go:embed); nothing is fetched from a CDN.
 package console
