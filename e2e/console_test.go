@@ -49,6 +49,7 @@ workflows: [${INCIDENT}]
 server:
   auth: {tokens: [` + consoleToken + `]}
 state: {store: sqlite, path: ${DIR}/state.db}
+authoring: {enabled: true}
 compositeTools:
   - name: quick
     description: Echo once
@@ -236,6 +237,37 @@ func TestConsoleInBrowser(t *testing.T) {
 			if src := b.eval(t, `document.querySelector('pre.source') ? document.querySelector('pre.source').textContent : ''`); !strings.Contains(src, "name: "+name) && !strings.Contains(src, "name: "+name+"\n") {
 				t.Errorf("%s: the page does not show the workflow's source", name)
 			}
+		}
+	})
+
+	t.Run("authored workflow versions", func(t *testing.T) {
+		draft := func(says string) string {
+			return "name: hello_world\ndescription: Say something\nsteps:\n  - {id: say_it, tool: tb.echo, arguments: {text: " + says + "}}\n"
+		}
+		for i, says := range []string{"first", "second"} {
+			res := mustCall(t, mc, "vmcp_workflow_save", map[string]any{"source": draft(says), "replace": i > 0})
+			if res.IsError {
+				t.Fatalf("save: %s", testenv.ResultText(res))
+			}
+		}
+		b.do(t, chromedp.Navigate(base+"/ui/workflows"))
+		row := b.waitJS(t, "the authored workflow's row", `(() => { const r = document.querySelector('tr[data-workflow=hello_world]'); return r ? r.textContent : ''; })()`)
+		if !strings.Contains(row, "authored") || !strings.Contains(row, "v2") {
+			t.Errorf("the row reads %q; want authored, v2", row)
+		}
+		if files := b.eval(t, `document.querySelector('tr[data-workflow=quick] [data-version]').dataset.version`); !strings.HasPrefix(files, "sha256:") {
+			t.Errorf("a workflow from files has version %q; want its plan hash", files)
+		}
+		b.do(t, chromedp.Navigate(base+"/ui/workflows/hello_world"))
+		b.waitJS(t, "the workflow page", `!!document.querySelector('.graph svg [data-step=say_it]')`)
+		versions := b.eval(t, `[...document.querySelectorAll('table.versions tr[data-version]')].map(r => r.dataset.version).join(' ')`)
+		src := b.eval(t, `document.querySelector('pre.source').textContent`)
+		if versions != "2 1" || !strings.Contains(src, "text: second") {
+			t.Errorf("versions %q, source %q; want versions 2 1 and the second source", versions, src)
+		}
+		b.do(t, chromedp.Navigate(base+"/ui/workflows/hello_world?version=1"))
+		if src := b.eval(t, `document.querySelector('pre.source').textContent`); !strings.Contains(src, "text: first") {
+			t.Errorf("version 1's source reads %q", src)
 		}
 	})
 
