@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/vmcp-dev/vmcp/runtime"
 )
 
 // rowIDs are the run ids of a runs page, in order.
@@ -192,7 +194,7 @@ func TestWorkflowPages(t *testing.T) {
 		t.Errorf("the parameters table is wrong:\n%s", other)
 	}
 	res := f.get(t, "/ui/workflows/nope")
-	if msg := body(t, res); res.StatusCode != 404 || !strings.Contains(msg, "the workflows are: blocked, echo, failing, mixed, other, quick") {
+	if msg := body(t, res); res.StatusCode != 404 || !strings.Contains(msg, "the workflows are: blocked, echo, failing, flaky, mixed, other, parent, quick") {
 		t.Errorf("an unknown workflow = %d:\n%s", res.StatusCode, msg)
 	}
 	svg := f.get(t, "/ui/workflows/mixed/plan.svg")
@@ -218,5 +220,44 @@ func TestPagesCarrySecurityHeaders(t *testing.T) {
 	}
 	if res := f.get(t, "/ui/"); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/ui/runs" {
 		t.Errorf("/ui/ = %d %s; want a redirect to /ui/runs", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+func TestRetriedStepShowsItsAttempts(t *testing.T) {
+	f := newFixture(t)
+	run := f.run(t, "flaky", nil)
+	page := body(t, f.get(t, "/ui/runs/"+run.ID))
+	if !strings.Contains(page, `data-step="shaky" data-status="completed"`) || !strings.Contains(page, `data-attempts="2" title="2 attempts: 1 retried">×2</span>`) {
+		t.Errorf("the retried step does not show its two attempts:\n%s", page)
+	}
+	if !strings.Contains(page, `class="bar st-completed retried"`) {
+		t.Errorf("the retried step's bar is not marked")
+	}
+}
+
+func TestChildRunsAndItemsOpenInPlace(t *testing.T) {
+	f := newFixture(t)
+	run := f.run(t, "parent", nil)
+	kids, err := f.store.ListRuns(t.Context(), runtime.RunFilter{Parent: run.ID})
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("child runs = %v, %v", kids, err)
+	}
+	child := kids[0].ID
+	page := body(t, f.get(t, "/ui/runs/"+run.ID))
+	// The child run's steps, inside the workflow step's row, keyed by the
+	// child's id.
+	for _, want := range []string{
+		`data-child-run="` + child + `" data-status="completed"`,
+		`data-step="say" data-status="completed" data-key="` + child + `:say"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the parent's page lacks %s", want)
+		}
+	}
+	// A loop over one step: its iterations as a table, item and output.
+	for _, want := range []string{`<tr data-iteration="0" data-status="completed">`, `<tr data-iteration="1" data-status="completed">`, `&#34;got y&#34;`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the loop's iterations lack %s", want)
+		}
 	}
 }

@@ -61,6 +61,22 @@ const testWorkflows = `compositeTools:
       text: {type: string, required: true}
     steps:
       - {id: boom, tool: tb.fail, arguments: {text: "{{.params.text}}"}}
+  - name: parent
+    description: Run quick as a child, and loop over a single step
+    steps:
+      - {id: child, type: workflow, workflow: quick}
+      - id: each
+        type: forEach
+        collection: [x, y]
+        itemVar: v
+        step: {tool: tb.echo, arguments: {text: "got {{.forEach.v}}"}}
+  - name: flaky
+    description: Fail once, then succeed on the retry
+    steps:
+      - id: shaky
+        tool: tb.flaky
+        arguments: {}
+        onError: {action: retry, maxRetries: 2, retryDelay: 1ms}
   - name: blocked
     description: Wait until released or cancelled
     steps:
@@ -73,6 +89,7 @@ type fakeBackend struct {
 	release   chan struct{}
 	mu        sync.Mutex
 	cancelled int
+	flakes    int
 	started   chan struct{}
 }
 
@@ -83,6 +100,15 @@ func (b *fakeBackend) CallTool(ctx context.Context, call runtime.ToolCall) (*run
 		return &runtime.ToolResult{Structured: map[string]any{"text": text}}, nil
 	case "fail":
 		return &runtime.ToolResult{IsError: true, Content: []runtime.Content{{Type: "text", Text: text}}}, nil
+	case "flaky":
+		b.mu.Lock()
+		b.flakes++
+		n := b.flakes
+		b.mu.Unlock()
+		if n == 1 {
+			return &runtime.ToolResult{IsError: true, Content: []runtime.Content{{Type: "text", Text: "try again"}}}, nil
+		}
+		return &runtime.ToolResult{Structured: map[string]any{"attempt": n}}, nil
 	case "block":
 		b.started <- struct{}{}
 		select {
