@@ -13,7 +13,7 @@ import (
 // rowIDs are the run ids of a runs page, in order.
 func rowIDs(page string) []string {
 	var ids []string
-	for _, m := range regexp.MustCompile(`<tr data-run="([^"]+)"`).FindAllStringSubmatch(page, -1) {
+	for _, m := range regexp.MustCompile(`<div class="r" role="row" data-run="([^"]+)"`).FindAllStringSubmatch(page, -1) {
 		ids = append(ids, m[1])
 	}
 	return ids
@@ -57,7 +57,7 @@ func TestRunRowFragmentFollowsTheFilter(t *testing.T) {
 	f := newFixture(t)
 	run := f.run(t, "quick", nil)
 	res := f.get(t, "/ui/runs/"+run.ID+"/row")
-	if page := body(t, res); res.StatusCode != 200 || !strings.HasPrefix(page, `<tr data-run="`+run.ID+`" data-status="completed">`) {
+	if page := body(t, res); res.StatusCode != 200 || !strings.HasPrefix(page, `<div class="r" role="row" data-run="`+run.ID+`" data-status="completed">`) {
 		t.Errorf("row fragment = %d %q", res.StatusCode, page)
 	}
 	if res := f.get(t, "/ui/runs/"+run.ID+"/row?workflow=other"); res.StatusCode != http.StatusNoContent {

@@ -142,9 +142,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.eval(t, `window.__sameDocument = 'yes'`) // gone if the page reloads
 		done := mustCall(t, mc, "quick", nil)
 		doneID := runID(t, done)
-		b.waitJS(t, "the finished run's row, live", fmt.Sprintf(`!!document.querySelector('tr[data-run=%q][data-status=completed]')`, doneID))
+		b.waitJS(t, "the finished run's row, live", fmt.Sprintf(`!!document.querySelector('#runs [data-run=%q][data-status=completed]')`, doneID))
 		calls := callAsync(t, mc, "nap", map[string]any{"ms": 1500, "label": "live"})
-		running := b.waitJS(t, "a running nap row", `(() => { const r = [...document.querySelectorAll('tr[data-status=running]')].find(r => r.querySelector('a[href="/ui/workflows/nap"]')); return r ? r.dataset.run : ''; })()`)
+		running := b.waitJS(t, "a running nap row", `(() => { const r = [...document.querySelectorAll('#runs [data-run][data-status=running]')].find(r => r.querySelector('a[href="/ui/workflows/nap"]')); return r ? r.dataset.run : ''; })()`)
 		res := <-calls
 		if res.err != nil {
 			t.Fatal(res.err)
@@ -152,11 +152,11 @@ func TestConsoleInBrowser(t *testing.T) {
 		if id := runID(t, res.res); id != running {
 			t.Fatalf("the running row was run %s; the call ran %s", running, id)
 		}
-		b.waitJS(t, "the running row turning completed", fmt.Sprintf(`!!document.querySelector('tr[data-run=%q][data-status=completed]')`, running))
+		b.waitJS(t, "the running row turning completed", fmt.Sprintf(`!!document.querySelector('#runs [data-run=%q][data-status=completed]')`, running))
 		if got := b.eval(t, `window.__sameDocument || 'reloaded'`); got != "yes" {
 			t.Errorf("the page reloaded (%s); the rows should update in place", got)
 		}
-		order := b.eval(t, `[...document.querySelectorAll('#runs tr[data-run]')].slice(0, 2).map(r => r.dataset.run).join(' ')`)
+		order := b.eval(t, `[...document.querySelectorAll('#runs [data-run]')].slice(0, 2).map(r => r.dataset.run).join(' ')`)
 		if order != running+" "+doneID {
 			t.Errorf("the first rows are %q; want the newest first: %q", order, running+" "+doneID)
 		}
@@ -204,7 +204,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Run("cancel from the page", func(t *testing.T) {
 		calls := callAsync(t, mc, "nap", map[string]any{"ms": 60000, "label": "cancel-me"})
 		b.do(t, chromedp.Navigate(base+"/ui/runs?workflow=nap&status=running"))
-		id := b.waitJS(t, "the running nap", `(() => { const r = document.querySelector('tr[data-status=running]'); return r ? r.dataset.run : ''; })()`)
+		id := b.waitJS(t, "the running nap", `(() => { const r = document.querySelector('#runs [data-run][data-status=running]'); return r ? r.dataset.run : ''; })()`)
 		waitFor(t, "the backend to start the nap", func() bool { return strings.Contains(readFile(rec), "start cancel-me") })
 		b.do(t, chromedp.Navigate(base+"/ui/runs/"+id))
 		// Clicked from script: the live part of the page may be swapped
@@ -307,7 +307,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.do(t, chromedp.Navigate(base+"/ui/runs?limit=1000"))
 		b.waitJS(t, "the list", `document.readyState === 'complete'`)
 		after := b.cpu(t)
-		rows := b.eval(t, `String(document.querySelectorAll('#runs tr[data-run]').length)`)
+		rows := b.eval(t, `String(document.querySelectorAll('#runs [data-run]').length)`)
 		if rows != "1000" {
 			t.Errorf("the list shows %s rows; want 1000", rows)
 		}

@@ -26,12 +26,12 @@
     };
   }
 
-  function liveList(tbody) {
-    var filter = tbody.dataset.filter || '';
+  function liveList(list) {
+    var filter = list.dataset.filter || '';
     var refresh = coalesce(100, function (ids) { ids.forEach(row); });
     // since: the stream first replays what changed after this page was
     // rendered (events.go).
-    var es = new EventSource('/ui/events?since=' + encodeURIComponent(tbody.dataset.since || ''));
+    var es = new EventSource('/ui/events?since=' + encodeURIComponent(list.dataset.since || ''));
     es.addEventListener('run', function (m) { refresh(JSON.parse(m.data).run); });
     es.addEventListener('resync', function () { location.reload(); });
 
@@ -44,15 +44,15 @@
         .then(function (html) {
           if (!html) return;
           var fresh = parse(html).firstElementChild;
-          var old = tbody.querySelector('tr[data-run="' + CSS.escape(id) + '"]');
+          var old = list.querySelector('[data-run="' + CSS.escape(id) + '"]');
           if (old) { old.replaceWith(fresh); return; }
           var empty = document.getElementById('no-runs');
           if (empty) empty.remove();
-          tbody.prepend(fresh); // newest first
+          list.prepend(fresh); // newest first
         });
     }
     function drop(id) {
-      var old = tbody.querySelector('tr[data-run="' + CSS.escape(id) + '"]');
+      var old = list.querySelector('[data-run="' + CSS.escape(id) + '"]');
       if (old) old.remove();
     }
   }
