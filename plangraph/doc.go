@@ -12,7 +12,9 @@
 // (PATH is the step id, or for a loop-body step the enclosing loop ids
 // and its own joined by "/", e.g. per_namespace/per_kind/list_kind),
 // data-from and data-to on every edge, and the class "critical" on the
-// critical path's nodes and edges.
+// critical path's nodes and edges (Workflow.CriticalPath, and inside a
+// loop that is on it, the body's own ForEach.CriticalPath, which extends
+// it; the finally steps have no critical path in the plan and get none).
 //
 // Entry points: [SVG] draws a workflow; [Lay] computes the drawing's
 // geometry ([Layout]) for callers that need node positions, and

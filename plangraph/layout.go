@@ -29,8 +29,13 @@ package plangraph
 //     the target's "in" track (all edges into one box share it and merge
 //     there), and for an edge that skips columns also in the gap after
 //     the source, on the source's "out" track. A gap has one track per
-//     distinct in/out box, ordered by that box's height, spaced trackGap
-//     apart; the gap widens with its tracks.
+//     distinct in/out box, spaced trackGap apart: the out tracks, then
+//     the in tracks, then the in tracks of boxes level with one of their
+//     sources (so a line leaving a box never runs along the last stretch
+//     of a line entering another), each kind ordered by its box's height;
+//     the gap widens with its tracks. A box whose port would be
+//     at the height of a box in the previous column that it does not
+//     depend on moves down by nudge, for the same reason.
 //
 //  4. Lanes. An edge that skips columns crosses the columns in between
 //     horizontally, on a lane: the free height (outside every box of
@@ -49,6 +54,7 @@ package plangraph
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -68,6 +74,8 @@ const (
 	laneClear = 6  // between a lane and the boxes it passes
 	laneGap   = 6  // between two lanes over one span
 	bodyPad   = 10 // around a loop body inside its box
+	nudge     = 10 // how far a box moves down off another's port height
+	clash     = 4  // ports closer than this are at the same height
 	stackOff  = 4  // the offset of a loop's second (stacked) outline
 	headTop   = 110
 	groupGap  = 28 // between the workflow's block and the finally group
@@ -126,6 +134,8 @@ type Edge struct {
 // box is a step's box inside its block.
 type box struct {
 	step     *ir.Step
+	idx      int  // the step's index in its list
+	out      bool // some step of the block depends on it
 	path     string
 	loop     string
 	finally  bool
@@ -253,7 +263,7 @@ func layBlock(steps []*ir.Step, levels [][]int, path []int, critical bool, prefi
 
 	b := &block{boxes: make([]*box, len(steps))}
 	for i, s := range steps {
-		x := &box{step: s, path: s.ID, loop: prefix, finally: finally, col: col[i], critical: onPath[i]}
+		x := &box{step: s, idx: i, path: s.ID, loop: prefix, finally: finally, col: col[i], critical: onPath[i]}
 		if prefix != "" {
 			x.path = prefix + "/" + s.ID
 		}
@@ -261,6 +271,12 @@ func layBlock(steps []*ir.Step, levels [][]int, path []int, critical bool, prefi
 			return nil, err
 		}
 		b.boxes[i] = x
+	}
+
+	for _, s := range steps {
+		for _, d := range s.Deps {
+			b.boxes[d].out = true
+		}
 	}
 
 	// 2. Order and rows.
@@ -288,7 +304,12 @@ func layBlock(steps []*ir.Step, levels [][]int, path []int, critical bool, prefi
 				y = x.wish - x.headH/2
 			}
 			x.y = y
-			next = y + x.h + rowGap
+			if c > 0 {
+				for n := 0; n < 20 && portClash(x, b.cols[c-1]); n++ {
+					x.y += nudge
+				}
+			}
+			next = x.y + x.h + rowGap
 		}
 	}
 
@@ -300,6 +321,20 @@ func layBlock(steps []*ir.Step, levels [][]int, path []int, critical bool, prefi
 	}
 	b.route()
 	return b, nil
+}
+
+// portClash reports whether x's port is at the height of the port of a
+// box in the previous column that has edges of its own but none to x:
+// that box's outgoing edges run along the same line as x's incoming ones
+// in the gap between them, and would seem to enter x.
+func portClash(x *box, prev []*box) bool {
+	for _, p := range prev {
+		if !p.out || abs(p.port()-x.port()) >= clash || slices.Contains(x.step.Deps, p.idx) {
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // sizeBox measures a box's labels and lays out its body, if it has one.
@@ -381,6 +416,20 @@ type trackKey struct {
 	b  *box
 }
 
+// trackRank orders the tracks of a gap: out tracks, then in tracks, then
+// the in tracks of boxes level with one of their sources (whose edge is
+// a straight line), so that no line leaving a box runs along the last
+// stretch of a line entering another.
+func trackRank(k trackKey, aligned map[*box]bool) int {
+	switch {
+	case !k.in:
+		return 0
+	case aligned[k.b]:
+		return 2
+	}
+	return 1
+}
+
 // route does steps 3 to 5 of the algorithm for the block's edges.
 func (b *block) route() {
 	ncol := len(b.cols)
@@ -393,7 +442,11 @@ func (b *block) route() {
 			tracks[gap] = append(tracks[gap], k)
 		}
 	}
+	aligned := map[*box]bool{}
 	for _, r := range b.routes {
+		if r.to.col-r.from.col == 1 && abs(r.to.port()-r.from.port()) < clash {
+			aligned[r.to] = true
+		}
 		add(r.to.col-1, trackKey{in: true, b: r.to})
 		if r.to.col-r.from.col > 1 {
 			add(r.from.col, trackKey{in: false, b: r.from})
@@ -417,10 +470,10 @@ func (b *block) route() {
 		}
 		ts := tracks[c]
 		sort.SliceStable(ts, func(i, j int) bool {
-			if pi, pj := ts[i].b.port(), ts[j].b.port(); pi != pj {
-				return pi < pj
+			if ri, rj := trackRank(ts[i], aligned), trackRank(ts[j], aligned); ri != rj {
+				return ri < rj
 			}
-			return ts[i].in && !ts[j].in
+			return ts[i].b.port() < ts[j].b.port()
 		})
 		for i, k := range ts {
 			trackX[k] = x + colGap/2 + i*trackGap
@@ -446,37 +499,24 @@ func (b *block) route() {
 			r.pts = simplify([][2]int{{sx, sy}, {in, sy}, {in, ty}, {tx, ty}})
 			continue
 		}
-		free := b.freeSpans(s.col+1, t.col-1)
-		y := nearestFree(free, sy)
-		span := func(y int) (lo, hi int) {
-			for _, f := range free {
-				if y >= f[0] && y <= f[1] {
-					return f[0], f[1]
+		taken := func(y int) bool {
+			for _, c := range [2]int{s.col, t.col} {
+				for _, x := range b.cols[c] {
+					if x != s && x != t && abs(x.port()-y) < clash {
+						return true
+					}
 				}
 			}
-			return y, y
-		}
-		lo, hi := span(y)
-		taken := func(y int) bool {
 			for _, ln := range lanes {
-				if abs(ln.y-y) < laneGap && ln.from <= t.col-1 && s.col+1 <= ln.to {
+				if abs(ln.y-y) < laneGap && ln.from <= t.col-1 && s.col <= ln.to {
 					return true
 				}
 			}
 			return false
 		}
-		for k := 1; taken(y) && k <= 40; k++ {
-			// Try laneGap below, above, 2 laneGap below, ...
-			off := ((k + 1) / 2) * laneGap
-			if k%2 == 0 {
-				off = -off
-			}
-			if cand := y + off; cand >= lo && cand <= hi && !taken(cand) {
-				y = cand
-				break
-			}
-		}
-		lanes = append(lanes, lane{y: y, from: s.col + 1, to: t.col - 1})
+		y := pickLane(b.freeSpans(s.col+1, t.col-1), sy, taken)
+		// A lane runs through the gaps s.col to t.col-1.
+		lanes = append(lanes, lane{y: y, from: s.col, to: t.col - 1})
 		out := trackX[trackKey{in: false, b: s}]
 		r.pts = simplify([][2]int{{sx, sy}, {out, sy}, {out, y}, {in, y}, {in, ty}, {tx, ty}})
 	}
@@ -540,14 +580,28 @@ func (b *block) freeSpans(from, to int) [][2]int {
 	return append(free, [2]int{lo, inf})
 }
 
-// nearestFree is the height in free nearest to want (the smaller of two
-// equally near).
-func nearestFree(free [][2]int, want int) int {
+// pickLane is the height nearest to want (the smaller of two equally
+// near) that lies in one of the free spans and is not taken, trying
+// want clamped into each span and then laneGap steps either way inside
+// it. The last span is unbounded below, so there is always one.
+func pickLane(free [][2]int, want int, taken func(int) bool) int {
 	best, bestD := 0, -1
-	for _, f := range free {
-		y := min(max(want, f[0]), f[1])
-		if d := abs(y - want); bestD < 0 || d < bestD {
+	consider := func(y int) {
+		if d := abs(y - want); (bestD < 0 || d < bestD || (d == bestD && y < best)) && !taken(y) {
 			best, bestD = y, d
+		}
+	}
+	for _, f := range free {
+		start := min(max(want, f[0]), f[1])
+		for k := 0; k < 64; k++ {
+			for _, y := range [2]int{start + k*laneGap, start - k*laneGap} {
+				if y >= f[0] && y <= f[1] {
+					consider(y)
+				}
+			}
+			if bestD >= 0 && bestD <= abs(start-want)+k*laneGap {
+				break
+			}
 		}
 	}
 	return best

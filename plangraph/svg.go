@@ -59,6 +59,9 @@ var style = strings.Join([]string{
 	`.vmcp-plan .pg-edge>.pg-arrow{fill:#6e7781;stroke:none}`,
 	`.vmcp-plan .pg-edge.critical>path{stroke:#cf222e;stroke-width:2.5}`,
 	`.vmcp-plan .pg-edge.critical>.pg-arrow{fill:#cf222e;stroke:none}`,
+	`.vmcp-plan .pg-node:hover>.pg-box{stroke:#0969da;stroke-width:2}`,
+	`.vmcp-plan .pg-edge:hover>path{stroke:#0969da;stroke-width:2.5}`,
+	`.vmcp-plan .pg-edge:hover>.pg-arrow{fill:#0969da}`,
 	`.vmcp-plan .pg-group{fill:none;stroke:#8c959f;stroke-dasharray:6 4}`,
 	`.vmcp-plan .pg-group-label{font-size:11px;fill:#57606a}`,
 }, "\n")
@@ -153,7 +156,13 @@ func (l *Layout) WriteSVG(w io.Writer, _ Options) error {
 	s.printf("<rect class=\"pg-bg\" width=\"%d\" height=\"%d\"/>\n", l.Width, l.Height)
 	s.text("pg-title", margin, 32, h.title)
 	if h.desc != "" {
-		s.text("pg-desc", margin, 52, h.desc)
+		// A cut description keeps its whole text as a tooltip.
+		full := strings.TrimSpace(wf.Description)
+		if full == h.desc {
+			s.text("pg-desc", margin, 52, h.desc)
+		} else {
+			s.printf("<text class=\"pg-desc\" x=\"%d\" y=\"%d\"><title>%s</title>%s</text>\n", margin, 52, xmlText(full), xmlText(h.desc))
+		}
 	}
 	s.text("pg-stats", margin, 70, h.stats)
 	s.legend(margin, 80)

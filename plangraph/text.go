@@ -61,6 +61,9 @@ func textWidth(s string, size int) int {
 // isWide reports whether r takes two monospace cells: the common East
 // Asian wide and fullwidth blocks.
 func isWide(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hangul, r) ||
 		unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) ||
 		(r >= 0xFF01 && r <= 0xFF60) || (r >= 0x1F300 && r <= 0x1FAFF)
@@ -175,8 +178,9 @@ func marks(s *ir.Step) []string {
 	return out
 }
 
-// tooltip is the full text of a step's <title>: id, action, condition
-// and error handling, one per line.
+// tooltip is the full text of a step's <title>: id, action, condition,
+// what a loop iterates over, error handling and the source position, one
+// per line.
 func tooltip(s *ir.Step) string {
 	lines := []string{s.ID, action(s)}
 	cond := s.Condition
@@ -185,6 +189,15 @@ func tooltip(s *ir.Step) string {
 	}
 	if cond != nil {
 		lines = append(lines, "if "+cond.Source)
+	}
+	if fe := s.ForEach; fe != nil {
+		over := "the literal list"
+		if fe.Collection != nil {
+			over = fe.Collection.Source
+		} else if fe.Items != nil {
+			over = fmt.Sprintf("a literal list of %d", len(fe.Items.Items))
+		}
+		lines = append(lines, fmt.Sprintf("for each %s in %s, at most %d at once and %d in all", fe.ItemVar, over, fe.MaxParallel, fe.MaxIterations))
 	}
 	switch s.OnError.Action {
 	case ir.ActionRetry:
