@@ -235,6 +235,10 @@ func authoringLoop(t *testing.T, a *agent, restart func() *agent) {
 		}
 	}
 	callGreet(a, "ada", "hello ada again", "1")
+	res = mustCall(t, a.Client, "vmcp_workflow_run", map[string]any{"name": "greet", "arguments": map[string]any{"who": "cy"}})
+	if !strings.Contains(testenv.ResultText(res), "hello cy again") || res.Meta.AdditionalFields["vmcp/draft"] != nil {
+		t.Fatalf("vmcp_workflow_run {name: greet} = %s; want the saved workflow's result, not a draft", testenv.ResultText(res))
+	}
 
 	// 5. After a restart the tool is still there.
 	a = restart()

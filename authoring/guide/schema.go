@@ -206,7 +206,7 @@ func build(d dialect) obj {
 		"additionalProperties": false,
 		"allOf": []any{
 			whenType("tool", true, obj{"required": []string{"tool"}}),
-			whenType("elicitation", false, obj{"required": []string{"message"}}),
+			whenType("elicitation", false, obj{"required": []string{"message", "schema"}}),
 			whenType("forEach", false, obj{"required": []string{"collection"},
 				"oneOf": []any{obj{"required": []string{"step"}}, obj{"required": []string{"steps"}}}}),
 			whenType("workflow", false, obj{"required": []string{"workflow"}}),

@@ -81,17 +81,27 @@ func TestSchemaAcceptsExamples(t *testing.T) {
 	}
 }
 
+// acceptsExamples validates every workflow file under examples/, in every
+// directory (vmcp.yaml files there are server configs, not workflows).
 func acceptsExamples(t *testing.T, sch *jsonschema.Schema) {
 	var files []string
-	for _, pattern := range []string{"*.yaml", "*.yml", "*.json"} {
-		m, err := filepath.Glob(filepath.Join("..", "..", "examples", pattern))
+	err := filepath.WalkDir(filepath.Join("..", "..", "examples"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		files = append(files, m...)
+		switch filepath.Ext(p) {
+		case ".yaml", ".yml", ".json":
+			if d.Name() != "vmcp.yaml" {
+				files = append(files, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(files) < 10 {
-		t.Fatalf("found %d example files; want the full set of at least 10", len(files))
+	if len(files) < 15 {
+		t.Fatalf("found %d example files; want the full set of at least 15", len(files))
 	}
 	for _, f := range files {
 		src, err := os.ReadFile(f)

@@ -1,8 +1,10 @@
 package main
 
 // The measurement. For one scenario (a workflow, its backends and the
-// arguments of one run) it writes a vmcp.yaml whose backends are the real
-// example servers started through the recording proxy (proxy.go), starts
+// arguments of one run) it writes a vmcp.yaml that serves the workflow
+// made sequential (sequential.go, so the bytes are the same on every run)
+// and whose backends are the real example servers started through the
+// recording proxy (proxy.go), starts
 // the real `vmcp run` over stdio and speaks JSON-RPC to it as an agent's
 // MCP client would: initialize, tools/list, one tools/call of the
 // composite tool. Then it reads what crossed the wire:
@@ -18,12 +20,15 @@ package main
 //     request it would write (the params vmcp sent, minus the _meta
 //     progress token an agent does not send) and each result it reads (the
 //     backends' results, byte for byte from the proxy's record);
-//   - the design loop (once): the guide and the schema (authoring/guide),
-//     the vmcp_backend_tools answer (the backends' tools, compact:
-//     backend, name, description, input schema), the draft sent to
-//     vmcp_workflow_check, its answer (ok, no diagnostics, the plan's
-//     levels, critical path and stats, from the real compiler against the
-//     recorded tools), and the vmcp_workflow_save request and answer.
+//   - the design loop (once): the resources/read answers for the guide and
+//     the schema (authoring/guide), the vmcp_backend_tools call and answer
+//     (the backends' tools, compact: backend, name, ref, description,
+//     input schema), the draft sent to vmcp_workflow_check and its answer
+//     (ok, no diagnostics, the plan's levels, critical path and stats, from
+//     the real compiler against the recorded tools), and the
+//     vmcp_workflow_save call and answer. These are built here in the wire
+//     shape of the authoring tools (design.md "Agents author workflows";
+//     the author branch serves them), not read from a server.
 //
 // Every count is a byte count of JSON (or markdown) text; tokens are
 // bytes / 4, rounded up, the rule of thumb for English and JSON with
@@ -44,9 +49,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/vmcp-dev/vmcp/authoring/guide"
 	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/compiler"
+	"github.com/vmcp-dev/vmcp/runtime"
 )
 
 // Backend is one backend of a scenario: its name in vmcp.yaml and its
@@ -133,9 +141,22 @@ func Measure(ctx context.Context, sc Scenario, vmcpBin, proxy, dir string) (Coun
 	return c, nil
 }
 
-// writeConfig writes dir/vmcp.yaml: sc's workflow, and each backend
-// started through the proxy with its own record file.
+// writeConfig writes dir/vmcp.yaml: sc's workflow made sequential
+// (sequential.go) as dir/workflow.json, and each backend started through
+// the proxy with its own record file.
 func writeConfig(sc Scenario, proxy, dir string) (string, error) {
+	src, err := os.ReadFile(sc.Workflow)
+	if err != nil {
+		return "", err
+	}
+	seq, err := Sequential(src)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", sc.Workflow, err)
+	}
+	wfPath := filepath.Join(dir, "workflow.json")
+	if err := os.WriteFile(wfPath, seq, 0o644); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	b.WriteString("backends:\n")
 	for _, be := range sc.Backends {
@@ -146,10 +167,7 @@ func writeConfig(sc Scenario, proxy, dir string) (string, error) {
 		args, _ := json.Marshal(be.Args)
 		fmt.Fprintf(&b, "  %s: {command: %q, args: %s, env: {%s: %q}, maxParallel: 1}\n", be.Name, proxy, args, RecordEnv, rec)
 	}
-	// One backend call at a time, so the calls happen in the same order on
-	// every run and the servers' answers (the graph's "created" counts)
-	// are the same bytes.
-	fmt.Fprintf(&b, "workflows: [%q]\nserver: {transport: stdio, maxParallel: 1}\n", sc.Workflow)
+	fmt.Fprintf(&b, "workflows: [%q]\nserver: {transport: stdio, maxParallel: 1}\n", wfPath)
 	path := filepath.Join(dir, "vmcp.yaml")
 	return path, os.WriteFile(path, []byte(b.String()), 0o644)
 }
@@ -363,64 +381,84 @@ func withoutMeta(params json.RawMessage) (json.RawMessage, error) {
 }
 
 // design counts the design loop once for sc, against the tools the
-// backends listed.
+// backends listed. Each exchange is counted as it travels: the request's
+// params and the MCP result, built with mcp-go's types in the shape vmcp's
+// authoring tools answer (a JSON object as structuredContent and the same
+// JSON as text, as every vmcp tool result has).
 func design(c *Counts, sc Scenario, cat *catalog.Catalog) error {
 	src, err := os.ReadFile(sc.Workflow)
 	if err != nil {
 		return err
 	}
-	c.Guide, c.Schema = len(guide.Markdown()), len(guide.Schema())
+	var errs []error
+	size := func(v any) int {
+		b, err := json.Marshal(v)
+		errs = append(errs, err)
+		return len(b)
+	}
+	call := func(tool string, args map[string]any) int {
+		return size(map[string]any{"name": tool, "arguments": args})
+	}
+	answer := func(v any) int {
+		text, err := runtime.MarshalJSON(v)
+		errs = append(errs, err)
+		return size(&mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(text))}, StructuredContent: v})
+	}
+	resource := func(uri, mime, text string) int {
+		return size(map[string]any{"uri": uri}) + size(&mcp.ReadResourceResult{Contents: []mcp.ResourceContents{
+			mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: text}}})
+	}
+
+	c.Guide = resource(guide.DocsURI, guide.DocsMIME, guide.Markdown())
+	c.Schema = resource(guide.SchemaURI, guide.SchemaMIME, string(guide.Schema()))
 
 	// vmcp_backend_tools {}: every backend's tools, compact.
 	type tool struct {
 		Backend     string         `json:"backend"`
 		Name        string         `json:"name"`
+		Ref         string         `json:"ref"`
 		Description string         `json:"description,omitempty"`
 		InputSchema map[string]any `json:"inputSchema"`
 	}
 	var listing []tool
 	for _, be := range cat.BackendNames() {
 		for _, t := range cat.Backends[be].Tools {
-			listing = append(listing, tool{be, t.Name, t.Description, t.InputSchema})
+			listing = append(listing, tool{be, t.Name, be + "." + t.Name, t.Description, t.InputSchema})
 		}
 	}
-	answer, err := json.Marshal(map[string]any{"tools": listing})
-	if err != nil {
-		return err
-	}
-	c.BackendTools = len(`{"name":"vmcp_backend_tools","arguments":{}}`) + len(answer)
+	c.BackendTools = call(guide.ToolBackendTools, map[string]any{}) +
+		answer(map[string]any{"tools": listing, "count": len(listing)})
 
-	// vmcp_workflow_check {source}: the draft, and the compiler's verdict.
+	// vmcp_workflow_check {source}: the draft, and the compiler's verdict
+	// with the plan's levels and critical path as step ids.
 	plan, diags := compiler.Compile([]compiler.Source{{Name: filepath.Base(sc.Workflow), Src: src}}, compiler.Options{Tools: cat})
 	if diags.HasErrors() {
 		return fmt.Errorf("the draft does not compile against the backends' tools: %v", diags)
 	}
-	check, err := json.Marshal(map[string]any{"name": "vmcp_workflow_check", "arguments": map[string]any{"source": string(src)}})
-	if err != nil {
-		return err
-	}
-	c.Check = len(check)
-	var wf any
+	var summary map[string]any
 	for _, w := range plan.Workflows {
-		if w.Name == sc.Tool {
-			wf = map[string]any{"levels": w.Levels, "critical_path": w.CriticalPath, "stats": w.Stats}
+		if w.Name != sc.Tool {
+			continue
 		}
+		ids := func(idx []int) []string {
+			out := make([]string, len(idx))
+			for i, x := range idx {
+				out[i] = w.Steps[x].ID
+			}
+			return out
+		}
+		levels := make([][]string, len(w.Levels))
+		for i, l := range w.Levels {
+			levels[i] = ids(l)
+		}
+		summary = map[string]any{"levels": levels, "critical_path": ids(w.CriticalPath), "stats": w.Stats}
 	}
-	verdict, err := json.Marshal(map[string]any{"ok": true, "diagnostics": []any{}, "plan": wf})
-	if err != nil {
-		return err
-	}
-	c.CheckAnswer = len(verdict)
+	draft := map[string]any{"source": string(src)}
+	c.Check = call(guide.ToolCheck, draft)
+	c.CheckAnswer = answer(map[string]any{"ok": true, "name": sc.Tool, "diagnostics": []any{}, "plan": summary})
 
 	// vmcp_workflow_save {source}: the draft again, and {name, version}.
-	save, err := json.Marshal(map[string]any{"name": "vmcp_workflow_save", "arguments": map[string]any{"source": string(src)}})
-	if err != nil {
-		return err
-	}
-	saved, err := json.Marshal(map[string]any{"name": sc.Tool, "version": 1})
-	if err != nil {
-		return err
-	}
-	c.Save, c.SaveAnswer = len(save), len(saved)
-	return nil
+	c.Save = call(guide.ToolSave, draft)
+	c.SaveAnswer = answer(map[string]any{"name": sc.Tool, "version": 1})
+	return errors.Join(errs...)
 }

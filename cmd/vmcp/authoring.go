@@ -39,17 +39,27 @@ func (s *stack) authoringCompiler() *authoring.Compiler {
 	return &authoring.Compiler{Catalog: s.backend.Catalog(), Allowed: allowed, MaxIterations: s.cfg.Limits.MaxIterations}
 }
 
-// serveAuthoring registers the authoring tools on srv and serves the
-// saved workflows.
-func (s *stack) serveAuthoring(ctx context.Context, srv *server.Server, log *slog.Logger) error {
+// authoringService builds the authoring service over the config's store;
+// srv, when not nil, gets the saved workflows as tools.
+func (s *stack) authoringService(srv *server.Server, log *slog.Logger) (*authoring.Service, error) {
 	store, err := authoringStore(s.cfg, s.ops.store, log)
+	if err != nil {
+		return nil, err
+	}
+	opts := authoring.Options{Store: store, Compiler: s.authoringCompiler(), Files: s.plan.Workflows, Engine: s.engine, Logger: log}
+	if srv != nil {
+		opts.Server = srv
+	}
+	return authoring.NewService(opts), nil
+}
+
+// serveAuthoring registers the authoring tools on srv and serves the
+// saved workflows (vmcp run).
+func (s *stack) serveAuthoring(ctx context.Context, srv *server.Server, log *slog.Logger) error {
+	svc, err := s.authoringService(srv, log)
 	if err != nil {
 		return err
 	}
-	svc := authoring.NewService(authoring.Options{
-		Store: store, Compiler: s.authoringCompiler(), Files: s.plan.Workflows,
-		Engine: s.engine, Server: srv, Logger: log,
-	})
 	if err := authoring.Register(srv, svc); err != nil {
 		return err
 	}
@@ -58,6 +68,20 @@ func (s *stack) serveAuthoring(ctx context.Context, srv *server.Server, log *slo
 		return fmt.Errorf("loading authored workflows: %w", err)
 	}
 	log.Info("authoring enabled", "authored", len(svc.List())-len(s.plan.Workflows), "not served", len(problems))
+	s.authoring = svc
+	return nil
+}
+
+// loadAuthored makes the saved workflows runnable by the engine, without
+// a server (vmcp call).
+func (s *stack) loadAuthored(ctx context.Context, log *slog.Logger) error {
+	svc, err := s.authoringService(nil, log)
+	if err != nil {
+		return err
+	}
+	if _, err := svc.Load(ctx); err != nil {
+		return fmt.Errorf("loading authored workflows: %w", err)
+	}
 	s.authoring = svc
 	return nil
 }

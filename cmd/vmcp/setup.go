@@ -130,10 +130,10 @@ func (s *stack) Close() error {
 	return nil
 }
 
-// workflow returns the plan's workflow of that name.
+// workflow returns the engine's workflow of that name.
 func (s *stack) workflow(name string) (*ir.Workflow, error) {
 	var names []string
-	for _, wf := range s.plan.Workflows {
+	for _, wf := range s.engine.Workflows() { // with authored ones, once loaded
 		if wf.Name == name {
 			return wf, nil
 		}

@@ -21,5 +21,11 @@
 // JSON as text, and the run id in _meta; a failed run is an isError result
 // that names the step and its source position, never a protocol error.
 //
+// The served workflows may change while the server runs
+// ([Server.PublishWorkflows], publish.go; clients get
+// notifications/tools/list_changed with [Options.ListChanged]), and a tool
+// may need a token scope beyond run ([Server.RequireScope], scopes.go:
+// over HTTP a call the token may not make is answered 403).
+//
 // Entry point: [New].
 package server

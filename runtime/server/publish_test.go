@@ -43,7 +43,9 @@ func TestPublishWorkflows(t *testing.T) {
 		return completed("r", wf, map[string]any{"ran": wf}), nil
 	}}
 	other := mcpserver.ServerTool{Tool: mcp.NewToolWithRawSchema("other", "x", json.RawMessage(`{"type":"object"}`)),
-		Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("ok"), nil }}
+		Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ok"), nil
+		}}
 	s, err := New(Options{Runner: r, ListChanged: true, ExtraTools: []mcpserver.ServerTool{other}})
 	if err != nil {
 		t.Fatal(err)
