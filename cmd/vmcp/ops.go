@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/config"
+	"github.com/vmcp-dev/vmcp/console"
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
@@ -43,6 +44,10 @@ type ops struct {
 	// (resume.go); nil for the memory store.
 	unfinished    unfinishedStore
 	unfinishedIDs []string
+	// sources are the workflow files, for the console's workflow pages.
+	sources map[string][]byte
+	// ui is the web console (console.go); nil until openConsole.
+	ui *console.Console
 }
 
 // openOps opens the run store the config asks for.
@@ -88,7 +93,7 @@ func (o *ops) engineOptions(opts runtime.Options) runtime.Options {
 // runner makes every run started by the MCP server feed the metrics and
 // the run log.
 func (o *ops) runner(eng *runtime.Engine) server.Runner {
-	return observe.WithEvents(eng, observe.Tee(o.metrics.Observe, observe.Logger(o.log)))
+	return observe.WithEvents(eng, observe.Tee(o.metrics.Observe, observe.Logger(o.log), o.observeConsole))
 }
 
 // addRunTools registers vmcp_run_status and vmcp_run_cancel when the config
@@ -121,7 +126,7 @@ func (o *ops) routes(eng *runtime.Engine, ready func() map[string]error) ([]serv
 	for _, p := range a.Patterns() {
 		rs = append(rs, server.Route{Pattern: p, Handler: scoped(a)})
 	}
-	return rs, nil
+	return append(rs, o.consoleRoutes()...), nil
 }
 
 // scoped applies token scopes to the API: reading (GET, HEAD) needs run,
@@ -145,6 +150,7 @@ func (o *ops) protect(h http.Handler) http.Handler {
 	s := o.cfg.Server
 	return httpsafe.Protect(httpsafe.Options{
 		Tokens: s.Auth.Tokens, AllowedOrigins: s.AllowedOrigins, AllowedHosts: s.AllowedHosts, Limits: o.limits(),
+		SelfAuthenticated: isConsole, // the web console's sign-in cookie
 	}, h)
 }
 
@@ -172,12 +178,16 @@ func (o *ops) checkListen(addr string, insecure bool) error {
 	return nil
 }
 
-// serveAdmin serves the API alone on addr until ctx ends (stdio mode's
-// --admin-listen).
+// serveAdmin serves the API and the console on addr until ctx ends (stdio
+// mode's --admin-listen).
 func (o *ops) serveAdmin(ctx context.Context, addr string, eng *runtime.Engine, ready func() map[string]error) error {
-	a, err := o.api(eng, ready)
+	routes, err := o.routes(eng, ready)
 	if err != nil {
 		return err
+	}
+	a := http.NewServeMux()
+	for _, r := range routes {
+		a.Handle(r.Pattern, r.Handler)
 	}
 	ln, err := o.listen(addr)
 	if err != nil {

@@ -48,6 +48,15 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			if !cmd.Flags().Changed("listen") && st.cfg.Server.Listen != "" {
 				listen = st.cfg.Server.Listen
 			}
+			// cmd.Context() ends at the first signal; serving goes on until
+			// the shutdown (shutdown.go) says it may stop.
+			ctx, stopServing := context.WithCancel(context.WithoutCancel(cmd.Context()))
+			defer stopServing()
+			if transport == "http" || adminListen != "" {
+				if err := st.ops.openConsole(ctx, st.engine, st.consoleCatalog()); err != nil { // the web console: console.go
+					return failuref("%v", err)
+				}
+			}
 			// The tracker knows the runs in flight, for the shutdown.
 			runs := newRunTracker(st.ops.runner(st.engine)) // metrics and run logs: ops.go
 			srv, err := server.New(server.Options{
@@ -80,10 +89,6 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 					return failuref("%v", err)
 				}
 			}
-			// cmd.Context() ends at the first signal; serving goes on until
-			// the shutdown (shutdown.go) says it may stop.
-			ctx, stopServing := context.WithCancel(context.WithoutCancel(cmd.Context()))
-			defer stopServing()
 			// The runs the previous process left running go on in the
 			// background, now that the backends are up (resume.go).
 			if rs, ids := st.ops.newResumeSet(st.engine, runs); rs != nil {

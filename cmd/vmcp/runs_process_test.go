@@ -485,6 +485,16 @@ func TestAdminListenUnderStdio(t *testing.T) {
 	if resp.StatusCode != 401 {
 		t.Errorf("GET /api/v1/runs on --admin-listen without a token = %d; want 401", resp.StatusCode)
 	}
+	// The web console is there too, behind its own sign-in page.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err = noRedirect.Get(p.base + "/ui/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui/signin?next=") {
+		t.Errorf("GET /ui/runs on --admin-listen without the cookie = %d %q; want a redirect to the sign-in page", resp.StatusCode, loc)
+	}
 	stdin.Close()
 	select {
 	case err := <-exited:

@@ -76,9 +76,9 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 		}
 	}()
 	plan := &ir.Plan{Version: ir.Version}
+	var src diag.Sources
 	if len(cfg.Sources()) > 0 {
 		var diags diag.List
-		var src diag.Sources
 		plan, diags, src = compilePlan(cfg.Sources(), mgr, cfg.Limits.MaxIterations)
 		if len(diags) > 0 {
 			diag.Print(diagOut, diags.Sorted(), diag.Text, src)
@@ -94,6 +94,7 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 	if err != nil {
 		return nil, failuref("%v", err)
 	}
+	o.sources = src
 	opts := o.engineOptions(runtime.Options{Backend: mgr, Schemas: catalogHints{mgr.Catalog()}, Logger: log, MaxIterations: cfg.Limits.MaxIterations})
 	// server.maxParallel bounds backend calls across all runs, and each
 	// backend's maxParallel its own share; outside the metrics wrapper, so

@@ -14,8 +14,6 @@ package httpsafe
 // token and with it authentication.
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
 	"strings"
 )
@@ -29,14 +27,7 @@ func Auth(tokens []Token, open func(*http.Request) bool, next http.Handler) http
 	if len(tokens) == 0 {
 		return next
 	}
-	var digests [][sha256.Size]byte
-	var scopes [][]Scope
-	for _, t := range tokens {
-		if strings.TrimSpace(t.Value) != "" {
-			digests = append(digests, sha256.Sum256([]byte(t.Value)))
-			scopes = append(scopes, t.Scopes)
-		}
-	}
+	set := NewTokenSet(tokens)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if open != nil && open(r) {
 			next.ServeHTTP(w, r)
@@ -49,18 +40,12 @@ func Auth(tokens []Token, open func(*http.Request) bool, next http.Handler) http
 			httpError(w, http.StatusUnauthorized, "missing bearer token")
 			return
 		}
-		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
-		match, which := 0, 0
-		for i := range digests {
-			eq := subtle.ConstantTimeCompare(got[:], digests[i][:])
-			match |= eq
-			which = subtle.ConstantTimeSelect(eq, i, which)
-		}
-		if match != 1 {
+		scopes, ok := set.Lookup(token)
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vmcp", error="invalid_token"`)
 			httpError(w, http.StatusUnauthorized, "invalid bearer token")
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithScopes(r.Context(), scopes[which])))
+		next.ServeHTTP(w, r.WithContext(WithScopes(r.Context(), scopes)))
 	})
 }

@@ -18,6 +18,11 @@ type Options struct {
 	// loopback ones.
 	AllowedHosts []AllowedHost
 	Limits       Limits
+	// SelfAuthenticated, when set, reports the requests whose handler
+	// authenticates them itself (the web console at /ui/, which takes the
+	// token once on its sign-in page and then a cookie). They skip the
+	// bearer check but not the Host, Origin and body checks.
+	SelfAuthenticated func(*http.Request) bool
 }
 
 // Protect wraps next with, in order: the Host check, the Origin check,
@@ -27,7 +32,11 @@ type Options struct {
 // client cannot make the server buffer a body.
 func Protect(opts Options, next http.Handler) http.Handler {
 	h := LimitBody(opts.Limits, next)
-	h = Auth(opts.Tokens, isHealthz, h)
+	open := isHealthz
+	if opts.SelfAuthenticated != nil {
+		open = func(r *http.Request) bool { return isHealthz(r) || opts.SelfAuthenticated(r) }
+	}
+	h = Auth(opts.Tokens, open, h)
 	h = CheckOrigin(opts.AllowedOrigins, h)
 	return CheckHost(opts.AllowedHosts, h)
 }
