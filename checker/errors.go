@@ -118,10 +118,42 @@ func warnAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnosti
 func errUnknownField(pos ir.Pos, path, key, object string, known []string) diag.Diagnostic {
 	hint := didYouMean(key, known)
 	var detail []string
+	if where, ok := nestedFields[object][snakeKey(key)]; ok && hint == "" {
+		return errorAt(pos, path, CodeUnknownField, fmt.Sprintf("unknown field %q in %s", key, object), where)
+	}
 	if hint == "" {
 		detail = append(detail, fmt.Sprintf("the fields of %s are %s (in camelCase or snake_case)", articled(object), strings.Join(known, ", ")))
 	}
 	return errorAt(pos, path, CodeUnknownField, fmt.Sprintf("unknown field %q in %s%s", key, object, hint), detail...)
+}
+
+// nestedFields are fields that belong one level down, by object and
+// snake_case key, with where they go.
+var nestedFields = map[string]map[string]string{
+	"step": {
+		"retries":     "retries go under onError: {action: retry, maxRetries: N}",
+		"max_retries": "maxRetries goes under onError: {action: retry, maxRetries: N}",
+		"retry_count": "retryCount goes under onError: {action: retry, retryCount: N}",
+		"retry_delay": "retryDelay goes under onError: {action: retry, retryDelay: 1s}",
+		"retry":       "retries go under onError: {action: retry, maxRetries: N}",
+		"fallback":    "a fallback is onError: {action: continue} with defaultResults: {...}",
+	},
+}
+
+// snakeKey turns camelCase into snake_case, so both spellings find their
+// nestedFields entry.
+func snakeKey(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // articled puts "a" or "an" before an object's name.

@@ -268,10 +268,20 @@ func (r *runState) drive(j stepJob, worker bool) (complete bool) {
 // not been told: a cancel, the workflow timeout seen by a step, or the
 // caller's context. Called with sched held.
 func (r *runState) syncStop(at time.Time) {
-	if r.ctx.Err() == nil || r.Machine.cause != StopNone || r.phase != phaseMain {
+	if r.Machine.cause != StopNone || r.phase != phaseMain {
 		return
 	}
-	r.perform(r.Machine.Stop(causeReason(context.Cause(r.ctx)), at))
+	cause := context.Cause(r.ctx)
+	if cause == nil {
+		// The caller's context ends before the run's, its child, hears
+		// of it: a step context (also the caller's child) may end first,
+		// and its step may report back in between.
+		if r.parent.Err() == nil {
+			return
+		}
+		cause = context.Cause(r.parent)
+	}
+	r.perform(r.Machine.Stop(causeReason(cause), at))
 }
 
 // causeReason is the stop reason for the run context's cause.
