@@ -56,6 +56,7 @@ func TestCycleDetail(t *testing.T) {
 			"a depends on c (ring.yaml:7:21)",
 			"c depends on b (ring.yaml:14:13)",
 			"b depends on a (ring.yaml:10:21)",
+			"break the cycle: remove one of these dependsOn entries, or the template read that needs it",
 		},
 	}
 	if diff := cmp.Diff(want, d); diff != "" {

@@ -99,6 +99,8 @@ const (
 	CodeLoopDependency        = "missing_loop_dependency"
 	CodeBodyReadsLoop         = "body_reads_own_loop"
 	CodeBodyElicitation       = "body_elicitation"
+	CodeInvalidIdempotent     = "invalid_idempotent"
+	CodeIdempotentNoEffect    = "idempotent_no_effect"
 )
 
 func errorAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnostic {
@@ -111,25 +113,99 @@ func warnAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnosti
 
 // ---- structure ----
 
+// errUnknownField lists the object's fields when no known field is close
+// enough to suggest.
 func errUnknownField(pos ir.Pos, path, key, object string, known []string) diag.Diagnostic {
-	return errorAt(pos, path, CodeUnknownField,
-		fmt.Sprintf("unknown field %q in %s%s", key, object, didYouMean(key, known)))
+	hint := didYouMean(key, known)
+	var detail []string
+	if where, ok := nestedFields[object][snakeKey(key)]; ok && hint == "" {
+		return errorAt(pos, path, CodeUnknownField, fmt.Sprintf("unknown field %q in %s", key, object), where)
+	}
+	if hint == "" {
+		detail = append(detail, fmt.Sprintf("the fields of %s are %s (in camelCase or snake_case)", articled(object), strings.Join(known, ", ")))
+	}
+	return errorAt(pos, path, CodeUnknownField, fmt.Sprintf("unknown field %q in %s%s", key, object, hint), detail...)
+}
+
+// nestedFields are fields that belong one level down, by object and
+// snake_case key, with where they go.
+var nestedFields = map[string]map[string]string{
+	"step": {
+		"retries":     "retries go under onError: {action: retry, maxRetries: N}",
+		"max_retries": "maxRetries goes under onError: {action: retry, maxRetries: N}",
+		"retry_count": "retryCount goes under onError: {action: retry, retryCount: N}",
+		"retry_delay": "retryDelay goes under onError: {action: retry, retryDelay: 1s}",
+		"retry":       "retries go under onError: {action: retry, maxRetries: N}",
+		"fallback":    "a fallback is onError: {action: continue} with defaultResults: {...}",
+	},
+}
+
+// snakeKey turns camelCase into snake_case, so both spellings find their
+// nestedFields entry.
+func snakeKey(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// articled puts "a" or "an" before an object's name.
+func articled(object string) string {
+	if strings.ContainsRune("aeiouAEIOU", rune(object[0])) {
+		return "an " + object
+	}
+	return "a " + object
+}
+
+// missingFieldFix says what to write for a missing required field.
+var missingFieldFix = map[string]string{
+	"name":        "add name: my_tool (lowercase letters, digits, '_' and '-')",
+	"description": "add description: saying what the tool does; agents choose tools by it",
+	"steps":       "add steps: with at least one step, e.g. [{id: fetch, tool: backend.tool}]",
+	"id":          "add id: a name for the step (letters, digits and '_'), unique in the workflow",
+	"properties":  "add properties: {field: {type: string, value: \"{{.steps.x.output.field}}\"}}",
+	"action":      "add action: abort, continue or skip_remaining",
 }
 
 func errMissingField(pos ir.Pos, path, field, object string) diag.Diagnostic {
-	return errorAt(pos, path, CodeMissingField, fmt.Sprintf("%s is missing required field %q", object, field))
+	var detail []string
+	if fix, ok := missingFieldFix[field]; ok {
+		detail = append(detail, fix)
+	}
+	return errorAt(pos, path, CodeMissingField, fmt.Sprintf("%s is missing required field %q", object, field), detail...)
 }
 
 func errWrongType(pos ir.Pos, path, field, want, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeWrongType, fmt.Sprintf("%s must be %s, not %s", field, want, got))
 }
 
+// fieldOwner names the step type a type-specific field belongs to.
+var fieldOwner = map[string]string{
+	"tool": ir.StepTool, "arguments": ir.StepTool,
+	"message": ir.StepElicitation, "schema": ir.StepElicitation, "onDecline": ir.StepElicitation, "onCancel": ir.StepElicitation,
+	"collection": ir.StepForEach, "itemVar": ir.StepForEach, "maxIterations": ir.StepForEach, "step": ir.StepForEach, "steps": ir.StepForEach,
+	"workflow": ir.StepWorkflow,
+}
+
+// errFieldNotAllowed: hint explains the case; without one, the fix is to
+// remove the field or to change the step's type to the one that takes it.
 func errFieldNotAllowed(pos ir.Pos, path, field, stepType, hint string) diag.Diagnostic {
 	msg := fmt.Sprintf("field %q does not apply to %s steps", field, stepType)
 	if hint != "" {
 		msg += "; " + hint
 	}
-	return errorAt(pos, path, CodeFieldNotAllowed, msg)
+	var detail []string
+	if owner, ok := fieldOwner[field]; ok && hint == "" && owner != stepType {
+		detail = append(detail, fmt.Sprintf("remove it, or make this a type: %s step, which takes %s", owner, field))
+	}
+	return errorAt(pos, path, CodeFieldNotAllowed, msg, detail...)
 }
 
 // ---- workflow ----
@@ -147,7 +223,8 @@ func errInvalidName(pos ir.Pos, path, name string) diag.Diagnostic {
 
 func errDuplicateWorkflow(pos ir.Pos, path, name string, first ir.Pos) diag.Diagnostic {
 	return errorAt(pos, path, CodeDuplicateWorkflow,
-		fmt.Sprintf("workflow %q is already defined at %s", name, first))
+		fmt.Sprintf("workflow %q is already defined at %s", name, first),
+		"rename one of them: workflow names are tool names and must be unique")
 }
 
 func errNoSteps(pos ir.Pos, path string) diag.Diagnostic {
@@ -155,7 +232,8 @@ func errNoSteps(pos ir.Pos, path string) diag.Diagnostic {
 }
 
 func errTooManySteps(pos ir.Pos, path string, n int) diag.Diagnostic {
-	return errorAt(pos, path, CodeTooManySteps, fmt.Sprintf("workflow has %d steps; the limit is %d", n, maxSteps))
+	return errorAt(pos, path, CodeTooManySteps, fmt.Sprintf("workflow has %d steps; the limit is %d", n, maxSteps),
+		"move a part into a workflow of its own and run it with a type: workflow step, or fold repeated steps into a forEach")
 }
 
 func errInvalidFailureMode(pos ir.Pos, path, got string) diag.Diagnostic {
@@ -248,12 +326,13 @@ func warnStepIDHyphen(pos ir.Pos, path, id string) diag.Diagnostic {
 
 func errDuplicateStep(pos ir.Pos, path, id string, firstLine int) diag.Diagnostic {
 	return errorAt(pos, path, CodeDuplicateStep,
-		fmt.Sprintf("duplicate step id %q; the first step with this id is on line %d", id, firstLine))
+		fmt.Sprintf("duplicate step id %q; the first step with this id is on line %d", id, firstLine),
+		"rename one of them: step ids are unique across the workflow, loop bodies and finally included")
 }
 
 func errInvalidStepType(pos ir.Pos, path, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeInvalidStepType,
-		fmt.Sprintf("step type %q is not valid; use tool, elicitation or forEach%s", got, didYouMean(got, []string{ir.StepTool, ir.StepElicitation, ir.StepForEach})))
+		fmt.Sprintf("step type %q is not valid; use tool, elicitation, forEach or workflow%s", got, didYouMean(got, []string{ir.StepTool, ir.StepElicitation, ir.StepForEach, ir.StepWorkflow})))
 }
 
 func errInvalidToolRef(pos ir.Pos, path, got string) diag.Diagnostic {
@@ -284,28 +363,98 @@ func errUnknownBackend(pos ir.Pos, path, backend string, known []string) diag.Di
 		"known backends: "+listOrNone(known))
 }
 
+// errUnknownTool lists the backend's tools when none is close enough to
+// suggest.
 func errUnknownTool(pos ir.Pos, path, backend, tool string, known []string) diag.Diagnostic {
-	return errorAt(pos, path, CodeUnknownTool,
-		fmt.Sprintf("backend %q has no tool %q%s", backend, tool, didYouMean(tool, known)))
+	hint := didYouMean(tool, known)
+	var detail []string
+	if hint == "" {
+		detail = append(detail, fmt.Sprintf("the tools of %s are %s", backend, capList(known, maxListed)))
+	}
+	return errorAt(pos, path, CodeUnknownTool, fmt.Sprintf("backend %q has no tool %q%s", backend, tool, hint), detail...)
+}
+
+// maxListed is how many names a diagnostic lists before it says how many
+// more there are.
+const maxListed = 30
+
+// capList lists names, at most limit of them.
+func capList(names []string, limit int) string {
+	if len(names) <= limit {
+		return listOrNone(names)
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:limit], ", "), len(names)-limit)
 }
 
 // The argument errors name their callee as "tool backend.name" or
 // "workflow \"name\"" (a workflow step's arguments are its callee's
 // parameters).
 
-func errUnknownArgument(pos ir.Pos, path, callee, arg string, known []string) diag.Diagnostic {
+// errUnknownArgument: known are the argument names, described the same
+// names with their types ("channel (string, required)").
+func errUnknownArgument(pos ir.Pos, path, callee, arg string, known, described []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownArgument,
 		fmt.Sprintf("%s has no argument %q%s", callee, arg, didYouMean(arg, known)),
-		"its arguments are: "+listOrNone(known))
+		"its arguments are: "+listOrNone(described))
 }
 
-func errMissingArgument(pos ir.Pos, path, callee, arg string) diag.Diagnostic {
-	return errorAt(pos, path, CodeMissingArgument, fmt.Sprintf("%s requires argument %q", callee, arg))
+// errMissingArgument: typ is the argument's declared type ("" when the
+// schema gives none), name the key to write (its last path element).
+func errMissingArgument(pos ir.Pos, path, callee, arg, name, typ string) diag.Diagnostic {
+	if typ == "" {
+		return errorAt(pos, path, CodeMissingArgument, fmt.Sprintf("%s requires argument %q", callee, arg),
+			fmt.Sprintf("add %s: ... to the arguments", name))
+	}
+	return errorAt(pos, path, CodeMissingArgument, fmt.Sprintf("%s requires argument %q (%s)", callee, arg, typ),
+		fmt.Sprintf("add %s: %s to the arguments", name, literalOf(typ)))
 }
 
 func errArgumentType(pos ir.Pos, path, callee, arg, want, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeArgumentType,
-		fmt.Sprintf("argument %q of %s must be %s, not %s", arg, callee, want, got))
+		fmt.Sprintf("argument %q of %s must be %s, not %s", arg, callee, want, got),
+		fmt.Sprintf("write %s, or a template that yields one, such as \"{{.params.x}}\"", exampleOf(want)))
+}
+
+// literalOf is a YAML placeholder for a value of a JSON Schema type (or
+// "a or b"), to show where the value goes.
+func literalOf(typ string) string {
+	switch strings.SplitN(typ, " or ", 2)[0] {
+	case "string":
+		return `"..."`
+	case "integer":
+		return "10"
+	case "number":
+		return "1.5"
+	case "boolean":
+		return "true"
+	case "array":
+		return "[...]"
+	case "object":
+		return "{...}"
+	}
+	return "..."
+}
+
+// exampleOf shows a value of a JSON Schema type (or "a or b") in YAML.
+func exampleOf(typ string) string {
+	first := strings.SplitN(typ, " or ", 2)[0]
+	switch first {
+	case "string":
+		return "a string such as \"text\""
+	case "integer":
+		return "an integer such as 10"
+	case "number":
+		return "a number such as 1.5"
+	case "boolean":
+		return "true or false"
+	case "array":
+		return "a list such as [a, b]"
+	case "object":
+		return "a mapping such as {key: value}"
+	case "null":
+		return "null"
+	}
+	return "a " + typ
 }
 
 // errArgumentEnum: got is the literal as written in the workflow (never a
@@ -355,6 +504,28 @@ func warnRetriesWithoutRetry(pos ir.Pos, path, action string) diag.Diagnostic {
 	return warnAt(pos, path, CodeRetriesWithoutRetry,
 		fmt.Sprintf("maxRetries has no effect: %s, and only action: retry retries (as in ToolHive)", onErrorAction(action)),
 		"to retry before giving up, write onError: {action: retry, maxRetries: N}; the workflow's failureMode decides after the last attempt")
+}
+
+// ---- resume ----
+
+// errInvalidIdempotent: idempotent is not a boolean; got names what it
+// is (a string is quoted back, since "true" in quotes is the usual slip).
+func errInvalidIdempotent(pos ir.Pos, path, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidIdempotent,
+		fmt.Sprintf("idempotent must be true or false, not %s", got),
+		"idempotent: true promises that calling the step's tool twice has the same effect as calling it once, so a run resumed after a crash may call it again when its first call was in flight; write it unquoted")
+}
+
+// warnIdempotentNoEffect: idempotent on a step type that makes no backend
+// call of its own.
+func warnIdempotentNoEffect(pos ir.Pos, path, stepType string) diag.Diagnostic {
+	why := map[string]string{
+		ir.StepElicitation: "a question that was waiting when vmcp stopped is always asked again on resume",
+		ir.StepForEach:     "a loop makes no call of its own: put idempotent on its inner step (step:) or its body steps (steps:)",
+		ir.StepWorkflow:    "the child run's own steps decide: put idempotent on the steps of the called workflow",
+	}[stepType]
+	return warnAt(pos, path, CodeIdempotentNoEffect,
+		fmt.Sprintf("idempotent has no effect on %s steps; %s", stepType, why))
 }
 
 // warnRetryTuningWithoutRetry: action is "" when onError has no action.
@@ -431,8 +602,14 @@ func errInnerDependsOn(pos ir.Pos, path string) diag.Diagnostic {
 		"the inner step of a forEach cannot have dependsOn; put dependsOn on the forEach step itself")
 }
 
+// errUnknownStep lists the steps when none is close enough to suggest.
 func errUnknownStep(pos ir.Pos, path, id string, known []string) diag.Diagnostic {
-	return errorAt(pos, path, CodeUnknownStep, fmt.Sprintf("unknown step %q%s", id, didYouMean(id, known)))
+	hint := didYouMean(id, known)
+	var detail []string
+	if hint == "" {
+		detail = append(detail, "the steps are "+capList(known, maxListed))
+	}
+	return errorAt(pos, path, CodeUnknownStep, fmt.Sprintf("unknown step %q%s", id, hint), detail...)
 }
 
 func warnRepeatedDependency(pos ir.Pos, path, id string) diag.Diagnostic {
@@ -440,7 +617,8 @@ func warnRepeatedDependency(pos ir.Pos, path, id string) diag.Diagnostic {
 }
 
 func errSelfDependency(pos ir.Pos, path, id string) diag.Diagnostic {
-	return errorAt(pos, path, CodeSelfDependency, fmt.Sprintf("step %q depends on itself", id))
+	return errorAt(pos, path, CodeSelfDependency, fmt.Sprintf("step %q depends on itself", id),
+		fmt.Sprintf("remove %s from its dependsOn", id))
 }
 
 func errDependencyCycle(pos ir.Pos, path string, cycle []string, links []string, members []string) diag.Diagnostic {
@@ -448,7 +626,8 @@ func errDependencyCycle(pos ir.Pos, path string, cycle []string, links []string,
 	if len(members) > len(cycle)-1 {
 		msg += fmt.Sprintf(" (steps %s all depend on each other)", strings.Join(members, ", "))
 	}
-	return errorAt(pos, path, CodeDependencyCycle, msg, links...)
+	detail := append(append([]string{}, links...), "break the cycle: remove one of these dependsOn entries, or the template read that needs it")
+	return errorAt(pos, path, CodeDependencyCycle, msg, detail...)
 }
 
 func errNestingTooDeep(pos ir.Pos, path, what string) diag.Diagnostic {
@@ -456,9 +635,23 @@ func errNestingTooDeep(pos ir.Pos, path, what string) diag.Diagnostic {
 		fmt.Sprintf("%s are nested more than %d levels deep", what, maxNesting))
 }
 
+// missingStepFieldFix says what to write for a step's missing field.
+var missingStepFieldFix = map[string]string{
+	"tool":            "add tool: backend.tool_name, as vmcp_backend_tools lists it",
+	"message":         "add message: the question to ask (a template)",
+	"schema":          "add schema: {type: object, properties: {answer: {type: string}}}, the form the user fills in",
+	"collection":      "add collection: \"{{.steps.x.output.items}}\" (a template that yields a list) or a literal list",
+	"step (or steps)": "add step: {tool: backend.tool, arguments: {...}} for one call per item, or steps: [...] for a small graph per item",
+	"workflow":        "add workflow: the name of another composite tool",
+}
+
 func errMissingStepField(pos ir.Pos, path, stepID, stepType, field string) diag.Diagnostic {
+	var detail []string
+	if fix, ok := missingStepFieldFix[field]; ok {
+		detail = append(detail, fix)
+	}
 	return errorAt(pos, path, CodeMissingField,
-		fmt.Sprintf("%s step %q is missing required field %q", stepType, stepID, field))
+		fmt.Sprintf("%s step %q is missing required field %q", stepType, stepID, field), detail...)
 }
 
 // ---- schemas, parameters, output ----
@@ -484,7 +677,8 @@ func errInvalidType(pos ir.Pos, path, what, got string) diag.Diagnostic {
 
 func errDefaultType(pos ir.Pos, path, what, want, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeDefaultType,
-		fmt.Sprintf("the default of %s is %s, but its type is %s", what, got, want))
+		fmt.Sprintf("the default of %s is %s, but its type is %s", what, got, want),
+		fmt.Sprintf("make the default %s, or change the type", exampleOf(want)))
 }
 
 func errUnknownRequired(pos ir.Pos, path, what, name string, known []string) diag.Diagnostic {
@@ -590,21 +784,31 @@ func errUnknownTemplateRoot(pos ir.Pos, path, root string) diag.Diagnostic {
 }
 
 func errUnknownParam(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
+	declare := fmt.Sprintf("declare it: parameters: {%s: {type: string, required: true}}", name)
 	if len(known) == 0 {
 		return errorAt(pos, path, CodeUnknownParam,
-			fmt.Sprintf("parameter %q is not declared; the workflow declares no parameters", name))
+			fmt.Sprintf("parameter %q is not declared; the workflow declares no parameters", name), declare)
 	}
-	return errorAt(pos, path, CodeUnknownParam,
-		fmt.Sprintf("parameter %q is not declared%s", name, didYouMean(name, known)),
-		"declared parameters: "+strings.Join(known, ", "))
+	hint := didYouMean(name, known)
+	detail := []string{"declared parameters: " + strings.Join(known, ", ")}
+	if hint == "" {
+		detail = append(detail, "or "+declare)
+	}
+	return errorAt(pos, path, CodeUnknownParam, fmt.Sprintf("parameter %q is not declared%s", name, hint), detail...)
 }
 
 func errUnknownVar(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
+	declare := fmt.Sprintf("declare it: vars: {%s: \"{{.params.x}}\"}", name)
 	if len(known) == 0 {
 		return errorAt(pos, path, CodeUnknownVar,
-			fmt.Sprintf("var %q is not declared; the workflow declares no vars", name))
+			fmt.Sprintf("var %q is not declared; the workflow declares no vars", name), declare)
 	}
-	return errorAt(pos, path, CodeUnknownVar, fmt.Sprintf("var %q is not declared%s", name, didYouMean(name, known)))
+	hint := didYouMean(name, known)
+	detail := []string{"declared vars: " + strings.Join(known, ", ")}
+	if hint == "" {
+		detail = append(detail, "or "+declare)
+	}
+	return errorAt(pos, path, CodeUnknownVar, fmt.Sprintf("var %q is not declared%s", name, hint), detail...)
 }
 
 func errVarReference(pos ir.Pos, path, root string) diag.Diagnostic {
@@ -725,7 +929,8 @@ func errMissingDependency(pos ir.Pos, path, reader, target, what string, deps []
 }
 
 func errSelfReference(pos ir.Pos, path, id, what string) diag.Diagnostic {
-	return errorAt(pos, path, CodeSelfReference, fmt.Sprintf("step %q reads its own %s", id, what))
+	return errorAt(pos, path, CodeSelfReference, fmt.Sprintf("step %q reads its own %s", id, what),
+		"a step's output exists only once it has ended; read it in a later step that has dependsOn: ["+id+"]")
 }
 
 func errMissingDefaultResult(pos ir.Pos, path, target, field, why string, hasDefaults bool) diag.Diagnostic {
@@ -744,7 +949,8 @@ func errMissingDefaultResult(pos ir.Pos, path, target, field, why string, hasDef
 
 func errConditionConstant(pos ir.Pos, path, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeConditionNotTemplated,
-		fmt.Sprintf("condition %q is neither a template nor true/false", got))
+		fmt.Sprintf("condition %q is neither a template nor true/false", got),
+		`write a template that yields true or false, such as "{{eq .params.mode \"fast\"}}"`)
 }
 
 // ---- helpers ----

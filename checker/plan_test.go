@@ -61,7 +61,7 @@ func TestCheckPlan(t *testing.T) {
 		`w.yaml:10:29 error unknown_tool: backend "github" has no tool "create_isue"; did you mean create_issue?`,
 		`w.yaml:11:27 error argument_type: argument "milestone" of tool github.create_issue must be integer, not a string`,
 		`w.yaml:15:22 error unknown_argument: tool yardstick-streamable.echo has no argument "inptu"; did you mean input?`,
-		`w.yaml:15:22 error missing_argument: tool yardstick-streamable.echo requires argument "input"`,
+		`w.yaml:15:22 error missing_argument: tool yardstick-streamable.echo requires argument "input" (string)`,
 		`w.yaml:2:5 error unsafe_annotation: annotations declare readOnlyHint: true, but step "typed" calls github.create_issue, which is not read-only`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

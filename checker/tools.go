@@ -131,7 +131,7 @@ func checkObjectArgs(out *diag.List, tool, prefix string, schema map[string]any,
 			ps, declared := props[f.Key].(map[string]any)
 			if !declared {
 				if !open {
-					out.Add(errUnknownArgument(f.KeyPos, pathJoin(n.Path, f.Key), tool, argName, names))
+					out.Add(errUnknownArgument(f.KeyPos, pathJoin(n.Path, f.Key), tool, argName, names, describeArgs(names, props, schema)))
 				}
 				continue
 			}
@@ -140,9 +140,35 @@ func checkObjectArgs(out *diag.List, tool, prefix string, schema map[string]any,
 	}
 	for _, r := range stringList(schema["required"]) {
 		if !given[r] {
-			out.Add(errMissingArgument(missingPos, missingPath, tool, prefix+r))
+			ps, _ := props[r].(map[string]any)
+			out.Add(errMissingArgument(missingPos, missingPath, tool, prefix+r, r, joinOr(stringList(ps["type"]))))
 		}
 	}
+}
+
+// describeArgs lists an object schema's properties with their types and
+// whether they are required: "channel (string, required)".
+func describeArgs(names []string, props, schema map[string]any) []string {
+	required := map[string]bool{}
+	for _, r := range stringList(schema["required"]) {
+		required[r] = true
+	}
+	out := make([]string, len(names))
+	for i, name := range names {
+		ps, _ := props[name].(map[string]any)
+		var facts []string
+		if t := joinOr(stringList(ps["type"])); t != "" {
+			facts = append(facts, t)
+		}
+		if required[name] {
+			facts = append(facts, "required")
+		}
+		out[i] = name
+		if len(facts) > 0 {
+			out[i] += " (" + strings.Join(facts, ", ") + ")"
+		}
+	}
+	return out
 }
 
 func checkArgValue(out *diag.List, tool, name string, schema map[string]any, n *parser.Node) {

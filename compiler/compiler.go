@@ -31,6 +31,10 @@ type Options struct {
 	// MaxIterations is the server-wide cap on a forEach's maxIterations
 	// (limits.maxIterations); 0 means the default (ir.DefaultIterationLimit).
 	MaxIterations int
+	// Workflows are workflows compiled before (the ones a server already
+	// serves) that workflow steps of the sources may call, as they may
+	// call the workflows of precompiled plans among the inputs.
+	Workflows []*ir.Workflow
 	// Verbose, when set, receives notes that are not diagnostics, such as
 	// documents skipped because they are not composite-tool definitions.
 	Verbose func(msg string)
@@ -61,7 +65,7 @@ func Compile(inputs []Source, opts Options) (*ir.Plan, diag.List) {
 	reportSkipped(files, opts.Verbose)
 
 	// Workflow steps may call the workflows of precompiled plans too.
-	var planned []*ir.Workflow
+	planned := append([]*ir.Workflow(nil), opts.Workflows...)
 	for _, p := range plans {
 		planned = append(planned, p.Workflows...)
 	}
@@ -78,7 +82,7 @@ func Compile(inputs []Source, opts Options) (*ir.Plan, diag.List) {
 	}
 
 	for _, p := range plans {
-		diags = append(diags, checker.CheckPlan(p, checker.Options{Tools: opts.Tools})...)
+		diags = append(diags, checker.CheckPlan(p, checker.Options{Tools: opts.Tools, Workflows: opts.Workflows})...)
 		plan.Workflows = append(plan.Workflows, p.Workflows...)
 	}
 	checkUniqueNames(plan.Workflows, &diags)

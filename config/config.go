@@ -44,6 +44,7 @@ type Config struct {
 	Server    Server
 	State     State
 	Limits    Limits
+	Authoring Authoring
 	// HasCompositeTools reports whether the config file itself has a
 	// compositeTools (or composite_tools) list, making it a workflow source.
 	HasCompositeTools bool
@@ -146,9 +147,24 @@ type Sessions struct {
 }
 
 // Auth configures bearer-token authentication of the HTTP server. No tokens
-// means no authentication; an empty or blank token is a load error.
+// means no authentication; an empty or blank token is a load error. Each
+// token carries the scopes it grants (every scope for a plain string).
 type Auth struct {
-	Tokens []string
+	Tokens []httpsafe.Token
+}
+
+// Authoring configures the workflow authoring tools (authoring:).
+type Authoring struct {
+	// Enabled serves the vmcp_* authoring tools, resources and prompt.
+	Enabled bool
+	// Dir, when set, keeps authored workflows as YAML files there
+	// (resolved against the config's directory); otherwise they live in
+	// the SQLite store (state.store: sqlite) or, with the memory store, in
+	// memory until vmcp stops.
+	Dir string
+	// Backends, when set, are the only backends authored workflows may
+	// call; empty means every backend.
+	Backends []string
 }
 
 // State configures the run store.

@@ -148,7 +148,7 @@ composite_tools:
 				if diff := cmp.Diff(want, c.Backends["web"]); diff != "" {
 					t.Errorf("backend web (-want +got):\n%s", diff)
 				}
-				wantS := Server{Transport: "stdio", Listen: DefaultListen, ExposeBackendTools: true, ExposeRunTools: true, MaxParallel: 3, Auth: Auth{Tokens: []string{"t1"}},
+				wantS := Server{Transport: "stdio", Listen: DefaultListen, ExposeBackendTools: true, ExposeRunTools: true, MaxParallel: 3, Auth: Auth{Tokens: httpsafe.AllScopes("t1")},
 					AllowedOrigins: []string{"https://App.example.com", "http://127.0.0.1:6274"}}
 				if diff := cmp.Diff(wantS, c.Server); diff != "" {
 					t.Errorf("server (-want +got):\n%s", diff)
@@ -174,7 +174,7 @@ composite_tools:
 			env: map[string]string{"T": "from-env"},
 			check: func(t *testing.T, c *Config) {
 				want := Server{Transport: "stdio", Listen: DefaultListen, MaxParallel: DefaultMaxParallel,
-					Auth:           Auth{Tokens: []string{"from-env", "literal-token"}},
+					Auth:           Auth{Tokens: httpsafe.AllScopes("from-env", "literal-token")},
 					AllowedHosts:   []httpsafe.AllowedHost{{Name: "vmcp.example.com"}, {Name: "proxy.internal", Port: "8443"}, {Name: "fd00::1"}},
 					MaxConnections: 50, IdleTimeout: 30 * time.Second, ReadHeaderTimeout: 5 * time.Second}
 				if diff := cmp.Diff(want, c.Server); diff != "" {
@@ -401,7 +401,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key without suggestion",
 			src:  "frobnicate: 1\n",
-			want: []string{`vmcp.yaml:1:1: error: unknown key "frobnicate" in the config file (known keys: backends, workflows, compositeTools, server, state, limits)`},
+			want: []string{`vmcp.yaml:1:1: error: unknown key "frobnicate" in the config file (known keys: backends, workflows, compositeTools, server, state, limits, authoring)`},
 		},
 		{
 			name: "unknown backend field",

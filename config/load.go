@@ -107,6 +107,7 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 	if body != nil {
 		l.top(body)
 	}
+	l.checkAuthoringBackends()
 	for _, b := range cfg.Backends {
 		if b.MaxParallel == 0 {
 			b.MaxParallel = DefaultBackendParallel(cfg.Server.MaxParallel, len(cfg.Backends))
@@ -123,6 +124,9 @@ type loader struct {
 	env   func(string) (string, bool)
 	cfg   *Config
 	diags diag.List
+	// authoringBackends is the authoring.backends node, checked once every
+	// backend is read.
+	authoringBackends ast.Node
 }
 
 func (l *loader) pos(n ast.Node) ir.Pos {
@@ -138,7 +142,7 @@ func (l *loader) errorf(n ast.Node, path, code, format string, args ...any) {
 }
 
 func (l *loader) top(n ast.Node) {
-	known := []string{"backends", "workflows", "compositeTools", "server", "state", "limits"}
+	known := []string{"backends", "workflows", "compositeTools", "server", "state", "limits", "authoring"}
 	l.fields(n, "", known, func(key string, k, v ast.Node) {
 		switch key {
 		case "backends":
@@ -161,6 +165,8 @@ func (l *loader) top(n ast.Node) {
 			l.state(v)
 		case "limits":
 			l.limits(v)
+		case "authoring":
+			l.authoring(v)
 		}
 	})
 }

@@ -4,9 +4,14 @@ package config
 // empty or blank (an empty token once turned authentication off, and an
 // empty ${VMCP_TOKEN} is the usual way to get one), and allowed Host names,
 // whose syntax is httpsafe's.
+//
+// A server.auth.tokens entry is a string (the token, with every scope) or
+// a mapping {token, scopes: [run, author, admin]} that grants only the
+// scopes listed.
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -14,9 +19,10 @@ import (
 	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
-// tokens reads server.auth.tokens: a list of strings (or one string), each
-// expanded and required to hold a token.
-func (l *loader) tokens(n ast.Node, path string) []string {
+// tokens reads server.auth.tokens: a list (or one entry), each entry a
+// string or a {token, scopes} mapping; every token is expanded and
+// required to hold a token.
+func (l *loader) tokens(n ast.Node, path string) []httpsafe.Token {
 	n = unwrap(n)
 	var items []ast.Node
 	switch t := n.(type) {
@@ -24,32 +30,130 @@ func (l *loader) tokens(n ast.Node, path string) []string {
 		return nil
 	case *ast.SequenceNode:
 		items = t.Values
+	case *ast.MappingNode:
+		items = []ast.Node{n}
 	default:
 		if _, ok := scalarString(n); !ok {
-			l.errorf(n, path, "bad_type", "%s must be a list of strings, not %s", path, kind(n))
+			l.errorf(n, path, "bad_type", "%s must be a list of tokens (strings, or {token, scopes} mappings), not %s", path, kind(n))
 			return nil
 		}
 		items = []ast.Node{n}
 	}
-	var out []string
+	var out []httpsafe.Token
 	for i, v := range items {
 		p := fmt.Sprintf("%s[%d]", path, i)
-		tok, refs, ok := l.strRefs(v, p, p)
-		if !ok {
-			continue
-		}
-		if msg := tokenProblem(p, tok, refs); msg != "" {
-			pos := l.pos(v)
-			if len(refs) == 1 {
-				raw, _ := scalarString(unwrap(v))
-				pos = l.refPos(v, raw, refs[0].Offset)
+		if _, isMap := unwrap(v).(*ast.MappingNode); isMap {
+			if tok, ok := l.scopedToken(v, p); ok {
+				out = append(out, tok)
 			}
-			l.diags.Errorf(pos, p, "empty_token", "%s", msg)
 			continue
 		}
-		out = append(out, tok)
+		if tok, ok := l.tokenValue(v, p); ok {
+			out = append(out, httpsafe.Token{Value: tok, Scopes: httpsafe.Scopes})
+		}
 	}
 	return out
+}
+
+// scopedToken reads a {token, scopes} entry.
+func (l *loader) scopedToken(n ast.Node, path string) (httpsafe.Token, bool) {
+	var tok httpsafe.Token
+	var haveToken, haveScopes, ok = false, false, true
+	l.fields(n, path, []string{"token", "scopes"}, func(key string, k, v ast.Node) {
+		switch key {
+		case "token":
+			haveToken = true
+			tok.Value, ok = l.tokenValue(v, path+".token")
+		case "scopes":
+			haveScopes = true
+			tok.Scopes = l.scopes(v, path+".scopes")
+			if tok.Scopes == nil {
+				ok = false
+			}
+		}
+	})
+	if !haveToken {
+		l.errorf(n, path, "missing_field", "%s has no token: write {token: \"${VMCP_TOKEN}\", scopes: [run]}", path)
+		return tok, false
+	}
+	if !haveScopes {
+		l.errorf(n, path, "missing_field", "%s has no scopes: list the ones it grants, scopes: [%s], or write the token as a plain string for every scope", path, scopeList())
+		return tok, false
+	}
+	return tok, ok
+}
+
+// scopes reads a token's scopes list; nil when it has a problem
+// (reported).
+func (l *loader) scopes(n ast.Node, path string) []httpsafe.Scope {
+	seq, isSeq := unwrap(n).(*ast.SequenceNode)
+	if !isSeq {
+		l.errorf(n, path, "bad_type", "%s must be a list of scopes such as [run, author], not %s", path, kind(unwrap(n)))
+		return nil
+	}
+	if len(seq.Values) == 0 {
+		l.errorf(n, path, "bad_value", "%s is empty: a token needs at least one scope (%s), or remove the entry", path, scopeList())
+		return nil
+	}
+	known := make([]string, len(httpsafe.Scopes))
+	for i, s := range httpsafe.Scopes {
+		known[i] = string(s)
+	}
+	out := []httpsafe.Scope{}
+	bad := false
+	for i, v := range seq.Values {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		s, ok := l.str(v, p, p)
+		if !ok {
+			bad = true
+			continue
+		}
+		if !contains(known, s) {
+			msg := fmt.Sprintf("%s: unknown scope %q", p, s)
+			if hint := suggest(s, known); hint != "" {
+				msg += fmt.Sprintf("; did you mean %s?", hint)
+			} else {
+				msg += fmt.Sprintf(" (the scopes are %s)", scopeList())
+			}
+			l.errorf(v, p, "unknown_scope", "%s", msg)
+			bad = true
+			continue
+		}
+		if !slices.Contains(out, httpsafe.Scope(s)) {
+			out = append(out, httpsafe.Scope(s))
+		}
+	}
+	if bad {
+		return nil
+	}
+	return out
+}
+
+func scopeList() string {
+	names := make([]string, len(httpsafe.Scopes))
+	for i, s := range httpsafe.Scopes {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// tokenValue reads one token string, expanded, and refuses an empty or
+// blank one.
+func (l *loader) tokenValue(v ast.Node, p string) (string, bool) {
+	tok, refs, ok := l.strRefs(v, p, p)
+	if !ok {
+		return "", false
+	}
+	if msg := tokenProblem(p, tok, refs); msg != "" {
+		pos := l.pos(v)
+		if len(refs) == 1 {
+			raw, _ := scalarString(unwrap(v))
+			pos = l.refPos(v, raw, refs[0].Offset)
+		}
+		l.diags.Errorf(pos, p, "empty_token", "%s", msg)
+		return "", false
+	}
+	return tok, true
 }
 
 // tokenProblem says what is wrong with the token tok at path, expanded from

@@ -156,11 +156,12 @@ var stdioShutdown = map[*client.Client]func(){}
 // exit within 10 seconds.
 func httpVMCP(t *testing.T, cfg string) (string, *testenv.Buffer) {
 	t.Helper()
-	return httpVMCPPorts(t, cfg, portLo, portHi)
+	return httpVMCPOn(t, cfg, portLo, portHi)
 }
 
-// httpVMCPPorts is httpVMCP on a port in [lo, hi].
-func httpVMCPPorts(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer) {
+// httpVMCPOn is httpVMCP on a port from lo to hi (a test file's own
+// range).
+func httpVMCPOn(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, lo, hi))
 	stderr := &testenv.Buffer{}

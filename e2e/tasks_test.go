@@ -68,7 +68,7 @@ compositeTools:
 func tasksVMCP(t *testing.T, cfg string) (string, string) {
 	t.Helper()
 	rec := filepath.Join(t.TempDir(), "record.txt")
-	url, _ := httpVMCPPorts(t, writeConfig(t, cfg, rec), tasksPortLo, tasksPortHi)
+	url, _ := httpVMCPOn(t, writeConfig(t, cfg, rec), tasksPortLo, tasksPortHi)
 	return url, rec
 }
 

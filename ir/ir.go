@@ -64,6 +64,11 @@ type Workflow struct {
 	Vars        []*Var         `json:"vars,omitempty"`
 	Output      *Output        `json:"output,omitempty"`
 	Annotations *Annotations   `json:"annotations,omitempty"`
+	// Version says which version of the workflow this is: the number an
+	// authored workflow got when it was saved ("3"), or a content hash for
+	// one that came from files. Every run records it. The compiler leaves
+	// it empty; the server that serves the workflow fills it in.
+	Version string `json:"version,omitempty"`
 	// Steps are in topological order; Step.Index is the position here and
 	// every dependency index is smaller than the step's own.
 	Steps []*Step `json:"steps"`
@@ -150,6 +155,13 @@ type Step struct {
 	// DefaultResults), or is an elicitation whose decline or cancel
 	// continues (so its output has the content of DefaultResults).
 	MaySkip bool `json:"maySkip,omitempty"`
+	// Idempotent is the author's promise (idempotent: true) that calling
+	// the step again has the same effect as calling it once, so a run
+	// resumed after a crash may call it again when its first call was in
+	// flight. A tool whose backend annotations say idempotentHint or
+	// readOnlyHint counts as idempotent too; that is decided against the
+	// live catalog, not stored here.
+	Idempotent bool `json:"idempotent,omitempty"`
 
 	// Tool steps.
 	Tool      *ToolRef `json:"tool,omitempty"`

@@ -29,13 +29,14 @@ const (
 
 // fieldSet is the table of one object's fields.
 type fieldSet struct {
-	object string
-	known  []string          // canonical names, in documentation order
-	spell  map[string]string // accepted spelling -> canonical name
+	object   string
+	known    []string          // canonical names, in documentation order
+	synonyms map[string]string // extra names (camelCase) -> canonical name
+	spell    map[string]string // accepted spelling -> canonical name
 }
 
 func newFieldSet(object string, known []string, synonyms map[string]string) *fieldSet {
-	fs := &fieldSet{object: object, known: known, spell: map[string]string{}}
+	fs := &fieldSet{object: object, known: known, synonyms: synonyms, spell: map[string]string{}}
 	for _, k := range known {
 		fs.spell[k] = k
 		fs.spell[snake(k)] = k
@@ -68,7 +69,7 @@ var (
 	stepFields = newFieldSet(ObjStep, []string{
 		"id", "type", "tool", "arguments", "dependsOn", "condition", "onError", "timeout",
 		"defaultResults", "message", "schema", "onDecline", "onCancel", "collection",
-		"itemVar", "maxParallel", "maxIterations", "step", "steps", "output", "workflow",
+		"itemVar", "maxParallel", "maxIterations", "step", "steps", "output", "workflow", "idempotent",
 	}, nil)
 	onErrorFields = newFieldSet(ObjOnError, []string{
 		"action", "maxRetries", "retryDelay", "maxDelay", "multiplier", "attemptTimeout", "retryOn",
@@ -81,6 +82,39 @@ var (
 		"type", "description", "value", "default", "properties", "required",
 	}, nil)
 )
+
+// FieldTable is one object's accepted fields, for the generators and tests
+// of documentation and schemas (authoring/guide), so that they take the
+// language from the parser rather than from a copy.
+type FieldTable struct {
+	Object string   // ObjWorkflow, ObjStep, ...
+	Fields []string // canonical camelCase names, in documentation order
+	// Synonyms maps each extra accepted camelCase name to its canonical
+	// field (retryCount -> maxRetries).
+	Synonyms map[string]string
+	// Spellings maps every accepted key (canonical, snake_case twins and
+	// synonyms in both spellings) to its canonical field.
+	Spellings map[string]string
+}
+
+// FieldTables returns the field table of every object, in the order of the
+// Obj* constants. The returned values are copies.
+func FieldTables() []FieldTable {
+	sets := []*fieldSet{workflowFields, stepFields, onErrorFields, onDeclineFields, onCancelFields, outputFields, outputPropertyFields}
+	out := make([]FieldTable, len(sets))
+	for i, fs := range sets {
+		t := FieldTable{Object: fs.object, Fields: append([]string(nil), fs.known...),
+			Synonyms: map[string]string{}, Spellings: make(map[string]string, len(fs.spell))}
+		for k, v := range fs.synonyms {
+			t.Synonyms[k] = v
+		}
+		for k, v := range fs.spell {
+			t.Spellings[k] = v
+		}
+		out[i] = t
+	}
+	return out
+}
 
 // extractor turns converted Nodes into workflow objects, recording unknown
 // keys in the file and duplicate spellings as diagnostics.
@@ -175,6 +209,7 @@ func (x *extractor) step(n *Node) *Step {
 		Condition:      f["condition"],
 		Timeout:        f["timeout"],
 		DefaultResults: f["defaultResults"],
+		Idempotent:     f["idempotent"],
 		Message:        f["message"],
 		Schema:         f["schema"],
 		Collection:     f["collection"],

@@ -111,6 +111,11 @@ const (
 type Run struct {
 	ID       string `json:"id"`
 	Workflow string `json:"workflow"`
+	// WorkflowVersion is the ir.Workflow.Version the run ran ("" for a
+	// plan that carries none), and Draft marks the run of a draft that was
+	// never saved (vmcp_workflow_run with a source).
+	WorkflowVersion string `json:"workflowVersion,omitempty"`
+	Draft           bool   `json:"draft,omitempty"`
 	// ParentID is the run whose workflow step started this one, and
 	// ParentStep that step's id; both are empty for a top-level run.
 	ParentID   string     `json:"parentId,omitempty"`
@@ -120,11 +125,19 @@ type Run struct {
 	EndedAt    time.Time  `json:"endedAt,omitzero"`
 	Output     any        `json:"output,omitempty"`
 	Error      *StepError `json:"error,omitempty"`
+	// Params are the validated parameters the run started with, kept so
+	// that a stored run can be resumed (Engine.Resume). They may hold
+	// secrets, so they are never serialised with the run: a store that
+	// resumes runs keeps them itself.
+	Params map[string]any `json:"-"`
 	// Steps are in the plan's step order, the finally steps last.
 	Steps []StepState `json:"steps"`
 	// FinallyFrom is the index in Steps of the first finally step; 0 when
 	// the workflow has none (a workflow has at least one other step).
 	FinallyFrom int `json:"finallyFrom,omitempty"`
+	// PlanDigest is the ir.Digest of the workflow the run started with,
+	// so a run resumed after a crash can tell that the workflow changed.
+	PlanDigest string `json:"planDigest,omitempty"`
 }
 
 // StepState is the record of one step in a run.
@@ -135,7 +148,11 @@ type StepState struct {
 	StartedAt time.Time  `json:"startedAt,omitzero"`
 	EndedAt   time.Time  `json:"endedAt,omitzero"`
 	Output    any        `json:"output,omitempty"`
-	Error     string     `json:"error,omitempty"`
+	// Content is a tool step's content map (.steps.X.content: text,
+	// image, resource... see output.go), kept so that a replayed or
+	// resumed run reads what the step returned.
+	Content map[string]any `json:"content,omitempty"`
+	Error   string         `json:"error,omitempty"`
 	// Note explains anything unusual about the record, for example that a
 	// store truncated a large output.
 	Note string `json:"note,omitempty"`

@@ -137,120 +137,6 @@ func (s *scriptedElicitor) Elicit(ctx context.Context, req ElicitRequest) (Elici
 	return s.res, nil
 }
 
-// TestElicitation checks ToolHive's elicitation output: {action, content}
-// on accept; {action} plus defaultResults.content when decline, cancel or
-// timeout continue; {action, skipped: true} with skip_remaining, which
-// completes the step and skips every step that has not started.
-func TestElicitation(t *testing.T) {
-	approve := func(onDecline, onCancel string, stepTimeout time.Duration) *ir.Workflow {
-		return build("deploy",
-			tool("plan", "svc.plan", nil),
-			elicit("confirm", "Deploy {{.params.env}}?", "plan").with(func(s *ir.Step) {
-				s.OnDecline, s.OnCancel = onDecline, onCancel
-				s.DefaultResults = M{"content": M{"approved": false}}
-				if stepTimeout > 0 {
-					s.Timeout = ir.Duration(stepTimeout)
-				}
-			}),
-			tool("apply", "svc.apply", M{"approved": "{{index .steps.confirm.output.content \"approved\"}}", "how": "{{.steps.confirm.output.action}}"}, "confirm"),
-		)
-	}
-	accept := &scriptedElicitor{res: ElicitResult{Action: ElicitAccept, Content: M{"approved": true}}}
-	outputOf := func(id string, want any) func(*testing.T, *Run, *fakeBackend) {
-		return func(t *testing.T, run *Run, _ *fakeBackend) {
-			t.Helper()
-			for _, st := range run.Steps {
-				if st.ID == id {
-					if diff := cmp.Diff(want, st.Output); diff != "" {
-						t.Errorf("step %q output mismatch (-want +got):\n%s", id, diff)
-					}
-				}
-			}
-		}
-	}
-	cases := []runCase{
-		{
-			name: "accept: the output is {action, content}", wf: approve(ir.ActionAbort, ir.ActionAbort, 0), params: M{"env": "prod"}, elicit: accept,
-			status: RunCompleted, wantOut: true, output: M{"args": M{"approved": true, "how": "accept"}},
-			check: func(t *testing.T, run *Run, fb *fakeBackend) {
-				if len(accept.reqs) != 1 || accept.reqs[0].Message != "Deploy prod?" || accept.reqs[0].StepID != "confirm" {
-					t.Errorf("elicitation requests = %+v; want one for confirm with message %q", accept.reqs, "Deploy prod?")
-				}
-				outputOf("confirm", M{"action": "accept", "content": M{"approved": true}})(t, run, fb)
-			},
-		},
-		{
-			name: "decline with abort fails the run", wf: approve(ir.ActionAbort, ir.ActionAbort, 0),
-			elicit: &scriptedElicitor{res: ElicitResult{Action: ElicitDecline}},
-			status: RunFailed, errHas: []string{`step "confirm"`, "the user declined (onDecline: abort)"},
-			steps: map[string]StepStatus{"apply": StepPending},
-		},
-		{
-			name: "decline with continue completes with the action and defaultResults.content", wf: approve(ir.ActionContinue, ir.ActionAbort, 0),
-			elicit: &scriptedElicitor{res: ElicitResult{Action: ElicitDecline}},
-			status: RunCompleted, wantOut: true, output: M{"args": M{"approved": false, "how": "decline"}},
-			steps: map[string]StepStatus{"confirm": StepCompleted, "apply": StepCompleted},
-			check: outputOf("confirm", M{"action": "decline", "content": M{"approved": false}}),
-		},
-		{
-			name: "continue without defaultResults gives only the action",
-			wf: func() *ir.Workflow {
-				w := approve(ir.ActionContinue, ir.ActionAbort, 0)
-				w.Steps[1].DefaultResults = nil
-				w.Steps[2].Arguments = val(M{"how": "{{.steps.confirm.output.action}}"})
-				return w
-			}(),
-			elicit: &scriptedElicitor{res: ElicitResult{Action: ElicitDecline}},
-			status: RunCompleted, wantOut: true, output: M{"args": M{"how": "decline"}},
-			check: outputOf("confirm", M{"action": "decline"}),
-		},
-		{
-			name: "cancel with skip_remaining completes with skipped and skips the rest", wf: approve(ir.ActionAbort, ir.ActionSkipRemaining, 0),
-			elicit: &scriptedElicitor{res: ElicitResult{Action: ElicitCancel}},
-			status: RunCompleted,
-			steps:  map[string]StepStatus{"plan": StepCompleted, "confirm": StepCompleted, "apply": StepSkipped},
-			check: func(t *testing.T, run *Run, fb *fakeBackend) {
-				if n := len(fb.callsTo("apply")); n != 0 {
-					t.Errorf("apply was called %d times after skip_remaining; want 0", n)
-				}
-				outputOf("confirm", M{"action": "cancel", "skipped": true})(t, run, fb)
-			},
-		},
-		{
-			name: "no elicitor: onCancel abort fails clearly", wf: approve(ir.ActionAbort, ir.ActionAbort, 0),
-			status: RunFailed, errHas: []string{`step "confirm"`, "cannot answer elicitation requests"},
-		},
-		{
-			name: "no elicitor: onCancel continue goes on", wf: approve(ir.ActionAbort, ir.ActionContinue, 0),
-			status: RunCompleted, steps: map[string]StepStatus{"confirm": StepCompleted, "apply": StepCompleted},
-			check: outputOf("confirm", M{"action": "cancel", "content": M{"approved": false}}),
-		},
-		{
-			name: "no answer within the step timeout counts as cancel", wf: approve(ir.ActionAbort, ir.ActionAbort, 20*time.Millisecond),
-			elicit: &scriptedElicitor{hang: true},
-			status: RunFailed, errHas: []string{`step "confirm"`, "no answer within 20ms"},
-		},
-		{
-			name: "timeout with continue records action timeout", wf: approve(ir.ActionAbort, ir.ActionContinue, 20*time.Millisecond),
-			elicit: &scriptedElicitor{hang: true},
-			status: RunCompleted, wantOut: true, output: M{"args": M{"approved": false, "how": "timeout"}},
-			check: outputOf("confirm", M{"action": "timeout", "content": M{"approved": false}}),
-		},
-		{
-			name: "timeout with skip_remaining", wf: approve(ir.ActionAbort, ir.ActionSkipRemaining, 20*time.Millisecond),
-			elicit: &scriptedElicitor{hang: true},
-			status: RunCompleted, steps: map[string]StepStatus{"confirm": StepCompleted, "apply": StepSkipped},
-			check: outputOf("confirm", M{"action": "timeout", "skipped": true}),
-		},
-	}
-	for _, c := range cases {
-		if c.params == nil {
-			c.params = M{"env": "dev"}
-		}
-		t.Run(c.name, c.run)
-	}
-}
-
 // TestReadyQueuePriority: with one slot, the ready step with the longest
 // remaining path starts first, whatever its index.
 func TestReadyQueuePriority(t *testing.T) {
@@ -417,70 +303,8 @@ func TestParentContextCancel(t *testing.T) {
 
 func TestTimeouts(t *testing.T) {
 	base := runtime.NumGoroutine()
-	t.Run("workflow timeout", func(t *testing.T) {
-		wf := build("wto", tool("h", "svc.hang", nil), tool("x", "svc.x", nil, "h"))
-		wf.Timeout = ir.Duration(30 * time.Millisecond)
-		fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
-		e := mustEngine(t, plan(wf), Options{Backend: fb})
-		run, _ := e.Run(context.Background(), "wto", nil, RunOptions{})
-		if run.Status != RunTimedOut || fb.sawCancel.Load() != 1 {
-			t.Errorf("status = %s, sawCancel = %d; want timed_out, 1", run.Status, fb.sawCancel.Load())
-		}
-		if run.Error == nil || !strings.Contains(run.Error.Msg, "timed out after 30ms") {
-			t.Errorf("error = %v; want the workflow timeout", run.Error)
-		}
-	})
-	// The run's context has no deadline: step contexts carry the workflow's
-	// and the run notices it through them, whatever the step was doing.
-	t.Run("workflow timeout cuts parallel steps short", func(t *testing.T) {
-		wf := build("wtp", tool("a", "svc.hang", nil), tool("b", "svc.hang", nil),
-			tool("c", "svc.x", nil, "a", "b"))
-		wf.Timeout = ir.Duration(30 * time.Millisecond)
-		fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
-		e := mustEngine(t, plan(wf), Options{Backend: fb})
-		run, _ := e.Run(context.Background(), "wtp", nil, RunOptions{})
-		if run.Status != RunTimedOut || fb.sawCancel.Load() != 2 {
-			t.Fatalf("status = %s, sawCancel = %d; want timed_out, 2", run.Status, fb.sawCancel.Load())
-		}
-		for _, st := range run.Steps[:2] {
-			if st.Status != StepFailed || !strings.Contains(st.Error, "stopped: the workflow timed out after 30ms") {
-				t.Errorf("step %s = %s %q; want failed by the workflow timeout", st.ID, st.Status, st.Error)
-			}
-		}
-		if st := run.Steps[2]; st.Status != StepPending {
-			t.Errorf("step c = %s; want pending (never started)", st.Status)
-		}
-	})
-	t.Run("workflow timeout during an elicitation", func(t *testing.T) {
-		wf := build("wte", elicit("ask", "Go on?"))
-		wf.Steps[0].OnCancel = ir.ActionContinue // a cancelled answer would not fail the run
-		wf.Timeout = ir.Duration(30 * time.Millisecond)
-		e := mustEngine(t, plan(wf), Options{})
-		run, _ := e.Run(context.Background(), "wte", nil, RunOptions{Elicitor: &scriptedElicitor{hang: true}})
-		if run.Status != RunTimedOut || !strings.Contains(run.Steps[0].Error, "workflow timed out") {
-			t.Errorf("run = %s, step error %q; want timed_out by the workflow timeout", run.Status, run.Steps[0].Error)
-		}
-	})
-	t.Run("a step started after the workflow deadline does not run", func(t *testing.T) {
-		wf := build("wtl", tool("slow", "svc.slow", nil), tool("next", "svc.x", nil, "slow"))
-		wf.Timeout = ir.Duration(20 * time.Millisecond)
-		// slow ignores its context and returns late, after the deadline.
-		fb := newFake(map[string]*fakeTool{"svc.slow": {stubborn: 60 * time.Millisecond}})
-		e := mustEngine(t, plan(wf), Options{Backend: fb})
-		run, _ := e.Run(context.Background(), "wtl", nil, RunOptions{})
-		if n := len(fb.callsTo("next")); run.Status != RunTimedOut || n != 0 {
-			t.Errorf("status = %s, calls of next = %d; want timed_out, 0", run.Status, n)
-		}
-	})
-	t.Run("step timeout fails the step", func(t *testing.T) {
-		wf := build("sto", tool("h", "svc.hang", nil).with(timeout(20*time.Millisecond)))
-		fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
-		e := mustEngine(t, plan(wf), Options{Backend: fb})
-		run, _ := e.Run(context.Background(), "sto", nil, RunOptions{})
-		if run.Status != RunFailed || run.Error == nil || !strings.Contains(run.Error.Error(), `step "h" (wf.yaml:10:5): timed out after 20ms`) {
-			t.Errorf("run = %s, %v; want failed with the step timeout", run.Status, run.Error)
-		}
-	})
+	// The other timeout cases are in the shared suite (semantictest,
+	// cases_stops.go).
 	t.Run("step timeout bounds retries", func(t *testing.T) {
 		wf := build("rto", tool("f", "svc.down", nil).with(timeout(60*time.Millisecond)).with(func(s *ir.Step) {
 			s.OnError = ir.OnError{Action: ir.ActionRetry, MaxRetries: 10, RetryDelay: ir.Duration(25 * time.Millisecond)}
@@ -501,27 +325,6 @@ func TestTimeouts(t *testing.T) {
 	})
 	if n := settleGoroutines(base); n > base {
 		t.Errorf("goroutines = %d after timeouts; want at most %d", n, base)
-	}
-}
-
-// TestAbortCancelsSiblings: a failing step cancels a running sibling, whose
-// backend call sees its context cancelled; the run reports the first error.
-func TestAbortCancelsSiblings(t *testing.T) {
-	wf := build("abortsib",
-		tool("hang", "svc.hang", nil),
-		tool("bad", "svc.bad", nil),
-	)
-	fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}, "svc.bad": {isError: true, latency: 5 * time.Millisecond}})
-	e := mustEngine(t, plan(wf), Options{Backend: fb})
-	run, _ := e.Run(context.Background(), "abortsib", nil, RunOptions{})
-	if run.Status != RunFailed || run.Error == nil || run.Error.Step != "bad" {
-		t.Fatalf("run = %s, %v; want failed by step bad", run.Status, run.Error)
-	}
-	if fb.sawCancel.Load() != 1 {
-		t.Errorf("sibling saw cancel %d times; want 1", fb.sawCancel.Load())
-	}
-	if s := run.Steps[0]; s.Status != StepFailed || !strings.Contains(s.Error, "cancelled because another step failed") {
-		t.Errorf("hang step = %s %q; want failed, cancelled because another step failed", s.Status, s.Error)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"text/template"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -22,6 +24,9 @@ type Options struct {
 	// Store keeps runs; nil means an in-memory store.
 	Store  Store
 	Logger *slog.Logger
+	// Clock is the time, the retry sleeps and their jitter as the step
+	// executors see them; nil means SystemClock.
+	Clock Clock
 	// MaxIterations is the server-wide cap on a forEach's iterations
 	// (limits.maxIterations); 0 means ir.DefaultIterationLimit. New
 	// refuses a plan with a forEach whose maxIterations is over it.
@@ -43,11 +48,20 @@ type RunOptions struct {
 	// run and step that started it; both are recorded on the Run.
 	ParentID   string
 	ParentStep string
+	// Draft, when set, is an unsaved workflow to run once instead of the
+	// served workflow of that name (Run's workflow must be Draft.Name):
+	// it is prepared for this run alone, its workflow steps call the
+	// served workflows, and the run record is marked Draft. It must be a
+	// checked workflow, as the compiler makes them.
+	Draft *ir.Workflow
 }
 
 // Engine executes the workflows of a plan. It is safe for concurrent use:
 // many runs, of the same or different workflows, may go at once.
 type Engine struct {
+	// wmu guards plan and wfs, which SetWorkflows replaces as a whole; a
+	// run keeps the prepared workflow it started with.
+	wmu     sync.RWMutex
 	plan    *ir.Plan
 	wfs     map[string]*workflowPlan
 	backend Backend
@@ -58,6 +72,7 @@ type Engine struct {
 	active  map[string]*runState
 	// iterationLimit is Options.MaxIterations with its default.
 	iterationLimit int
+	clock          Clock
 }
 
 // New parses every template of the plan once and returns an engine.
@@ -69,8 +84,6 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("runtime: plan version %q is not supported (want %q)", plan.Version, ir.Version)
 	}
 	e := &Engine{
-		plan:    plan,
-		wfs:     make(map[string]*workflowPlan, len(plan.Workflows)),
 		backend: opts.Backend,
 		schemas: opts.Schemas,
 		store:   opts.Store,
@@ -83,43 +96,96 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	e.clock = opts.Clock
+	if e.clock == nil {
+		e.clock = SystemClock{}
+	}
 	e.iterationLimit = opts.MaxIterations
 	if e.iterationLimit <= 0 {
 		e.iterationLimit = ir.DefaultIterationLimit
 	}
+	wfs, err := e.prepare(plan)
+	if err != nil {
+		return nil, err
+	}
+	e.plan, e.wfs = plan, wfs
+	return e, nil
+}
+
+// prepare parses the templates of every workflow of plan and links the
+// workflow steps to their callees.
+func (e *Engine) prepare(plan *ir.Plan) (map[string]*workflowPlan, error) {
 	funcs := templateFuncs()
+	wfs := make(map[string]*workflowPlan, len(plan.Workflows))
 	for _, wf := range plan.Workflows {
 		if wf == nil {
 			return nil, errors.New("runtime: plan holds a null workflow")
 		}
-		if _, dup := e.wfs[wf.Name]; dup {
+		if _, dup := wfs[wf.Name]; dup {
 			return nil, fmt.Errorf("runtime: workflow %q is defined twice", wf.Name)
 		}
-		if err := checkIterationLimit(wf, e.iterationLimit); err != nil {
-			return nil, fmt.Errorf("runtime: %w", err)
-		}
-		wp, err := prepareWorkflow(wf, funcs)
+		wp, err := e.prepareOne(wf, funcs)
 		if err != nil {
-			return nil, fmt.Errorf("runtime: %w", err)
+			return nil, err
 		}
-		e.wfs[wf.Name] = wp
+		wfs[wf.Name] = wp
 	}
-	if err := e.linkCallees(); err != nil {
+	if err := linkCallees(plan.Workflows, wfs); err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
-	return e, nil
+	return wfs, nil
+}
+
+func (e *Engine) prepareOne(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, error) {
+	if err := checkIterationLimit(wf, e.iterationLimit); err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	wp, err := prepareWorkflow(wf, funcs)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	return wp, nil
+}
+
+// SetWorkflows replaces the engine's workflows with those of plan, as New
+// would prepare them; on an error the engine keeps the ones it had. Runs
+// in flight go on with the workflow they started with; a workflow step
+// started later runs the callee of the new set.
+func (e *Engine) SetWorkflows(plan *ir.Plan) error {
+	if plan == nil {
+		return errors.New("runtime: nil plan")
+	}
+	wfs, err := e.prepare(plan)
+	if err != nil {
+		return err
+	}
+	e.wmu.Lock()
+	e.plan, e.wfs = plan, wfs
+	e.wmu.Unlock()
+	return nil
 }
 
 // Workflows returns the plan's workflows in plan order.
-func (e *Engine) Workflows() []*ir.Workflow { return e.plan.Workflows }
+func (e *Engine) Workflows() []*ir.Workflow {
+	e.wmu.RLock()
+	defer e.wmu.RUnlock()
+	return e.plan.Workflows
+}
 
 // Workflow returns the named workflow of the plan.
 func (e *Engine) Workflow(name string) (*ir.Workflow, bool) {
-	wp, ok := e.wfs[name]
+	wp, ok := e.lookup(name)
 	if !ok {
 		return nil, false
 	}
 	return wp.wf, true
+}
+
+func (e *Engine) lookup(name string) (*workflowPlan, bool) {
+	e.wmu.RLock()
+	defer e.wmu.RUnlock()
+	wp, ok := e.wfs[name]
+	return wp, ok
 }
 
 // Store returns the store that keeps the engine's runs.
@@ -135,14 +201,43 @@ var ErrUnknownWorkflow = errors.New("unknown workflow")
 // Go error. The error is non-nil only when the run could not start: an
 // unknown workflow or invalid parameters (*InputError).
 func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any, opts RunOptions) (*Run, error) {
-	wp, ok := e.wfs[workflow]
+	if opts.Draft != nil {
+		if opts.Draft.Name != workflow {
+			return nil, fmt.Errorf("runtime: the draft is workflow %q, not %q", opts.Draft.Name, workflow)
+		}
+		return e.runDraft(ctx, params, opts)
+	}
+	wp, ok := e.lookup(workflow)
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownWorkflow, workflow)
 	}
-	if err := checkInputLimits(workflow, params); err != nil {
+	return e.run(ctx, wp, params, opts)
+}
+
+// runDraft runs opts.Draft once without serving it (see RunOptions.Draft).
+func (e *Engine) runDraft(ctx context.Context, params map[string]any, opts RunOptions) (*Run, error) {
+	wf := opts.Draft
+	wp, err := e.prepareOne(wf, templateFuncs())
+	if err != nil {
 		return nil, err
 	}
-	params, err := wp.validateParams(params)
+	e.wmu.RLock()
+	wfs := make(map[string]*workflowPlan, len(e.wfs)+1)
+	for name, p := range e.wfs {
+		wfs[name] = p
+	}
+	e.wmu.RUnlock()
+	wfs[wf.Name] = wp
+	if err := linkCallees([]*ir.Workflow{wf}, wfs); err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	return e.run(ctx, wp, params, opts)
+}
+
+// run is Run once the workflow is known.
+func (e *Engine) run(ctx context.Context, wp *workflowPlan, params map[string]any, opts RunOptions) (*Run, error) {
+	workflow := wp.wf.Name
+	params, err := wp.checkParams(params)
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +249,14 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 		id = uuid.NewString()
 	}
 	r := newRunState(ctx, e, wp, id, params, opts)
+	return e.drive(ctx, r, false, nil)
+}
+
+// drive lists r among the active runs, records it (CreateRun, unless
+// resumed), runs it with the local driver and releases its state.
+// resumed holds the record a resumed run continues.
+func (e *Engine) drive(ctx context.Context, r *runState, resume bool, rec *Run) (*Run, error) {
+	id := r.run.ID
 	e.mu.Lock()
 	if _, dup := e.active[id]; dup {
 		e.mu.Unlock()
@@ -177,11 +280,25 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 			unlist()
 		}
 	}()
-	if ms, ok := e.store.(*MemoryStore); ok {
-		r.memStore = ms
+	var err error
+	ms, mem := e.store.(*MemoryStore)
+	switch {
+	case mem && !resume:
+		// The store's record shares Steps with the run: the machine
+		// writes each step under the store's lock (scheduler.go putStep).
+		r.memStore, r.memShared = ms, true
+		r.Machine.recGuard = &ms.mu
 		err = ms.createShared(r.run)
-	} else {
+	case !resume:
 		err = e.store.CreateRun(ctx, r.run)
+	default:
+		if _, gerr := e.store.GetRun(ctx, id); errors.Is(gerr, ErrRunNotFound) {
+			err = e.store.CreateRun(ctx, rec)
+		}
+		if mem && err == nil {
+			r.memStore = ms
+			r.memRecord, err = ms.record(id)
+		}
 	}
 	if err != nil {
 		unlist()
@@ -189,11 +306,55 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 		r.release()
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
 	}
-	r.execute()
+	start := func() []Action { return r.Machine.Start(r.run.StartedAt) }
+	if resume {
+		start = func() []Action { return r.Machine.resume(rec, time.Now()) }
+	}
+	r.execute(start)
 	run := r.run
 	unlist()
 	r.release()
 	return run, nil
+}
+
+// Resume continues a stored run that was running when vmcp stopped,
+// under the same id. Its finished steps (completed, failed, skipped) are
+// replayed from the record and never run again; a step recorded running
+// is started again only when that is safe: it is idempotent (idempotent:
+// true, or the backend tool's idempotentHint or readOnlyHint; a loop or
+// workflow step when every call it makes is), or it is an elicitation,
+// which is asked again. Otherwise that step fails with an error naming it
+// and the run ends interrupted. Steps recorded pending start as they
+// would have. The workflow timeout still counts from the run's start.
+// run.Params must hold the run's parameters. The result and error are as
+// Run's; an error means the run could not resume (unknown workflow, a
+// plan that changed, a run that is not running) and nothing was called.
+func (e *Engine) Resume(ctx context.Context, run *Run, opts RunOptions) (*Run, error) {
+	if run == nil {
+		return nil, errors.New("resume: no run")
+	}
+	if run.Status != RunRunning {
+		return nil, fmt.Errorf("run %q is %s: only a running run resumes", run.ID, run.Status)
+	}
+	wp, params, err := e.prepareRun(run.Workflow, run.Params)
+	if err != nil {
+		return nil, fmt.Errorf("run %q cannot resume: %w", run.ID, err)
+	}
+	if err := wp.matchRecord(run); err != nil {
+		return nil, err
+	}
+	if e.backend == nil && needsBackend(wp) {
+		return nil, fmt.Errorf("workflow %q calls backend tools but the engine has no backend", run.Workflow)
+	}
+	if opts.ParentID == "" {
+		opts.ParentID, opts.ParentStep = run.ParentID, run.ParentStep
+	}
+	r := newRunState(ctx, e, wp, run.ID, params, opts)
+	r.run.StartedAt = run.StartedAt
+	if wp.timeout > 0 {
+		r.ctxDeadline = run.StartedAt.Add(wp.timeout)
+	}
+	return e.drive(ctx, r, true, run)
 }
 
 func needsBackend(wp *workflowPlan) bool {

@@ -30,16 +30,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
-
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // attemptError is the failure of one backend call.
 type attemptError struct {
 	msg   string
-	cause error      // the backend's error, if any
-	kind  retryKinds // which retryOn kind it is (retry.go)
+	cause error        // the backend's error, if any
+	kind  FailureKinds // which retryOn kind it is (retry.go)
 }
 
 func (e *attemptError) Error() string { return e.msg }
@@ -58,7 +56,7 @@ func (r *runState) runTool(ctx context.Context, sp *stepPlan) stepMsg {
 	}
 	// Retry notices are recorded at once. The method value is made only
 	// for a step that may retry.
-	var notify func(stepMsg)
+	var notify func(index, attempt int, err *StepError)
 	if sp.maxRetries > 0 {
 		notify = r.notify
 	}
@@ -71,7 +69,7 @@ func (r *runState) runTool(ctx context.Context, sp *stepPlan) stepMsg {
 
 // evalArgs evaluates a tool step's arguments and coerces them to the tool's
 // input schema. Callers hold the read lock.
-func (r *runState) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *StepError) {
+func (r *Machine) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *StepError) {
 	var args map[string]any
 	if sp.args != nil {
 		v, err := sp.args.eval(data)
@@ -127,7 +125,7 @@ func omitNullActions(plan *valuePlan, args map[string]any) {
 	}
 }
 
-func (r *runState) argError(sp *stepPlan, err error) *StepError {
+func (r *Machine) argError(sp *stepPlan, err error) *StepError {
 	var te *templateError
 	if errors.As(err, &te) {
 		return &StepError{Step: sp.id, Pos: posOr(te.pos, sp.step.Pos), Msg: "arguments: " + te.msg}
@@ -137,7 +135,7 @@ func (r *runState) argError(sp *stepPlan, err error) *StepError {
 
 // inputSchema is the schema a step's arguments are coerced to: the
 // backend tool's, when the engine knows it, or the callee's parameters.
-func (r *runState) inputSchema(sp *stepPlan) (map[string]any, bool) {
+func (r *Machine) inputSchema(sp *stepPlan) (map[string]any, bool) {
 	if sp.callee != nil {
 		return sp.callee.wf.InputSchema, sp.callee.wf.InputSchema != nil
 	}
@@ -159,7 +157,7 @@ type toolOutput struct {
 // the inner step). It returns the output, the number of attempts and, on
 // failure, a message. notify, when set, passes retry notices to the
 // scheduler.
-func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify func(stepMsg), timeout time.Duration) (toolOutput, int, string) {
+func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify func(index, attempt int, err *StepError), timeout time.Duration) (toolOutput, int, string) {
 	if sp.callee != nil {
 		return r.withRetries(ctx, sp, policy, notify, timeout, func() (toolOutput, error) {
 			out, err := r.runChild(ctx, sp, policy, args)
@@ -171,74 +169,72 @@ func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[stri
 	return r.withRetries(ctx, sp, policy, notify, timeout, func() (toolOutput, error) {
 		actx, cancel := policy.tuning.attemptContext(ctx)
 		defer cancel()
-		res, err := r.e.backend.CallTool(actx, call)
-		if err != nil {
-			if ctx.Err() == nil && actx.Err() != nil {
-				return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: the attempt timed out after %s (attemptTimeout)", tool, policy.tuning.attemptTimeout), cause: err, kind: retryOnTimeout}
-			}
-			return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err, kind: retryOnError}
+		res, err := r.env.Backend.CallTool(actx, call)
+		a := classifyAttempt(tool, policy.tuning.attemptTimeout, res, err, ctx.Err() == nil && actx.Err() != nil)
+		if !a.OK {
+			return toolOutput{}, &attemptError{msg: a.Msg, cause: err, kind: a.Kind}
 		}
-		out, content, msg, ok := stepOutput(res)
-		if !ok {
-			return toolOutput{}, &attemptError{msg: fmt.Sprintf("%s returned an error: %s", tool, msg), kind: retryOnToolError}
-		}
-		return toolOutput{out, content}, nil
+		return toolOutput{a.Output, a.Content}, nil
 	})
+}
+
+// classifyAttempt is the outcome of one call of tool: res and err are
+// what the backend returned, timedOut that the call hit attemptTimeout.
+func classifyAttempt(tool *ir.ToolRef, attemptTimeout time.Duration, res *ToolResult, err error, timedOut bool) Attempt {
+	if err != nil {
+		if timedOut {
+			return Attempt{Kind: FailureTimeout, Msg: fmt.Sprintf("calling %s: the attempt timed out after %s (attemptTimeout)", tool, attemptTimeout)}
+		}
+		return Attempt{Kind: FailureError, Msg: fmt.Sprintf("calling %s: %v", tool, err)}
+	}
+	out, content, msg, ok := stepOutput(res)
+	if !ok {
+		return Attempt{Kind: FailureToolError, Msg: fmt.Sprintf("%s returned an error: %s", tool, msg)}
+	}
+	return Attempt{OK: true, Output: out, Content: content}
 }
 
 // withRetries makes attempts until one succeeds or policy's retries are
 // spent (see the top of the file). Only action retry has maxRetries (see
-// prepareStep).
-func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify func(stepMsg), timeout time.Duration, attempt func() (toolOutput, error)) (toolOutput, int, string) {
-	if policy.maxRetries == 0 {
-		out, err := attempt()
-		if err != nil {
-			return toolOutput{}, 1, r.failureMsg(ctx, timeout, err)
-		}
-		return out, 1, ""
-	}
-	b := policy.tuning.backOff(policy.retryDelay)
+// prepareStep). Delays come from RetryPolicy.Delay with the clock's
+// jitter, and the clock sleeps them.
+func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify func(index, attempt int, err *StepError), timeout time.Duration, attempt func() (toolOutput, error)) (toolOutput, int, string) {
+	p := policy.retryPolicy()
+	clock := r.env.Clock
 	tries := 0
 	var last error
-	opts := []backoff.RetryOption{
-		backoff.WithBackOff(b),
-		backoff.WithMaxTries(uint(policy.maxRetries + 1)),
-		backoff.WithMaxElapsedTime(0),
-	}
-	if notify != nil {
-		opts = append(opts, backoff.WithNotify(func(err error, next time.Duration) {
-			notify(stepMsg{index: sp.index, retry: true, attempts: tries + 1, err: &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: fmt.Sprintf("%v; retrying in %s", err, next.Round(time.Millisecond))}})
-		}))
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		opts = append(opts, backoff.WithMaxElapsedTime(time.Until(dl)))
-	}
-	out, err := backoff.Retry(ctx, func() (toolOutput, error) {
+	gaveUp := false
+	for {
 		tries++
-		v, err := attempt()
-		if err != nil {
-			last = err
-			var ae *attemptError
-			if ctx.Err() != nil || (errors.As(err, &ae) && !policy.tuning.retries(ae.kind)) {
-				return toolOutput{}, backoff.Permanent(err)
-			}
+		out, err := attempt()
+		if err == nil {
+			return out, tries, ""
 		}
-		return v, err
-	}, opts...)
-	if err != nil {
-		if last == nil {
-			last = err
+		last = err
+		if tries >= p.MaxAttempts || ctx.Err() != nil {
+			break
 		}
-		msg := r.failureMsg(ctx, timeout, last)
 		var ae *attemptError
-		if errors.As(last, &ae) && !policy.tuning.retries(ae.kind) {
-			msg += " (" + policy.tuning.notRetried(ae.kind) + ")"
-		} else if ctx.Err() == nil && tries <= policy.maxRetries {
-			msg += fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", tries)
+		if errors.As(err, &ae) && !p.Retries(ae.kind) {
+			return toolOutput{}, tries, r.failureMsg(ctx, timeout, err) + " (" + policy.tuning.notRetried(ae.kind) + ")"
 		}
-		return toolOutput{}, tries, msg
+		delay := p.Delay(tries, clock.Jitter())
+		if dl, ok := ctx.Deadline(); ok && clock.Now().Add(delay).After(dl) {
+			gaveUp = true
+			break
+		}
+		if notify != nil {
+			notify(sp.index, tries+1, &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: fmt.Sprintf("%v; retrying in %s", err, delay.Round(time.Millisecond))})
+		}
+		if clock.Sleep(ctx, delay) != nil {
+			break
+		}
 	}
-	return out, tries, ""
+	msg := r.failureMsg(ctx, timeout, last)
+	if gaveUp && ctx.Err() == nil {
+		msg += gaveUpSuffix(tries)
+	}
+	return toolOutput{}, tries, msg
 }
 
 // failureMsg explains a failed call, preferring the reason the context
@@ -260,16 +256,10 @@ func (r *runState) failureMsg(ctx context.Context, timeout time.Duration, err er
 func (r *runState) interruptMsg(ctx context.Context, timeout time.Duration) string {
 	r.noteTimeout(ctx)
 	if r.ctx.Err() != nil {
-		switch r.endCause() {
-		case errRunAborted:
-			return "cancelled because another step failed"
-		case errWorkflowTimeout:
-			return fmt.Sprintf("stopped: the workflow timed out after %s", r.wp.timeout)
-		}
-		return "cancelled"
+		return stoppedMsg(causeReason(r.endCause()), r.wp.timeout)
 	}
 	if ctx.Err() != nil {
-		return fmt.Sprintf("timed out after %s", timeout)
+		return timedOutMsg(timeout)
 	}
 	return ""
 }
@@ -281,13 +271,13 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 		s, err := sp.message.str(r.data)
 		r.mu.RUnlock()
 		if err != nil {
-			return stepMsg{status: StepFailed, attempts: 1, err: r.templateStepError(sp.id, sp.message, err, "message")}
+			return stepMsg{status: StepFailed, attempts: 1, err: templateStepError(sp.id, sp.message, err, "message")}
 		}
 		message = s
 	}
-	el := r.opts.Elicitor
+	el := r.env.Elicitor
 	if el == nil {
-		return r.elicitOutcome(sp, sp.step.OnCancel, ElicitCancel, "the client cannot answer elicitation requests (no elicitor)", "onCancel")
+		return r.elicitOutcome(sp, sp.step.OnCancel, ElicitCancel, noElicitorWhy, "onCancel")
 	}
 	res, err := el.Elicit(ctx, ElicitRequest{RunID: r.run.ID, StepID: sp.id, Message: message, Schema: sp.step.Schema})
 	if err != nil {
@@ -298,8 +288,13 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 		if m := r.interruptMsg(ctx, sp.timeout); m != "" {
 			return failed(sp, sp.step.Pos, m, 1)
 		}
-		return failed(sp, sp.step.Pos, "elicitation failed: "+err.Error(), 1)
+		return elicitFailed(sp, err)
 	}
+	return r.elicitAnswer(sp, res)
+}
+
+// elicitAnswer turns the user's answer into the step's end.
+func (r *Machine) elicitAnswer(sp *stepPlan, res ElicitResult) stepMsg {
 	switch res.Action {
 	case ElicitAccept:
 		content := res.Content
@@ -324,7 +319,7 @@ const elicitTimeout = "timeout"
 
 // elicitOutcome applies a decline, cancel or timeout handler. reason is
 // what the output's action records (decline, cancel or timeout).
-func (r *runState) elicitOutcome(sp *stepPlan, action, reason, why, handler string) stepMsg {
+func (r *Machine) elicitOutcome(sp *stepPlan, action, reason, why, handler string) stepMsg {
 	switch action {
 	case ir.ActionContinue:
 		out := map[string]any{"action": reason}
@@ -340,5 +335,6 @@ func (r *runState) elicitOutcome(sp *stepPlan, action, reason, why, handler stri
 	}
 	m := failed(sp, sp.step.Pos, fmt.Sprintf("%s (%s: abort)", why, handler), 1)
 	m.forceAbort = true
+	m.note = noteElicitAbort
 	return m
 }

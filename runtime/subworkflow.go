@@ -33,21 +33,23 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
-// linkCallees sets the callee of every workflow step (forEach inner
-// steps included) and checks that no workflow reaches itself.
-func (e *Engine) linkCallees() error {
-	for _, wf := range e.plan.Workflows {
+// linkCallees sets the callee of every workflow step of workflows
+// (forEach inner steps included) among wfs, and checks that no workflow
+// reaches itself.
+func linkCallees(workflows []*ir.Workflow, wfs map[string]*workflowPlan) error {
+	for _, wf := range workflows {
 		var err error
-		for _, sp := range e.wfs[wf.Name].steps {
+		for _, sp := range wfs[wf.Name].steps {
 			sp.eachStep(func(s *stepPlan) {
 				if err != nil || s.kind != ir.StepWorkflow {
 					return
 				}
-				callee, ok := e.wfs[s.step.Workflow.Name]
+				callee, ok := wfs[s.step.Workflow.Name]
 				if !ok {
 					err = fmt.Errorf("workflow %q: step %q (%s) runs workflow %q, which the plan does not define",
 						wf.Name, s.id, s.step.Workflow.Pos, s.step.Workflow.Name)
@@ -96,8 +98,8 @@ func (e *Engine) linkCallees() error {
 		state[wp] = done
 		return nil
 	}
-	for _, wf := range e.plan.Workflows {
-		if wp := e.wfs[wf.Name]; state[wp] == unvisited {
+	for _, wf := range workflows {
+		if wp := wfs[wf.Name]; state[wp] == unvisited {
 			if err := visit(wp); err != nil {
 				return err
 			}
@@ -115,19 +117,33 @@ func (r *runState) runChild(ctx context.Context, sp, policy *stepPlan, args map[
 	name := sp.callee.wf.Name
 	actx, cancel := policy.tuning.attemptContext(ctx)
 	defer cancel()
-	child, err := r.e.Run(actx, name, args, RunOptions{Elicitor: r.opts.Elicitor, ParentID: r.run.ID, ParentStep: sp.id})
+	child, err := r.e.Run(actx, name, args, RunOptions{Elicitor: r.env.Elicitor, ParentID: r.run.ID, ParentStep: sp.id})
+	a := childAttempt(name, child, err, ctx.Err() == nil && actx.Err() != nil, policy.tuning.attemptTimeout)
+	if !a.OK {
+		return nil, &attemptError{msg: a.Msg, cause: err, kind: a.Kind}
+	}
+	return a.Output, nil
+}
+
+// childAttempt is the outcome of one child run of a workflow step: child
+// and err are what Engine.Run returned, timedOut that the attempt hit
+// attemptTimeout. For retryOn, a child that could not start is an error,
+// one that ran past attemptTimeout a timeout, and one that ended without
+// completing a toolError (as the composite tool would return an isError
+// result).
+func childAttempt(name string, child *Run, err error, timedOut bool, attemptTimeout time.Duration) Attempt {
 	if err != nil {
-		return nil, &attemptError{msg: fmt.Sprintf("workflow %s: %v", name, err), cause: err, kind: retryOnError}
+		return Attempt{Kind: FailureError, Msg: fmt.Sprintf("workflow %s: %v", name, err)}
 	}
 	if child.Status == RunCompleted {
-		return child.Output, nil
+		return Attempt{OK: true, Output: child.Output}
 	}
 	msg := fmt.Sprintf("workflow %s (run %s) %s", name, child.ID, child.Status)
 	if child.Error != nil {
 		msg += ": " + child.Error.Error()
 	}
-	if ctx.Err() == nil && actx.Err() != nil {
-		return nil, &attemptError{msg: msg + fmt.Sprintf(" (the attempt timed out after %s, attemptTimeout)", policy.tuning.attemptTimeout), kind: retryOnTimeout}
+	if timedOut {
+		return Attempt{Kind: FailureTimeout, Msg: msg + fmt.Sprintf(" (the attempt timed out after %s, attemptTimeout)", attemptTimeout)}
 	}
-	return nil, &attemptError{msg: msg, kind: retryOnToolError}
+	return Attempt{Kind: FailureToolError, Msg: msg}
 }

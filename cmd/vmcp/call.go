@@ -52,6 +52,12 @@ or times out (or vmcp cannot start), 2 on bad usage or arguments.`,
 				return err
 			}
 			defer st.Close()
+			if st.cfg.Authoring.Enabled {
+				// Authored workflows can be called too.
+				if err := st.loadAuthored(cmd.Context(), log); err != nil { // authoring.go
+					return failuref("%v", err)
+				}
+			}
 			wf, err := st.workflow(args[0])
 			if err != nil {
 				return usageErrorf("%v", err)

@@ -26,6 +26,9 @@
 // go to stderr. Exit codes: 0 success, 1 failure
 // (startup or workflow), 2 bad usage or arguments.
 //
+// With state.store: sqlite, vmcp run resumes the runs the previous process
+// left running, under their ids, once the backends are up (resume.go).
+//
 // Under --transport http the same listener serves the run API
 // (/api/v1/runs), /healthz, /readyz and /metrics (ops.go wires the store,
 // metrics, run logs, authentication and request limits).

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/config"
+	"github.com/vmcp-dev/vmcp/console"
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
@@ -38,6 +39,15 @@ type ops struct {
 	store   runtime.Store
 	close   func() error
 	metrics *metrics.Metrics
+	// unfinished is the SQLite store, whose runs left running by the
+	// previous process (unfinishedIDs, oldest first) vmcp run resumes
+	// (resume.go); nil for the memory store.
+	unfinished    unfinishedStore
+	unfinishedIDs []string
+	// sources are the workflow files, for the console's workflow pages.
+	sources map[string][]byte
+	// ui is the web console (console.go); nil until openConsole.
+	ui *console.Console
 }
 
 // openOps opens the run store the config asks for.
@@ -47,8 +57,11 @@ func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 	case "", "memory":
 		o.store = runtime.NewMemoryStore(0)
 	case "sqlite":
+		// Runs the previous process left running stay so: vmcp run resumes
+		// them, vmcp call leaves them for the next vmcp run.
 		s, err := sqlite.Open(cfg.State.Path, sqlite.Options{
 			Retention: cfg.State.Retention, MaxOutputBytes: cfg.State.MaxOutputBytes, Logger: log,
+			KeepUnfinished: true,
 		})
 		if err != nil {
 			if errors.Is(err, sqlite.ErrLocked) {
@@ -56,10 +69,11 @@ func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 			}
 			return nil, err
 		}
-		if n := len(s.Recovered); n > 0 {
-			log.Warn("runs interrupted by the previous stop marked interrupted", "count", n, "state", cfg.State.Path)
+		if n := len(s.Unfinished); n > 0 {
+			log.Info("runs left unfinished by the previous stop; vmcp run resumes them", "count", n, "state", cfg.State.Path)
 		}
 		o.store, o.close = s, s.Close
+		o.unfinished, o.unfinishedIDs = s, s.Unfinished
 	default:
 		return nil, fmt.Errorf("state.store must be memory or sqlite, not %q", cfg.State.Store)
 	}
@@ -79,7 +93,7 @@ func (o *ops) engineOptions(opts runtime.Options) runtime.Options {
 // runner makes every run started by the MCP server feed the metrics and
 // the run log.
 func (o *ops) runner(eng *runtime.Engine) server.Runner {
-	return observe.WithEvents(eng, observe.Tee(o.metrics.Observe, observe.Logger(o.log)))
+	return observe.WithEvents(eng, observe.Tee(o.metrics.Observe, observe.Logger(o.log), o.observeConsole))
 }
 
 // addRunTools registers vmcp_run_status and vmcp_run_cancel when the config
@@ -92,8 +106,9 @@ func (o *ops) addRunTools(srv *server.Server, eng *runtime.Engine) error {
 	if err != nil {
 		return err
 	}
-	srv.MCP().AddTools(tools...)
-	return nil
+	// Cancelling any run is an admin's; reading one needs run.
+	srv.RequireScope(runtools.CancelTool, httpsafe.ScopeAdmin)
+	return srv.AddTools(tools...)
 }
 
 // api builds the operations API for the engine and backends.
@@ -109,9 +124,23 @@ func (o *ops) routes(eng *runtime.Engine, ready func() map[string]error) ([]serv
 	}
 	var rs []server.Route
 	for _, p := range a.Patterns() {
-		rs = append(rs, server.Route{Pattern: p, Handler: a})
+		rs = append(rs, server.Route{Pattern: p, Handler: scoped(a)})
 	}
-	return rs, nil
+	return append(rs, o.consoleRoutes()...), nil
+}
+
+// scoped applies token scopes to the API: reading (GET, HEAD) needs run,
+// anything else (cancelling a run) admin.
+func scoped(h http.Handler) http.Handler {
+	read := httpsafe.RequireScope(httpsafe.ScopeRun, "reading runs", h)
+	write := httpsafe.RequireScope(httpsafe.ScopeAdmin, "cancelling a run", h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			read.ServeHTTP(w, r)
+			return
+		}
+		write.ServeHTTP(w, r)
+	})
 }
 
 // protect wraps the whole HTTP listener (MCP and API) with the Host check
@@ -121,6 +150,7 @@ func (o *ops) protect(h http.Handler) http.Handler {
 	s := o.cfg.Server
 	return httpsafe.Protect(httpsafe.Options{
 		Tokens: s.Auth.Tokens, AllowedOrigins: s.AllowedOrigins, AllowedHosts: s.AllowedHosts, Limits: o.limits(),
+		SelfAuthenticated: isConsole, // the web console's sign-in cookie
 	}, h)
 }
 
@@ -148,18 +178,22 @@ func (o *ops) checkListen(addr string, insecure bool) error {
 	return nil
 }
 
-// serveAdmin serves the API alone on addr until ctx ends (stdio mode's
-// --admin-listen).
+// serveAdmin serves the API and the console on addr until ctx ends (stdio
+// mode's --admin-listen).
 func (o *ops) serveAdmin(ctx context.Context, addr string, eng *runtime.Engine, ready func() map[string]error) error {
-	a, err := o.api(eng, ready)
+	routes, err := o.routes(eng, ready)
 	if err != nil {
 		return err
+	}
+	a := http.NewServeMux()
+	for _, r := range routes {
+		a.Handle(r.Pattern, r.Handler)
 	}
 	ln, err := o.listen(addr)
 	if err != nil {
 		return err
 	}
-	srv := httpsafe.NewServer(o.protect(a), o.limits())
+	srv := httpsafe.NewServer(o.protect(scoped(a)), o.limits())
 	o.log.Info("serving the admin API", "url", "http://"+ln.Addr().String()+"/api/v1/runs")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -48,6 +48,15 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			if !cmd.Flags().Changed("listen") && st.cfg.Server.Listen != "" {
 				listen = st.cfg.Server.Listen
 			}
+			// cmd.Context() ends at the first signal; serving goes on until
+			// the shutdown (shutdown.go) says it may stop.
+			ctx, stopServing := context.WithCancel(context.WithoutCancel(cmd.Context()))
+			defer stopServing()
+			if transport == "http" || adminListen != "" {
+				if err := st.ops.openConsole(ctx, st.engine, st.consoleCatalog()); err != nil { // the web console: console.go
+					return failuref("%v", err)
+				}
+			}
 			// The tracker knows the runs in flight, for the shutdown.
 			runs := newRunTracker(st.ops.runner(st.engine)) // metrics and run logs: ops.go
 			srv, err := server.New(server.Options{
@@ -66,6 +75,8 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 				// Sessions of the streamable HTTP transport.
 				SessionIdleTimeout: st.cfg.Server.Sessions.IdleTimeout,
 				MaxSessions:        st.cfg.Server.Sessions.Max,
+				// Authored workflows come and go while vmcp runs.
+				ListChanged: st.cfg.Authoring.Enabled,
 			})
 			if err != nil {
 				return failuref("%v", err)
@@ -73,10 +84,17 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			if err := st.ops.addRunTools(srv, st.engine); err != nil {
 				return failuref("%v", err)
 			}
-			// cmd.Context() ends at the first signal; serving goes on until
-			// the shutdown (shutdown.go) says it may stop.
-			ctx, stopServing := context.WithCancel(context.WithoutCancel(cmd.Context()))
-			defer stopServing()
+			if st.cfg.Authoring.Enabled {
+				if err := st.serveAuthoring(cmd.Context(), srv, log); err != nil { // authoring.go
+					return failuref("%v", err)
+				}
+			}
+			// The runs the previous process left running go on in the
+			// background, now that the backends are up (resume.go).
+			if rs, ids := st.ops.newResumeSet(st.engine, runs); rs != nil {
+				rs.adopt = srv.AdoptRun // elicitations asked again reach task clients
+				rs.resumeRuns(ctx, ids)
+			}
 			switch transport {
 			case "stdio":
 				if adminListen != "" {

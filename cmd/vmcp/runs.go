@@ -302,6 +302,13 @@ const maxIterationRows = 10
 // the end of runs and steps that are still going.
 func printRunDetail(w io.Writer, d httpapi.RunDetail, now time.Time) {
 	fmt.Fprintf(w, "run       %s\nworkflow  %s\n", d.ID, d.Workflow)
+	if d.WorkflowVersion != "" {
+		draft := ""
+		if d.Draft {
+			draft = " (a draft, never saved)"
+		}
+		fmt.Fprintf(w, "version   %s%s\n", d.WorkflowVersion, draft)
+	}
 	if d.ParentID != "" {
 		fmt.Fprintf(w, "parent    %s (step %s)\n", d.ParentID, d.ParentStep)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/vmcp-dev/vmcp/authoring"
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/diag"
 	"github.com/vmcp-dev/vmcp/ir"
@@ -30,6 +31,8 @@ type stack struct {
 	backend *mcpclient.Manager
 	engine  *runtime.Engine
 	ops     *ops
+	// authoring is set once serveAuthoring ran (authoring.enabled).
+	authoring *authoring.Service
 }
 
 // openStack loads the config (configPath, or ./vmcp.yaml when it is
@@ -57,8 +60,8 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 		}
 		return nil, failuref("%v", err)
 	}
-	if len(cfg.Sources()) == 0 {
-		return nil, failuref("%s: no workflows: add workflows: or compositeTools:", configPath)
+	if len(cfg.Sources()) == 0 && !cfg.Authoring.Enabled {
+		return nil, failuref("%s: no workflows: add workflows: or compositeTools: (or authoring: {enabled: true} to let agents write them)", configPath)
 	}
 	mgr, err := mcpclient.Connect(ctx, cfg.Backends, mcpclient.Options{
 		Logger: log, ClientName: "vmcp", ClientVersion: version, MaxResultBytes: cfg.Limits.MaxResultBytes,
@@ -72,18 +75,27 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 			mgr.Close()
 		}
 	}()
-	plan, diags, src := compilePlan(cfg.Sources(), mgr, cfg.Limits.MaxIterations)
-	if len(diags) > 0 {
-		diag.Print(diagOut, diags.Sorted(), diag.Text, src)
+	plan := &ir.Plan{Version: ir.Version}
+	var src diag.Sources
+	if len(cfg.Sources()) > 0 {
+		var diags diag.List
+		plan, diags, src = compilePlan(cfg.Sources(), mgr, cfg.Limits.MaxIterations)
+		if len(diags) > 0 {
+			diag.Print(diagOut, diags.Sorted(), diag.Text, src)
+		}
+		if diags.HasErrors() {
+			return nil, failuref("%d error(s) in the workflows of %s", len(diags.Errors()), configPath)
+		}
 	}
-	if diags.HasErrors() {
-		return nil, failuref("%d error(s) in the workflows of %s", len(diags.Errors()), configPath)
-	}
+	// Every run records the version it ran; a workflow from files is
+	// versioned by the hash of its compiled form.
+	authoring.FileVersions(plan)
 	o, err := openOps(cfg, log) // store, metrics: see ops.go
 	if err != nil {
 		return nil, failuref("%v", err)
 	}
-	opts := o.engineOptions(runtime.Options{Backend: mgr, Schemas: mgr.Catalog(), Logger: log, MaxIterations: cfg.Limits.MaxIterations})
+	o.sources = src
+	opts := o.engineOptions(runtime.Options{Backend: mgr, Schemas: catalogHints{mgr.Catalog()}, Logger: log, MaxIterations: cfg.Limits.MaxIterations})
 	// server.maxParallel bounds backend calls across all runs, and each
 	// backend's maxParallel its own share; outside the metrics wrapper, so
 	// waiting for a slot is not counted as call latency.
@@ -118,10 +130,10 @@ func (s *stack) Close() error {
 	return nil
 }
 
-// workflow returns the plan's workflow of that name.
+// workflow returns the engine's workflow of that name.
 func (s *stack) workflow(name string) (*ir.Workflow, error) {
 	var names []string
-	for _, wf := range s.plan.Workflows {
+	for _, wf := range s.engine.Workflows() { // with authored ones, once loaded
 		if wf.Name == name {
 			return wf, nil
 		}

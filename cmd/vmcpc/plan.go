@@ -12,6 +12,7 @@ import (
 	"github.com/vmcp-dev/vmcp/compiler"
 	"github.com/vmcp-dev/vmcp/diag"
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/plangraph"
 )
 
 type planFlags struct {
@@ -30,9 +31,14 @@ statistics and the critical path.
 
 Formats: text (a level timeline), json (the compiled workflow, or the whole
 plan when FILE holds several workflows and --tool is not given), dot
-(Graphviz: levels share a rank, the critical path is drawn in red) and
-mermaid (a flowchart).`,
+(Graphviz: levels share a rank, the critical path is drawn in red),
+mermaid (a flowchart) and svg (the drawing the web console shows, with no
+Graphviz needed: levels in columns, the critical path in red, loop bodies
+inside their forEach, finally steps in a group; one workflow per document,
+so a file holding several needs --tool).`,
 		Example: `  vmcpc plan examples/incident_investigation.yaml
+  vmcpc plan --format svg examples/incident_investigation.yaml > plan.svg
+  vmcpc plan --format svg --tool triage_ticket examples/k8s_stream.yaml > triage.svg
   vmcpc plan --format dot build/plan.json --tool investigate_incident | dot -Tsvg > plan.svg`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -40,7 +46,7 @@ mermaid (a flowchart).`,
 		},
 	}
 	cmd.Flags().StringVar(&f.tool, "tool", "", "show only the workflow `NAME`")
-	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json, dot or mermaid")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json, dot, mermaid or svg")
 	return cmd
 }
 
@@ -55,8 +61,10 @@ func runPlan(stdout, stderr io.Writer, path string, f planFlags) error {
 		render = func(w io.Writer, wfs []*ir.Workflow, _ *ir.Plan) error { return renderDOT(w, wfs) }
 	case "mermaid":
 		render = func(w io.Writer, wfs []*ir.Workflow, _ *ir.Plan) error { return renderMermaid(w, wfs) }
+	case "svg":
+		render = func(w io.Writer, wfs []*ir.Workflow, _ *ir.Plan) error { return renderSVG(w, wfs, path) }
 	default:
-		return usageErrorf("unknown --format %q (want text, json, dot or mermaid)", f.format)
+		return usageErrorf("unknown --format %q (want text, json, dot, mermaid or svg)", f.format)
 	}
 
 	inputs, err := compiler.Load([]string{path})
@@ -114,4 +122,22 @@ func renderJSON(w io.Writer, wfs []*ir.Workflow, plan *ir.Plan) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// renderSVG draws the one workflow shown as an SVG document, the bytes
+// the web console serves. An SVG document holds one drawing, so a file
+// with several workflows needs --tool.
+func renderSVG(w io.Writer, wfs []*ir.Workflow, path string) error {
+	if len(wfs) > 1 {
+		names := make([]string, len(wfs))
+		for i, wf := range wfs {
+			names[i] = wf.Name
+		}
+		sort.Strings(names)
+		return usageErrorf("%s holds %d workflows (%s) and an SVG document draws one; choose it with --tool NAME", path, len(wfs), strings.Join(names, ", "))
+	}
+	if err := plangraph.SVG(w, wfs[0], plangraph.Options{}); err != nil {
+		return failed(err)
+	}
+	return nil
 }

@@ -53,17 +53,21 @@ type tourStep struct {
 }
 
 // readTour parses the tour section of a README.
-func readTour(readme string) ([]tourStep, error) {
+func readTour(readme string) ([]tourStep, error) { return readSection(readme, tourHeading) }
+
+// readSection parses the section under heading (a "## " line) as the tour
+// is parsed.
+func readSection(readme, heading string) ([]tourStep, error) {
 	lines := strings.Split(readme, "\n")
 	start := -1
 	for i, l := range lines {
-		if l == tourHeading {
+		if l == heading {
 			start = i
 			break
 		}
 	}
 	if start < 0 {
-		return nil, fmt.Errorf("README.md has no %q section", tourHeading)
+		return nil, fmt.Errorf("README.md has no %q section", heading)
 	}
 	var steps []tourStep
 	for i := start + 1; i < len(lines); i++ {

@@ -94,17 +94,21 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTT
 
 // RunSummary is one run in a list.
 type RunSummary struct {
-	ID         string             `json:"id"`
-	Workflow   string             `json:"workflow"`
-	ParentID   string             `json:"parentId,omitempty"`
-	ParentStep string             `json:"parentStep,omitempty"`
-	Status     runtime.RunStatus  `json:"status"`
-	StartedAt  time.Time          `json:"startedAt"`
-	EndedAt    time.Time          `json:"endedAt,omitzero"`
-	DurationMS int64              `json:"durationMs"`
-	StepCount  int                `json:"stepCount"`
-	Finished   int                `json:"finishedSteps"`
-	Error      *runtime.StepError `json:"error,omitempty"`
+	ID       string `json:"id"`
+	Workflow string `json:"workflow"`
+	// WorkflowVersion is the version of the workflow the run ran (see
+	// runtime.Run), and Draft marks the run of an unsaved draft.
+	WorkflowVersion string             `json:"workflowVersion,omitempty"`
+	Draft           bool               `json:"draft,omitempty"`
+	ParentID        string             `json:"parentId,omitempty"`
+	ParentStep      string             `json:"parentStep,omitempty"`
+	Status          runtime.RunStatus  `json:"status"`
+	StartedAt       time.Time          `json:"startedAt"`
+	EndedAt         time.Time          `json:"endedAt,omitzero"`
+	DurationMS      int64              `json:"durationMs"`
+	StepCount       int                `json:"stepCount"`
+	Finished        int                `json:"finishedSteps"`
+	Error           *runtime.StepError `json:"error,omitempty"`
 	// FinallyFailed names the finally steps that failed; they do not
 	// change Status.
 	FinallyFailed []string `json:"finallyFailed,omitempty"`
@@ -215,7 +219,7 @@ type Error struct {
 // Summarize makes the list form of a run. Durations of runs still going
 // count up to now.
 func Summarize(r *runtime.Run, now time.Time) RunSummary {
-	s := RunSummary{ID: r.ID, Workflow: r.Workflow, ParentID: r.ParentID, ParentStep: r.ParentStep,
+	s := RunSummary{ID: r.ID, Workflow: r.Workflow, WorkflowVersion: r.WorkflowVersion, Draft: r.Draft, ParentID: r.ParentID, ParentStep: r.ParentStep,
 		Status: r.Status, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 		DurationMS: durationMS(r.StartedAt, r.EndedAt, now), StepCount: len(r.Steps), Error: r.Error,
 		FinallyFailed: r.FailedFinally()}

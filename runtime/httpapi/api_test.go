@@ -114,7 +114,7 @@ func newFixture(t *testing.T) *fixture {
 		mux.Handle(p, api)
 	}
 	ln := listen(t)
-	srv := httpsafe.NewServer(httpsafe.Protect(httpsafe.Options{Tokens: []string{token}}, mux), httpsafe.Limits{})
+	srv := httpsafe.NewServer(httpsafe.Protect(httpsafe.Options{Tokens: httpsafe.AllScopes(token)}, mux), httpsafe.Limits{})
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	f.url = "http://" + ln.Addr().String()

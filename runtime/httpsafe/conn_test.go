@@ -34,7 +34,7 @@ func serveHandler(t *testing.T, l Limits, h http.Handler) string {
 // connections (one of them after a 401): a further connection is accepted
 // by the kernel but not served, and is served as soon as one closes.
 func TestListenCapsConnections(t *testing.T) {
-	h := Protect(Options{Tokens: []string{"tok"}}, echo)
+	h := Protect(Options{Tokens: AllScopes("tok")}, echo)
 	addr := serveHandler(t, Limits{MaxConnections: 3}, h)[len("http://"):]
 	var held []*testenv.RawConn
 	for i, path := range []string{"/healthz", "/healthz", "/mcp"} {

@@ -51,7 +51,7 @@ func TestCheckListen(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
-	h := Protect(Options{Tokens: []string{"s3cret-one", "second-token"}}, echo)
+	h := Protect(Options{Tokens: AllScopes("s3cret-one", "second-token")}, echo)
 	tests := []struct {
 		name, method, path, header string
 		wantCode                   int
@@ -91,7 +91,7 @@ func TestAuth(t *testing.T) {
 func TestAuthDisabledWithoutTokens(t *testing.T) {
 	for _, tokens := range [][]string{nil, {}} {
 		rec := httptest.NewRecorder()
-		Protect(Options{Tokens: tokens}, echo).ServeHTTP(rec, httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader("hi")))
+		Protect(Options{Tokens: AllScopes(tokens...)}, echo).ServeHTTP(rec, httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader("hi")))
 		if rec.Code != 200 || rec.Body.String() != "ok:hi" {
 			t.Errorf("with tokens %q, POST /mcp = %d %q; want 200 ok:hi", tokens, rec.Code, rec.Body.String())
 		}
@@ -103,7 +103,7 @@ func TestAuthDisabledWithoutTokens(t *testing.T) {
 // authentication, nor be matched by an empty or blank bearer token.
 func TestAuthBlankTokensFailClosed(t *testing.T) {
 	for _, tokens := range [][]string{{""}, {"  "}, {"", "\t"}} {
-		h := Protect(Options{Tokens: tokens}, echo)
+		h := Protect(Options{Tokens: AllScopes(tokens...)}, echo)
 		for _, header := range []string{"", "Bearer ", "Bearer  ", "Bearer \t"} {
 			req := httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader("hi"))
 			if header != "" {
@@ -120,7 +120,7 @@ func TestAuthBlankTokensFailClosed(t *testing.T) {
 	req := httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader("hi"))
 	req.Header.Set("Authorization", "Bearer real")
 	rec := httptest.NewRecorder()
-	Protect(Options{Tokens: []string{"", "real"}}, echo).ServeHTTP(rec, req)
+	Protect(Options{Tokens: AllScopes("", "real")}, echo).ServeHTTP(rec, req)
 	if rec.Code != 200 {
 		t.Errorf("with tokens [\"\" real], the token real = %d; want 200", rec.Code)
 	}

@@ -9,14 +9,20 @@ import (
 
 // Options configure Protect.
 type Options struct {
-	// Tokens are the accepted bearer tokens; none disables authentication.
-	Tokens []string
+	// Tokens are the accepted bearer tokens with their scopes; none
+	// disables authentication.
+	Tokens []Token
 	// AllowedOrigins are browser origins allowed besides loopback ones.
 	AllowedOrigins []string
 	// AllowedHosts are Host names served on loopback connections besides
 	// loopback ones.
 	AllowedHosts []AllowedHost
 	Limits       Limits
+	// SelfAuthenticated, when set, reports the requests whose handler
+	// authenticates them itself (the web console at /ui/, which takes the
+	// token once on its sign-in page and then a cookie). They skip the
+	// bearer check but not the Host, Origin and body checks.
+	SelfAuthenticated func(*http.Request) bool
 }
 
 // Protect wraps next with, in order: the Host check, the Origin check,
@@ -26,7 +32,11 @@ type Options struct {
 // client cannot make the server buffer a body.
 func Protect(opts Options, next http.Handler) http.Handler {
 	h := LimitBody(opts.Limits, next)
-	h = Auth(opts.Tokens, isHealthz, h)
+	open := isHealthz
+	if opts.SelfAuthenticated != nil {
+		open = func(r *http.Request) bool { return isHealthz(r) || opts.SelfAuthenticated(r) }
+	}
+	h = Auth(opts.Tokens, open, h)
 	h = CheckOrigin(opts.AllowedOrigins, h)
 	return CheckHost(opts.AllowedHosts, h)
 }

@@ -21,6 +21,12 @@
 // JSON as text, and the run id in _meta; a failed run is an isError result
 // that names the step and its source position, never a protocol error.
 //
+// The served workflows may change while the server runs
+// ([Server.PublishWorkflows], publish.go; clients get
+// notifications/tools/list_changed with [Options.ListChanged]), and a tool
+// may need a token scope beyond run ([Server.RequireScope], scopes.go:
+// over HTTP a call the token may not make is answered 403).
+//
 // With [Options.Tasks], a workflow call may also become an MCP task
 // (tasks.go; tasks_wire.go over streamable HTTP, tasks_stdio.go on stdio):
 // MCP 2025-11-25 tasks/* and, over HTTP, the io.modelcontextprotocol/tasks

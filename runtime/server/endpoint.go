@@ -81,6 +81,9 @@ func (e *Endpoint) CloseSessions(ctx context.Context) {
 
 // ServeHTTP classifies r (see the top of the file) and hands it to mcp-go.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !e.checkScopes(w, r) { // scopes.go
+		return
+	}
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
 	if modern && e.s.tasks == nil {
 		e.serve(w, r) // no sessions; the body need not be read here

@@ -27,6 +27,10 @@ const (
 	// MetaFinallyFailed lists the finally steps that failed, when any did:
 	// they do not change the run's status, so this is where they show.
 	MetaFinallyFailed = "vmcp/finallyFailed"
+	// MetaVersion is the version of the workflow the run ran, and
+	// MetaDraft is true for the run of an unsaved draft.
+	MetaVersion = "vmcp/workflowVersion"
+	MetaDraft   = "vmcp/draft"
 )
 
 // workflowHandler runs wf once per call. Everything that goes wrong with
@@ -42,24 +46,37 @@ func (s *Server) workflowHandler(wf *ir.Workflow) mcpserver.ToolHandlerFunc {
 		if usesMultiRoundTrip(ctx) || req.Params.RequestState != "" {
 			return s.multiRoundTrip(ctx, wf, req, args), nil
 		}
-		runID := uuid.NewString()
-		log := s.log.With("workflow", wf.Name, "run_id", runID)
-		opts := runtime.RunOptions{
-			RunID:    runID,
-			Elicitor: &clientElicitor{s: s, reqCtx: ctx},
-		}
-		if p := s.newProgress(ctx, req); p != nil {
-			opts.OnEvent = p.onEvent
-		}
-		log.Debug("run started")
-		run, err := s.opts.Runner.Run(ctx, wf.Name, args, opts)
-		if err != nil {
-			log.Info("run did not start", "err", err)
-			return startError(wf, err), nil
-		}
-		log.Info("run finished", "status", run.Status, "duration", run.EndedAt.Sub(run.StartedAt).Round(time.Microsecond))
-		return RunResult(run), nil
+		return s.RunTool(ctx, req, wf, args, false), nil
 	}
+}
+
+// RunTool runs wf once for the tool call req with args, as a workflow
+// tool does (elicitation through the client, progress notifications), and
+// returns the tool result. With draft, wf is an unsaved workflow run once
+// through the runner's RunOptions.Draft (vmcp_workflow_run); drafts do not
+// take part in multi round trips.
+func (s *Server) RunTool(ctx context.Context, req mcp.CallToolRequest, wf *ir.Workflow, args map[string]any, draft bool) *mcp.CallToolResult {
+	runID := uuid.NewString()
+	log := s.log.With("workflow", wf.Name, "run_id", runID)
+	opts := runtime.RunOptions{
+		RunID:    runID,
+		Elicitor: &clientElicitor{s: s, reqCtx: ctx},
+	}
+	if draft {
+		opts.Draft = wf
+		log = log.With("draft", true)
+	}
+	if p := s.newProgress(ctx, req); p != nil {
+		opts.OnEvent = p.onEvent
+	}
+	log.Debug("run started")
+	run, err := s.opts.Runner.Run(ctx, wf.Name, args, opts)
+	if err != nil {
+		log.Info("run did not start", "err", err)
+		return startError(wf, err)
+	}
+	log.Info("run finished", "status", run.Status, "duration", run.EndedAt.Sub(run.StartedAt).Round(time.Microsecond))
+	return RunResult(run)
 }
 
 // startError is the result for a run that could not start: invalid
@@ -72,6 +89,10 @@ func startError(wf *ir.Workflow, err error) *mcp.CallToolResult {
 	}
 	return mcp.NewToolResultError(fmt.Sprintf("workflow %s could not start: %v", wf.Name, err))
 }
+
+// CallArguments returns the call's arguments as an object; a missing or
+// null arguments field is an empty object.
+func CallArguments(req mcp.CallToolRequest) (map[string]any, error) { return callArguments(req) }
 
 // callArguments returns the call's arguments as an object; a missing or
 // null arguments field is an empty object.
@@ -131,6 +152,12 @@ func RunResult(run *runtime.Run) *mcp.CallToolResult {
 	}}
 	if failed := run.FailedFinally(); len(failed) > 0 {
 		res.Meta.AdditionalFields[MetaFinallyFailed] = failed
+	}
+	if run.WorkflowVersion != "" {
+		res.Meta.AdditionalFields[MetaVersion] = run.WorkflowVersion
+	}
+	if run.Draft {
+		res.Meta.AdditionalFields[MetaDraft] = true
 	}
 	return res
 }

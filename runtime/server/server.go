@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // Runner runs workflows. *runtime.Engine implements it; tests may use
@@ -65,6 +67,10 @@ type Options struct {
 	// are open at once (default 1000). See sessions.go.
 	SessionIdleTimeout time.Duration
 	MaxSessions        int
+	// ListChanged declares tools.listChanged, for a server whose workflows
+	// change while it runs (PublishWorkflows); clients then get
+	// notifications/tools/list_changed.
+	ListChanged bool
 	// Tasks, with Runs set, serves long runs as MCP Tasks (tasks.go):
 	// workflow tools then say taskSupport "optional".
 	Tasks TaskOptions
@@ -72,11 +78,18 @@ type Options struct {
 
 // Server is vmcp's MCP server.
 type Server struct {
-	opts   Options
-	mcp    *mcpserver.MCPServer
-	log    *slog.Logger
-	tools  []string
-	byName map[string]*ir.Workflow
+	opts Options
+	mcp  *mcpserver.MCPServer
+	log  *slog.Logger
+	// mu guards the tool tables below, which PublishWorkflows, AddTools
+	// and RequireScope change while the server runs (publish.go).
+	mu sync.RWMutex
+	// workflows are the served workflow tools by name; others the names
+	// of every other tool (exposed backend tools, extra tools).
+	workflows map[string]*ir.Workflow
+	others    map[string]bool
+	// scopes are the scopes tool calls need beyond run (scopes.go).
+	scopes map[string]httpsafe.Scope
 	// waiting holds the questions of runs driven by multi round trips.
 	waiting waiting
 	// tasks is nil unless Options.Tasks.Runs is set.
@@ -108,9 +121,10 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, log: log, byName: map[string]*ir.Workflow{}}
+	s := &Server{opts: opts, log: log, workflows: map[string]*ir.Workflow{}, others: map[string]bool{},
+		scopes: map[string]httpsafe.Scope{}}
 	mcpOpts := []mcpserver.ServerOption{
-		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithToolCapabilities(opts.ListChanged),
 		mcpserver.WithElicitation(),
 		// Elicitation steps block inside a tools/call until the user
 		// answers, so vmcp asks with a server-initiated request. mcp-go
@@ -133,15 +147,12 @@ func New(opts Options) (*Server, error) {
 
 	var tools []mcpserver.ServerTool
 	for _, wf := range opts.Runner.Workflows() {
-		tool, err := workflowTool(wf)
+		t, err := s.workflowServerTool(wf)
 		if err != nil {
 			return nil, err
 		}
-		if s.tasks != nil {
-			tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-		}
-		tools = append(tools, mcpserver.ServerTool{Tool: tool, Handler: s.workflowHandler(wf)})
-		s.byName[wf.Name] = wf
+		tools = append(tools, t)
+		s.workflows[wf.Name] = wf
 	}
 	if opts.Expose && opts.Backends != nil {
 		proxied, err := s.backendTools()
@@ -157,9 +168,10 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("server: two tools are named %q (a workflow, an exposed backend tool or an extra tool)", t.Tool.Name)
 		}
 		seen[t.Tool.Name] = true
-		s.tools = append(s.tools, t.Tool.Name)
+		if s.workflows[t.Tool.Name] == nil {
+			s.others[t.Tool.Name] = true
+		}
 	}
-	sort.Strings(s.tools)
 	s.mcp.AddTools(tools...)
 	return s, nil
 }
@@ -168,7 +180,19 @@ func New(opts Options) (*Server, error) {
 func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 
 // ToolNames returns the names of the served tools, sorted.
-func (s *Server) ToolNames() []string { return append([]string(nil), s.tools...) }
+func (s *Server) ToolNames() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	names := make([]string, 0, len(s.workflows)+len(s.others))
+	for n := range s.workflows {
+		names = append(names, n)
+	}
+	for n := range s.others {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
 
 // workflowTool describes a workflow as an MCP tool. The input schema is
 // the workflow's normalised parameter schema, raw, because mcp-go's typed
@@ -203,4 +227,17 @@ func workflowTool(wf *ir.Workflow) (mcp.Tool, error) {
 		tool.Title = a.Title
 	}
 	return tool, nil
+}
+
+// workflowServerTool is wf's tool and handler; with tasks on, the tool
+// says taskSupport "optional".
+func (s *Server) workflowServerTool(wf *ir.Workflow) (mcpserver.ServerTool, error) {
+	tool, err := workflowTool(wf)
+	if err != nil {
+		return mcpserver.ServerTool{}, err
+	}
+	if s.tasks != nil {
+		tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+	}
+	return mcpserver.ServerTool{Tool: tool, Handler: s.workflowHandler(wf)}, nil
 }

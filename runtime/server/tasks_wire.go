@@ -138,7 +138,7 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 	ctx := r.Context()
 	switch req.Method {
 	case string(mcp.MethodToolsCall):
-		wf, ok := e.s.byName[req.Params.Name]
+		wf, ok := e.s.Workflow(req.Params.Name)
 		if !ok || !declared {
 			return false
 		}
@@ -316,7 +316,7 @@ func (s *Server) v1TaskRequest(method string, body []byte) (*taskRequest, bool) 
 		return nil, false // mcp-go reports it
 	}
 	if req.Method == string(mcp.MethodToolsCall) {
-		if _, ok := s.byName[req.Params.Name]; !ok || len(req.Params.Task) == 0 || string(req.Params.Task) == "null" {
+		if _, ok := s.Workflow(req.Params.Name); !ok || len(req.Params.Task) == 0 || string(req.Params.Task) == "null" {
 			return nil, false
 		}
 	}
@@ -356,7 +356,11 @@ func failTask(rep rpcReply, what string, err error) {
 func (t *tasks) v1Request(ctx context.Context, caller, session string, canElicit bool, req *taskRequest, rep rpcReply) {
 	switch req.Method {
 	case string(mcp.MethodToolsCall):
-		wf := t.s.byName[req.Params.Name]
+		wf, ok := t.s.Workflow(req.Params.Name)
+		if !ok { // deleted since the request was routed here
+			rep.fail(mcp.INVALID_PARAMS, fmt.Sprintf("unknown tool %q", req.Params.Name))
+			return
+		}
 		args, err := req.arguments()
 		if err != nil {
 			rep.fail(mcp.INVALID_PARAMS, fmt.Sprintf("invalid arguments for %s: %v", wf.Name, err))

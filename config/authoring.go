@@ -1,0 +1,57 @@
+package config
+
+// The authoring: section: whether the vmcp_* authoring tools are served,
+// where authored workflows are kept (authoring.dir), and which backends
+// authored workflows may call (authoring.backends, each of which must be
+// a configured backend).
+
+import (
+	"fmt"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+func (l *loader) authoring(n ast.Node) {
+	a := &l.cfg.Authoring
+	l.fields(n, "authoring", []string{"enabled", "dir", "backends"}, func(key string, k, v ast.Node) {
+		p := "authoring." + key
+		switch key {
+		case "enabled":
+			a.Enabled = l.boolean(v, p, p)
+		case "dir":
+			if d, ok := l.str(v, p, p); ok && d != "" {
+				a.Dir = l.resolve(d)
+			}
+		case "backends":
+			a.Backends = l.strList(v, p, p)
+			l.authoringBackends = v
+		}
+	})
+}
+
+// checkAuthoringBackends reports authoring.backends entries that name no
+// configured backend, once every backend is known.
+func (l *loader) checkAuthoringBackends() {
+	seq, ok := unwrap(l.authoringBackends).(*ast.SequenceNode)
+	if !ok {
+		return
+	}
+	names := make([]string, 0, len(l.cfg.Backends))
+	for name := range l.cfg.Backends {
+		names = append(names, name)
+	}
+	for i, v := range seq.Values {
+		name, isStr := scalarString(unwrap(v))
+		if !isStr || l.cfg.Backends[name] != nil {
+			continue
+		}
+		p := fmt.Sprintf("authoring.backends[%d]", i)
+		msg := fmt.Sprintf("%s: no backend is named %q", p, name)
+		if s := suggest(name, names); s != "" {
+			msg += fmt.Sprintf("; did you mean %s?", s)
+		} else {
+			msg += "; list names from backends:"
+		}
+		l.errorf(v, p, "unknown_backend", "%s", msg)
+	}
+}

@@ -1,0 +1,112 @@
+package config
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
+)
+
+// TestScopedTokens: a string token has every scope, a {token, scopes}
+// entry only the listed ones.
+func TestScopedTokens(t *testing.T) {
+	src := `server:
+  auth:
+    tokens:
+      - "${ADMIN}"
+      - {token: runner-token, scopes: [run]}
+      - token: "${AUTHOR}"
+        scopes: [run, author, author]
+`
+	cfg, err := parse("vmcp.yaml", []byte(src), envOf(map[string]string{"ADMIN": "adm", "AUTHOR": "aut"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []httpsafe.Token{
+		{Value: "adm", Scopes: httpsafe.Scopes},
+		{Value: "runner-token", Scopes: []httpsafe.Scope{httpsafe.ScopeRun}},
+		{Value: "aut", Scopes: []httpsafe.Scope{httpsafe.ScopeRun, httpsafe.ScopeAuthor}},
+	}
+	if diff := cmp.Diff(want, cfg.Server.Auth.Tokens); diff != "" {
+		t.Errorf("tokens (-want +got):\n%s", diff)
+	}
+}
+
+// TestTokenAndAuthoringErrors: each bad entry is an error at its position
+// that says how to fix it.
+func TestTokenAndAuthoringErrors(t *testing.T) {
+	tests := []struct {
+		name, src string
+		env       map[string]string
+		want      []string
+	}{
+		{
+			name: "unknown scope gets a did-you-mean",
+			src:  "server:\n  auth:\n    tokens:\n      - {token: t, scopes: [run, autor]}\n",
+			want: []string{`vmcp.yaml:4:34: error: server.auth.tokens[0].scopes[1]: unknown scope "autor"; did you mean author?`},
+		},
+		{
+			name: "unknown scope far from any",
+			src:  "server:\n  auth:\n    tokens:\n      - {token: t, scopes: [everything]}\n",
+			want: []string{`unknown scope "everything" (the scopes are run, author, admin)`},
+		},
+		{
+			name: "empty scopes, missing token, missing scopes, unknown key",
+			src:  "server:\n  auth:\n    tokens:\n      - {token: t, scopes: []}\n      - {scopes: [run]}\n      - {token: u}\n      - {token: v, scope: [run]}\n",
+			want: []string{
+				`vmcp.yaml:4:28: error: server.auth.tokens[0].scopes is empty: a token needs at least one scope`,
+				`vmcp.yaml:5:9: error: server.auth.tokens[1] has no token`,
+				`vmcp.yaml:6:9: error: server.auth.tokens[2] has no scopes: list the ones it grants`,
+				`vmcp.yaml:7:20: error: unknown key "scope" in server.auth.tokens[3]; did you mean scopes?`,
+			},
+		},
+		{
+			name: "empty scoped token from the environment",
+			src:  "server:\n  auth:\n    tokens:\n      - {token: \"${T}\", scopes: [run]}\n",
+			env:  map[string]string{"T": ""},
+			want: []string{`server.auth.tokens[0].token is empty: environment variable T is set but empty`},
+		},
+		{
+			name: "authoring backend that is not configured",
+			src:  "backends:\n  github: {command: gh}\nauthoring:\n  enabled: true\n  backends: [githb]\n",
+			want: []string{`vmcp.yaml:5:14: error: authoring.backends[0]: no backend is named "githb"; did you mean github?`},
+		},
+		{
+			name: "authoring unknown key",
+			src:  "authoring:\n  enabld: true\n",
+			want: []string{`vmcp.yaml:2:3: error: unknown key "enabld" in authoring; did you mean enabled?`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parse("vmcp.yaml", []byte(tt.src), envOf(tt.env))
+			var cerr *Error
+			if !errors.As(err, &cerr) {
+				t.Fatalf("parse = %v; want a config error", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error:\n%s\nwant it to contain:\n%s", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestAuthoringSection: the fields are read and the dir is resolved
+// against the config's directory.
+func TestAuthoringSection(t *testing.T) {
+	src := "backends:\n  a: {command: x}\n  b: {command: y}\nauthoring: {enabled: true, dir: authored, backends: [b]}\n"
+	cfg, err := parse("conf/vmcp.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Authoring
+	if !a.Enabled || !strings.HasSuffix(a.Dir, "conf/authored") || !slices.Equal(a.Backends, []string{"b"}) {
+		t.Errorf("Authoring = %+v; want enabled, dir conf/authored, backends [b]", a)
+	}
+}

@@ -1,0 +1,202 @@
+package console
+
+// Live updates: the engine's events as server-sent events.
+//
+// The engine calls Observe synchronously on each run's goroutine, so
+// publish must never block: each subscriber (one open page) has a small
+// buffered channel, and an event that does not fit is dropped and the
+// subscriber marked behind. A subscriber that is behind gets one "resync"
+// event as soon as there is room, and the page then reloads what it shows
+// in full, so a slow browser costs a reload, never a stalled run.
+//
+// Events carry only ids and statuses; the page fetches the HTML of what
+// changed (a run's row, or a run page's live part) from the server, which
+// renders it with the same templates as the full page.
+//
+// GET /ui/events streams every run's events; ?run=ID only that run's. A
+// page subscribes only after it has been rendered, so it tells the stream
+// when that was (?since=Unix milliseconds): the stream first sends a
+// "snapshot" event for each run that started, ended or was still going
+// since then (or, with ?run=, for that run), and the page fetches those as
+// it does for live events. So a run that changed between render and
+// subscribe is not missed. A comment line goes out every heartbeat so that proxies keep the stream
+// open, and every stream ends when the console is closed (server
+// shutdown).
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// subscriberBuffer is how many events a page may lag behind before it
+// has to resync.
+const subscriberBuffer = 64
+
+// heartbeat is the interval of keep-alive comments on an idle stream.
+const heartbeat = 15 * time.Second
+
+// wireEvent is the data of one server-sent event.
+type wireEvent struct {
+	Run      string `json:"run"`
+	Workflow string `json:"workflow"`
+	Kind     string `json:"kind"`
+	Step     string `json:"step,omitempty"`
+	Status   string `json:"status"`
+}
+
+type subscriber struct {
+	run    string // "" for every run
+	ch     chan wireEvent
+	behind bool // guarded by hub.mu
+}
+
+type hub struct {
+	mu     sync.Mutex
+	subs   map[*subscriber]struct{}
+	done   chan struct{}
+	closed bool
+}
+
+func newHub() *hub {
+	return &hub{subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
+}
+
+func (h *hub) publish(ev runtime.Event) {
+	e := wireEvent{Run: ev.RunID, Workflow: ev.Workflow, Kind: string(ev.Kind), Step: ev.StepID, Status: string(ev.Status)}
+	if ev.Kind == runtime.EventRunFinished && e.Status == string(runtime.RunRunning) {
+		// The event goes out before the record's final status is set.
+		e.Status = "finished"
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if s.run != "" && s.run != e.Run {
+			continue
+		}
+		if s.behind {
+			select {
+			case s.ch <- wireEvent{Kind: "resync"}:
+				s.behind = false
+			default:
+				continue
+			}
+		}
+		select {
+		case s.ch <- e:
+		default:
+			s.behind = true
+		}
+	}
+}
+
+func (h *hub) subscribe(run string) (*subscriber, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, false
+	}
+	s := &subscriber{run: run, ch: make(chan wireEvent, subscriberBuffer)}
+	h.subs[s] = struct{}{}
+	return s, true
+}
+
+func (h *hub) unsubscribe(s *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs, s)
+}
+
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.closed {
+		h.closed = true
+		close(h.done)
+	}
+}
+
+func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	s, ok := c.events.subscribe(r.URL.Query().Get("run"))
+	if !ok {
+		http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	defer c.events.unsubscribe(s)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	// retry: how long the browser waits before reconnecting.
+	if _, err := w.Write([]byte("retry: 2000\n: vmcp console events\n\n")); err != nil {
+		return
+	}
+	for _, e := range c.snapshot(r, s.run) {
+		data, _ := json.Marshal(e)
+		w.Write(append(append([]byte("event: run\ndata: "), data...), "\n\n"...))
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		var msg []byte
+		select {
+		case <-r.Context().Done():
+			return
+		case <-c.events.done:
+			return
+		case <-tick.C:
+			msg = []byte(": keep-alive\n\n")
+		case e := <-s.ch:
+			data, _ := json.Marshal(e)
+			name := "run"
+			if e.Kind == "resync" {
+				name = "resync"
+			}
+			msg = append(append([]byte("event: "+name+"\ndata: "), data...), "\n\n"...)
+		}
+		if _, err := w.Write(msg); err != nil {
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+	}
+}
+
+// snapshotLimit bounds how many runs a snapshot looks at (the newest).
+const snapshotLimit = 200
+
+// snapshot lists the runs that changed since the page's ?since= (see the
+// top of this file): with run set, that run alone.
+func (c *Console) snapshot(r *http.Request, run string) []wireEvent {
+	ms, err := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
+	if err != nil {
+		return nil
+	}
+	since := time.UnixMilli(ms)
+	var runs []*runtime.Run
+	if run != "" {
+		if one, err := c.getRun(r.Context(), run); err == nil {
+			runs = append(runs, one)
+		}
+	} else if runs, err = c.opts.Store.ListRuns(r.Context(), runtime.RunFilter{Limit: snapshotLimit}); err != nil {
+		c.log.Warn("console: listing runs for an event stream", "err", err)
+		return nil
+	}
+	var out []wireEvent
+	for i := len(runs) - 1; i >= 0; i-- { // oldest first, as they happened
+		x := runs[i]
+		if !x.Status.Finished() || x.StartedAt.After(since) || x.EndedAt.After(since) || run != "" {
+			out = append(out, wireEvent{Run: x.ID, Workflow: x.Workflow, Kind: "snapshot", Status: string(x.Status)})
+		}
+	}
+	return out
+}
