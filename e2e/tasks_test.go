@@ -284,6 +284,18 @@ func (a *taskAnswer) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp
 		Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": a.name}}}, nil
 }
 
+// next returns the related task id of the next question, within 30s.
+func (a *taskAnswer) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case id := <-a.related:
+		return id
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no elicitation/create request came within 30s")
+		return ""
+	}
+}
+
 func taskResult(t *testing.T, c *client.Client, id string) *mcp.TaskResultResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -352,7 +364,7 @@ func TestTasks20251125(t *testing.T) {
 		testenv.WaitTask(t, ec, task.TaskId, mcp.TaskStatusInputRequired)
 		// tasks/result carries the question and waits for the end.
 		res := taskResult(t, ec, task.TaskId)
-		if got := <-answer.related; got != task.TaskId {
+		if got := answer.next(t); got != task.TaskId {
 			t.Errorf("the elicitation/create request is tied to task %q; want %s", got, task.TaskId)
 		}
 		if resultText(res) != `{"text":"hello Ada"}` {
@@ -412,13 +424,17 @@ func TestTasksStdio(t *testing.T) {
 
 	task := testenv.StartTask(t, c, "two_steps", map[string]any{"text": "stdio"})
 	testenv.WaitTask(t, c, task.TaskId, mcp.TaskStatusCompleted)
-	if got := resultText(taskResult(t, c, task.TaskId)); got != `{"text":"stdio"}` {
+	first := taskResult(t, c, task.TaskId)
+	if got := resultText(first); got != `{"text":"stdio"}` {
 		t.Errorf("tasks/result = %q", got)
+	}
+	if id := first.Meta.AdditionalFields["vmcp/runId"]; id != task.TaskId {
+		t.Errorf("the result's run id %v is not the task id %s", id, task.TaskId)
 	}
 
 	task = testenv.StartTask(t, c, "ask_name", nil)
 	res := taskResult(t, c, task.TaskId) // the question goes out meanwhile
-	if got := <-answer.related; got != task.TaskId {
+	if got := answer.next(t); got != task.TaskId {
 		t.Errorf("the elicitation/create request is tied to task %q; want %s", got, task.TaskId)
 	}
 	if resultText(res) != `{"text":"hello Lin"}` {

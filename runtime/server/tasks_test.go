@@ -97,8 +97,10 @@ compositeTools:
         schema: {type: object, properties: {answer: {type: string}}, required: [answer]}
 `
 
-// taskServer serves taskWorkflows on the real engine with tasks on.
-func taskServer(t *testing.T, ttl time.Duration) (*testenv.ExtTasks, *runtime.Engine) {
+// taskServer serves taskWorkflows on the real engine with tasks on, on a
+// port from port on (each test its own: a client's kept-alive connection
+// to the previous test's server on the same port would fail with EOF).
+func taskServer(t *testing.T, ttl time.Duration, port int) (*testenv.ExtTasks, *runtime.Engine) {
 	t.Helper()
 	plan, diags := compiler.Compile([]compiler.Source{{Name: "wf.yaml", Src: []byte(taskWorkflows)}}, compiler.Options{})
 	if diags.HasErrors() {
@@ -112,13 +114,13 @@ func taskServer(t *testing.T, ttl time.Duration) (*testenv.ExtTasks, *runtime.En
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testenv.ExtTasks{URL: serveHTTP(t, srv, 17390)}, eng
+	return &testenv.ExtTasks{URL: serveHTTP(t, srv, port)}, eng
 }
 
 // TestConcurrentTasks drives many tasks at once through their questions,
 // under -race: each sees its own question and ends with its own answer.
 func TestConcurrentTasks(t *testing.T) {
-	c, _ := taskServer(t, 0)
+	c, _ := taskServer(t, 0, 17360)
 	for i := range 12 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			t.Parallel()
@@ -143,7 +145,7 @@ func TestConcurrentTasks(t *testing.T) {
 }
 
 func TestTaskExpiresAfterItsTTL(t *testing.T) {
-	c, _ := taskServer(t, 300*time.Millisecond)
+	c, _ := taskServer(t, 300*time.Millisecond, 17370)
 	id := c.StartTask(t, "ask", map[string]any{"n": 1})
 	if task := c.Wait(t, id, "input_required"); task["ttlMs"] != float64(300) {
 		t.Errorf("ttlMs = %v; want 300", task["ttlMs"])
@@ -158,7 +160,7 @@ func TestTaskExpiresAfterItsTTL(t *testing.T) {
 }
 
 func TestPlainCallIsNotATask(t *testing.T) {
-	c, eng := taskServer(t, 0)
+	c, eng := taskServer(t, 0, 17380)
 	plain := &testenv.ExtTasks{URL: c.URL, NoExtension: true}
 	res := plain.Call(t, "ask", map[string]any{"n": 1})
 	// Without the extension the call asks with input_required (MRTR); its
