@@ -44,6 +44,8 @@ type Config struct {
 	Server    Server
 	State     State
 	Limits    Limits
+	// Executor says where runs execute (executor.go).
+	Executor Executor
 	// HasCompositeTools reports whether the config file itself has a
 	// compositeTools (or composite_tools) list, making it a workflow source.
 	HasCompositeTools bool

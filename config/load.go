@@ -76,6 +76,7 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 		Server:   Server{Transport: "stdio", Listen: DefaultListen, MaxParallel: DefaultMaxParallel},
 		State:    State{Store: DefaultStore, MaxOutputBytes: DefaultMaxOutputBytes},
 		Limits:   Limits{MaxResultBytes: DefaultMaxResultBytes, MaxIterations: ir.DefaultIterationLimit},
+		Executor: defaultExecutor(),
 	}
 	l.cfg = cfg
 
@@ -138,7 +139,7 @@ func (l *loader) errorf(n ast.Node, path, code, format string, args ...any) {
 }
 
 func (l *loader) top(n ast.Node) {
-	known := []string{"backends", "workflows", "compositeTools", "server", "state", "limits"}
+	known := []string{"backends", "workflows", "compositeTools", "server", "state", "limits", "executor"}
 	l.fields(n, "", known, func(key string, k, v ast.Node) {
 		switch key {
 		case "backends":
@@ -161,6 +162,8 @@ func (l *loader) top(n ast.Node) {
 			l.state(v)
 		case "limits":
 			l.limits(v)
+		case "executor":
+			l.executor(v)
 		}
 	})
 }
