@@ -1,0 +1,93 @@
+package temporalrun
+
+// The backend-call activity. It runs on a `vmcp worker`, which holds the
+// backend connections, and calls one tool once. While the call runs it
+// heartbeats every third of the heartbeat timeout: a worker that dies
+// stops heartbeating, and Temporal then times the attempt out on the
+// heartbeat timeout (seconds), not on the step timeout (minutes).
+// Heartbeats are also how a cancel reaches a running activity: the SDK
+// cancels the activity's context when a heartbeat learns the workflow
+// asked for it, and the backend call's context ends with it.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// ErrPayloadTooLarge is the type of the activity error for a result over
+// PayloadLimit; it is not retried.
+const ErrPayloadTooLarge = "vmcp.PayloadTooLarge"
+
+// Activities are the worker's activities over its backends.
+type Activities struct {
+	Backend runtime.Backend
+}
+
+// CallTool calls one backend tool (see the top of the file).
+func (a *Activities) CallTool(ctx context.Context, in CallInput) (*CallOutput, error) {
+	stop := heartbeat(ctx)
+	res, err := a.Backend.CallTool(ctx, in.Call)
+	stop()
+	if err != nil {
+		out := &CallOutput{Err: err.Error()}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+			out.TimedOut = true
+		}
+		if ctx.Err() != nil && !out.TimedOut {
+			// Cancelled: the workflow no longer waits for this answer.
+			return nil, ctx.Err()
+		}
+		return out, nil
+	}
+	if n := resultSize(res); n > PayloadLimit {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the output of step %q (%s.%s) is %d bytes, over Temporal's payload limit of %d bytes; have the tool return less (or run this workflow with executor: local, whose limit is limits.maxResultBytes)",
+				in.Call.StepID, in.Call.Backend, in.Call.Tool, n, PayloadLimit),
+			ErrPayloadTooLarge, nil)
+	}
+	return &CallOutput{Result: res}, nil
+}
+
+// resultSize is the JSON size of a result, as Temporal will carry it.
+func resultSize(res *runtime.ToolResult) int {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return 0 // the converter reports it with its own error
+	}
+	return len(b)
+}
+
+// heartbeat records a heartbeat every third of the activity's heartbeat
+// timeout until stop is called.
+func heartbeat(ctx context.Context) (stop func()) {
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
