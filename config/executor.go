@@ -7,9 +7,15 @@ package config
 // on Temporal").
 //
 //	executor: {kind: temporal, address: 127.0.0.1:7233, namespace: default, taskQueue: vmcp}
+//
+// heartbeatTimeout (default 10s) is how long a worker may be silent during
+// a backend call before Temporal takes it for dead and the step's fate is
+// decided: run again on another worker when it is idempotent, the run
+// interrupted at it otherwise.
 
 import (
 	"net"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 )
@@ -25,6 +31,7 @@ const (
 	DefaultTemporalAddress   = "127.0.0.1:7233"
 	DefaultTemporalNamespace = "default"
 	DefaultTemporalTaskQueue = "vmcp"
+	DefaultHeartbeatTimeout  = 10 * time.Second
 )
 
 // Executor is vmcp.yaml's executor: section.
@@ -38,6 +45,9 @@ type Executor struct {
 	// TaskQueue is the queue `vmcp worker` polls and `vmcp run` starts
 	// workflows on (default "vmcp").
 	TaskQueue string
+	// HeartbeatTimeout bounds a worker's silence during a backend call
+	// (default 10s).
+	HeartbeatTimeout time.Duration
 }
 
 // Temporal reports whether runs execute on Temporal.
@@ -46,10 +56,11 @@ func (e Executor) Temporal() bool { return e.Kind == ExecutorTemporal }
 // defaultExecutor is the section when the file has none.
 func defaultExecutor() Executor {
 	return Executor{
-		Kind:      ExecutorLocal,
-		Address:   DefaultTemporalAddress,
-		Namespace: DefaultTemporalNamespace,
-		TaskQueue: DefaultTemporalTaskQueue,
+		Kind:             ExecutorLocal,
+		Address:          DefaultTemporalAddress,
+		Namespace:        DefaultTemporalNamespace,
+		TaskQueue:        DefaultTemporalTaskQueue,
+		HeartbeatTimeout: DefaultHeartbeatTimeout,
 	}
 }
 
@@ -58,7 +69,7 @@ func defaultExecutor() Executor {
 // checked either way.
 func (l *loader) executor(n ast.Node) {
 	e := &l.cfg.Executor
-	known := []string{"kind", "address", "namespace", "taskQueue"}
+	known := []string{"kind", "address", "namespace", "taskQueue", "heartbeatTimeout"}
 	l.fields(n, "executor", known, func(key string, k, v ast.Node) {
 		p := "executor." + key
 		switch key {
@@ -89,6 +100,10 @@ func (l *loader) executor(n ast.Node) {
 				} else {
 					e.TaskQueue = q
 				}
+			}
+		case "heartbeatTimeout":
+			if d := l.duration(v, p, p); d > 0 {
+				e.HeartbeatTimeout = d
 			}
 		}
 	})

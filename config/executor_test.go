@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -18,18 +19,18 @@ func TestLoadExecutor(t *testing.T) {
 		{
 			name: "no section: local, with the Temporal defaults ready",
 			src:  "backends: {a: {command: srv}}\n",
-			want: Executor{Kind: "local", Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "vmcp"},
+			want: Executor{Kind: "local", Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "vmcp", HeartbeatTimeout: 10 * time.Second},
 		},
 		{
 			name: "kind temporal alone takes the defaults",
 			src:  "executor: {kind: temporal}\n",
-			want: Executor{Kind: "temporal", Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "vmcp"},
+			want: Executor{Kind: "temporal", Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "vmcp", HeartbeatTimeout: 10 * time.Second},
 		},
 		{
 			name: "every field, snake_case, from the environment",
-			src:  "executor:\n  kind: temporal\n  address: \"${TEMPORAL}\"\n  namespace: prod\n  task_queue: vmcp-prod\n",
+			src:  "executor:\n  kind: temporal\n  address: \"${TEMPORAL}\"\n  namespace: prod\n  task_queue: vmcp-prod\n  heartbeat_timeout: 3s\n",
 			env:  map[string]string{"TEMPORAL": "temporal.internal:7233"},
-			want: Executor{Kind: "temporal", Address: "temporal.internal:7233", Namespace: "prod", TaskQueue: "vmcp-prod"},
+			want: Executor{Kind: "temporal", Address: "temporal.internal:7233", Namespace: "prod", TaskQueue: "vmcp-prod", HeartbeatTimeout: 3 * time.Second},
 		},
 	}
 	for _, tt := range tests {
@@ -77,6 +78,11 @@ func TestLoadExecutorErrors(t *testing.T) {
 				`vmcp.yaml:3:14: error: executor.namespace is empty; leave it out for "default"`,
 				`vmcp.yaml:4:14: error: executor.taskQueue is empty; leave it out for "vmcp"`,
 			},
+		},
+		{
+			name: "heartbeat timeout not positive",
+			src:  "executor: {kind: temporal, heartbeatTimeout: 0s}\n",
+			want: []string{`vmcp.yaml:1:46: error: executor.heartbeatTimeout must be positive, not 0s`},
 		},
 		{
 			name: "not a mapping",

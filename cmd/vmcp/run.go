@@ -49,7 +49,7 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 				listen = st.cfg.Server.Listen
 			}
 			// The tracker knows the runs in flight, for the shutdown.
-			runs := newRunTracker(st.ops.runner(st.engine)) // metrics and run logs: ops.go
+			runs := newRunTracker(st.ops.runner(st.exec)) // metrics and run logs: ops.go
 			srv, err := server.New(server.Options{
 				Runner:       runs,
 				Backends:     st.backend,
@@ -65,8 +65,15 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			if err != nil {
 				return failuref("%v", err)
 			}
-			if err := st.ops.addRunTools(srv, st.engine); err != nil {
+			if err := st.ops.addRunTools(srv, st.exec); err != nil {
 				return failuref("%v", err)
+			}
+			// With executor: temporal, runs outlive this process: from the
+			// first signal on, a run whose caller is cancelled by the
+			// shutdown is left going on Temporal (the next vmcp run
+			// records its result), not cancelled.
+			if d, ok := st.exec.(interface{ Detach() }); ok {
+				go func() { <-cmd.Context().Done(); d.Detach() }()
 			}
 			// cmd.Context() ends at the first signal; serving goes on until
 			// the shutdown (shutdown.go) says it may stop.
@@ -79,7 +86,7 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 						return usageErrorf("%v", err)
 					}
 					go func() {
-						if err := st.ops.serveAdmin(ctx, adminListen, st.engine, st.backend.Ready); err != nil {
+						if err := st.ops.serveAdmin(ctx, adminListen, st.exec, st.backend.Ready); err != nil {
 							log.Error("admin API stopped", "err", err)
 						}
 					}()
@@ -93,7 +100,7 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 				if err := st.ops.checkListen(listen, insecure); err != nil {
 					return usageErrorf("%v", err)
 				}
-				routes, err := st.ops.routes(st.engine, st.backend.Ready)
+				routes, err := st.ops.routes(st.exec, st.backend.Ready)
 				if err != nil {
 					return failuref("%v", err)
 				}
