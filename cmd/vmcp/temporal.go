@@ -12,8 +12,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
 
 	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/config"
@@ -55,8 +55,10 @@ func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
 
-func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler { return minLevel{h.Handler.WithAttrs(as), h.min} }
-func (h minLevel) WithGroup(g string) slog.Handler       { return minLevel{h.Handler.WithGroup(g), h.min} }
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.min}
+}
+func (h minLevel) WithGroup(g string) slog.Handler { return minLevel{h.Handler.WithGroup(g), h.min} }
 
 // planTools is the part of the live catalog that plan's steps call, at any
 // depth (bodies, finally).

@@ -34,9 +34,9 @@ type TemporalServer struct {
 	Address, Namespace string
 	// Bin is the CLI that runs it (also useful for `temporal workflow ...`
 	// in tests).
-	Bin string
-	cmd *exec.Cmd
-	log *Buffer
+	Bin  string
+	cmd  *exec.Cmd
+	log  *Buffer
 	done chan struct{}
 }
 
