@@ -99,6 +99,8 @@ const (
 	CodeLoopDependency        = "missing_loop_dependency"
 	CodeBodyReadsLoop         = "body_reads_own_loop"
 	CodeBodyElicitation       = "body_elicitation"
+	CodeInvalidIdempotent     = "invalid_idempotent"
+	CodeIdempotentNoEffect    = "idempotent_no_effect"
 )
 
 func errorAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnostic {
@@ -355,6 +357,28 @@ func warnRetriesWithoutRetry(pos ir.Pos, path, action string) diag.Diagnostic {
 	return warnAt(pos, path, CodeRetriesWithoutRetry,
 		fmt.Sprintf("maxRetries has no effect: %s, and only action: retry retries (as in ToolHive)", onErrorAction(action)),
 		"to retry before giving up, write onError: {action: retry, maxRetries: N}; the workflow's failureMode decides after the last attempt")
+}
+
+// ---- resume ----
+
+// errInvalidIdempotent: idempotent is not a boolean; got names what it
+// is (a string is quoted back, since "true" in quotes is the usual slip).
+func errInvalidIdempotent(pos ir.Pos, path, got string) diag.Diagnostic {
+	return errorAt(pos, path, CodeInvalidIdempotent,
+		fmt.Sprintf("idempotent must be true or false, not %s", got),
+		"idempotent: true promises that calling the step's tool twice has the same effect as calling it once, so a run resumed after a crash may call it again when its first call was in flight; write it unquoted")
+}
+
+// warnIdempotentNoEffect: idempotent on a step type that makes no backend
+// call of its own.
+func warnIdempotentNoEffect(pos ir.Pos, path, stepType string) diag.Diagnostic {
+	why := map[string]string{
+		ir.StepElicitation: "a question that was waiting when vmcp stopped is always asked again on resume",
+		ir.StepForEach:     "a loop makes no call of its own: put idempotent on its inner step (step:) or its body steps (steps:)",
+		ir.StepWorkflow:    "the child run's own steps decide: put idempotent on the steps of the called workflow",
+	}[stepType]
+	return warnAt(pos, path, CodeIdempotentNoEffect,
+		fmt.Sprintf("idempotent has no effect on %s steps; %s", stepType, why))
 }
 
 // warnRetryTuningWithoutRetry: action is "" when onError has no action.

@@ -151,6 +151,7 @@ func (w *wfCheck) checkStep(i int, s *parser.Step, finally bool, parent *stepInf
 	st.OnError = w.checkOnError(s.OnError)
 	w.checkAttemptTimeout(si, s.OnError, st.OnError)
 	w.checkDefaults(si)
+	w.checkIdempotent(si)
 	switch si.typ {
 	case ir.StepTool:
 		w.checkToolRef(si, s, "tool")
@@ -284,6 +285,33 @@ func (w *wfCheck) checkFieldsAllowed(si *stepInfo) {
 		pos, path := keyPos(si.src.Node, f.node, f.name)
 		w.add(errFieldNotAllowed(pos, path, f.name, si.typ, hint))
 	}
+}
+
+// checkIdempotent reads idempotent: a boolean, meaningful on tool steps
+// only (the resume rule re-runs an in-flight backend call only when it
+// is idempotent).
+func (w *wfCheck) checkIdempotent(si *stepInfo) {
+	n := si.src.Idempotent
+	if n == nil {
+		return
+	}
+	if n.Kind != parser.Bool {
+		got := kindPhrase(n.Kind)
+		if n.Kind == parser.String {
+			got = "the string " + strconv.Quote(fmt.Sprint(n.Value))
+		}
+		w.add(errInvalidIdempotent(n.Pos, n.Path, got))
+		return
+	}
+	b, _ := n.Value.(bool)
+	if si.typ != ir.StepTool && si.typ != "" {
+		if b {
+			pos, path := keyPos(si.src.Node, n, "idempotent")
+			w.add(warnIdempotentNoEffect(pos, path, si.typ))
+		}
+		return
+	}
+	si.ir.Idempotent = b
 }
 
 // keyPos finds where the key holding value n is written in mapping m.

@@ -22,7 +22,7 @@ func samplePlan() *Plan {
 			MaxParallel: 10,
 			Annotations: &Annotations{Title: "T", ReadOnlyHint: &yes},
 			Steps: []*Step{
-				{Index: 0, ID: "a", Type: StepTool, Tool: &ToolRef{Backend: "b", Name: "t"}, Dependents: []int{1},
+				{Index: 0, ID: "a", Type: StepTool, Tool: &ToolRef{Backend: "b", Name: "t"}, Dependents: []int{1}, Idempotent: true,
 					Timeout: Duration(5 * time.Minute), Remaining: 2,
 					Arguments: &Value{Kind: KindObject, Fields: []*Field{
 						{Key: "n", Value: &Value{Kind: KindLiteral, Literal: int64(5)}},
@@ -33,13 +33,33 @@ func samplePlan() *Plan {
 					}}},
 				{Index: 1, ID: "b", Type: StepForEach, Deps: []int{0}, Level: 1, Remaining: 1, DefaultResults: map[string]any{"count": int64(0)},
 					ForEach: &ForEach{Collection: &Template{Source: "{{.steps.a.output.items}}"}, ItemVar: "item", MaxParallel: 10, MaxIterations: 100,
-						Step: &Step{Index: 1, ID: "b", Type: StepTool, Tool: &ToolRef{Backend: "b", Name: "u"}}}},
+						Step: &Step{Index: 1, ID: "b", Type: StepTool, Tool: &ToolRef{Backend: "b", Name: "u"}, Idempotent: true}}},
 			},
 			Levels:       [][]int{{0}, {1}},
 			Stats:        Stats{TotalLevels: 2, TotalSteps: 2, MaxParallelism: 1, MinParallelism: 1, SequentialSteps: 2},
 			CriticalPath: []int{0, 1},
 			Sinks:        []int{1},
 		}},
+	}
+}
+
+// TestIdempotentEncoded: the resume rule reads Step.Idempotent from a
+// plan that vmcpc compiled, so it must survive Encode and Decode.
+func TestIdempotentEncoded(t *testing.T) {
+	p := samplePlan()
+	data, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"idempotent": true`) {
+		t.Fatalf("Encode does not write idempotent:\n%s", data)
+	}
+	got := roundTrip(t, p)
+	if !got.Workflows[0].Steps[0].Idempotent || !got.Workflows[0].Steps[1].ForEach.Step.Idempotent {
+		t.Errorf("Decode lost Step.Idempotent")
+	}
+	if got.Workflows[0].Steps[1].Idempotent {
+		t.Errorf("Decode set Idempotent on a step that did not have it")
 	}
 }
 

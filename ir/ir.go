@@ -150,6 +150,13 @@ type Step struct {
 	// DefaultResults), or is an elicitation whose decline or cancel
 	// continues (so its output has the content of DefaultResults).
 	MaySkip bool `json:"maySkip,omitempty"`
+	// Idempotent is the author's promise (idempotent: true) that calling
+	// the step again has the same effect as calling it once, so a run
+	// resumed after a crash may call it again when its first call was in
+	// flight. A tool whose backend annotations say idempotentHint or
+	// readOnlyHint counts as idempotent too; that is decided against the
+	// live catalog, not stored here.
+	Idempotent bool `json:"idempotent,omitempty"`
 
 	// Tool steps.
 	Tool      *ToolRef `json:"tool,omitempty"`

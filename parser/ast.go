@@ -73,6 +73,9 @@ type Step struct {
 	OnError        *OnError
 	Timeout        *Node
 	DefaultResults *Node
+	// Idempotent is idempotent: (a boolean): calling the step again after
+	// a crash has the same effect as calling it once.
+	Idempotent *Node
 
 	// Elicitation.
 	Message   *Node

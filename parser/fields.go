@@ -68,7 +68,7 @@ var (
 	stepFields = newFieldSet(ObjStep, []string{
 		"id", "type", "tool", "arguments", "dependsOn", "condition", "onError", "timeout",
 		"defaultResults", "message", "schema", "onDecline", "onCancel", "collection",
-		"itemVar", "maxParallel", "maxIterations", "step", "steps", "output", "workflow",
+		"itemVar", "maxParallel", "maxIterations", "step", "steps", "output", "workflow", "idempotent",
 	}, nil)
 	onErrorFields = newFieldSet(ObjOnError, []string{
 		"action", "maxRetries", "retryDelay", "maxDelay", "multiplier", "attemptTimeout", "retryOn",
@@ -175,6 +175,7 @@ func (x *extractor) step(n *Node) *Step {
 		Condition:      f["condition"],
 		Timeout:        f["timeout"],
 		DefaultResults: f["defaultResults"],
+		Idempotent:     f["idempotent"],
 		Message:        f["message"],
 		Schema:         f["schema"],
 		Collection:     f["collection"],

@@ -230,6 +230,7 @@ var stepGetters = map[string]func(*Step) *Node{
 	"maxParallel":    func(s *Step) *Node { return s.MaxParallel },
 	"maxIterations":  func(s *Step) *Node { return s.MaxIterations },
 	"workflow":       func(s *Step) *Node { return s.Workflow },
+	"idempotent":     func(s *Step) *Node { return s.Idempotent },
 	"step": func(s *Step) *Node {
 		if s.Inner == nil {
 			return nil
@@ -432,9 +433,9 @@ output:
 	}
 	want := []string{
 		"workflow descripton descripton @2:1 known=11",
-		"step dependOn steps[0].dependOn @5:5 known=21",
+		"step dependOn steps[0].dependOn @5:5 known=22",
 		"onError max_retry steps[0].onError.max_retry @6:30 known=7",
-		"step argument steps[0].step.argument @7:23 known=21",
+		"step argument steps[0].step.argument @7:23 known=22",
 		"onDecline actoin steps[0].onDecline.actoin @8:17 known=1",
 		"output property typ output.properties.p.typ @11:9 known=6",
 		"output require output.require @12:3 known=2",

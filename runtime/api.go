@@ -120,6 +120,11 @@ type Run struct {
 	EndedAt    time.Time  `json:"endedAt,omitzero"`
 	Output     any        `json:"output,omitempty"`
 	Error      *StepError `json:"error,omitempty"`
+	// Params are the validated parameters the run started with, kept so
+	// that a stored run can be resumed (Engine.Resume). They may hold
+	// secrets, so they are never serialised with the run: a store that
+	// resumes runs keeps them itself.
+	Params map[string]any `json:"-"`
 	// Steps are in the plan's step order, the finally steps last.
 	Steps []StepState `json:"steps"`
 	// FinallyFrom is the index in Steps of the first finally step; 0 when
@@ -135,7 +140,11 @@ type StepState struct {
 	StartedAt time.Time  `json:"startedAt,omitzero"`
 	EndedAt   time.Time  `json:"endedAt,omitzero"`
 	Output    any        `json:"output,omitempty"`
-	Error     string     `json:"error,omitempty"`
+	// Content is a tool step's content map (.steps.X.content: text,
+	// image, resource... see output.go), kept so that a replayed or
+	// resumed run reads what the step returned.
+	Content map[string]any `json:"content,omitempty"`
+	Error   string         `json:"error,omitempty"`
 	// Note explains anything unusual about the record, for example that a
 	// store truncated a large output.
 	Note string `json:"note,omitempty"`

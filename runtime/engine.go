@@ -135,14 +135,7 @@ var ErrUnknownWorkflow = errors.New("unknown workflow")
 // Go error. The error is non-nil only when the run could not start: an
 // unknown workflow or invalid parameters (*InputError).
 func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any, opts RunOptions) (*Run, error) {
-	wp, ok := e.wfs[workflow]
-	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownWorkflow, workflow)
-	}
-	if err := checkInputLimits(workflow, params); err != nil {
-		return nil, err
-	}
-	params, err := wp.validateParams(params)
+	wp, params, err := e.prepareRun(workflow, params)
 	if err != nil {
 		return nil, err
 	}
@@ -179,17 +172,15 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 	}()
 	if ms, ok := e.store.(*MemoryStore); ok {
 		r.memStore = ms
-		err = ms.createShared(r.run)
-	} else {
-		err = e.store.CreateRun(ctx, r.run)
 	}
+	err = e.store.CreateRun(ctx, r.run)
 	if err != nil {
 		unlist()
 		r.cancel(nil)
 		r.release()
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
 	}
-	r.execute()
+	r.execute(func() []Action { return r.Machine.Start(r.run.StartedAt) })
 	run := r.run
 	unlist()
 	r.release()

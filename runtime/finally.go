@@ -79,52 +79,55 @@ type outcome struct {
 	output any
 }
 
-// runFinally runs the finally steps after the top-level phase ended with
-// status. Called with no step running and no worker left.
-func (r *runState) runFinally(status RunStatus) {
+// startFinally begins the finally phase once the top-level steps have
+// ended with the outcome m.decided: the driver is told (ActionFinally),
+// the outcome is shown to the finally steps, and their roots are queued.
+func (m *Machine) startFinally() {
+	m.phase = phaseFinally
+	m.stopped, m.skipRemaining = false, false
+	m.cause = StopNone
+	m.ready.items = m.ready.items[:0]
+	m.acts = append(m.acts, Action{Kind: ActionFinally, At: m.now})
+	m.exposeOutcome(m.decided.status)
+	for _, i := range m.wp.finallyRoots {
+		m.ready.push(i)
+	}
+	m.next()
+}
+
+// enterFinally gives the finally steps a context of their own: detached
+// from the caller's, without the workflow deadline, and no longer
+// stopped by Cancel. Called with sched held and no step running.
+func (r *runState) enterFinally() {
 	r.dlMu.Lock()
+	defer r.dlMu.Unlock()
 	r.endDeadlines()
 	clear(r.deadlines)
 	r.deadlines, r.spent = r.deadlines[:0], nil
 	r.finalPhase = true
+	r.cancel(nil)
 	r.parent = context.WithoutCancel(r.parent)
 	r.ctx, r.cancel = context.WithCancelCause(r.parent)
-	r.deadline = time.Time{}
-	r.dlMu.Unlock()
-	defer r.cancel(nil)
-
-	r.sched.Lock()
-	r.stopped, r.skipRemaining = false, false
-	r.ready.items = r.ready.items[:0]
-	r.exposeOutcome(status)
-	for _, i := range r.wp.finallyRoots {
-		r.ready.push(i)
-	}
-	r.sched.Unlock()
-	r.loop()
-	r.stopWorkers()
-	if failed := r.run.FailedFinally(); len(failed) > 0 {
-		r.e.log.Info("finally steps failed", "run_id", r.run.ID, "workflow", r.run.Workflow, "steps", failed)
-	}
+	r.ctxDeadline = time.Time{}
 }
 
 // exposeOutcome sets .workflow.status to the run's outcome and shows the
 // defaultResults of every top-level step that ended without an output of
 // its own (an empty object when it has none). The step records keep what
-// happened. Called with sched held.
-func (r *runState) exposeOutcome(status RunStatus) {
-	r.outcome = status
-	r.refreshWorkflow(string(status), time.Now())
-	for i, st := range r.run.Steps[:r.wp.nmain] {
+// happened.
+func (m *Machine) exposeOutcome(status RunStatus) {
+	m.outcome = status
+	m.refreshWorkflow(string(status), m.now)
+	for i, st := range m.run.Steps[:m.wp.nmain] {
 		if st.Output != nil || st.Status == StepCompleted || st.Status == StepSkipped {
 			continue
 		}
 		// Without defaultResults the checker allowed only index reads: an
 		// empty object makes them yield nothing instead of failing on nil.
 		var shown any = map[string]any{}
-		if defaults := r.wp.steps[i].step.DefaultResults; defaults != nil {
+		if defaults := m.wp.steps[i].step.DefaultResults; defaults != nil {
 			shown = defaults
 		}
-		r.setEntry(i, shown, nil, st.Status, st.Error)
+		m.setEntry(i, shown, nil, st.Status, st.Error)
 	}
 }

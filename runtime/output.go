@@ -105,7 +105,7 @@ func contentMap(items []Content) map[string]any {
 }
 
 // compositeResult builds the run's output after all steps are done.
-func (r *runState) compositeResult() (any, *StepError) {
+func (r *Machine) compositeResult() (any, *StepError) {
 	wp := r.wp
 	if wp.wf.Output == nil {
 		if len(wp.sinks) == 1 {
@@ -122,7 +122,7 @@ func (r *runState) compositeResult() (any, *StepError) {
 
 // buildObject evaluates output properties over data: the run's root data
 // for the workflow's output, an iteration's for a loop's (body.go).
-func (r *runState) buildObject(data map[string]any, props []*outputPlan, required []string, prefix string) (map[string]any, *StepError) {
+func (r *Machine) buildObject(data map[string]any, props []*outputPlan, required []string, prefix string) (map[string]any, *StepError) {
 	out := make(map[string]any, len(props))
 	req := make(map[string]bool, len(required))
 	for _, n := range required {
@@ -150,7 +150,7 @@ func (r *runState) buildObject(data map[string]any, props []*outputPlan, require
 			case errors.Is(err, errMissing):
 				// absent data: default, required check or omission below
 			default:
-				return nil, r.templateStepError("", op.value, err, "output property "+strconv.Quote(name))
+				return nil, templateStepError("", op.value, err, "output property "+strconv.Quote(name))
 			}
 		}
 		if present {
@@ -232,7 +232,7 @@ func convertOutput(v any, typ string) (any, error) {
 
 // templateStepError turns a template evaluation error into a StepError at
 // the template's position.
-func (r *runState) templateStepError(step string, t *tmpl, err error, what string) *StepError {
+func templateStepError(step string, t *tmpl, err error, what string) *StepError {
 	var te *templateError
 	if errors.As(err, &te) {
 		pos := te.pos

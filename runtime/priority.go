@@ -230,13 +230,15 @@ type loopState struct {
 
 // startPriorities gives the run its priorities: the workflow's static
 // ones, or copies the run can raise when the workflow has watched loops.
-func (r *runState) startPriorities(sc *runScratch) {
+func (r *Machine) startPriorities(ls *loopState) {
 	wp := r.wp
 	r.ready.prio = wp.prio
 	if len(wp.loops) == 0 {
 		return
 	}
-	ls := &sc.loops
+	if ls == nil {
+		ls = &loopState{}
+	}
 	ls.weight = append(ls.weight[:0], wp.weight...)
 	ls.prio = append(ls.prio[:0], wp.prio...)
 	ls.unread = ls.unread[:0]
@@ -249,7 +251,7 @@ func (r *runState) startPriorities(sc *runScratch) {
 
 // weighKnownLoops weighs the watched loops whose collections read no
 // step, once .params and .vars are set. Called before any step starts.
-func (r *runState) weighKnownLoops() {
+func (r *Machine) weighKnownLoops() {
 	if r.loops == nil {
 		return
 	}
@@ -263,7 +265,7 @@ func (r *runState) weighKnownLoops() {
 // noteRead counts step i's end for the loops whose collection reads it
 // and weighs those that have nothing left to wait for. Called with sched
 // held, after i's entry is published, when the run has watched loops.
-func (r *runState) noteRead(i int) {
+func (r *Machine) noteRead(i int) {
 	if i >= r.wp.nmain {
 		return
 	}
@@ -279,7 +281,7 @@ func (r *runState) noteRead(i int) {
 // weight, and its pending ancestors' priorities, to the waves its items
 // take. A loop that has started, or whose collection cannot be evaluated
 // or is not an array, keeps its weight.
-func (r *runState) weighLoop(k int) {
+func (r *Machine) weighLoop(k int) {
 	ls := r.loops
 	ls.unread[k] = -1
 	f := r.wp.loops[k].step
@@ -308,7 +310,7 @@ func (r *runState) weighLoop(k int) {
 // raiseAncestors pushes a rise of step f's priority up to its pending
 // ancestors: each dependency p gets weight(p) + prio(f) when that is
 // more, and passes its own rise on. Started steps are not visited.
-func (r *runState) raiseAncestors(f int) {
+func (r *Machine) raiseAncestors(f int) {
 	ls := r.loops
 	stack := []int{f}
 	for len(stack) > 0 {
@@ -343,4 +345,67 @@ func collectionLen(cv any) (int, bool) {
 		return len(arr), ok
 	}
 	return 0, false
+}
+
+// readyQueue is a binary max-heap of step indexes by (priority desc,
+// index asc); prio holds the run's priorities (see priority.go).
+type readyQueue struct {
+	prio  []int32
+	items []int
+}
+
+func (q *readyQueue) less(a, b int) bool {
+	pa, pb := q.prio[a], q.prio[b]
+	if pa != pb {
+		return pa > pb
+	}
+	return a < b
+}
+
+func (q *readyQueue) push(i int) {
+	q.items = append(q.items, i)
+	c := len(q.items) - 1
+	for c > 0 {
+		p := (c - 1) / 2
+		if !q.less(q.items[c], q.items[p]) {
+			break
+		}
+		q.items[c], q.items[p] = q.items[p], q.items[c]
+		c = p
+	}
+}
+
+func (q *readyQueue) pop() int {
+	top := q.items[0]
+	last := len(q.items) - 1
+	q.items[0] = q.items[last]
+	q.items = q.items[:last]
+	q.down(0)
+	return top
+}
+
+// down moves the item at p down to its place below.
+func (q *readyQueue) down(p int) {
+	for {
+		l := 2*p + 1
+		if l >= len(q.items) {
+			break
+		}
+		m := l
+		if rr := l + 1; rr < len(q.items) && q.less(q.items[rr], q.items[l]) {
+			m = rr
+		}
+		if !q.less(q.items[m], q.items[p]) {
+			break
+		}
+		q.items[m], q.items[p] = q.items[p], q.items[m]
+		p = m
+	}
+}
+
+// fix restores the heap order after priorities changed.
+func (q *readyQueue) fix() {
+	for p := len(q.items)/2 - 1; p >= 0; p-- {
+		q.down(p)
+	}
 }

@@ -82,9 +82,9 @@ func TestWeighLoopRaisesOnlyPendingAncestors(t *testing.T) {
 	if diff := cmp.Diff(static, wp.prio); diff != "" {
 		t.Fatalf("static priorities (-want +got):\n%s", diff)
 	}
-	r := &runState{wp: wp, run: &Run{Steps: slices.Clone(wp.pendingSteps)}}
+	r := &Machine{wp: wp, run: &Run{Steps: slices.Clone(wp.pendingSteps)}}
 	r.data = map[string]any{"params": map[string]any{"items": make([]any, 95)}}
-	r.startPriorities(&runScratch{})
+	r.startPriorities(nil)
 	r.run.Steps[5].Status = StepRunning // c has started
 	r.ready.push(0)                     // d
 	r.ready.push(3)                     // b, as if it were ready
@@ -118,9 +118,9 @@ func TestWeighLoopKeepsTheWeightOfABadCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, items := range []any{"not json", map[string]any{"x": 1}, int64(3)} {
-		r := &runState{wp: wp, run: &Run{Steps: slices.Clone(wp.pendingSteps)}}
+		r := &Machine{wp: wp, run: &Run{Steps: slices.Clone(wp.pendingSteps)}}
 		r.data = map[string]any{"params": map[string]any{"items": items}}
-		r.startPriorities(&runScratch{})
+		r.startPriorities(nil)
 		r.weighKnownLoops()
 		if diff := cmp.Diff(wp.prio, r.loops.prio); diff != "" {
 			t.Errorf("items %v: priorities changed (-want +got):\n%s", items, diff)

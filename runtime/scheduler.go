@@ -1,81 +1,63 @@
 package runtime
 
-// The scheduler: a ready queue, not level barriers.
+// The local driver: goroutines that run the steps a Machine starts.
 //
-// Each step has a counter of unfinished dependencies, set from len(Deps).
-// Steps whose counter is zero are in the ready queue, a binary heap ordered
-// by priority, highest first, then by index. A step's priority is its
-// remaining work: its weight (1 for a call; for a forEach, the waves its
-// iterations take, ceil(items / maxParallel)) plus the heaviest priority
-// among its dependents. A loop's weight is known once its collection can
-// be evaluated; the rise then goes up to its pending ancestors only
-// (priority.go explains the rule and the update). There is no coordinator
-// goroutine: the scheduling state (the Run record, the counters, the
-// queue) is guarded by one mutex, and whichever goroutine finishes a step
-// records it and starts what follows:
+// The machine (machine.go) decides the run: which step starts when, what
+// a failure does, the outcome. This file performs its actions with
+// goroutines, contexts and the run store, and feeds it what happened.
+// There is no coordinator goroutine: the machine and the driver's own
+// state (the workers, the shared deadlines) are guarded by one mutex,
+// sched, and whichever goroutine finishes a step feeds its result and
+// performs what follows:
 //
-//	run(step):
+//	drive(step):
 //	    execute the step (templates, backend call) without the lock
 //	    lock
-//	    record the result, publish the step's entry in the template data,
-//	        decrement the counter of each dependent, push those at zero,
-//	        weigh the loops whose collection it was the last read of
-//	    while fewer than maxParallel steps run and the queue is not empty:
-//	        pop the step with the most remaining work and start it:
-//	        the first one on this goroutine, the others on idle workers
+//	    tell the machine a stop it has not seen (cancel, timeout, caller)
+//	    feed the result: StepDone(result)
+//	    perform the actions: store each record and emit its event; run
+//	        the first started step on this goroutine, the others on idle
+//	        workers; stop the running steps when told to
 //	    unlock
 //	    continue with this goroutine's step, or wait for the next job
 //
-// The caller of Run starts the roots the same way and runs the first
-// itself. So a step starts as soon as its own dependencies are done and a
-// slot is free, never waiting for unrelated steps of the same level, and
-// the goroutine that finished the last dependency of a step runs it: a
-// chain runs on one goroutine, and a fan-in costs no hand-off. Conditions
-// are evaluated when a step is popped: a skipped step takes no slot and no
-// goroutine. Workers belong to the run (at most maxParallel, reused from
-// step to step); once no step runs and none can start, the caller of Run
-// is woken if it is waiting, ends the workers and waits for them, so no
-// goroutine outlives Run.
+// The caller of Run starts the machine the same way and runs the first
+// step itself. So the goroutine that finished the last dependency of a
+// step runs it: a chain runs on one goroutine, and a fan-in costs no
+// hand-off. A skipped step takes no slot and no goroutine (the machine
+// settles it). Workers belong to the run (at most maxParallel, reused
+// from step to step); once the machine says the run is over, the caller
+// of Run is woken if it is waiting, ends the workers and waits for them,
+// so no goroutine outlives Run.
 //
-// Template data. The root map (params, vars, steps, workflow) is built once
-// per run. .steps is one map holding one entry per step, created at the
-// start with a shared "pending" entry; when a step starts or finishes, the
-// goroutine recording it replaces its entry (a new small map {output,
-// content, status, error})
-// under the run's write lock. When every template is a plain field chain
-// into an entry, .steps is a stepView instead: a slice of entry structs
-// made once per run and overwritten in place, which reads the same. Step goroutines evaluate templates under the
-// read lock, so the cost of a step's template data does not depend on how
-// many steps came before it, and reads never race with the writes, which
-// hold the scheduling mutex too; a goroutine holding that mutex reads
-// without the read lock. .workflow (id, duration_ms, step_count, status,
-// start_time) is replaced by a fresh map whenever steps are about to start
-// and before the result is built, only in workflows that read it
-// (workflowPlan.readsWorkflow), so those values are current when a
-// template reads them.
+// Template reads. Step goroutines evaluate templates under the read side
+// of mu, the machine's DataGuard, which the machine holds while it
+// writes the data: the cost of a step's template data does not depend on
+// how many steps came before it, and reads never race with the writes. A
+// goroutine holding sched reads without the read lock (the machine only
+// writes while sched is held).
 //
-// Stopping. A failure whose action is abort records the first error and
-// stops the run (cause errRunAborted): the run's context and every step
-// context end, running backend calls see it and report back, and nothing
-// new starts. Cancel stops the run the same way with its own cause. The
-// workflow timeout has no timer of its own: every step context ends at the
-// workflow's deadline at the latest, and the first step (or launch) to see
-// that deadline pass stops the run with errWorkflowTimeout. The cause
-// decides the final status (failed, cancelled, timed_out). skip_remaining
-// stops new starts without cancelling: running steps finish, and every
-// step that never started is marked skipped.
+// Stopping. ActionStop cancels the run's context (cause errRunAborted,
+// errRunCancelled or errWorkflowTimeout) and every step context: running
+// backend calls see it and report back. Cancel stops the run the same
+// way from any goroutine, taking only dlMu; the next goroutine to feed
+// the machine tells it (syncStop). The workflow timeout has no timer of
+// its own: every step context ends at the workflow's deadline at the
+// latest, and the first step to see that deadline pass stops the run with
+// errWorkflowTimeout (noteTimeout); the machine also sees any result at
+// or past the deadline.
 //
-// Finally steps. They follow the top-level steps in workflowPlan.steps and
-// are not roots, so the loop above never reaches them. Once it is over,
-// the outcome is decided (decideOutcome), and when the workflow has
-// finally steps the loop runs again over them alone, on a context of their
-// own (finally.go); then the run is recorded with that outcome.
+// Time. The driver reads the clock (now: the run's start plus the
+// monotonic time since) once per step end, and hands that time to the
+// machine, which starts what follows at the same time.
+//
+// Finally steps. On ActionFinally the driver gives the steps that follow
+// a context of their own, detached from the caller's and without the
+// workflow deadline (finally.go).
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"maps"
 	"sync"
 	"time"
 
@@ -88,132 +70,33 @@ var (
 	errWorkflowTimeout = errors.New("workflow timed out")
 )
 
-// Shared .steps entries for steps that have not finished. Never modified.
-var (
-	pendingEntry = map[string]any{"status": string(StepPending), "output": nil, "content": noContent, "error": ""}
-	runningEntry = map[string]any{"status": string(StepRunning), "output": nil, "content": noContent, "error": ""}
-)
-
-// stepView is .steps in a workflow whose templates are all field chains
-// that read inside a step's entry (workflowPlan.chainsOnly): one slice of
-// entries per run, updated in place under the run's lock, instead of a map
-// of step ids to three-key maps. Only resolveChain reads it, exactly as it
-// would read the map {<id>: {output, status, error}}; no template can yield
-// the view or an entry as a value (resolveChain turns an entry into that
-// map if it ever would).
-type stepView struct {
-	byID    map[string]*stepPlan
-	entries []stepEntry
-}
-
-type stepEntry struct {
-	output  any
-	content any // map[string]any, never nil once set
-	status  any
-	err     any // the error message, a string
-}
-
-func (e *stepEntry) field(name string) (any, bool) {
-	switch name {
-	case "output":
-		return e.output, true
-	case "content":
-		return e.content, true
-	case "status":
-		return e.status, true
-	case "error":
-		return e.err, true
-	}
-	return nil, false
-}
-
-func (e *stepEntry) asMap() map[string]any {
-	return map[string]any{"output": e.output, "content": e.content, "status": e.status, "error": e.err}
-}
-
-// Boxed once: the status of a pending and of a running entry.
-var (
-	pendingValue any = string(StepPending)
-	runningValue any = string(StepRunning)
-	emptyString  any = ""
-)
-
-// setEntry replaces step i's .steps entry; a nil content is the empty
-// content map. Called with sched held.
-func (r *runState) setEntry(i int, output any, content map[string]any, status StepStatus, errMsg string) {
-	if content == nil {
-		content = noContent
-	}
-	if r.steps == nil {
-		r.setView(r.wp.steps[i].id, map[string]any{"output": output, "content": content, "status": statusValue(status), "error": errMsg})
-		return
-	}
-	var e any = emptyString
-	if errMsg != "" {
-		e = errMsg
-	}
-	r.mu.Lock()
-	r.steps.entries[i] = stepEntry{output: output, content: content, status: statusValue(status), err: e}
-	r.mu.Unlock()
-}
-
-// Step statuses as template values, boxed once.
-var (
-	completedValue any = string(StepCompleted)
-	failedValue    any = string(StepFailed)
-	skippedValue   any = string(StepSkipped)
-)
-
-func statusValue(s StepStatus) any {
-	switch s {
-	case StepCompleted:
-		return completedValue
-	case StepFailed:
-		return failedValue
-	case StepSkipped:
-		return skippedValue
-	case StepPending:
-		return pendingValue
-	case StepRunning:
-		return runningValue
-	}
-	return string(s)
-}
-
-// stepMsg is a step's result (or retry notice), as recorded by handle.
+// stepMsg is a step's end as an executor reports it (StepResult without
+// the index and the time, which the driver adds).
 type stepMsg struct {
-	index         int
-	retry         bool // a retry notice, not the step's end
 	status        StepStatus
 	output        any
 	content       map[string]any // a tool step's content map
 	err           *StepError
 	attempts      int
-	at            time.Time
 	forceAbort    bool // an explicit abort action (elicitation) ignores failureMode
 	skipRemaining bool
 	note          string
 }
 
 type runState struct {
-	e    *Engine
-	wp   *workflowPlan
+	// Machine decides the run; the driver's fields follow.
+	Machine
 	opts RunOptions
-	run  *Run
 	// ctx ends when the run is stopped (cancel, abort, the workflow
 	// timeout) or the caller's context ends; it has no deadline of its own.
 	// Step contexts are made from parent, not ctx, and carry the workflow
 	// deadline (see stepContext): stop ends them too.
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	parent   context.Context
-	deadline time.Time // the end of the workflow timeout
+	ctx        context.Context
+	cancel     context.CancelCauseFunc
+	parent     context.Context
+	ctxDeadline time.Time // the end of the workflow timeout, for step contexts
 
-	mu        sync.RWMutex   // guards view and steps
-	view      map[string]any // .steps as maps, when steps is nil
-	steps     *stepView      // .steps when the workflow is chainsOnly
-	stepsView stepView       // what steps points to
-	data      map[string]any // root template data; only view changes after start
+	mu sync.RWMutex // the machine's DataGuard: template reads take its read side
 
 	scratch *runScratch
 
@@ -226,47 +109,35 @@ type runState struct {
 	nworkers int
 	workers  sync.WaitGroup
 
-	// sched guards the scheduling state below and the Run record:
-	// whichever goroutine records a step holds it. dlMu guards the shared
+	// sched guards the machine and the driver state below: whichever
+	// goroutine feeds the machine holds it. dlMu guards the shared
 	// deadlines; stop takes it (and never sched), so it may be called from
 	// anywhere, an event handler included.
 	sched sync.Mutex
 	dlMu  sync.Mutex
 
-	pending       []int32
-	ready         readyQueue
-	loops         *loopState // the run's own priorities, when the workflow has watched loops
-	running       int
-	done          int
-	completed     int       // steps that completed, for .workflow.step_count
-	wfFixed       [3]any    // .workflow's id, name and start_time, boxed once
-	outcome       RunStatus // the run's outcome once finally steps run, else ""
-	stopped       bool      // start nothing new
-	finalPhase    bool      // the finally steps run: stop has no effect (dlMu)
-	interrupted   bool      // the run's context ended before every step finished
-	skipRemaining bool
-	firstErr      *StepError
-	deadlines     []sharedDeadline
-	spent         []context.CancelFunc
+	finalPhase bool // the finally steps run: stop has no effect (dlMu)
+	deadlines  []sharedDeadline
+	spent      []context.CancelFunc
 
 	// Store writes. storeCtx outlives cancellation so the final states
 	// are recorded. With a store other than MemoryStore, step updates go
-	// through updates to one writer goroutine; only finished steps wait
-	// for their write (see storeStep), and FinishRun waits for the writer
-	// to drain.
-	storeCtx context.Context
-	// With a MemoryStore, the store; the run's Steps are its record's.
+	// through updates to one writer goroutine; finished steps and durable
+	// starts wait for their write (see storeStep), and FinishRun waits for
+	// the writer to drain.
+	storeCtx   context.Context
 	memStore   *MemoryStore
 	updates    chan stepUpdate
 	writerDone chan struct{}
-	written    chan struct{} // acks of finished-step writes
+	written    chan struct{} // acks of waited-for writes
 }
 
 // runScratch is a run's working memory that nothing refers to once the
 // run has ended (its workers have exited and the result is built): the
 // runState itself, the worker channels, the dependency counters, the ready
-// heap, the shared deadlines, the stepView entries and the root data map. Runs of a workflow
-// reuse them through workflowPlan.scratch.
+// heap, the shared deadlines, the stepView entries, the machine's action
+// buffer and the root data map. Runs of a workflow reuse them through
+// workflowPlan.scratch.
 type runScratch struct {
 	state     runState
 	jobs      chan stepJob
@@ -275,6 +146,7 @@ type runScratch struct {
 	ready     []int
 	deadlines []sharedDeadline
 	entries   []stepEntry
+	acts      []Action
 	data      map[string]any // the root template data, for chains-only workflows
 	loops     loopState
 }
@@ -287,6 +159,9 @@ func (r *runState) release() {
 	clear(sc.entries) // drop the outputs
 	clear(sc.data)
 	sc.ready = r.ready.items[:0]
+	acts := r.acts[:cap(r.acts)]
+	clear(acts)
+	sc.acts = acts[:0]
 	clear(r.deadlines)
 	sc.deadlines = r.deadlines[:0]
 	*r = runState{}
@@ -310,121 +185,27 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	}
 	r := &sc.state
 	*r = runState{
-		e:         e,
-		wp:        wp,
 		opts:      opts,
 		scratch:   sc,
-		pending:   sc.pending,
 		jobs:      sc.jobs,
 		finished:  sc.finished,
 		deadlines: sc.deadlines,
 	}
+	r.Machine.init(e, wp, id, params, MachineOptions{ParentID: opts.ParentID, ParentStep: opts.ParentStep, DataGuard: &r.mu}, sc)
 	r.storeCtx = context.WithoutCancel(parent)
 	r.parent = parent
 	r.ctx, r.cancel = context.WithCancelCause(parent)
-	r.run = &Run{
-		ID:         id,
-		Workflow:   wp.wf.Name,
-		ParentID:   opts.ParentID,
-		ParentStep: opts.ParentStep,
-		Status:     RunRunning,
-		StartedAt:  time.Now(),
-		Steps:      make([]StepState, n),
-	}
-	if len(wp.finallyRoots) > 0 {
-		r.run.FinallyFrom = wp.nmain
-	}
+	r.run.StartedAt = time.Now()
 	if wp.timeout > 0 {
-		r.deadline = r.run.StartedAt.Add(wp.timeout)
-	}
-	copy(r.run.Steps, wp.pendingSteps)
-	copy(r.pending, wp.pendingCounts)
-	r.startPriorities(sc)
-	r.ready.items = sc.ready[:0]
-	for _, i := range wp.roots {
-		r.ready.push(i)
-	}
-	var steps any
-	if wp.chainsOnly {
-		r.stepsView = stepView{byID: wp.byID, entries: sc.entries}
-		r.steps = &r.stepsView
-		for i := range r.steps.entries {
-			r.steps.entries[i] = stepEntry{content: noContent, status: pendingValue, err: emptyString}
-		}
-		steps = r.steps
-	} else {
-		r.view = maps.Clone(wp.pendingView)
-		steps = r.view
-	}
-	// The root map of a chains-only workflow is pooled: a chain starts at
-	// one of its keys, so no template can return the map itself.
-	if wp.chainsOnly {
-		if sc.data == nil {
-			sc.data = make(map[string]any, 4)
-		}
-		r.data = sc.data
-	} else {
-		r.data = make(map[string]any, 4)
-	}
-	r.data["params"] = params
-	r.data["steps"] = steps
-	// A chains-only workflow reads .vars and .workflow only if one of its
-	// chains starts there; otherwise nothing can see them.
-	if !wp.chainsOnly || wp.chainRoots["vars"] {
-		r.data["vars"] = map[string]any{}
-	}
-	if wp.readsWorkflow {
-		r.data["workflow"] = r.workflowInfo(workflowRunning, r.run.StartedAt)
+		r.ctxDeadline = r.run.StartedAt.Add(wp.timeout)
 	}
 	return r
 }
 
-// The run's status as .workflow.status shows it while steps run.
-const workflowRunning = "running"
-
-// workflowStatus is .workflow.status: running, and the run's outcome once
-// the finally steps run.
-func (r *runState) workflowStatus() string {
-	if r.outcome != "" {
-		return string(r.outcome)
-	}
-	return workflowRunning
-}
-
-// workflowInfo builds .workflow as of now: ToolHive's id, duration_ms,
-// step_count (the steps completed so far), status and start_time (RFC
-// 3339), and the workflow's name. The fields that do not change are boxed
-// once per run (wfFixed).
-func (r *runState) workflowInfo(status string, now time.Time) map[string]any {
-	if r.wfFixed[0] == nil {
-		r.wfFixed = [3]any{r.run.ID, r.wp.wf.Name, r.run.StartedAt.Format(time.RFC3339)}
-	}
-	return map[string]any{
-		"id":          r.wfFixed[0],
-		"name":        r.wfFixed[1],
-		"start_time":  r.wfFixed[2],
-		"duration_ms": now.Sub(r.run.StartedAt).Milliseconds(),
-		"step_count":  int64(r.completed),
-		"status":      status,
-	}
-}
-
-// refreshWorkflow replaces .workflow with its values as of now, in
-// workflows that read it. A fresh map, because a template may have handed
-// the old one on as a value. Called with sched held.
-func (r *runState) refreshWorkflow(status string, now time.Time) {
-	if !r.wp.readsWorkflow {
-		return
-	}
-	w := r.workflowInfo(status, now)
-	r.mu.Lock()
-	r.data["workflow"] = w
-	r.mu.Unlock()
-}
-
-// execute runs the workflow to the end and fills r.run.
-func (r *runState) execute() {
-	defer r.cancel(nil)
+// execute runs the workflow to the end and fills r.run. start feeds the
+// machine its first input (Start, or Restore for a resumed run).
+func (r *runState) execute(start func() []Action) {
+	defer func() { r.cancel(nil) }()
 	defer r.releaseDeadlines()
 	if r.memStore == nil { // another store: writes go through a writer goroutine
 		r.updates = make(chan stepUpdate, 256)
@@ -433,50 +214,16 @@ func (r *runState) execute() {
 		go r.storeWriter()
 	}
 	r.emit(Event{Kind: EventRunStarted})
-	if serr := r.evalVars(); serr != nil {
-		r.firstErr = serr
-	} else {
-		r.weighKnownLoops()
-		r.loop()
-	}
-	r.stopWorkers()
-	out := r.decideOutcome()
-	if len(r.wp.finallyRoots) > 0 {
-		r.runFinally(out.status)
-	}
-	r.finishRun(out)
-}
-
-func (r *runState) evalVars() *StepError {
-	if len(r.wp.vars) == 0 {
-		return nil
-	}
-	vars := make(map[string]any, len(r.wp.vars))
-	for i, v := range r.wp.vars {
-		x, err := v.value.eval(r.data)
-		if err != nil {
-			pos := r.wp.wf.Vars[i].Value.Template
-			se := &StepError{Pos: r.wp.wf.Pos, Msg: fmt.Sprintf("var %q: %v", v.name, err)}
-			var te *templateError
-			if errors.As(err, &te) {
-				se.Pos = te.pos
-			} else if pos != nil {
-				se.Pos = pos.Pos
-			}
-			return se
-		}
-		vars[v.name] = x
-	}
-	r.data["vars"] = vars
-	return nil
-}
-
-// loop runs the workflow's steps, on the calling goroutine and on the
-// run's workers, and returns once no step runs and none can start.
-func (r *runState) loop() {
 	r.sched.Lock()
-	j, complete := r.next()
+	j, complete := r.perform(start())
 	r.sched.Unlock()
+	r.loop(j, complete)
+	r.stopWorkers()
+	r.finishRun()
+}
+
+// loop runs j, the caller's own step, and returns once the run is over.
+func (r *runState) loop(j stepJob, complete bool) {
 	if j.sp != nil {
 		complete = r.drive(j, false)
 	}
@@ -485,16 +232,21 @@ func (r *runState) loop() {
 	}
 }
 
-// drive runs j and then, for as long as next hands it one, each step that
-// its own steps made ready. It reports whether the run completed with the
-// last step it recorded. A worker that gets nothing more counts itself
-// idle before it lets go of the lock, so the next launch can reuse it.
+// drive runs j and then, for as long as the machine hands it one, each
+// step that its own steps made ready. It reports whether the run ended
+// with the last result it fed. A worker that gets nothing more counts
+// itself idle before it lets go of the lock, so the next start can reuse
+// it.
 func (r *runState) drive(j stepJob, worker bool) (complete bool) {
 	for {
 		m := r.runStep(j.ctx, j.sp)
+		at := r.now()
 		r.sched.Lock()
-		r.handle(m)
-		j, complete = r.next()
+		r.syncStop(at)
+		j, complete = r.perform(r.Machine.StepDone(StepResult{
+			Step: j.sp.index, Status: m.status, Output: m.output, Content: m.content, Err: m.err,
+			Attempts: m.attempts, EndedAt: at, Note: m.note, ForceAbort: m.forceAbort, SkipRemaining: m.skipRemaining,
+		}))
 		if j.sp == nil && worker {
 			r.idle++
 		}
@@ -505,82 +257,63 @@ func (r *runState) drive(j stepJob, worker bool) (complete bool) {
 	}
 }
 
-// next starts every step that can start now: it pops ready steps while
-// fewer than maxParallel run, settling the ones whose condition is false
-// at once. The first step it starts is returned for the calling goroutine
-// to run; the others go to workers. complete reports that no step runs
-// and none can start, so the run is over. Called with sched held.
-func (r *runState) next() (own stepJob, complete bool) {
-	var now time.Time // one clock read for the steps started together
-	if !r.stopped && len(r.ready.items) > 0 {
-		now = r.now()
-		if !r.deadline.IsZero() && !now.Before(r.deadline) {
-			// Past the workflow's deadline, even if the step that got
-			// here ignored its context.
-			r.stop(errWorkflowTimeout)
-		}
-		r.refreshWorkflow(r.workflowStatus(), now)
+// syncStop tells the machine that the run's context ended, when it has
+// not been told: a cancel, the workflow timeout seen by a step, or the
+// caller's context. Called with sched held.
+func (r *runState) syncStop(at time.Time) {
+	if r.ctx.Err() == nil || r.Machine.cause != StopNone || r.phase != phaseMain {
+		return
 	}
-	if !r.stopped && r.ctx.Err() != nil {
-		// Cancelled, timed out or aborted: nothing new starts.
-		r.stopped = true
-		if r.firstErr == nil {
-			r.interrupted = true
-		}
+	reason := StopCallerGone
+	switch context.Cause(r.ctx) {
+	case errRunCancelled:
+		reason = StopCancel
+	case errWorkflowTimeout:
+		reason = StopTimeout
+	case errRunAborted:
+		reason = StopAbort
 	}
-	for !r.stopped && r.running < r.wp.maxParallel && len(r.ready.items) > 0 {
-		j, ok := r.launch(r.ready.pop(), now)
-		switch {
-		case !ok:
-		case own.sp == nil:
-			own = j
-		default:
-			r.startWorker(j)
-		}
-	}
-	if own.sp != nil || r.running > 0 {
-		return own, false
-	}
-	if r.ctx.Err() != nil && r.done < r.wp.nmain && !r.skipRemaining {
-		r.interrupted = true
-	}
-	return own, true
+	r.perform(r.Machine.Stop(reason, at))
 }
 
-// launch starts step i at now and returns its job, or settles it at once
-// (and returns false) when its condition is false or cannot be evaluated.
-// Called with sched held.
-func (r *runState) launch(i int, now time.Time) (stepJob, bool) {
-	sp := r.wp.steps[i]
-	if sp.cond != nil {
-		v, err := sp.cond.value(r.data)
-		if err != nil {
-			r.handle(stepMsg{index: i, status: StepFailed, at: now, err: r.templateStepError(sp.id, sp.cond, err, "condition")})
-			return stepJob{}, false
-		}
-		ok, err := asBool(v)
-		if err != nil {
-			r.handle(stepMsg{index: i, status: StepFailed, at: now, err: &StepError{Step: sp.id, Pos: posOr(sp.cond.src.Pos, sp.step.Pos), Msg: err.Error()}})
-			return stepJob{}, false
-		}
-		if !ok {
-			r.handle(stepMsg{index: i, status: StepSkipped, at: now, output: sp.step.DefaultResults, note: "condition is false"})
-			return stepJob{}, false
+// perform carries out the machine's actions in order. The first step
+// started is returned for the calling goroutine to run; the others go to
+// workers. complete reports that the run is over. Called with sched held.
+func (r *runState) perform(acts []Action) (own stepJob, complete bool) {
+	for k := range acts {
+		a := &acts[k]
+		switch a.Kind {
+		case ActionRecord:
+			r.putStep(a.Step, a.State, a.Durable)
+			r.emitEvent(a.Event)
+		case ActionStart:
+			sp := r.wp.steps[a.Step]
+			j := stepJob{ctx: r.stepContext(a.At, sp.timeout), sp: sp}
+			if own.sp == nil {
+				own = j
+			} else {
+				r.startWorker(j)
+			}
+		case ActionStop:
+			r.stop(stopCause(a.Cause))
+		case ActionFinally:
+			r.enterFinally()
+		case ActionFinish:
+			complete = true
 		}
 	}
-	st := r.run.Steps[i]
-	st.Status = StepRunning
-	st.StartedAt = now
-	st.Attempts = 1
-	if r.steps != nil {
-		r.setEntry(i, nil, nil, StepRunning, "")
-	} else {
-		r.setView(sp.id, runningEntry)
+	return own, complete
+}
+
+// stopCause is the run context's cause for a machine's stop reason.
+func stopCause(s StopReason) error {
+	switch s {
+	case StopAbort, StopInterrupted:
+		return errRunAborted
+	case StopTimeout:
+		return errWorkflowTimeout
 	}
-	r.putStep(i, st)
-	r.emit(Event{Kind: EventStepStarted, StepID: sp.id, Attempt: 1, Time: st.StartedAt})
-	r.running++
-	return stepJob{ctx: r.stepContext(st.StartedAt, sp.timeout), sp: sp}, true
+	return errRunCancelled
 }
 
 // stepJob is a step handed to a worker, with the context it runs under.
@@ -632,10 +365,10 @@ func (r *runState) stopWorkers() {
 	r.nworkers, r.idle = 0, 0
 }
 
-// notify records a retry notice from a running step.
-func (r *runState) notify(m stepMsg) {
+// notify records a retry notice from a running step: attempt comes next.
+func (r *runState) notify(index, attempt int, err *StepError) {
 	r.sched.Lock()
-	r.handle(m)
+	r.perform(r.Machine.Retrying(index, attempt, err))
 	r.sched.Unlock()
 }
 
@@ -667,10 +400,10 @@ func (r *runState) endCause() error { return context.Cause(r.ctx) }
 // context, ended at the workflow's deadline. Step contexts carry that
 // deadline; the run's context has none, so this is how a run times out.
 func (r *runState) noteTimeout(ctx context.Context) {
-	if r.deadline.IsZero() || r.ctx.Err() != nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if r.ctxDeadline.IsZero() || r.ctx.Err() != nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return
 	}
-	if dl, ok := ctx.Deadline(); ok && !dl.Before(r.deadline) {
+	if dl, ok := ctx.Deadline(); ok && !dl.Before(r.ctxDeadline) {
 		r.stop(errWorkflowTimeout)
 	}
 }
@@ -688,8 +421,8 @@ func (r *runState) noteTimeout(ctx context.Context) {
 // Called with sched held.
 func (r *runState) stepContext(now time.Time, timeout time.Duration) context.Context {
 	want, key := now.Add(timeout), timeout
-	if !r.deadline.IsZero() && !r.deadline.After(want) {
-		want, key = r.deadline, 0
+	if !r.ctxDeadline.IsZero() && !r.ctxDeadline.After(want) {
+		want, key = r.ctxDeadline, 0
 	}
 	r.dlMu.Lock()
 	defer r.dlMu.Unlock()
@@ -743,144 +476,44 @@ type sharedDeadline struct {
 	cancel  context.CancelFunc
 }
 
-// runStep executes a step and returns its final message.
+// runStep executes a step and returns its end.
 func (r *runState) runStep(ctx context.Context, sp *stepPlan) stepMsg {
-	var m stepMsg
 	switch sp.kind {
 	case ir.StepElicitation:
-		m = r.runElicitation(ctx, sp)
+		return r.runElicitation(ctx, sp)
 	case ir.StepForEach:
-		m = r.runForEach(ctx, sp)
-	default: // tool and workflow steps (call runs a workflow step's child)
-		m = r.runTool(ctx, sp)
+		return r.runForEach(ctx, sp)
 	}
-	m.index = sp.index
-	m.at = r.now()
-	return m
+	return r.runTool(ctx, sp) // tool and workflow steps (call runs a workflow step's child)
 }
 
-// handle records a step message. Called with sched held.
-func (r *runState) handle(m stepMsg) {
-	sp := r.wp.steps[m.index]
-	st := r.run.Steps[m.index]
-	if m.retry {
-		st.Attempts = m.attempts
-		r.putStep(m.index, st)
-		r.emit(Event{Kind: EventStepRetrying, StepID: sp.id, Attempt: m.attempts, Err: m.err.Msg})
-		return
-	}
-	if st.Status == StepRunning {
-		r.running--
-	}
-	if m.attempts > 0 {
-		st.Attempts = m.attempts
-	}
-	st.EndedAt = m.at
-	st.Status = m.status
-	st.Note = m.note
-	st.Error = ""
-	output := m.output
-	kind := EventStepCompleted
-	switch m.status {
-	case StepFailed:
-		kind = EventStepFailed
-		st.Error = m.err.Msg
-		if r.ctx.Err() == nil && !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
-			r.stop(errWorkflowTimeout) // however the step saw it end
-		}
-		switch {
-		case r.ctx.Err() != nil:
-			// Stopped by cancel, timeout or another step's abort.
-			if r.firstErr == nil {
-				r.interrupted = true
-			}
-			r.stopped = true
-		case m.forceAbort || r.effectiveAction(sp) == ir.ActionAbort:
-			r.abort(m.err)
-		default:
-			output = sp.step.DefaultResults
-		}
-	case StepSkipped:
-		kind = EventStepSkipped
-	case StepCompleted:
-		r.completed++
-	}
-	if m.skipRemaining {
-		r.skipRemaining = true
-		r.stopped = true
-	}
-	st.Output = output
-	r.setEntry(m.index, output, m.content, m.status, st.Error)
-	r.putStep(m.index, st)
-	r.done++
-	r.emit(Event{Kind: kind, StepID: sp.id, Attempt: st.Attempts, Err: st.Error, Time: m.at})
-	for _, d := range sp.dependents {
-		r.pending[d]--
-		if r.pending[d] == 0 {
-			r.ready.push(d)
-		}
-	}
-	if r.loops != nil {
-		r.noteRead(m.index)
-	}
-}
-
-// effectiveAction is what a failed step does once its retries are spent.
-func (r *runState) effectiveAction(sp *stepPlan) string {
-	if sp.finally {
-		return ir.ActionContinue // a failed finally step never stops the others
-	}
-	switch sp.action {
-	case ir.ActionContinue:
-		return ir.ActionContinue
-	case ir.ActionAbort:
-		return ir.ActionAbort
-	}
-	if r.wp.wf.FailureMode == ir.FailureContinue {
-		return ir.ActionContinue
-	}
-	return ir.ActionAbort
-}
-
-func (r *runState) abort(err *StepError) {
-	if r.firstErr == nil {
-		r.firstErr = err
-	}
-	r.stopped = true
-	r.stop(errRunAborted)
-}
-
-func (r *runState) setView(id string, entry map[string]any) {
-	r.mu.Lock()
-	r.view[id] = entry
-	r.mu.Unlock()
-}
-
-// putStep sets step i's record and stores it. With a MemoryStore, the
-// run's Steps are the store's record too (see MemoryStore.createShared):
-// the assignment is made under the store's lock, and that is the write.
-func (r *runState) putStep(i int, st StepState) {
+// putStep stores step i's record. A MemoryStore is written at once (a
+// lock and an assignment). Another store is written by the writer
+// goroutine; see storeStep.
+func (r *runState) putStep(i int, st StepState, durable bool) {
 	if ms := r.memStore; ms != nil {
-		ms.mu.Lock()
-		r.run.Steps[i] = st
-		ms.mu.Unlock()
+		if err := ms.UpdateStep(r.storeCtx, r.run.ID, i, st); err != nil {
+			r.e.log.Warn("run store: step update failed", "run_id", r.run.ID, "step_id", st.ID, "err", err)
+		}
 		return
 	}
-	r.run.Steps[i] = st
-	r.storeStep(i)
+	r.storeStep(i, st, durable)
 }
 
-// storeStep writes step i to a store other than MemoryStore. With a background writer, a finished step
-// (completed, failed or skipped) waits for its write: the step becomes
-// durable before its event goes out and before its dependents start, so a
-// crash never loses a step that anyone saw finish. Starts are not waited for.
-func (r *runState) storeStep(i int) {
+// storeStep writes step i to a store other than MemoryStore. With a
+// background writer, a finished step (completed, failed or skipped) waits
+// for its write: the step becomes durable before its event goes out and
+// before its dependents start, so a crash never loses a step that anyone
+// saw finish. A durable start (a step that calls a backend and is not
+// idempotent) waits too, so the step is recorded running before its first
+// call: after a crash, resume knows it may have been called. Other starts
+// are not waited for.
+func (r *runState) storeStep(i int, st StepState, durable bool) {
 	if r.updates == nil {
-		r.writeStep(i, r.run.Steps[i])
+		r.writeStep(i, st)
 		return
 	}
-	st := r.run.Steps[i]
-	if st.Status == StepPending || st.Status == StepRunning {
+	if !durable && (st.Status == StepPending || st.Status == StepRunning) {
 		r.updates <- stepUpdate{index: i, state: st}
 		return
 	}
@@ -904,6 +537,7 @@ func (r *runState) storeWriter() {
 	}
 }
 
+// emit sends a run event of the driver's own (run_started, run_finished).
 func (r *runState) emit(ev Event) {
 	if r.opts.OnEvent == nil {
 		return
@@ -919,58 +553,25 @@ func (r *runState) emit(ev Event) {
 	r.opts.OnEvent(ev)
 }
 
-// decideOutcome decides the run's status, error and result once the
-// top-level steps have ended, before any finally step runs.
-func (r *runState) decideOutcome() outcome {
-	run := r.run
-	wf := r.wp.wf
-	switch {
-	case r.firstErr != nil:
-		return outcome{status: RunFailed, err: r.firstErr}
-	case r.interrupted:
-		if errors.Is(r.endCause(), errWorkflowTimeout) {
-			return outcome{status: RunTimedOut, err: &StepError{Pos: wf.Pos, Msg: fmt.Sprintf("workflow timed out after %s", r.wp.timeout)}}
-		}
-		return outcome{status: RunCancelled, err: &StepError{Pos: wf.Pos, Msg: "run cancelled"}}
-	default:
-		if r.skipRemaining {
-			now := time.Now()
-			for i := range run.Steps[:r.wp.nmain] {
-				st := run.Steps[i]
-				if st.Status != StepPending {
-					continue
-				}
-				sp := r.wp.steps[i]
-				st.Status = StepSkipped
-				st.EndedAt = now
-				st.Output = sp.step.DefaultResults
-				st.Note = "skipped by skip_remaining"
-				r.setEntry(i, st.Output, nil, StepSkipped, "")
-				r.putStep(i, st)
-				r.done++
-				r.emit(Event{Kind: EventStepSkipped, StepID: sp.id})
-			}
-		}
-		r.refreshWorkflow(string(RunCompleted), time.Now())
-		out, serr := r.compositeResult()
-		if serr != nil {
-			return outcome{status: RunFailed, err: serr}
-		}
-		return outcome{status: RunCompleted, output: out}
+// emitEvent sends an event the machine made (none when its Kind is empty).
+func (r *runState) emitEvent(ev Event) {
+	if r.opts.OnEvent != nil && ev.Kind != "" {
+		r.opts.OnEvent(ev)
 	}
 }
 
 // finishRun records the run with its outcome.
-func (r *runState) finishRun(out outcome) {
+func (r *runState) finishRun() {
 	run := r.run
-	run.Status, run.Error, run.Output = out.status, out.err, out.output
-	run.EndedAt = time.Now()
 	if r.updates != nil {
 		close(r.updates)
 		<-r.writerDone
 	}
 	if err := r.e.store.FinishRun(r.storeCtx, run); err != nil {
 		r.e.log.Warn("run store: finishing run failed", "run_id", run.ID, "err", err)
+	}
+	if failed := run.FailedFinally(); len(failed) > 0 {
+		r.e.log.Info("finally steps failed", "run_id", run.ID, "workflow", run.Workflow, "steps", failed)
 	}
 	r.emit(Event{Kind: EventRunFinished, Err: errString(run.Error)})
 }
@@ -980,67 +581,4 @@ func errString(e *StepError) string {
 		return ""
 	}
 	return e.Error()
-}
-
-// readyQueue is a binary max-heap of step indexes by (priority desc,
-// index asc); prio holds the run's priorities (see priority.go).
-type readyQueue struct {
-	prio  []int32
-	items []int
-}
-
-func (q *readyQueue) less(a, b int) bool {
-	pa, pb := q.prio[a], q.prio[b]
-	if pa != pb {
-		return pa > pb
-	}
-	return a < b
-}
-
-func (q *readyQueue) push(i int) {
-	q.items = append(q.items, i)
-	c := len(q.items) - 1
-	for c > 0 {
-		p := (c - 1) / 2
-		if !q.less(q.items[c], q.items[p]) {
-			break
-		}
-		q.items[c], q.items[p] = q.items[p], q.items[c]
-		c = p
-	}
-}
-
-func (q *readyQueue) pop() int {
-	top := q.items[0]
-	last := len(q.items) - 1
-	q.items[0] = q.items[last]
-	q.items = q.items[:last]
-	q.down(0)
-	return top
-}
-
-// down moves the item at p down to its place below.
-func (q *readyQueue) down(p int) {
-	for {
-		l := 2*p + 1
-		if l >= len(q.items) {
-			break
-		}
-		m := l
-		if rr := l + 1; rr < len(q.items) && q.less(q.items[rr], q.items[l]) {
-			m = rr
-		}
-		if !q.less(q.items[m], q.items[p]) {
-			break
-		}
-		q.items[m], q.items[p] = q.items[p], q.items[m]
-		p = m
-	}
-}
-
-// fix restores the heap order after priorities changed.
-func (q *readyQueue) fix() {
-	for p := len(q.items)/2 - 1; p >= 0; p-- {
-		q.down(p)
-	}
 }

@@ -58,7 +58,7 @@ func (r *runState) runTool(ctx context.Context, sp *stepPlan) stepMsg {
 	}
 	// Retry notices are recorded at once. The method value is made only
 	// for a step that may retry.
-	var notify func(stepMsg)
+	var notify func(index, attempt int, err *StepError)
 	if sp.maxRetries > 0 {
 		notify = r.notify
 	}
@@ -159,7 +159,7 @@ type toolOutput struct {
 // the inner step). It returns the output, the number of attempts and, on
 // failure, a message. notify, when set, passes retry notices to the
 // scheduler.
-func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify func(stepMsg), timeout time.Duration) (toolOutput, int, string) {
+func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify func(index, attempt int, err *StepError), timeout time.Duration) (toolOutput, int, string) {
 	if sp.callee != nil {
 		return r.withRetries(ctx, sp, policy, notify, timeout, func() (toolOutput, error) {
 			out, err := r.runChild(ctx, sp, policy, args)
@@ -189,7 +189,7 @@ func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[stri
 // withRetries makes attempts until one succeeds or policy's retries are
 // spent (see the top of the file). Only action retry has maxRetries (see
 // prepareStep).
-func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify func(stepMsg), timeout time.Duration, attempt func() (toolOutput, error)) (toolOutput, int, string) {
+func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify func(index, attempt int, err *StepError), timeout time.Duration, attempt func() (toolOutput, error)) (toolOutput, int, string) {
 	if policy.maxRetries == 0 {
 		out, err := attempt()
 		if err != nil {
@@ -207,7 +207,7 @@ func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify
 	}
 	if notify != nil {
 		opts = append(opts, backoff.WithNotify(func(err error, next time.Duration) {
-			notify(stepMsg{index: sp.index, retry: true, attempts: tries + 1, err: &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: fmt.Sprintf("%v; retrying in %s", err, next.Round(time.Millisecond))}})
+			notify(sp.index, tries+1, &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: fmt.Sprintf("%v; retrying in %s", err, next.Round(time.Millisecond))})
 		}))
 	}
 	if dl, ok := ctx.Deadline(); ok {
@@ -281,7 +281,7 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 		s, err := sp.message.str(r.data)
 		r.mu.RUnlock()
 		if err != nil {
-			return stepMsg{status: StepFailed, attempts: 1, err: r.templateStepError(sp.id, sp.message, err, "message")}
+			return stepMsg{status: StepFailed, attempts: 1, err: templateStepError(sp.id, sp.message, err, "message")}
 		}
 		message = s
 	}

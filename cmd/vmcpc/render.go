@@ -178,8 +178,15 @@ func stepAction(s *ir.Step) string {
 			what = s.Type
 		}
 	}
+	var marks []string
 	if s.Condition != nil {
-		what += " (conditional)"
+		marks = append(marks, "conditional")
+	}
+	if s.Idempotent {
+		marks = append(marks, "idempotent")
+	}
+	if len(marks) > 0 {
+		what += " (" + strings.Join(marks, ", ") + ")"
 	}
 	return what
 }

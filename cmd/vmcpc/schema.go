@@ -158,6 +158,7 @@ func workflowSchema() obj {
 		field{"timeout", ref("duration")},
 		field{"onError", ref("onError")},
 		field{"defaultResults", obj{"description": "Output of an iteration that is skipped or fails with continue"}},
+		field{"idempotent", idempotentField},
 	))
 	defs["innerStep"].(obj)["allOf"] = []any{
 		whenType("tool", true, obj{"required": []string{"tool"}}),
@@ -197,6 +198,7 @@ func workflowSchema() obj {
 			field{"output", obj{"allOf": []any{ref("output")},
 				"description": "Shapes each iteration's output from the body (default: the single sink's output, or an object keyed by sink id)"}},
 			field{"workflow", ref("workflowName")},
+			field{"idempotent", idempotentField},
 		),
 		"required":             []string{"id"},
 		"additionalProperties": false,
@@ -294,3 +296,7 @@ func workflowSchema() obj {
 		"definitions": defs,
 	}
 }
+
+// idempotentField is the schema of a step's idempotent promise.
+var idempotentField = obj{"type": "boolean",
+	"description": "Calling this tool step twice has the effect of calling it once: a run resumed after a crash may call it again when its first call was in flight (default false; the tool's idempotentHint or readOnlyHint counts too)"}
