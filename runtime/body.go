@@ -234,7 +234,7 @@ func (br *bodyRun) runStep(sp *stepPlan) stepMsg {
 		v, err := sp.cond.value(br.data)
 		br.mu.RUnlock()
 		if err != nil {
-			return stepMsg{status: StepFailed, attempts: 1, err: r.templateStepError(sp.id, sp.cond, err, "condition")}
+			return stepMsg{status: StepFailed, attempts: 1, err: templateStepError(sp.id, sp.cond, err, "condition")}
 		}
 		ok, err := asBool(v)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -147,6 +148,14 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 		id = uuid.NewString()
 	}
 	r := newRunState(ctx, e, wp, id, params, opts)
+	return e.drive(ctx, r, false, nil)
+}
+
+// drive lists r among the active runs, records it (CreateRun, unless
+// resumed), runs it with the local driver and releases its state.
+// resumed holds the record a resumed run continues.
+func (e *Engine) drive(ctx context.Context, r *runState, resume bool, rec *Run) (*Run, error) {
+	id := r.run.ID
 	e.mu.Lock()
 	if _, dup := e.active[id]; dup {
 		e.mu.Unlock()
@@ -173,18 +182,67 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 	if ms, ok := e.store.(*MemoryStore); ok {
 		r.memStore = ms
 	}
-	err = e.store.CreateRun(ctx, r.run)
+	var err error
+	if !resume {
+		err = e.store.CreateRun(ctx, r.run)
+	} else if _, gerr := e.store.GetRun(ctx, id); errors.Is(gerr, ErrRunNotFound) {
+		err = e.store.CreateRun(ctx, rec)
+	}
 	if err != nil {
 		unlist()
 		r.cancel(nil)
 		r.release()
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
 	}
-	r.execute(func() []Action { return r.Machine.Start(r.run.StartedAt) })
+	start := func() []Action { return r.Machine.Start(r.run.StartedAt) }
+	if resume {
+		start = func() []Action { return r.Machine.resume(rec, time.Now()) }
+	}
+	r.execute(start)
 	run := r.run
 	unlist()
 	r.release()
 	return run, nil
+}
+
+// Resume continues a stored run that was running when vmcp stopped,
+// under the same id. Its finished steps (completed, failed, skipped) are
+// replayed from the record and never run again; a step recorded running
+// is started again only when that is safe: it is idempotent (idempotent:
+// true, or the backend tool's idempotentHint or readOnlyHint; a loop or
+// workflow step when every call it makes is), or it is an elicitation,
+// which is asked again. Otherwise that step fails with an error naming it
+// and the run ends interrupted. Steps recorded pending start as they
+// would have. The workflow timeout still counts from the run's start.
+// run.Params must hold the run's parameters. The result and error are as
+// Run's; an error means the run could not resume (unknown workflow, a
+// plan that changed, a run that is not running) and nothing was called.
+func (e *Engine) Resume(ctx context.Context, run *Run, opts RunOptions) (*Run, error) {
+	if run == nil {
+		return nil, errors.New("resume: no run")
+	}
+	if run.Status != RunRunning {
+		return nil, fmt.Errorf("run %q is %s: only a running run resumes", run.ID, run.Status)
+	}
+	wp, params, err := e.prepareRun(run.Workflow, run.Params)
+	if err != nil {
+		return nil, fmt.Errorf("run %q cannot resume: %w", run.ID, err)
+	}
+	if err := wp.matchRecord(run); err != nil {
+		return nil, err
+	}
+	if e.backend == nil && needsBackend(wp) {
+		return nil, fmt.Errorf("workflow %q calls backend tools but the engine has no backend", run.Workflow)
+	}
+	if opts.ParentID == "" {
+		opts.ParentID, opts.ParentStep = run.ParentID, run.ParentStep
+	}
+	r := newRunState(ctx, e, wp, run.ID, params, opts)
+	r.run.StartedAt = run.StartedAt
+	if wp.timeout > 0 {
+		r.ctxDeadline = run.StartedAt.Add(wp.timeout)
+	}
+	return e.drive(ctx, r, true, run)
 }
 
 func needsBackend(wp *workflowPlan) bool {

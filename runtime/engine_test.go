@@ -82,6 +82,7 @@ func (c runCase) run(t *testing.T) {
 	if c.check != nil {
 		c.check(t, run, fb)
 	}
+	checkReplay(t, e, run)
 }
 
 func structured(v any) func(M) any { return func(M) any { return v } }

@@ -78,7 +78,7 @@ func (r *runState) runLoop(ctx context.Context, sp *stepPlan, fr frame) stepMsg 
 	cv, err := sp.collection.value(fr.data)
 	fr.mu.RUnlock()
 	if err != nil {
-		return stepMsg{status: StepFailed, attempts: 1, err: r.templateStepError(sp.id, sp.collection, err, "collection")}
+		return stepMsg{status: StepFailed, attempts: 1, err: templateStepError(sp.id, sp.collection, err, "collection")}
 	}
 	return r.iterate(ctx, sp, fr, cv, posOr(sp.collection.src.Pos, sp.step.Pos))
 }
@@ -343,7 +343,7 @@ func (r *runState) iterationCondition(sp *stepPlan, data map[string]any) (bool, 
 	cond := sp.inner.cond
 	v, err := cond.value(data)
 	if err != nil {
-		return false, r.templateStepError(sp.id, cond, err, "condition")
+		return false, templateStepError(sp.id, cond, err, "condition")
 	}
 	ok, err := asBool(v)
 	if err != nil {

@@ -518,9 +518,6 @@ func (m *Machine) endPhase() {
 // false or cannot be evaluated.
 func (m *Machine) launch(i int) {
 	sp := m.wp.steps[i]
-	if m.restore != nil && m.restore.launch(m, i) {
-		return
-	}
 	if sp.cond != nil {
 		v, err := sp.cond.value(m.data)
 		if err != nil {
@@ -536,6 +533,9 @@ func (m *Machine) launch(i int) {
 			m.settle(StepResult{Step: i, Status: StepSkipped, EndedAt: m.now, Output: sp.step.DefaultResults, Note: "condition is false"})
 			return
 		}
+	}
+	if m.restore != nil && m.restore.launch(m, i) {
+		return // replayed from a record (restore.go)
 	}
 	m.markRunning(i, m.now)
 	m.acts = append(m.acts, Action{Kind: ActionStart, Step: i, At: m.now, Deadline: m.stepDeadline(sp, m.now)})

@@ -260,9 +260,14 @@ func (m *Machine) Restore(rec *Run, at time.Time) ([]Action, error) {
 	}
 	m.run.ID, m.run.ParentID, m.run.ParentStep = rec.ID, rec.ParentID, rec.ParentStep
 	m.wfFixed = [3]any{}
+	return m.resume(rec, at), nil
+}
+
+// resume is Restore once rec is known to match.
+func (m *Machine) resume(rec *Run, at time.Time) []Action {
 	m.restoreFrom(rec, true, -1)
 	m.resumeHeld(at)
-	return m.acts, nil
+	return m.acts
 }
 
 // matchRecord checks that rec is a record of wp's workflow.

@@ -91,9 +91,9 @@ type runState struct {
 	// timeout) or the caller's context ends; it has no deadline of its own.
 	// Step contexts are made from parent, not ctx, and carry the workflow
 	// deadline (see stepContext): stop ends them too.
-	ctx        context.Context
-	cancel     context.CancelCauseFunc
-	parent     context.Context
+	ctx         context.Context
+	cancel      context.CancelCauseFunc
+	parent      context.Context
 	ctxDeadline time.Time // the end of the workflow timeout, for step contexts
 
 	mu sync.RWMutex // the machine's DataGuard: template reads take its read side

@@ -340,5 +340,6 @@ func (r *runState) elicitOutcome(sp *stepPlan, action, reason, why, handler stri
 	}
 	m := failed(sp, sp.step.Pos, fmt.Sprintf("%s (%s: abort)", why, handler), 1)
 	m.forceAbort = true
+	m.note = noteElicitAbort
 	return m
 }

@@ -76,4 +76,3 @@ func statusValue(s StepStatus) any {
 	}
 	return string(s)
 }
-
