@@ -11,7 +11,6 @@ package temporalrun
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -47,22 +46,13 @@ func (a *Activities) CallTool(ctx context.Context, in CallInput) (*CallOutput, e
 		}
 		return out, nil
 	}
-	if n := resultSize(res); n > PayloadLimit {
+	if n := jsonSize(res); n > PayloadLimit {
 		return nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("the output of step %q (%s.%s) is %d bytes, over Temporal's payload limit of %d bytes; have the tool return less (or run this workflow with executor: local, whose limit is limits.maxResultBytes)",
 				in.Call.StepID, in.Call.Backend, in.Call.Tool, n, PayloadLimit),
 			ErrPayloadTooLarge, nil)
 	}
 	return &CallOutput{Result: res}, nil
-}
-
-// resultSize is the JSON size of a result, as Temporal will carry it.
-func resultSize(res *runtime.ToolResult) int {
-	b, err := json.Marshal(res)
-	if err != nil {
-		return 0 // the converter reports it with its own error
-	}
-	return len(b)
 }
 
 // heartbeat records a heartbeat every third of the activity's heartbeat

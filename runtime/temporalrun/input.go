@@ -7,6 +7,7 @@ package temporalrun
 // versioned JSON.
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/catalog"
@@ -108,4 +109,13 @@ type Answer struct {
 type Snapshot struct {
 	Run      *runtime.Run `json:"run"`
 	Question *Question    `json:"question,omitempty"`
+}
+
+// jsonSize is the size of v as JSON, as Temporal's converter carries it.
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0 // the converter reports it with its own error
+	}
+	return len(b)
 }
