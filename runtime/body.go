@@ -202,7 +202,7 @@ func (br *bodyRun) start(k, own int) int {
 		return own
 	}
 	br.records[k].Status = StepRunning
-	br.records[k].StartedAt = time.Now()
+	br.records[k].StartedAt = br.r.env.Clock.Now()
 	br.setEntry(k, runningEntry)
 	if own < 0 {
 		return k
@@ -275,7 +275,7 @@ func (br *bodyRun) runStep(sp *stepPlan) stepMsg {
 func (br *bodyRun) finish(k int, m stepMsg) int {
 	sp := br.body.steps[k]
 	st := &br.records[k]
-	st.EndedAt = time.Now()
+	st.EndedAt = br.r.env.Clock.Now()
 	st.Status = m.status
 	st.Attempts = m.attempts
 	output := m.output

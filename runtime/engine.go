@@ -23,6 +23,9 @@ type Options struct {
 	// Store keeps runs; nil means an in-memory store.
 	Store  Store
 	Logger *slog.Logger
+	// Clock is the time, the retry sleeps and their jitter as the step
+	// executors see them; nil means SystemClock.
+	Clock Clock
 	// MaxIterations is the server-wide cap on a forEach's iterations
 	// (limits.maxIterations); 0 means ir.DefaultIterationLimit. New
 	// refuses a plan with a forEach whose maxIterations is over it.
@@ -59,6 +62,7 @@ type Engine struct {
 	active  map[string]*runState
 	// iterationLimit is Options.MaxIterations with its default.
 	iterationLimit int
+	clock          Clock
 }
 
 // New parses every template of the plan once and returns an engine.
@@ -83,6 +87,10 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	e.clock = opts.Clock
+	if e.clock == nil {
+		e.clock = SystemClock{}
 	}
 	e.iterationLimit = opts.MaxIterations
 	if e.iterationLimit <= 0 {

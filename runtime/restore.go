@@ -209,12 +209,7 @@ func (m *Machine) resumeHeld(at time.Time) {
 		if rs.rec.Steps[i].Status != StepRunning || m.restartable(sp) {
 			continue
 		}
-		err := &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: fmt.Sprintf("step %q was in flight when vmcp stopped and %s; mark it idempotent: true if calling it twice is safe", sp.id, m.whyNotRestartable(sp))}
-		if m.firstErr == nil {
-			m.firstErr = err
-		}
-		m.stopFor(StopInterrupted)
-		m.settle(StepResult{Step: i, Status: StepFailed, Err: err, Attempts: rs.rec.Steps[i].Attempts, EndedAt: m.now, Note: noteInterrupted})
+		m.interruptStep(i)
 	}
 	for _, i := range rs.held {
 		if m.run.Steps[i].Status != StepRunning {

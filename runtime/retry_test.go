@@ -141,15 +141,29 @@ func TestMaxDelayCapsRetryInterval(t *testing.T) {
 // leaves them at zero, every failure kind retried.
 func TestRetryTuningDefaults(t *testing.T) {
 	got := newRetryTuning(ir.OnError{Action: ir.ActionRetry, MaxRetries: 2})
-	want := retryTuning{maxDelay: time.Minute, multiplier: 1.5, retryOn: retryOnAll}
+	want := retryTuning{maxDelay: time.Minute, multiplier: 1.5, retryOn: failureAll}
 	if got != want {
 		t.Errorf("newRetryTuning(zero) = %+v; want %+v", got, want)
 	}
-	b := got.backOff(time.Second)
-	if b.MaxInterval != time.Minute || b.Multiplier != 1.5 || b.InitialInterval != time.Second || b.RandomizationFactor != 0.5 {
-		t.Errorf("backOff(1s) = %+v; want 1s initial, 1.5x, 60s cap, 0.5 randomisation", b)
+	p := RetryPolicy{MaxAttempts: 3, Initial: time.Second, Multiplier: got.multiplier, MaxDelay: got.maxDelay, RetryOn: got.retryOn}
+	for _, c := range []struct {
+		n      int
+		jitter float64
+		want   time.Duration
+	}{
+		{1, 0.5, time.Second},             // no jitter: the initial interval
+		{2, 0.5, 1500 * time.Millisecond}, // times the multiplier
+		{3, 0.5, 2250 * time.Millisecond}, // and again
+		{1, 0, 500 * time.Millisecond},    // -50%
+		{2, 1, 2250 * time.Millisecond},   // +50% of 1.5s (jitter < 1 in practice)
+		{30, 0.5, time.Minute},            // capped at maxDelay
+		{30, 0, 30 * time.Second},         // the cap is randomised too
+	} {
+		if d := p.Delay(c.n, c.jitter); d != c.want {
+			t.Errorf("Delay(%d, %v) = %s; want %s", c.n, c.jitter, d, c.want)
+		}
 	}
-	if k := newRetryTuning(ir.OnError{Action: ir.ActionRetry, RetryOn: []string{"toolError", "timeout"}}).retryOn; k != retryOnToolError|retryOnTimeout {
+	if k := newRetryTuning(ir.OnError{Action: ir.ActionRetry, RetryOn: []string{"toolError", "timeout"}}).retryOn; k != FailureToolError|FailureTimeout {
 		t.Errorf("retryOn [toolError, timeout] = %b", k)
 	}
 	// Tuning belongs to action retry; under another action it is ignored.

@@ -87,6 +87,7 @@ type runState struct {
 	// Machine decides the run; the driver's fields follow.
 	Machine
 	opts RunOptions
+	env  StepEnv // what the step executors use of the outside world (env.go)
 	// ctx ends when the run is stopped (cancel, abort, the workflow
 	// timeout) or the caller's context ends; it has no deadline of its own.
 	// Step contexts are made from parent, not ctx, and carry the workflow
@@ -192,6 +193,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		deadlines: sc.deadlines,
 	}
 	r.Machine.init(e, wp, id, params, MachineOptions{ParentID: opts.ParentID, ParentStep: opts.ParentStep, DataGuard: &r.mu}, sc)
+	r.env = StepEnv{Backend: e.backend, Elicitor: opts.Elicitor, Clock: e.clock}
 	r.storeCtx = context.WithoutCancel(parent)
 	r.parent = parent
 	r.ctx, r.cancel = context.WithCancelCause(parent)

@@ -30,16 +30,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
-
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // attemptError is the failure of one backend call.
 type attemptError struct {
 	msg   string
-	cause error      // the backend's error, if any
-	kind  retryKinds // which retryOn kind it is (retry.go)
+	cause error        // the backend's error, if any
+	kind  FailureKinds // which retryOn kind it is (retry.go)
 }
 
 func (e *attemptError) Error() string { return e.msg }
@@ -71,7 +69,7 @@ func (r *runState) runTool(ctx context.Context, sp *stepPlan) stepMsg {
 
 // evalArgs evaluates a tool step's arguments and coerces them to the tool's
 // input schema. Callers hold the read lock.
-func (r *runState) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *StepError) {
+func (r *Machine) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *StepError) {
 	var args map[string]any
 	if sp.args != nil {
 		v, err := sp.args.eval(data)
@@ -127,7 +125,7 @@ func omitNullActions(plan *valuePlan, args map[string]any) {
 	}
 }
 
-func (r *runState) argError(sp *stepPlan, err error) *StepError {
+func (r *Machine) argError(sp *stepPlan, err error) *StepError {
 	var te *templateError
 	if errors.As(err, &te) {
 		return &StepError{Step: sp.id, Pos: posOr(te.pos, sp.step.Pos), Msg: "arguments: " + te.msg}
@@ -137,7 +135,7 @@ func (r *runState) argError(sp *stepPlan, err error) *StepError {
 
 // inputSchema is the schema a step's arguments are coerced to: the
 // backend tool's, when the engine knows it, or the callee's parameters.
-func (r *runState) inputSchema(sp *stepPlan) (map[string]any, bool) {
+func (r *Machine) inputSchema(sp *stepPlan) (map[string]any, bool) {
 	if sp.callee != nil {
 		return sp.callee.wf.InputSchema, sp.callee.wf.InputSchema != nil
 	}
@@ -171,16 +169,16 @@ func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[stri
 	return r.withRetries(ctx, sp, policy, notify, timeout, func() (toolOutput, error) {
 		actx, cancel := policy.tuning.attemptContext(ctx)
 		defer cancel()
-		res, err := r.e.backend.CallTool(actx, call)
+		res, err := r.env.Backend.CallTool(actx, call)
 		if err != nil {
 			if ctx.Err() == nil && actx.Err() != nil {
-				return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: the attempt timed out after %s (attemptTimeout)", tool, policy.tuning.attemptTimeout), cause: err, kind: retryOnTimeout}
+				return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: the attempt timed out after %s (attemptTimeout)", tool, policy.tuning.attemptTimeout), cause: err, kind: FailureTimeout}
 			}
-			return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err, kind: retryOnError}
+			return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err, kind: FailureError}
 		}
 		out, content, msg, ok := stepOutput(res)
 		if !ok {
-			return toolOutput{}, &attemptError{msg: fmt.Sprintf("%s returned an error: %s", tool, msg), kind: retryOnToolError}
+			return toolOutput{}, &attemptError{msg: fmt.Sprintf("%s returned an error: %s", tool, msg), kind: FailureToolError}
 		}
 		return toolOutput{out, content}, nil
 	})
@@ -188,57 +186,45 @@ func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[stri
 
 // withRetries makes attempts until one succeeds or policy's retries are
 // spent (see the top of the file). Only action retry has maxRetries (see
-// prepareStep).
+// prepareStep). Delays come from RetryPolicy.Delay with the clock's
+// jitter, and the clock sleeps them.
 func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify func(index, attempt int, err *StepError), timeout time.Duration, attempt func() (toolOutput, error)) (toolOutput, int, string) {
-	if policy.maxRetries == 0 {
-		out, err := attempt()
-		if err != nil {
-			return toolOutput{}, 1, r.failureMsg(ctx, timeout, err)
-		}
-		return out, 1, ""
-	}
-	b := policy.tuning.backOff(policy.retryDelay)
+	p := policy.retryPolicy()
+	clock := r.env.Clock
 	tries := 0
 	var last error
-	opts := []backoff.RetryOption{
-		backoff.WithBackOff(b),
-		backoff.WithMaxTries(uint(policy.maxRetries + 1)),
-		backoff.WithMaxElapsedTime(0),
-	}
-	if notify != nil {
-		opts = append(opts, backoff.WithNotify(func(err error, next time.Duration) {
-			notify(sp.index, tries+1, &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: fmt.Sprintf("%v; retrying in %s", err, next.Round(time.Millisecond))})
-		}))
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		opts = append(opts, backoff.WithMaxElapsedTime(time.Until(dl)))
-	}
-	out, err := backoff.Retry(ctx, func() (toolOutput, error) {
+	gaveUp := false
+	for {
 		tries++
-		v, err := attempt()
-		if err != nil {
-			last = err
-			var ae *attemptError
-			if ctx.Err() != nil || (errors.As(err, &ae) && !policy.tuning.retries(ae.kind)) {
-				return toolOutput{}, backoff.Permanent(err)
-			}
+		out, err := attempt()
+		if err == nil {
+			return out, tries, ""
 		}
-		return v, err
-	}, opts...)
-	if err != nil {
-		if last == nil {
-			last = err
+		last = err
+		if tries >= p.MaxAttempts || ctx.Err() != nil {
+			break
 		}
-		msg := r.failureMsg(ctx, timeout, last)
 		var ae *attemptError
-		if errors.As(last, &ae) && !policy.tuning.retries(ae.kind) {
-			msg += " (" + policy.tuning.notRetried(ae.kind) + ")"
-		} else if ctx.Err() == nil && tries <= policy.maxRetries {
-			msg += fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", tries)
+		if errors.As(err, &ae) && !p.Retries(ae.kind) {
+			return toolOutput{}, tries, r.failureMsg(ctx, timeout, err) + " (" + policy.tuning.notRetried(ae.kind) + ")"
 		}
-		return toolOutput{}, tries, msg
+		delay := p.Delay(tries, clock.Jitter())
+		if dl, ok := ctx.Deadline(); ok && clock.Now().Add(delay).After(dl) {
+			gaveUp = true
+			break
+		}
+		if notify != nil {
+			notify(sp.index, tries+1, &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: fmt.Sprintf("%v; retrying in %s", err, delay.Round(time.Millisecond))})
+		}
+		if clock.Sleep(ctx, delay) != nil {
+			break
+		}
 	}
-	return out, tries, ""
+	msg := r.failureMsg(ctx, timeout, last)
+	if gaveUp && ctx.Err() == nil {
+		msg += fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", tries)
+	}
+	return toolOutput{}, tries, msg
 }
 
 // failureMsg explains a failed call, preferring the reason the context
@@ -285,7 +271,7 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 		}
 		message = s
 	}
-	el := r.opts.Elicitor
+	el := r.env.Elicitor
 	if el == nil {
 		return r.elicitOutcome(sp, sp.step.OnCancel, ElicitCancel, "the client cannot answer elicitation requests (no elicitor)", "onCancel")
 	}
@@ -300,6 +286,11 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 		}
 		return failed(sp, sp.step.Pos, "elicitation failed: "+err.Error(), 1)
 	}
+	return r.elicitAnswer(sp, res)
+}
+
+// elicitAnswer turns the user's answer into the step's end.
+func (r *Machine) elicitAnswer(sp *stepPlan, res ElicitResult) stepMsg {
 	switch res.Action {
 	case ElicitAccept:
 		content := res.Content
@@ -324,7 +315,7 @@ const elicitTimeout = "timeout"
 
 // elicitOutcome applies a decline, cancel or timeout handler. reason is
 // what the output's action records (decline, cancel or timeout).
-func (r *runState) elicitOutcome(sp *stepPlan, action, reason, why, handler string) stepMsg {
+func (r *Machine) elicitOutcome(sp *stepPlan, action, reason, why, handler string) stepMsg {
 	switch action {
 	case ir.ActionContinue:
 		out := map[string]any{"action": reason}

@@ -115,9 +115,9 @@ func (r *runState) runChild(ctx context.Context, sp, policy *stepPlan, args map[
 	name := sp.callee.wf.Name
 	actx, cancel := policy.tuning.attemptContext(ctx)
 	defer cancel()
-	child, err := r.e.Run(actx, name, args, RunOptions{Elicitor: r.opts.Elicitor, ParentID: r.run.ID, ParentStep: sp.id})
+	child, err := r.e.Run(actx, name, args, RunOptions{Elicitor: r.env.Elicitor, ParentID: r.run.ID, ParentStep: sp.id})
 	if err != nil {
-		return nil, &attemptError{msg: fmt.Sprintf("workflow %s: %v", name, err), cause: err, kind: retryOnError}
+		return nil, &attemptError{msg: fmt.Sprintf("workflow %s: %v", name, err), cause: err, kind: FailureError}
 	}
 	if child.Status == RunCompleted {
 		return child.Output, nil
@@ -127,7 +127,7 @@ func (r *runState) runChild(ctx context.Context, sp, policy *stepPlan, args map[
 		msg += ": " + child.Error.Error()
 	}
 	if ctx.Err() == nil && actx.Err() != nil {
-		return nil, &attemptError{msg: msg + fmt.Sprintf(" (the attempt timed out after %s, attemptTimeout)", policy.tuning.attemptTimeout), kind: retryOnTimeout}
+		return nil, &attemptError{msg: msg + fmt.Sprintf(" (the attempt timed out after %s, attemptTimeout)", policy.tuning.attemptTimeout), kind: FailureTimeout}
 	}
-	return nil, &attemptError{msg: msg, kind: retryOnToolError}
+	return nil, &attemptError{msg: msg, kind: FailureToolError}
 }
