@@ -33,16 +33,22 @@ type Activities struct {
 // CallTool calls one backend tool (see the top of the file).
 func (a *Activities) CallTool(ctx context.Context, in CallInput) (*CallOutput, error) {
 	stop := heartbeat(ctx)
-	res, err := a.Backend.CallTool(ctx, in.Call)
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if !in.Deadline.IsZero() {
+		cctx, cancel = context.WithDeadline(ctx, in.Deadline)
+	}
+	res, err := a.Backend.CallTool(cctx, in.Call)
+	cancel()
 	stop()
 	if err != nil {
-		out := &CallOutput{Err: err.Error()}
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
-			out.TimedOut = true
-		}
-		if ctx.Err() != nil && !out.TimedOut {
-			// Cancelled: the workflow no longer waits for this answer.
+		if ctx.Err() != nil {
+			// Cancelled (or Temporal's own timeout): the workflow no longer
+			// waits for this answer.
 			return nil, ctx.Err()
+		}
+		out := &CallOutput{Err: err.Error()}
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			out.TimedOut = true
 		}
 		return out, nil
 	}

@@ -11,6 +11,7 @@ package temporalrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -30,9 +31,14 @@ type follower struct {
 	last *runtime.Run // what the store and the events have seen
 	done int          // finished top-level steps, for events
 
-	mu       sync.Mutex
-	asked    int                // the last question put to the Elicitor
-	withdraw context.CancelFunc // ends the question being asked
+	mu    sync.Mutex
+	asked map[int]context.CancelFunc // questions put to the Elicitor, by Seq
+
+	// children are the child runs the snapshots named; followed, the ones
+	// whose follower has started.
+	children map[string]Child
+	followed map[string]bool
+	wg       sync.WaitGroup
 }
 
 // follow follows run id to its end (see the top of the file). last is the
@@ -46,7 +52,8 @@ func (r *Runner) follow(ctx context.Context, id string, last *runtime.Run, opts 
 		delete(r.following, id)
 		r.mu.Unlock()
 	}()
-	f := &follower{r: r, id: id, opts: opts, last: last}
+	f := &follower{r: r, id: id, opts: opts, last: last, asked: map[int]context.CancelFunc{},
+		children: map[string]Child{}, followed: map[string]bool{}}
 	for _, st := range last.Steps {
 		if st.Status == runtime.StepCompleted || st.Status == runtime.StepFailed || st.Status == runtime.StepSkipped {
 			f.done++
@@ -54,7 +61,8 @@ func (r *Runner) follow(ctx context.Context, id string, last *runtime.Run, opts 
 	}
 	hctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
-	defer f.withdrawQuestion()
+	defer f.wg.Wait() // child followers record their runs first
+	defer f.withdrawAll()
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -83,6 +91,10 @@ func (r *Runner) follow(ctx context.Context, id string, last *runtime.Run, opts 
 		switch ev.GetEventType() {
 		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
 			f.refresh(hctx)
+		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED:
+			if we := ev.GetChildWorkflowExecutionStartedEventAttributes().GetWorkflowExecution(); we != nil {
+				f.followChild(hctx, we.GetWorkflowId())
+			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
 			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
 			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
@@ -109,7 +121,45 @@ func (f *follower) refresh(ctx context.Context) {
 		return
 	}
 	f.record(snap.Run, false)
-	f.ask(ctx, snap.Question)
+	for _, c := range snap.Children {
+		f.children[c.RunID] = c
+	}
+	f.ask(ctx, snap.Questions)
+}
+
+// followChild records and follows the child run id, once, on its own
+// goroutine. Its events are not the parent's (as locally, a child run's
+// steps are not progress of the parent's call); questions it asks go to
+// the parent's Elicitor.
+func (f *follower) followChild(ctx context.Context, id string) {
+	if f.followed[id] {
+		return
+	}
+	c, ok := f.children[id]
+	if !ok {
+		f.refresh(ctx) // the snapshot that names it
+		if c, ok = f.children[id]; !ok {
+			f.r.log.Warn("a child workflow that the run does not name", "run_id", f.id, "child", id)
+			return
+		}
+	}
+	wf, ok := f.r.wfs[c.Workflow]
+	if !ok {
+		return
+	}
+	f.followed[id] = true
+	run := initialRun(wf, id, runtime.RunOptions{ParentID: f.id, ParentStep: c.Step}, time.Now())
+	if err := f.r.opts.Store.CreateRun(ctx, run); err != nil {
+		f.r.log.Warn("run store: recording a child run failed", "run_id", id, "err", err)
+		return
+	}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		if _, err := f.r.follow(ctx, id, run, runtime.RunOptions{Elicitor: f.opts.Elicitor, ParentID: f.id, ParentStep: c.Step}); err != nil && !errors.Is(err, ErrDetached) {
+			f.r.log.Warn("following a child run", "run_id", id, "err", err)
+		}
+	}()
 }
 
 // record writes the steps of run that differ from the last record, and
@@ -212,52 +262,63 @@ func errString(e *runtime.StepError) string {
 	return e.Error()
 }
 
-// ask puts a new question to the caller's Elicitor and sends the answer
-// back; a question that is gone (answered, timed out) is withdrawn.
-func (f *follower) ask(ctx context.Context, q *Question) {
+// ask puts each new question to the caller's Elicitor, on a goroutine of
+// its own, and sends the answer back; a question that is gone (answered,
+// timed out, the step stopped) is withdrawn.
+func (f *follower) ask(ctx context.Context, qs []Question) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if q == nil || q.Seq != f.asked {
-		if f.withdraw != nil {
-			f.withdraw()
-			f.withdraw = nil
+	open := map[int]bool{}
+	for _, q := range qs {
+		open[q.Seq] = true
+	}
+	for seq, cancel := range f.asked {
+		if !open[seq] && cancel != nil {
+			cancel()
+			f.asked[seq] = nil // withdrawn; never asked again
 		}
 	}
-	if q == nil || q.Seq <= f.asked {
-		return
+	for _, q := range qs {
+		if _, seen := f.asked[q.Seq]; seen {
+			continue
+		}
+		qctx, cancel := context.WithCancel(ctx)
+		f.asked[q.Seq] = cancel
+		go f.put(qctx, q)
 	}
-	f.asked = q.Seq
-	qctx, cancel := context.WithCancel(ctx)
-	f.withdraw = cancel
-	go func() {
-		ans := Answer{Seq: q.Seq}
-		if f.opts.Elicitor == nil {
-			ans.Err = "the client cannot answer elicitation requests (no elicitor)"
-		} else {
-			res, err := f.opts.Elicitor.Elicit(qctx, runtime.ElicitRequest{RunID: f.id, StepID: q.StepID, Message: q.Message, Schema: q.Schema})
-			if qctx.Err() != nil {
-				return // withdrawn: the workflow moved on
-			}
-			if err != nil {
-				ans.Err = err.Error()
-			}
-			ans.Result = res
-		}
-		_, err := f.r.opts.Client.UpdateWorkflow(qctx, client.UpdateWorkflowOptions{
-			WorkflowID: f.id, UpdateName: UpdateAnswer, Args: []any{ans}, WaitForStage: client.WorkflowUpdateStageCompleted,
-		})
-		if err != nil && qctx.Err() == nil {
-			f.r.log.Warn("sending an elicitation answer", "run_id", f.id, "step_id", q.StepID, "err", err)
-		}
-	}()
 }
 
-// withdrawQuestion ends the question being asked, if any.
-func (f *follower) withdrawQuestion() {
+// put asks q and sends the answer as an update.
+func (f *follower) put(ctx context.Context, q Question) {
+	ans := Answer{Seq: q.Seq}
+	if f.opts.Elicitor == nil {
+		ans.Err = "the client cannot answer elicitation requests (no elicitor)"
+	} else {
+		res, err := f.opts.Elicitor.Elicit(ctx, runtime.ElicitRequest{RunID: f.id, StepID: q.StepID, Message: q.Message, Schema: q.Schema})
+		if ctx.Err() != nil {
+			return // withdrawn: the workflow moved on
+		}
+		if err != nil {
+			ans.Err = err.Error()
+		}
+		ans.Result = res
+	}
+	_, err := f.r.opts.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: f.id, UpdateName: UpdateAnswer, Args: []any{ans}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil && ctx.Err() == nil {
+		f.r.log.Warn("sending an elicitation answer", "run_id", f.id, "step_id", q.StepID, "err", err)
+	}
+}
+
+// withdrawAll ends every question being asked.
+func (f *follower) withdrawAll() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.withdraw != nil {
-		f.withdraw()
-		f.withdraw = nil
+	for seq, cancel := range f.asked {
+		if cancel != nil {
+			cancel()
+			f.asked[seq] = nil
+		}
 	}
 }

@@ -43,6 +43,14 @@ func (f *fakeBackend) CallTool(ctx context.Context, call runtime.ToolCall) (*run
 	return fn(ctx, call.Arguments)
 }
 
+// text is a tool result with one text item.
+func text(s string) *runtime.ToolResult {
+	return &runtime.ToolResult{Content: []runtime.Content{{Type: "text", Text: s}}}
+}
+
+// structured is a tool result with structuredContent.
+func structured(v map[string]any) *runtime.ToolResult { return &runtime.ToolResult{Structured: v} }
+
 // callsTo lists the calls made for a step.
 func (f *fakeBackend) callsTo(step string) []runtime.ToolCall {
 	f.mu.Lock()
@@ -58,15 +66,16 @@ func (f *fakeBackend) callsTo(step string) []runtime.ToolCall {
 
 // runInTestEnv runs workflow of plan in the SDK's test environment with
 // backend behind the activities and returns the final run.
-func runInTestEnv(t *testing.T, plan *ir.Plan, workflow string, params map[string]any, backend runtime.Backend, setup ...func(*testsuite.TestWorkflowEnvironment)) *runtime.Run {
+func runInTestEnv(t *testing.T, plan *ir.Plan, workflow string, params map[string]any, backend runtime.Backend, setup ...func(*testsuite.TestWorkflowEnvironment, *Input)) *runtime.Run {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	Register(env, backend)
+	in := Input{Plan: plan, Workflow: workflow, Params: params, RunID: "run-1"}
 	for _, f := range setup {
-		f(env)
+		f(env, &in)
 	}
-	env.ExecuteWorkflow(WorkflowName, Input{Plan: plan, Workflow: workflow, Params: params, RunID: "run-1"})
+	env.ExecuteWorkflow(WorkflowName, in)
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("the workflow did not complete")
 	}

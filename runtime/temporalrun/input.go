@@ -69,6 +69,10 @@ type CallInput struct {
 	Call runtime.ToolCall `json:"call"`
 	// Attempt counts from 1 (vmcp's attempts, not Temporal's).
 	Attempt int `json:"attempt"`
+	// Deadline ends the call (the attempt's timeout, or the step's): the
+	// activity bounds the backend call by it and reports TimedOut, so a
+	// slow backend is vmcp's timeout, never a Temporal activity retry.
+	Deadline time.Time `json:"deadline"`
 }
 
 // CallOutput is what one call gave. A backend that answered (also with
@@ -104,11 +108,22 @@ type Answer struct {
 	Err string `json:"err,omitempty"`
 }
 
-// Snapshot is the run query's answer: the run as it stands, and the
-// question it waits on, if any.
+// Snapshot is the run query's answer: the run as it stands, the
+// questions it waits on (in the order they were asked), and the child runs
+// of its workflow steps.
 type Snapshot struct {
-	Run      *runtime.Run `json:"run"`
-	Question *Question    `json:"question,omitempty"`
+	Run       *runtime.Run `json:"run"`
+	Questions []Question   `json:"questions,omitempty"`
+	// Children are the runs of workflow steps, in start order.
+	Children []Child `json:"children,omitempty"`
+}
+
+// Child is a workflow step's child run (a Temporal child workflow whose id
+// is the child's run id).
+type Child struct {
+	RunID    string `json:"runId"`
+	Workflow string `json:"workflow"`
+	Step     string `json:"step"`
 }
 
 // jsonSize is the size of v as JSON, as Temporal's converter carries it.

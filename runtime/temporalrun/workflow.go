@@ -94,16 +94,22 @@ type driver struct {
 	idempotent map[int]bool
 
 	questions questions
+	// children are the child runs of workflow steps, for the run query.
+	children []Child
+	// queued are events decided while actions were performed.
+	queued []event
 }
 
-// event is what a step coroutine tells the loop.
+// event is what a step coroutine tells the loop: a step's end, a retry
+// notice (the attempt that follows and why), or that the step's worker
+// went away and the step may not run again (interrupt).
 type event struct {
-	result *runtime.StepResult
-	// retry notice: step, the attempt that follows, and why
-	retryStep, retryAttempt int
-	retryErr                *runtime.StepError
-	// interrupted: the step's worker died and the step may not run again
-	interrupted string
+	result    *runtime.StepResult
+	retry     bool
+	interrupt bool
+	step      int
+	attempt   int
+	err       *runtime.StepError
 }
 
 func newDriver(ctx workflow.Context, in Input, eng *runtime.Engine, m *runtime.Machine) *driver {
@@ -116,7 +122,7 @@ func newDriver(ctx workflow.Context, in Input, eng *runtime.Engine, m *runtime.M
 // handlers registers the run query and the answer update.
 func (d *driver) handlers() error {
 	if err := workflow.SetQueryHandler(d.root, QueryRun, func() (Snapshot, error) {
-		return Snapshot{Run: d.m.Run(), Question: d.questions.open}, nil
+		return Snapshot{Run: d.m.Run(), Questions: d.questions.list(), Children: d.children}, nil
 	}); err != nil {
 		return err
 	}
@@ -140,6 +146,12 @@ func (d *driver) run() (*runtime.Run, error) {
 	d.perform(d.m.Start(start))
 	cancelled := false
 	for !d.m.Done() {
+		if len(d.queued) > 0 {
+			ev := d.queued[0]
+			d.queued = d.queued[1:]
+			d.handle(ev)
+			continue
+		}
 		sel := workflow.NewSelector(d.root)
 		sel.AddReceive(d.events, func(c workflow.ReceiveChannel, _ bool) {
 			var ev event
@@ -179,8 +191,10 @@ func (d *driver) handle(ev event) {
 		res := *ev.result
 		res.EndedAt = now
 		d.perform(d.m.StepDone(res))
-	case ev.retryErr != nil:
-		d.perform(d.m.Retrying(ev.retryStep, ev.retryAttempt, ev.retryErr))
+	case ev.retry:
+		d.perform(d.m.Retrying(ev.step, ev.attempt, ev.err))
+	case ev.interrupt:
+		d.perform(d.m.Interrupt(ev.step, now))
 	}
 }
 

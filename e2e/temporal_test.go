@@ -1,0 +1,186 @@
+package e2e
+
+// executor: temporal end to end: a real Temporal dev server (started by
+// testenv on loopback), real `vmcp worker` processes and a real `vmcp run`,
+// and a backend in this process that logs every call (with the worker that
+// made it) and can hold a call until the test releases it, so the tests
+// kill a worker exactly while it is inside a chosen step, with no sleeps.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-dev/vmcp/internal/testenv"
+)
+
+// Ports of the Temporal tests: a part of the temporal range (17400-17499)
+// outside this package's shared range.
+const temporalLo, temporalHi = 17450, 17469
+
+// gateBackend is an MCP server (streamable HTTP) whose tools log their
+// calls:
+//
+//	step {label}  returns {label, worker} at once
+//	gate {label}  reports that it entered, then waits until the test
+//	              releases label (or the call is cancelled); returns
+//	              {label, worker}
+//
+// The worker is the X-Worker header, which each vmcp worker sends
+// (headers: {X-Worker: "${VMCP_WORKER}"} in the config).
+type gateBackend struct {
+	url     string
+	mu      sync.Mutex
+	calls   []string // "label@worker", in call order
+	entered chan gateEntry
+	release map[string]chan struct{}
+}
+
+type gateEntry struct{ label, worker string }
+
+func startGateBackend(t *testing.T) *gateBackend {
+	t.Helper()
+	g := &gateBackend{entered: make(chan gateEntry, 16), release: map[string]chan struct{}{}}
+	s := mcpserver.NewMCPServer("gate", "1.0.0", mcpserver.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("step", mcp.WithString("label", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			label, worker := req.GetString("label", ""), req.Header.Get("X-Worker")
+			g.log(label, worker)
+			return mcp.NewToolResultStructuredOnly(map[string]any{"label": label, "worker": worker}), nil
+		})
+	s.AddTool(mcp.NewTool("gate", mcp.WithString("label", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			label, worker := req.GetString("label", ""), req.Header.Get("X-Worker")
+			g.log(label, worker)
+			ch := g.gate(label)
+			g.entered <- gateEntry{label, worker}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return mcp.NewToolResultStructuredOnly(map[string]any{"label": label, "worker": worker}), nil
+		})
+	g.url = testenv.Serve(t, temporalLo, temporalHi, &http.Server{Handler: mcpserver.NewStreamableHTTPServer(s)}) + "/mcp"
+	return g
+}
+
+func (g *gateBackend) log(label, worker string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.calls = append(g.calls, label+"@"+worker)
+}
+
+func (g *gateBackend) gate(label string) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ch, ok := g.release[label]
+	if !ok {
+		ch = make(chan struct{})
+		g.release[label] = ch
+	}
+	return ch
+}
+
+// open releases every call, present and future, of the gate label.
+func (g *gateBackend) open(label string) { close(g.gate(label)) }
+
+// waitEntered waits (at most 60s) for a gate call and returns it.
+func (g *gateBackend) waitEntered(t *testing.T) gateEntry {
+	t.Helper()
+	select {
+	case e := <-g.entered:
+		return e
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no gate call within 60s; calls so far: %v", g.log2())
+		return gateEntry{}
+	}
+}
+
+// log2 is the call log.
+func (g *gateBackend) log2() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.calls...)
+}
+
+// countOf counts the calls of a label, whatever the worker.
+func (g *gateBackend) countOf(label string) int {
+	n := 0
+	for _, c := range g.log2() {
+		if strings.HasPrefix(c, label+"@") {
+			n++
+		}
+	}
+	return n
+}
+
+// temporalConfig writes a vmcp.yaml for the Temporal executor at addr
+// (queue unique to the test) with the gate backend and the workflows.
+func temporalConfig(t *testing.T, addr, backendURL, workflows string, extra string) string {
+	t.Helper()
+	queue := fmt.Sprintf("vmcp-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
+	return writeConfig(t, fmt.Sprintf(`
+backends:
+  g: {url: %q, headers: {X-Worker: "${VMCP_WORKER}"}}
+executor: {kind: temporal, address: %q, taskQueue: %q, heartbeatTimeout: 2s}
+%s
+compositeTools:
+%s`, backendURL, addr, queue, extra, workflows), "")
+}
+
+// vmcpWorker is a running `vmcp worker`.
+type vmcpWorker struct {
+	name   string
+	cmd    *exec.Cmd
+	stderr *testenv.Buffer
+	exited chan error
+}
+
+// startWorker starts `vmcp worker --config cfg` named name (its X-Worker
+// header). At the end of the test it is stopped with SIGTERM.
+func startWorker(t *testing.T, cfg, name string) *vmcpWorker {
+	t.Helper()
+	w := &vmcpWorker{name: name, stderr: &testenv.Buffer{}, exited: make(chan error, 1)}
+	w.cmd = exec.Command(bins.vmcp, "worker", "--config", cfg, "--log-level", "debug", "--identity", name, "--shutdown-grace", "2s")
+	w.cmd.Env = append(os.Environ(), "VMCP_WORKER="+name)
+	w.cmd.Stderr = w.stderr
+	if err := w.cmd.Start(); err != nil {
+		t.Fatalf("start vmcp worker: %v", err)
+	}
+	go func() { w.exited <- w.cmd.Wait() }()
+	t.Cleanup(func() {
+		w.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-w.exited:
+		case <-time.After(15 * time.Second):
+			w.cmd.Process.Kill()
+			<-w.exited
+			t.Errorf("vmcp worker %s did not exit within 15s of SIGTERM", name)
+		}
+		if t.Failed() {
+			t.Logf("worker %s stderr:\n%s", name, w.stderr.String())
+		}
+	})
+	return w
+}
+
+// kill SIGKILLs the worker and waits for it to be gone.
+func (w *vmcpWorker) kill(t *testing.T) {
+	t.Helper()
+	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill worker %s: %v", w.name, err)
+	}
+	<-w.exited
+	w.exited <- nil // for the cleanup
+}
