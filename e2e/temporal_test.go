@@ -184,3 +184,44 @@ func (w *vmcpWorker) kill(t *testing.T) {
 	<-w.exited
 	w.exited <- nil // for the cleanup
 }
+
+// chainWorkflows: three steps, the middle one held by the gate.
+const chainWorkflows = `
+  - name: chain
+    description: one, then the gate, then three
+    parameters: {tag: {type: string}}
+    steps:
+      - id: one
+        tool: g.step
+        arguments: {label: "one-{{.params.tag}}"}
+      - id: two
+        tool: g.gate
+        dependsOn: [one]
+        arguments: {label: "two-{{.params.tag}}"}
+        IDEMPOTENT
+      - id: three
+        tool: g.step
+        dependsOn: [two]
+        arguments: {label: "three-{{.steps.two.output.label}}"}
+`
+
+func TestTemporalRunsWorkflowsOnWorkers(t *testing.T) {
+	ts := testenv.StartTemporal(t, temporalLo, temporalHi)
+	g := startGateBackend(t)
+	cfg := temporalConfig(t, ts.Address, g.url, strings.ReplaceAll(chainWorkflows, "IDEMPOTENT", ""), "")
+	startWorker(t, cfg, "w1")
+	t.Setenv("VMCP_WORKER", "vmcp-run") // vmcp run lists the tools; it calls none
+	c, stderr := stdioVMCP(t, cfg)
+	g.open("two-a")
+	res := mustCall(t, c, "chain", map[string]any{"tag": "a"})
+	if res.IsError {
+		t.Fatalf("chain: %s\nvmcp stderr:\n%s", testenv.ResultText(res), stderr.String())
+	}
+	out, _ := res.StructuredContent.(map[string]any)
+	if out["label"] != "three-two-a" || out["worker"] != "w1" {
+		t.Fatalf("result = %v; want {label: three-two-a, worker: w1}", res.StructuredContent)
+	}
+	if got, want := g.log2(), []string{"one-a@w1", "two-a@w1", "three-two-a@w1"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("backend calls = %v; want %v", got, want)
+	}
+}

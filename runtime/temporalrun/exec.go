@@ -270,10 +270,10 @@ func (d *driver) runChild(ctx workflow.Context, a runtime.Action, call runtime.T
 		d.children = append(d.children, Child{RunID: id, Workflow: call.Tool, Step: step.ID})
 		remaining := a.Deadline.Sub(workflow.Now(ctx))
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:        id,
-			TaskQueue:         workflow.GetInfo(ctx).TaskQueueName,
-			WorkflowRunTimeout: remaining,
-			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+			WorkflowID:          id,
+			TaskQueue:           workflow.GetInfo(ctx).TaskQueueName,
+			WorkflowRunTimeout:  remaining,
+			ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 			WaitForCancellation: true,
 		})
 		in := d.in
