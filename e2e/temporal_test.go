@@ -225,3 +225,91 @@ func TestTemporalRunsWorkflowsOnWorkers(t *testing.T) {
 		t.Fatalf("backend calls = %v; want %v", got, want)
 	}
 }
+
+// callAsync calls tool on c in the background; the result arrives on the
+// channel.
+func callAsync(t *testing.T, c interface {
+	CallTool(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error)
+}, name string, args map[string]any) <-chan *mcp.CallToolResult {
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = name, args
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			t.Errorf("call %s: %v", name, err)
+			res = nil
+		}
+		done <- res
+	}()
+	return done
+}
+
+// twoWorkers starts w1 and w2 and returns them by name.
+func twoWorkers(t *testing.T, cfg string) map[string]*vmcpWorker {
+	return map[string]*vmcpWorker{"w1": startWorker(t, cfg, "w1"), "w2": startWorker(t, cfg, "w2")}
+}
+
+func TestTemporalKilledWorkerIdempotentStepRunsOnTheOther(t *testing.T) {
+	ts := testenv.StartTemporal(t, temporalLo, temporalHi)
+	g := startGateBackend(t)
+	cfg := temporalConfig(t, ts.Address, g.url, strings.ReplaceAll(chainWorkflows, "IDEMPOTENT", "idempotent: true"), "")
+	workers := twoWorkers(t, cfg)
+	t.Setenv("VMCP_WORKER", "vmcp-run")
+	c, stderr := stdioVMCP(t, cfg)
+	done := callAsync(t, c, "chain", map[string]any{"tag": "k"})
+	in := g.waitEntered(t) // step two is on a worker, inside the backend call
+	victim := workers[in.worker]
+	if victim == nil {
+		t.Fatalf("the gate was called by %q, not a worker", in.worker)
+	}
+	victim.kill(t)
+	g.open("two-k") // the call again, on the other worker, goes through
+	res := <-done
+	if res == nil || res.IsError {
+		t.Fatalf("chain after SIGKILL of %s: %v\nvmcp stderr:\n%s", in.worker, res, stderr.String())
+	}
+	out, _ := res.StructuredContent.(map[string]any)
+	if out["label"] != "three-two-k" || out["worker"] == in.worker {
+		t.Fatalf("result = %v; want three-two-k from the surviving worker", out)
+	}
+	if n := g.countOf("one-k"); n != 1 {
+		t.Errorf("step one was called %d times; want exactly once (calls: %v)", n, g.log2())
+	}
+	if n := g.countOf("two-k"); n != 2 {
+		t.Errorf("the idempotent step two was called %d times; want twice, once per worker (calls: %v)", n, g.log2())
+	}
+	if n := g.countOf("three-two-k"); n != 1 {
+		t.Errorf("step three was called %d times; want once (calls: %v)", n, g.log2())
+	}
+}
+
+func TestTemporalKilledWorkerNonIdempotentStepInterruptsTheRun(t *testing.T) {
+	ts := testenv.StartTemporal(t, temporalLo, temporalHi)
+	g := startGateBackend(t)
+	cfg := temporalConfig(t, ts.Address, g.url, strings.ReplaceAll(chainWorkflows, "IDEMPOTENT", ""), "")
+	workers := twoWorkers(t, cfg)
+	t.Setenv("VMCP_WORKER", "vmcp-run")
+	c, stderr := stdioVMCP(t, cfg)
+	done := callAsync(t, c, "chain", map[string]any{"tag": "n"})
+	in := g.waitEntered(t)
+	workers[in.worker].kill(t)
+	res := <-done
+	if res == nil || !res.IsError {
+		t.Fatalf("chain after SIGKILL of %s = %v; want an interrupted error\nvmcp stderr:\n%s", in.worker, res, stderr.String())
+	}
+	msg := testenv.ResultText(res)
+	for _, want := range []string{"interrupted", `step "two"`, "idempotent: true"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("result %q; want it to contain %q", msg, want)
+		}
+	}
+	if n := g.countOf("two-n"); n != 1 {
+		t.Errorf("the non-idempotent step two was called %d times; want once (calls: %v)", n, g.log2())
+	}
+	if n := g.countOf("three-two-n"); n != 0 {
+		t.Errorf("step three ran after the interruption (calls: %v)", g.log2())
+	}
+}
