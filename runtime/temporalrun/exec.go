@@ -113,16 +113,16 @@ func (d *driver) runTool(ctx workflow.Context, a runtime.Action, call runtime.To
 		oc := d.callOnce(ctx, a, call, attempt, deadline)
 		switch {
 		case oc.stopped:
-			d.send(event{result: d.failed(i, d.stoppedMsg(), attempt)})
+			d.send(ctx, event{result: d.failed(i, d.stoppedMsg(), attempt)})
 			return
 		case oc.lost:
-			d.send(event{interrupt: true, step: i})
+			d.send(ctx, event{interrupt: true, step: i})
 			return
 		case oc.fatal != "":
-			d.send(event{result: d.failed(i, oc.fatal, attempt)})
+			d.send(ctx, event{result: d.failed(i, oc.fatal, attempt)})
 			return
 		case oc.timeout || (oc.out.TimedOut && !byAttempt):
-			d.send(event{result: d.failed(i, d.timedOutMsg(a, last, attempt > 1), attempt)})
+			d.send(ctx, event{result: d.failed(i, d.timedOutMsg(a, last, attempt > 1), attempt)})
 			return
 		}
 		var callErr error
@@ -131,26 +131,26 @@ func (d *driver) runTool(ctx workflow.Context, a runtime.Action, call runtime.To
 		}
 		last = d.m.ToolAttempt(i, oc.out.Result, callErr, oc.out.TimedOut)
 		if last.OK {
-			d.send(event{result: &runtime.StepResult{Step: i, Status: runtime.StepCompleted, Output: last.Output, Content: last.Content, Attempts: attempt}})
+			d.send(ctx, event{result: &runtime.StepResult{Step: i, Status: runtime.StepCompleted, Output: last.Output, Content: last.Content, Attempts: attempt}})
 			return
 		}
 		if attempt >= p.MaxAttempts {
-			d.send(event{result: d.failed(i, last.Msg, attempt)})
+			d.send(ctx, event{result: d.failed(i, last.Msg, attempt)})
 			return
 		}
 		if !p.Retries(last.Kind) {
-			d.send(event{result: d.failed(i, last.Msg+d.m.NotRetried(i, last.Kind), attempt)})
+			d.send(ctx, event{result: d.failed(i, last.Msg+d.m.NotRetried(i, last.Kind), attempt)})
 			return
 		}
 		delay := p.Delay(attempt, d.jitter(ctx))
 		if workflow.Now(ctx).Add(delay).After(a.Deadline) {
-			d.send(event{result: d.failed(i, last.Msg+fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", attempt), attempt)})
+			d.send(ctx, event{result: d.failed(i, last.Msg+fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", attempt), attempt)})
 			return
 		}
-		d.send(event{retry: true, step: i, attempt: attempt + 1,
+		d.send(ctx, event{retry: true, step: i, attempt: attempt + 1,
 			err: d.m.StepError(i, fmt.Sprintf("%s; retrying in %s", last.Msg, delay.Round(time.Millisecond)))})
 		if err := workflow.Sleep(ctx, delay); err != nil {
-			d.send(event{result: d.failed(i, d.stoppedMsg(), attempt)})
+			d.send(ctx, event{result: d.failed(i, d.stoppedMsg(), attempt)})
 			return
 		}
 	}
@@ -223,7 +223,7 @@ func (d *driver) runElicitation(ctx workflow.Context, a runtime.Action, q Questi
 	i := a.Step
 	defer d.questions.close(q.Seq)
 	if !d.in.Elicit {
-		d.send(event{result: d.elicitUnanswerable(i)})
+		d.send(ctx, event{result: d.elicitUnanswerable(i)})
 		return
 	}
 	var ans Answer
@@ -234,15 +234,15 @@ func (d *driver) runElicitation(ctx workflow.Context, a runtime.Action, q Questi
 	})
 	switch {
 	case err != nil:
-		d.send(event{result: d.failed(i, d.stoppedMsg(), 1)})
+		d.send(ctx, event{result: d.failed(i, d.stoppedMsg(), 1)})
 	case !ok:
 		res := d.m.ElicitOutcome(i, runtime.ElicitResult{}, true, workflow.Now(ctx))
-		d.send(event{result: &res})
+		d.send(ctx, event{result: &res})
 	case ans.Err != "":
-		d.send(event{result: d.failed(i, "elicitation failed: "+ans.Err, 1)})
+		d.send(ctx, event{result: d.failed(i, "elicitation failed: "+ans.Err, 1)})
 	default:
 		res := d.m.ElicitOutcome(i, ans.Result, false, workflow.Now(ctx))
-		d.send(event{result: &res})
+		d.send(ctx, event{result: &res})
 	}
 }
 
@@ -283,12 +283,12 @@ func (d *driver) runChild(ctx workflow.Context, a runtime.Action, call runtime.T
 		var msg string
 		switch {
 		case err != nil && ctx.Err() != nil:
-			d.send(event{result: d.failed(i, d.stoppedMsg(), attempt)})
+			d.send(ctx, event{result: d.failed(i, d.stoppedMsg(), attempt)})
 			return
 		case err != nil:
 			msg = fmt.Sprintf("workflow %s: %s", call.Tool, applicationMessage(err))
 		case child.Status == runtime.RunCompleted:
-			d.send(event{result: &runtime.StepResult{Step: i, Status: runtime.StepCompleted, Output: child.Output, Attempts: attempt}})
+			d.send(ctx, event{result: &runtime.StepResult{Step: i, Status: runtime.StepCompleted, Output: child.Output, Attempts: attempt}})
 			return
 		default:
 			msg = fmt.Sprintf("workflow %s (run %s) %s", call.Tool, child.ID, child.Status)
@@ -300,17 +300,17 @@ func (d *driver) runChild(ctx workflow.Context, a runtime.Action, call runtime.T
 			if attempt < p.MaxAttempts {
 				msg += d.m.NotRetried(i, runtime.FailureToolError)
 			}
-			d.send(event{result: d.failed(i, msg, attempt)})
+			d.send(ctx, event{result: d.failed(i, msg, attempt)})
 			return
 		}
 		delay := p.Delay(attempt, d.jitter(ctx))
 		if workflow.Now(ctx).Add(delay).After(a.Deadline) {
-			d.send(event{result: d.failed(i, msg+fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", attempt), attempt)})
+			d.send(ctx, event{result: d.failed(i, msg+fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", attempt), attempt)})
 			return
 		}
-		d.send(event{retry: true, step: i, attempt: attempt + 1, err: d.m.StepError(i, fmt.Sprintf("%s; retrying in %s", msg, delay.Round(time.Millisecond)))})
+		d.send(ctx, event{retry: true, step: i, attempt: attempt + 1, err: d.m.StepError(i, fmt.Sprintf("%s; retrying in %s", msg, delay.Round(time.Millisecond)))})
 		if workflow.Sleep(ctx, delay) != nil {
-			d.send(event{result: d.failed(i, d.stoppedMsg(), attempt)})
+			d.send(ctx, event{result: d.failed(i, d.stoppedMsg(), attempt)})
 			return
 		}
 	}

@@ -221,8 +221,9 @@ func (d *driver) perform(acts []runtime.Action) {
 	}
 }
 
-// send hands an event to the loop.
-func (d *driver) send(ev event) { d.events.Send(d.root, ev) }
+// send hands an event to the loop; ctx is the sending coroutine's own
+// context (a coroutine blocks only on its own).
+func (d *driver) send(ctx workflow.Context, ev event) { d.events.Send(ctx, ev) }
 
 // remaining is the time until deadline, as of the workflow's clock.
 func (d *driver) remaining(ctx workflow.Context, deadline time.Time) time.Duration {
