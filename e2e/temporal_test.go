@@ -9,6 +9,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -239,8 +241,7 @@ func callAsync(t *testing.T, c interface {
 		req.Params.Name, req.Params.Arguments = name, args
 		res, err := c.CallTool(ctx, req)
 		if err != nil {
-			t.Errorf("call %s: %v", name, err)
-			res = nil
+			res = nil // the caller decides whether that is a failure
 		}
 		done <- res
 	}()
@@ -311,5 +312,132 @@ func TestTemporalKilledWorkerNonIdempotentStepInterruptsTheRun(t *testing.T) {
 	}
 	if n := g.countOf("three-two-n"); n != 0 {
 		t.Errorf("step three ran after the interruption (calls: %v)", g.log2())
+	}
+}
+
+// vmcpHTTP is a `vmcp run --transport http` the test may SIGKILL.
+type vmcpHTTP struct {
+	cmd    *exec.Cmd
+	stderr *testenv.Buffer
+	exited chan error
+	base   string // http://addr
+}
+
+// startVMCPHTTP starts vmcp run on addr and waits until it listens. The
+// test's cleanup stops it (SIGTERM) unless it was killed.
+func startVMCPHTTP(t *testing.T, cfg, addr string) *vmcpHTTP {
+	t.Helper()
+	v := &vmcpHTTP{stderr: &testenv.Buffer{}, exited: make(chan error, 1), base: "http://" + addr}
+	v.cmd = exec.Command(bins.vmcp, "run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug")
+	v.cmd.Stderr = v.stderr
+	if err := v.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { v.exited <- v.cmd.Wait() }()
+	t.Cleanup(func() {
+		v.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-v.exited:
+		case <-time.After(15 * time.Second):
+			v.cmd.Process.Kill()
+			<-v.exited
+		}
+		if t.Failed() {
+			t.Logf("vmcp run stderr:\n%s", v.stderr.String())
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			conn.Close()
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("vmcp run did not listen on %s within 60s\nstderr:\n%s", addr, v.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kill SIGKILLs vmcp run.
+func (v *vmcpHTTP) kill(t *testing.T) {
+	t.Helper()
+	v.cmd.Process.Signal(syscall.SIGKILL)
+	<-v.exited
+	v.exited <- nil
+}
+
+// runs reads GET /api/v1/runs.
+func (v *vmcpHTTP) runs(t *testing.T) []map[string]any {
+	t.Helper()
+	resp, err := http.Get(v.base + "/api/v1/runs")
+	if err != nil {
+		t.Fatalf("GET /api/v1/runs: %v", err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Runs []map[string]any `json:"runs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Fatalf("GET /api/v1/runs: %v", err)
+	}
+	return list.Runs
+}
+
+// run reads GET /api/v1/runs/{id}.
+func (v *vmcpHTTP) run(t *testing.T, id string) map[string]any {
+	t.Helper()
+	resp, err := http.Get(v.base + "/api/v1/runs/" + id)
+	if err != nil {
+		t.Fatalf("GET /api/v1/runs/%s: %v", id, err)
+	}
+	defer resp.Body.Close()
+	var d map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
+		t.Fatalf("GET /api/v1/runs/%s: %v", id, err)
+	}
+	return d
+}
+
+func TestTemporalKilledVMCPRunResultIsRecordedAfterRestart(t *testing.T) {
+	ts := testenv.StartTemporal(t, temporalLo, temporalHi)
+	g := startGateBackend(t)
+	cfg := temporalConfig(t, ts.Address, g.url, strings.ReplaceAll(chainWorkflows, "IDEMPOTENT", ""),
+		"state: {store: sqlite, path: state.db}")
+	startWorker(t, cfg, "w1")
+	t.Setenv("VMCP_WORKER", "vmcp-run")
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, temporalLo, temporalHi))
+	first := startVMCPHTTP(t, cfg, addr)
+	c := testenv.HTTPClient(t, first.base+"/mcp")
+	done := callAsync(t, c, "chain", map[string]any{"tag": "r"})
+	g.waitEntered(t) // the run is inside step two, on the worker
+	runs := first.runs(t)
+	if len(runs) != 1 || runs[0]["status"] != "running" {
+		t.Fatalf("runs while step two runs = %v; want one running", runs)
+	}
+	id, _ := runs[0]["id"].(string)
+	first.kill(t)
+	if res := <-done; res != nil && !res.IsError {
+		t.Fatalf("the call to a SIGKILLed vmcp run returned a result: %v", res)
+	}
+	g.open("two-r") // the run goes on without any vmcp run
+	second := startVMCPHTTP(t, cfg, addr)
+	var got map[string]any
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got = second.run(t, id)
+		if got["status"] == "completed" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out, _ := got["output"].(map[string]any)
+	if got["status"] != "completed" || out["label"] != "three-two-r" {
+		t.Fatalf("run %s after the restart = %v; want completed with label three-two-r", id, got)
+	}
+	for _, label := range []string{"one-r", "two-r", "three-two-r"} {
+		if n := g.countOf(label); n != 1 {
+			t.Errorf("%s was called %d times; want once (calls: %v)", label, n, g.log2())
+		}
 	}
 }

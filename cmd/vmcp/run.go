@@ -8,6 +8,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/runtime/server"
+	"github.com/vmcp-dev/vmcp/runtime/temporalrun"
 )
 
 func newRunCmd(io streams) *cobra.Command {
@@ -72,8 +73,18 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			// first signal on, a run whose caller is cancelled by the
 			// shutdown is left going on Temporal (the next vmcp run
 			// records its result), not cancelled.
-			if d, ok := st.exec.(interface{ Detach() }); ok {
-				go func() { <-cmd.Context().Done(); d.Detach() }()
+			if tr, ok := st.exec.(*temporalrun.Runner); ok {
+				go func() { <-cmd.Context().Done(); tr.Detach() }()
+				// Runs an earlier vmcp run left going are recorded as
+				// they end (runtime/temporalrun/reattach.go).
+				go func() {
+					n, err := tr.Reattach(cmd.Context())
+					if err != nil {
+						log.Error("picking up the runs of an earlier vmcp run", "err", err)
+					} else if n > 0 {
+						log.Info("picked up runs of an earlier vmcp run", "count", n)
+					}
+				}()
 			}
 			// cmd.Context() ends at the first signal; serving goes on until
 			// the shutdown (shutdown.go) says it may stop.
