@@ -8,8 +8,8 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"

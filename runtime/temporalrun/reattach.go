@@ -139,4 +139,3 @@ func (r *Runner) recordOpen(ctx context.Context, id string) (*runtime.Run, error
 	}
 	return run, nil
 }
-

@@ -261,3 +261,32 @@ compositeTools:
 		t.Errorf("finally calls = %+v; want one with status cancelled", calls)
 	}
 }
+
+func TestWorkflowOutputOverThePayloadLimitFailsNamingTheStep(t *testing.T) {
+	plan := compile(t, `
+compositeTools:
+  - name: big
+    description: a tool that answers 3 MB
+    steps:
+      - id: dump
+        tool: b.dump
+`)
+	fb := &fakeBackend{tools: map[string]func(context.Context, map[string]any) (*runtime.ToolResult, error){
+		"b.dump": func(context.Context, map[string]any) (*runtime.ToolResult, error) {
+			return text(strings.Repeat("x", 3<<20)), nil
+		},
+	}}
+	run := runInTestEnv(t, plan, "big", nil, fb)
+	st := run.Steps[0]
+	if run.Status != runtime.RunFailed || st.Status != runtime.StepFailed {
+		t.Fatalf("run %s, step %s; want both failed", run.Status, st.Status)
+	}
+	for _, want := range []string{`the output of step "dump" (b.dump) is 3145`, "over Temporal's payload limit of 2097152 bytes"} {
+		if !strings.Contains(st.Error, want) {
+			t.Errorf("step error %q; want it to contain %q", st.Error, want)
+		}
+	}
+	if n := len(fb.callsTo("dump")); n != 1 {
+		t.Errorf("the tool was called %d times; want once (the limit is not retried)", n)
+	}
+}
