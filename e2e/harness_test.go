@@ -156,7 +156,13 @@ var stdioShutdown = map[*client.Client]func(){}
 // exit within 10 seconds.
 func httpVMCP(t *testing.T, cfg string) (string, *testenv.Buffer) {
 	t.Helper()
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, portLo, portHi))
+	return httpVMCPPorts(t, cfg, portLo, portHi)
+}
+
+// httpVMCPPorts is httpVMCP on a port in [lo, hi].
+func httpVMCPPorts(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer) {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, lo, hi))
 	stderr := &testenv.Buffer{}
 	cmd := exec.Command(bins.vmcp, "run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug")
 	cmd.Stderr = stderr

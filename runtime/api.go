@@ -130,6 +130,9 @@ type Run struct {
 	// FinallyFrom is the index in Steps of the first finally step; 0 when
 	// the workflow has none (a workflow has at least one other step).
 	FinallyFrom int `json:"finallyFrom,omitempty"`
+	// PlanDigest is the ir.Digest of the workflow the run started with,
+	// so a run resumed after a crash can tell that the workflow changed.
+	PlanDigest string `json:"planDigest,omitempty"`
 }
 
 // StepState is the record of one step in a run.

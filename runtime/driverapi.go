@@ -66,18 +66,7 @@ type Attempt struct {
 // the local driver's mcpclient does.)
 func (m *Machine) ToolAttempt(i int, res *ToolResult, callErr error, attemptTimedOut bool) Attempt {
 	sp := m.wp.steps[i]
-	tool := sp.step.Tool
-	if callErr != nil {
-		if attemptTimedOut {
-			return Attempt{Kind: FailureTimeout, Msg: fmt.Sprintf("calling %s: the attempt timed out after %s (attemptTimeout)", tool, sp.tuning.attemptTimeout)}
-		}
-		return Attempt{Kind: FailureError, Msg: fmt.Sprintf("calling %s: %v", tool, callErr)}
-	}
-	out, content, msg, ok := stepOutput(res)
-	if !ok {
-		return Attempt{Kind: FailureToolError, Msg: fmt.Sprintf("%s returned an error: %s", tool, msg)}
-	}
-	return Attempt{OK: true, Output: out, Content: content}
+	return classifyAttempt(sp.step.Tool, sp.tuning.attemptTimeout, res, callErr, attemptTimedOut)
 }
 
 // NotRetried is the suffix the local driver adds to the message of a
@@ -163,4 +152,84 @@ func (m *Machine) interruptStep(i int) {
 	}
 	m.stopFor(StopInterrupted)
 	m.settle(StepResult{Step: i, Status: StepFailed, Err: err, Attempts: m.run.Steps[i].Attempts, EndedAt: m.now, Note: noteInterrupted})
+}
+
+// ChildAttempt classifies one child run of workflow step i: child and
+// err are what Engine.Run (or the driver's child workflow) returned,
+// attemptTimedOut that the attempt hit attemptTimeout. Output is the
+// child's result when OK.
+func (m *Machine) ChildAttempt(i int, child *Run, err error, attemptTimedOut bool) Attempt {
+	sp := m.wp.steps[i]
+	name := ""
+	if sp.callee != nil {
+		name = sp.callee.wf.Name
+	}
+	return childAttempt(name, child, err, attemptTimedOut, sp.tuning.attemptTimeout)
+}
+
+// StoppedMsg is the message of a running step that failed because the
+// run stopped (m.StopReason): "cancelled because another step failed",
+// "stopped: the workflow timed out after 30m0s" or "cancelled".
+func (m *Machine) StoppedMsg() string { return stoppedMsg(m.cause, m.wp.timeout) }
+
+// StepTimedOutMsg is the message of step i that hit its own timeout;
+// last, when not empty, is the last attempt's failure (a retry loop cut
+// short), kept as the cause.
+func (m *Machine) StepTimedOutMsg(i int, last string) string {
+	msg := timedOutMsg(m.wp.steps[i].timeout)
+	if last != "" {
+		msg += " (last error: " + last + ")"
+	}
+	return msg
+}
+
+// GaveUpMsg is the suffix of a retried step's failure when the step
+// timeout leaves no time for the next attempt.
+func GaveUpMsg(tries int) string { return gaveUpSuffix(tries) }
+
+// ElicitUnanswerable is the end of elicitation step i when no client can
+// answer (no elicitor): its onCancel action decides.
+func (m *Machine) ElicitUnanswerable(i int, at time.Time) StepResult {
+	sp := m.wp.steps[i]
+	return m.elicitOutcome(sp, sp.step.OnCancel, ElicitCancel, noElicitorWhy, "onCancel").result(i, at)
+}
+
+// ElicitFailed is the end of elicitation step i when asking failed with
+// err (not a timeout, not a stop).
+func (m *Machine) ElicitFailed(i int, err error, at time.Time) StepResult {
+	return elicitFailed(m.wp.steps[i], err).result(i, at)
+}
+
+// ValidateParams checks params against the workflow's input schema and
+// the input limits, as Run does before it records a run.
+func (e *Engine) ValidateParams(workflow string, params map[string]any) error {
+	_, _, err := e.prepareRun(workflow, params)
+	return err
+}
+
+// The wording both drivers share.
+
+// noElicitorWhy is why an elicitation takes its onCancel action when no
+// client can answer.
+const noElicitorWhy = "the client cannot answer elicitation requests (no elicitor)"
+
+func elicitFailed(sp *stepPlan, err error) stepMsg {
+	return failed(sp, sp.step.Pos, "elicitation failed: "+err.Error(), 1)
+}
+
+// stoppedMsg is a running step's failure when the run stopped for reason.
+func stoppedMsg(reason StopReason, workflowTimeout time.Duration) string {
+	switch reason {
+	case StopAbort, StopInterrupted:
+		return "cancelled because another step failed"
+	case StopTimeout:
+		return fmt.Sprintf("stopped: the workflow timed out after %s", workflowTimeout)
+	}
+	return "cancelled"
+}
+
+func timedOutMsg(timeout time.Duration) string { return fmt.Sprintf("timed out after %s", timeout) }
+
+func gaveUpSuffix(tries int) string {
+	return fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", tries)
 }

@@ -187,14 +187,25 @@ func (e *Engine) drive(ctx context.Context, r *runState, resume bool, rec *Run) 
 			unlist()
 		}
 	}()
-	if ms, ok := e.store.(*MemoryStore); ok {
-		r.memStore = ms
-	}
 	var err error
-	if !resume {
+	ms, mem := e.store.(*MemoryStore)
+	switch {
+	case mem && !resume:
+		// The store's record shares Steps with the run: the machine
+		// writes each step under the store's lock (scheduler.go putStep).
+		r.memStore, r.memShared = ms, true
+		r.Machine.recGuard = &ms.mu
+		err = ms.createShared(r.run)
+	case !resume:
 		err = e.store.CreateRun(ctx, r.run)
-	} else if _, gerr := e.store.GetRun(ctx, id); errors.Is(gerr, ErrRunNotFound) {
-		err = e.store.CreateRun(ctx, rec)
+	default:
+		if _, gerr := e.store.GetRun(ctx, id); errors.Is(gerr, ErrRunNotFound) {
+			err = e.store.CreateRun(ctx, rec)
+		}
+		if mem && err == nil {
+			r.memStore = ms
+			r.memRecord, err = ms.record(id)
+		}
 	}
 	if err != nil {
 		unlist()

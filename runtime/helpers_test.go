@@ -267,11 +267,21 @@ func build(name string, steps ...step) *ir.Workflow {
 
 func plan(wfs ...*ir.Workflow) *ir.Plan { return &ir.Plan{Version: ir.Version, Workflows: wfs} }
 
+// mustEngine makes an engine. Without a store of the test's own, its runs
+// go to a replayStore: every finished run of every test is replayed.
 func mustEngine(t testing.TB, p *ir.Plan, opts Options) *Engine {
 	t.Helper()
+	var rs *replayStore
+	if opts.Store == nil {
+		rs = &replayStore{MemoryStore: NewMemoryStore(0), t: t}
+		opts.Store = rs
+	}
 	e, err := New(p, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
+	}
+	if rs != nil {
+		rs.e = e
 	}
 	return e
 }

@@ -89,11 +89,11 @@ type ActionKind uint8
 
 const (
 	// ActionStart: execute step Step, started at At. Its record (running,
-	// attempt 1) comes in an ActionRecord just before. Deadline is when
-	// the step must end: At plus its timeout, or the workflow's deadline
-	// when that is earlier (zero timeout never happens).
+	// attempt 1) comes in an ActionRecord just before. Machine.Deadline
+	// says when the step must end.
 	ActionStart ActionKind = iota + 1
-	// ActionRecord: store State as step Step's record and emit Event.
+	// ActionRecord: store step Step's record (Machine.Record) and emit
+	// its event (Machine.Event) when Event is set.
 	// Durable asks the driver to wait for the write before it performs
 	// the next action (a non-idempotent step's start, see Durable).
 	ActionRecord
@@ -148,27 +148,56 @@ func (s StopReason) String() string {
 	return fmt.Sprintf("StopReason(%d)", uint8(s))
 }
 
-// Action is one thing the driver must do, in the order returned.
+// Action is one thing the driver must do, in the order returned. It is
+// plain data, kept small: the machine appends one for every start and
+// every record.
 type Action struct {
 	Kind ActionKind
-	Step int // ActionStart, ActionRecord: the step's index in Run.Steps
-	// At is the time the action was decided (an input's time).
-	At time.Time
-	// Deadline (ActionStart) is when the step must end.
-	Deadline time.Time
-	// State and Event (ActionRecord) are the step's new record and the
-	// progress event to emit (Event.RunID, Workflow, Status, Total are
-	// filled in; Done counts the finished steps as of this record). An
-	// empty Event.Kind means there is no event to emit.
-	State StepState
-	Event Event
+	// Cause (ActionStop) is why the running steps must stop.
+	Cause StopReason
 	// Durable (ActionRecord) is set on the start of a step that calls a
 	// backend and is not idempotent: a driver with a durable store makes
 	// the write before the step's first call, so a crash after the call
 	// is never taken for a step that did not start.
 	Durable bool
-	// Cause (ActionStop) is why the running steps must stop.
-	Cause StopReason
+	// Event (ActionRecord) is the progress event the record makes, or ""
+	// for none; Machine.Event builds it in full.
+	Event EventKind
+	Step  int // ActionStart, ActionRecord: the step's index in Run.Steps
+	// Done (ActionRecord) counts the finished steps as of this record.
+	Done int
+	// At is the time the action was decided (an input's time).
+	At time.Time
+	// Msg (ActionRecord of a retry) is the failed attempt's message.
+	Msg string
+}
+
+// Record is the step record an ActionRecord asks the driver to store:
+// step a.Step's record in Run().Steps, which no action of the same input
+// changes again. Valid until the next input.
+func (m *Machine) Record(a *Action) StepState { return m.run.Steps[a.Step] }
+
+// Event is the progress event of record action a.
+func (m *Machine) Event(a *Action) Event {
+	st := &m.run.Steps[a.Step]
+	ev := Event{Kind: a.Event, RunID: m.run.ID, Workflow: m.run.Workflow, StepID: st.ID, Attempt: st.Attempts,
+		Time: a.At, Err: st.Error, Status: m.run.Status, Done: a.Done, Total: len(m.wp.steps)}
+	switch a.Event {
+	case EventStepRetrying:
+		ev.Err = a.Msg
+	case EventStepStarted:
+		ev.Time = st.StartedAt
+	case EventStepCompleted, EventStepFailed:
+		ev.Time = st.EndedAt
+	}
+	return ev
+}
+
+// Deadline is when running step i must end: its start plus its timeout,
+// or the workflow's deadline when that is earlier (in the finally phase,
+// only its own timeout).
+func (m *Machine) Deadline(i int) time.Time {
+	return m.stepDeadline(m.wp.steps[i], m.run.Steps[i].StartedAt)
 }
 
 // StepResult is a step's end, as the driver observed it.
@@ -213,16 +242,21 @@ type MachineOptions struct {
 	// the step executors) on other goroutines under its read side. A
 	// single-threaded driver leaves it nil.
 	DataGuard sync.Locker
+	// RecordGuard, when set, is held while the machine writes a step's
+	// record into Run().Steps, for a driver that shares that slice with
+	// readers (the local driver shares it with a MemoryStore's record).
+	RecordGuard sync.Locker
 }
 
 // Machine is the deterministic core of one run (see the top of this
 // file). It is not safe for concurrent use: the driver serialises its
 // inputs.
 type Machine struct {
-	e     *Engine
-	wp    *workflowPlan
-	run   *Run
-	guard sync.Locker
+	e        *Engine
+	wp       *workflowPlan
+	run      *Run
+	guard    sync.Locker
+	recGuard sync.Locker // MachineOptions.RecordGuard
 
 	view      map[string]any // .steps as maps, when steps is nil
 	steps     *stepView      // .steps when the workflow is chainsOnly
@@ -289,7 +323,7 @@ func (e *Engine) prepareRun(workflow string, params map[string]any) (*workflowPl
 // memory (the local driver's pool, scheduler.go).
 func (m *Machine) init(e *Engine, wp *workflowPlan, id string, params map[string]any, opts MachineOptions, sc *runScratch) {
 	n := len(wp.steps)
-	*m = Machine{e: e, wp: wp, guard: opts.DataGuard}
+	*m = Machine{e: e, wp: wp, guard: opts.DataGuard, recGuard: opts.RecordGuard}
 	var entries []stepEntry
 	if sc != nil {
 		m.pending, m.ready.items, m.acts, entries = sc.pending, sc.ready[:0], sc.acts[:0], sc.entries
@@ -306,6 +340,7 @@ func (m *Machine) init(e *Engine, wp *workflowPlan, id string, params map[string
 		ParentStep: opts.ParentStep,
 		Status:     RunRunning,
 		Params:     params,
+		PlanDigest: wp.digest,
 		Steps:      make([]StepState, n),
 	}
 	if len(wp.finallyRoots) > 0 {
@@ -436,12 +471,13 @@ func (m *Machine) Retrying(step, attempt int, err *StepError) []Action {
 	}
 	st := m.run.Steps[step]
 	st.Attempts = attempt
-	m.run.Steps[step] = st
+	m.setStep(step, st)
 	msg := ""
 	if err != nil {
 		msg = err.Msg
 	}
-	m.record(step, Event{Kind: EventStepRetrying, StepID: st.ID, Attempt: attempt, Err: msg, Time: m.now})
+	m.record(step, EventStepRetrying)
+	m.acts[len(m.acts)-1].Msg = msg
 	return m.acts
 }
 
@@ -538,7 +574,7 @@ func (m *Machine) launch(i int) {
 		return // replayed from a record (restore.go)
 	}
 	m.markRunning(i, m.now)
-	m.acts = append(m.acts, Action{Kind: ActionStart, Step: i, At: m.now, Deadline: m.stepDeadline(sp, m.now)})
+	m.acts = append(m.acts, Action{Kind: ActionStart, Step: i, At: m.now})
 }
 
 // markRunning makes step i running as of at and records it.
@@ -553,9 +589,9 @@ func (m *Machine) markRunning(i int, at time.Time) {
 	} else {
 		m.setView(sp.id, runningEntry)
 	}
-	m.run.Steps[i] = st
+	m.setStep(i, st)
 	m.running++
-	m.record(i, Event{Kind: EventStepStarted, StepID: sp.id, Attempt: 1, Time: at})
+	m.record(i, EventStepStarted)
 	if n := len(m.acts); n > 0 && m.acts[n-1].Kind == ActionRecord {
 		m.acts[n-1].Durable = m.durableStart(sp)
 	}
@@ -626,9 +662,9 @@ func (m *Machine) settle(res StepResult) {
 	}
 	st.Output = output
 	m.setEntry(i, output, res.Content, res.Status, st.Error)
-	m.run.Steps[i] = st
+	m.setStep(i, st)
 	m.done++
-	m.record(i, Event{Kind: kind, StepID: sp.id, Attempt: st.Attempts, Err: st.Error, Time: res.EndedAt})
+	m.record(i, kind)
 	for _, d := range sp.dependents {
 		m.pending[d]--
 		if m.pending[d] == 0 {
@@ -640,17 +676,12 @@ func (m *Machine) settle(res StepResult) {
 	}
 }
 
-// record appends step i's record and event.
-func (m *Machine) record(i int, ev Event) {
+// record appends step i's record and its event kind (or "").
+func (m *Machine) record(i int, kind EventKind) {
 	if m.quiet {
 		return
 	}
-	ev.RunID = m.run.ID
-	ev.Workflow = m.run.Workflow
-	ev.Status = m.run.Status
-	ev.Done = m.done
-	ev.Total = len(m.wp.steps)
-	m.acts = append(m.acts, Action{Kind: ActionRecord, Step: i, At: m.now, State: m.run.Steps[i], Event: ev})
+	m.acts = append(m.acts, Action{Kind: ActionRecord, Event: kind, Step: i, Done: m.done, At: m.now})
 }
 
 // effectiveAction is what a failed step does once its retries are spent.
@@ -705,9 +736,9 @@ func (m *Machine) decideOutcome() outcome {
 			st.Output = sp.step.DefaultResults
 			st.Note = "skipped by skip_remaining"
 			m.setEntry(i, st.Output, nil, StepSkipped, "")
-			run.Steps[i] = st
+			m.setStep(i, st)
 			m.done++
-			m.record(i, Event{Kind: EventStepSkipped, StepID: sp.id, Time: m.now})
+			m.record(i, EventStepSkipped)
 		}
 	}
 	m.refreshWorkflow(string(RunCompleted), m.now)
@@ -768,6 +799,17 @@ func (m *Machine) refreshWorkflow(status string, now time.Time) {
 	m.lock()
 	m.data["workflow"] = w
 	m.unlock()
+}
+
+// setStep sets step i's record, under the RecordGuard when there is one.
+func (m *Machine) setStep(i int, st StepState) {
+	if g := m.recGuard; g != nil {
+		g.Lock()
+		m.run.Steps[i] = st
+		g.Unlock()
+		return
+	}
+	m.run.Steps[i] = st
 }
 
 func (m *Machine) lock() {

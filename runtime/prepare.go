@@ -33,6 +33,9 @@ const (
 
 type workflowPlan struct {
 	wf *ir.Workflow
+	// digest is ir.Digest(wf), recorded on each run (Run.PlanDigest) so
+	// a run resumed after a restart can tell that the workflow changed.
+	digest string
 	// steps are the workflow's steps, then its finally steps: nmain
 	// top-level steps, the finally steps from index nmain on.
 	steps []*stepPlan
@@ -144,6 +147,7 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 	}
 	wp := &workflowPlan{
 		wf:          wf,
+		digest:      ir.Digest(wf),
 		byID:        make(map[string]*stepPlan, len(wf.Steps)),
 		timeout:     wf.Timeout.D(),
 		maxParallel: wf.MaxParallel,

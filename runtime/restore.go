@@ -95,7 +95,7 @@ func (rs *restoreState) launch(m *Machine, i int) bool {
 	}
 	s := m.run.Steps[i]
 	s.Status = StepRunning
-	m.run.Steps[i] = s
+	m.setStep(i, s)
 	m.running++
 	m.setEntry(i, nil, nil, StepRunning, "")
 	rs.held = append(rs.held, i)
@@ -204,6 +204,9 @@ func (m *Machine) resumeHeld(at time.Time) {
 	rs := m.restore
 	m.quiet, m.restore = false, nil
 	m.tick(at)
+	if m.pastDeadline(m.now) {
+		m.stopFor(StopTimeout) // resumed after the workflow's deadline
+	}
 	for _, i := range rs.held {
 		sp := m.wp.steps[i]
 		if rs.rec.Steps[i].Status != StepRunning || m.restartable(sp) {
@@ -219,15 +222,15 @@ func (m *Machine) resumeHeld(at time.Time) {
 			// Not started again: back to pending, as the record says.
 			st := m.run.Steps[i]
 			st.Status, st.StartedAt, st.Attempts = StepPending, time.Time{}, 0
-			m.run.Steps[i] = st
+			m.setStep(i, st)
 			m.running--
 			m.setEntry(i, nil, nil, StepPending, "")
-			m.record(i, Event{}) // a record without an event
+			m.record(i, "") // a record without an event
 			continue
 		}
 		m.running--
 		m.markRunning(i, m.now)
-		m.acts = append(m.acts, Action{Kind: ActionStart, Step: i, At: m.now, Deadline: m.stepDeadline(m.wp.steps[i], m.now)})
+		m.acts = append(m.acts, Action{Kind: ActionStart, Step: i, At: m.now})
 	}
 	m.next()
 }

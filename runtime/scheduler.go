@@ -2,8 +2,12 @@ package runtime
 
 // The local driver: goroutines that run the steps a Machine starts.
 //
-// The machine (machine.go) decides the run: which step starts when, what
-// a failure does, the outcome. This file performs its actions with
+// The scheduling contract: a ready queue ordered by remaining work, no
+// level barriers (a step starts once its own dependencies are done and a
+// slot is free), and the goroutine that finished a step's last dependency
+// runs it. The machine (machine.go, which explains the queue and the
+// priorities) decides the run: which step starts when, what a failure
+// does, the outcome. This file performs its actions with
 // goroutines, contexts and the run store, and feeds it what happened.
 // There is no coordinator goroutine: the machine and the driver's own
 // state (the workers, the shared deadlines) are guarded by one mutex,
@@ -88,6 +92,8 @@ type runState struct {
 	Machine
 	opts RunOptions
 	env  StepEnv // what the step executors use of the outside world (env.go)
+	// onRetry, for a step run by ExecuteStep, hears its retry notices.
+	onRetry func(attempt int, err *StepError)
 	// ctx ends when the run is stopped (cancel, abort, the workflow
 	// timeout) or the caller's context ends; it has no deadline of its own.
 	// Step contexts are made from parent, not ctx, and carry the workflow
@@ -128,6 +134,8 @@ type runState struct {
 	// the writer to drain.
 	storeCtx   context.Context
 	memStore   *MemoryStore
+	memRecord  *Run // with a MemoryStore, the run's record in it
+	memShared  bool // memRecord shares its Steps with the run (a new run)
 	updates    chan stepUpdate
 	writerDone chan struct{}
 	written    chan struct{} // acks of waited-for writes
@@ -266,16 +274,20 @@ func (r *runState) syncStop(at time.Time) {
 	if r.ctx.Err() == nil || r.Machine.cause != StopNone || r.phase != phaseMain {
 		return
 	}
-	reason := StopCallerGone
-	switch context.Cause(r.ctx) {
+	r.perform(r.Machine.Stop(causeReason(context.Cause(r.ctx)), at))
+}
+
+// causeReason is the stop reason for the run context's cause.
+func causeReason(cause error) StopReason {
+	switch cause {
 	case errRunCancelled:
-		reason = StopCancel
+		return StopCancel
 	case errWorkflowTimeout:
-		reason = StopTimeout
+		return StopTimeout
 	case errRunAborted:
-		reason = StopAbort
+		return StopAbort
 	}
-	r.perform(r.Machine.Stop(reason, at))
+	return StopCallerGone
 }
 
 // perform carries out the machine's actions in order. The first step
@@ -286,8 +298,10 @@ func (r *runState) perform(acts []Action) (own stepJob, complete bool) {
 		a := &acts[k]
 		switch a.Kind {
 		case ActionRecord:
-			r.putStep(a.Step, a.State, a.Durable)
-			r.emitEvent(a.Event)
+			r.putStep(a.Step, &r.run.Steps[a.Step], a.Durable)
+			if r.opts.OnEvent != nil && a.Event != "" {
+				r.opts.OnEvent(r.Machine.Event(a))
+			}
 		case ActionStart:
 			sp := r.wp.steps[a.Step]
 			j := stepJob{ctx: r.stepContext(a.At, sp.timeout), sp: sp}
@@ -369,6 +383,10 @@ func (r *runState) stopWorkers() {
 
 // notify records a retry notice from a running step: attempt comes next.
 func (r *runState) notify(index, attempt int, err *StepError) {
+	if r.onRetry != nil { // a step run by ExecuteStep
+		r.onRetry(attempt, err)
+		return
+	}
 	r.sched.Lock()
 	r.perform(r.Machine.Retrying(index, attempt, err))
 	r.sched.Unlock()
@@ -489,17 +507,23 @@ func (r *runState) runStep(ctx context.Context, sp *stepPlan) stepMsg {
 	return r.runTool(ctx, sp) // tool and workflow steps (call runs a workflow step's child)
 }
 
-// putStep stores step i's record. A MemoryStore is written at once (a
-// lock and an assignment). Another store is written by the writer
-// goroutine; see storeStep.
-func (r *runState) putStep(i int, st StepState, durable bool) {
-	if ms := r.memStore; ms != nil {
-		if err := ms.UpdateStep(r.storeCtx, r.run.ID, i, st); err != nil {
-			r.e.log.Warn("run store: step update failed", "run_id", r.run.ID, "step_id", st.ID, "err", err)
-		}
+// putStep stores step i's record. A new run's MemoryStore record shares
+// its Steps with the machine's Run (MemoryStore.createShared), and the
+// machine writes a step under the store's lock (its RecordGuard): that
+// is the write. A resumed run's MemoryStore record is the store's own:
+// an assignment under the store's lock. Another store is written by the
+// writer goroutine; see storeStep.
+func (r *runState) putStep(i int, st *StepState, durable bool) {
+	if r.memShared {
+		return // the machine wrote the store's record itself (under its lock)
+	}
+	if rec := r.memRecord; rec != nil {
+		r.memStore.mu.Lock()
+		rec.Steps[i] = *st
+		r.memStore.mu.Unlock()
 		return
 	}
-	r.storeStep(i, st, durable)
+	r.storeStep(i, *st, durable)
 }
 
 // storeStep writes step i to a store other than MemoryStore. With a
@@ -553,13 +577,6 @@ func (r *runState) emit(ev Event) {
 	ev.Done = r.done
 	ev.Total = len(r.wp.steps)
 	r.opts.OnEvent(ev)
-}
-
-// emitEvent sends an event the machine made (none when its Kind is empty).
-func (r *runState) emitEvent(ev Event) {
-	if r.opts.OnEvent != nil && ev.Kind != "" {
-		r.opts.OnEvent(ev)
-	}
 }
 
 // finishRun records the run with its outcome.

@@ -170,18 +170,28 @@ func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[stri
 		actx, cancel := policy.tuning.attemptContext(ctx)
 		defer cancel()
 		res, err := r.env.Backend.CallTool(actx, call)
-		if err != nil {
-			if ctx.Err() == nil && actx.Err() != nil {
-				return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: the attempt timed out after %s (attemptTimeout)", tool, policy.tuning.attemptTimeout), cause: err, kind: FailureTimeout}
-			}
-			return toolOutput{}, &attemptError{msg: fmt.Sprintf("calling %s: %v", tool, err), cause: err, kind: FailureError}
+		a := classifyAttempt(tool, policy.tuning.attemptTimeout, res, err, ctx.Err() == nil && actx.Err() != nil)
+		if !a.OK {
+			return toolOutput{}, &attemptError{msg: a.Msg, cause: err, kind: a.Kind}
 		}
-		out, content, msg, ok := stepOutput(res)
-		if !ok {
-			return toolOutput{}, &attemptError{msg: fmt.Sprintf("%s returned an error: %s", tool, msg), kind: FailureToolError}
-		}
-		return toolOutput{out, content}, nil
+		return toolOutput{a.Output, a.Content}, nil
 	})
+}
+
+// classifyAttempt is the outcome of one call of tool: res and err are
+// what the backend returned, timedOut that the call hit attemptTimeout.
+func classifyAttempt(tool *ir.ToolRef, attemptTimeout time.Duration, res *ToolResult, err error, timedOut bool) Attempt {
+	if err != nil {
+		if timedOut {
+			return Attempt{Kind: FailureTimeout, Msg: fmt.Sprintf("calling %s: the attempt timed out after %s (attemptTimeout)", tool, attemptTimeout)}
+		}
+		return Attempt{Kind: FailureError, Msg: fmt.Sprintf("calling %s: %v", tool, err)}
+	}
+	out, content, msg, ok := stepOutput(res)
+	if !ok {
+		return Attempt{Kind: FailureToolError, Msg: fmt.Sprintf("%s returned an error: %s", tool, msg)}
+	}
+	return Attempt{OK: true, Output: out, Content: content}
 }
 
 // withRetries makes attempts until one succeeds or policy's retries are
@@ -222,7 +232,7 @@ func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify
 	}
 	msg := r.failureMsg(ctx, timeout, last)
 	if gaveUp && ctx.Err() == nil {
-		msg += fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", tries)
+		msg += gaveUpSuffix(tries)
 	}
 	return toolOutput{}, tries, msg
 }
@@ -246,16 +256,10 @@ func (r *runState) failureMsg(ctx context.Context, timeout time.Duration, err er
 func (r *runState) interruptMsg(ctx context.Context, timeout time.Duration) string {
 	r.noteTimeout(ctx)
 	if r.ctx.Err() != nil {
-		switch r.endCause() {
-		case errRunAborted:
-			return "cancelled because another step failed"
-		case errWorkflowTimeout:
-			return fmt.Sprintf("stopped: the workflow timed out after %s", r.wp.timeout)
-		}
-		return "cancelled"
+		return stoppedMsg(causeReason(r.endCause()), r.wp.timeout)
 	}
 	if ctx.Err() != nil {
-		return fmt.Sprintf("timed out after %s", timeout)
+		return timedOutMsg(timeout)
 	}
 	return ""
 }
@@ -273,7 +277,7 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 	}
 	el := r.env.Elicitor
 	if el == nil {
-		return r.elicitOutcome(sp, sp.step.OnCancel, ElicitCancel, "the client cannot answer elicitation requests (no elicitor)", "onCancel")
+		return r.elicitOutcome(sp, sp.step.OnCancel, ElicitCancel, noElicitorWhy, "onCancel")
 	}
 	res, err := el.Elicit(ctx, ElicitRequest{RunID: r.run.ID, StepID: sp.id, Message: message, Schema: sp.step.Schema})
 	if err != nil {
@@ -284,7 +288,7 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 		if m := r.interruptMsg(ctx, sp.timeout); m != "" {
 			return failed(sp, sp.step.Pos, m, 1)
 		}
-		return failed(sp, sp.step.Pos, "elicitation failed: "+err.Error(), 1)
+		return elicitFailed(sp, err)
 	}
 	return r.elicitAnswer(sp, res)
 }

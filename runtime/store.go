@@ -2,8 +2,9 @@ package runtime
 
 // MemoryStore is the default Store: runs live in a map guarded by one
 // RWMutex. UpdateStep is a map lookup and a struct assignment; the engine
-// skips even that, as its run's Steps are the record's (createShared) and
-// it assigns a step under the lock. FinishRun overwrites the record made
+// skips even that for a new run, whose Steps are the record's
+// (createShared) and which it assigns under the lock, and skips the
+// lookup for a resumed one (record). FinishRun overwrites the record made
 // by CreateRun in place. Every other value handed in or out is copied (the
 // Steps slice; outputs are shared, as the engine never changes an output
 // after recording it), so callers never alias the store's state. The
@@ -104,9 +105,10 @@ func (s *MemoryStore) UpdateStep(_ context.Context, runID string, index int, ste
 
 // createShared is CreateRun for the engine's own run record: the stored
 // record is a copy of run except for Steps, which it shares with run. The
-// engine then writes each step by assigning run.Steps[i] under mu, which
-// saves a copy of every step state (and the record's Steps) per run.
-// Readers still get copies, so the sharing is invisible to them.
+// engine's machine then writes each step by assigning run.Steps[i] under
+// mu (its RecordGuard), which saves a copy of every step state (and of the
+// record's Steps) per run. Readers still get copies, so the sharing is
+// invisible to them.
 func (s *MemoryStore) createShared(run *Run) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -118,6 +120,19 @@ func (s *MemoryStore) createShared(run *Run) error {
 	s.order = append(s.order, run.ID)
 	s.evict()
 	return nil
+}
+
+// record is the store's own record of run id, for the engine's step
+// writes: it assigns Steps[i] under mu, which saves a map lookup per
+// write. Records of running runs are never evicted.
+func (s *MemoryStore) record(id string) (*Run, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r, ok := s.runs[id]
+	if !ok {
+		return nil, ErrRunNotFound
+	}
+	return r, nil
 }
 
 // FinishRun records the final state of a run made by CreateRun.

@@ -33,6 +33,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vmcp-dev/vmcp/ir"
 )
@@ -116,18 +117,32 @@ func (r *runState) runChild(ctx context.Context, sp, policy *stepPlan, args map[
 	actx, cancel := policy.tuning.attemptContext(ctx)
 	defer cancel()
 	child, err := r.e.Run(actx, name, args, RunOptions{Elicitor: r.env.Elicitor, ParentID: r.run.ID, ParentStep: sp.id})
+	a := childAttempt(name, child, err, ctx.Err() == nil && actx.Err() != nil, policy.tuning.attemptTimeout)
+	if !a.OK {
+		return nil, &attemptError{msg: a.Msg, cause: err, kind: a.Kind}
+	}
+	return a.Output, nil
+}
+
+// childAttempt is the outcome of one child run of a workflow step: child
+// and err are what Engine.Run returned, timedOut that the attempt hit
+// attemptTimeout. For retryOn, a child that could not start is an error,
+// one that ran past attemptTimeout a timeout, and one that ended without
+// completing a toolError (as the composite tool would return an isError
+// result).
+func childAttempt(name string, child *Run, err error, timedOut bool, attemptTimeout time.Duration) Attempt {
 	if err != nil {
-		return nil, &attemptError{msg: fmt.Sprintf("workflow %s: %v", name, err), cause: err, kind: FailureError}
+		return Attempt{Kind: FailureError, Msg: fmt.Sprintf("workflow %s: %v", name, err)}
 	}
 	if child.Status == RunCompleted {
-		return child.Output, nil
+		return Attempt{OK: true, Output: child.Output}
 	}
 	msg := fmt.Sprintf("workflow %s (run %s) %s", name, child.ID, child.Status)
 	if child.Error != nil {
 		msg += ": " + child.Error.Error()
 	}
-	if ctx.Err() == nil && actx.Err() != nil {
-		return nil, &attemptError{msg: msg + fmt.Sprintf(" (the attempt timed out after %s, attemptTimeout)", policy.tuning.attemptTimeout), kind: FailureTimeout}
+	if timedOut {
+		return Attempt{Kind: FailureTimeout, Msg: msg + fmt.Sprintf(" (the attempt timed out after %s, attemptTimeout)", attemptTimeout)}
 	}
-	return nil, &attemptError{msg: msg, kind: FailureToolError}
+	return Attempt{Kind: FailureToolError, Msg: msg}
 }

@@ -38,6 +38,11 @@ type ops struct {
 	store   runtime.Store
 	close   func() error
 	metrics *metrics.Metrics
+	// unfinished is the SQLite store, whose runs left running by the
+	// previous process (unfinishedIDs, oldest first) vmcp run resumes
+	// (resume.go); nil for the memory store.
+	unfinished    unfinishedStore
+	unfinishedIDs []string
 }
 
 // openOps opens the run store the config asks for.
@@ -47,8 +52,11 @@ func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 	case "", "memory":
 		o.store = runtime.NewMemoryStore(0)
 	case "sqlite":
+		// Runs the previous process left running stay so: vmcp run resumes
+		// them, vmcp call leaves them for the next vmcp run.
 		s, err := sqlite.Open(cfg.State.Path, sqlite.Options{
 			Retention: cfg.State.Retention, MaxOutputBytes: cfg.State.MaxOutputBytes, Logger: log,
+			KeepUnfinished: true,
 		})
 		if err != nil {
 			if errors.Is(err, sqlite.ErrLocked) {
@@ -56,10 +64,11 @@ func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 			}
 			return nil, err
 		}
-		if n := len(s.Recovered); n > 0 {
-			log.Warn("runs interrupted by the previous stop marked interrupted", "count", n, "state", cfg.State.Path)
+		if n := len(s.Unfinished); n > 0 {
+			log.Info("runs left unfinished by the previous stop; vmcp run resumes them", "count", n, "state", cfg.State.Path)
 		}
 		o.store, o.close = s, s.Close
+		o.unfinished, o.unfinishedIDs = s, s.Unfinished
 	default:
 		return nil, fmt.Errorf("state.store must be memory or sqlite, not %q", cfg.State.Store)
 	}

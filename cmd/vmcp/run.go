@@ -51,7 +51,16 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			}
 			// The tracker knows the runs in flight, for the shutdown.
 			runs := newRunTracker(st.ops.runner(st.exec)) // metrics and run logs: ops.go
+			var tasks server.TaskOptions
+			if transport == "http" { // MCP Tasks are served over streamable HTTP
+				tasks = server.TaskOptions{
+					Runs:          st.exec,
+					TTL:           st.cfg.State.Retention,
+					Authenticated: len(st.cfg.Server.Auth.Tokens) > 0,
+				}
+			}
 			srv, err := server.New(server.Options{
+				Tasks:        tasks,
 				Runner:       runs,
 				Backends:     st.backend,
 				BackendNames: st.backend.Backends(),
@@ -90,6 +99,13 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			// the shutdown (shutdown.go) says it may stop.
 			ctx, stopServing := context.WithCancel(context.WithoutCancel(cmd.Context()))
 			defer stopServing()
+			// The runs the previous process left running go on in the
+			// background, now that the backends are up (resume.go). With
+			// executor: temporal they went on on Temporal instead, and
+			// Reattach (above) records them.
+			if rs, ids := st.ops.newResumeSet(st.engine, runs); rs != nil && !st.cfg.Executor.Temporal() {
+				rs.resumeRuns(ctx, ids)
+			}
 			switch transport {
 			case "stdio":
 				if adminListen != "" {

@@ -238,8 +238,10 @@ func waitRunning(t *testing.T, p *vmcpProc, n int) []string {
 // TestRestartRecovery is the crash test: two runs reach their slow step;
 // one is cancelled with `vmcp runs cancel` (and the backend sees it), the
 // other is still running when vmcp is killed with SIGKILL. After a restart
-// on the same state file, the killed run is interrupted, its finished steps
-// and their outputs are there, and `vmcp runs show` tells the story.
+// on the same state file, the killed run resumes and, as its step in
+// flight (a sleep, not idempotent) cannot be called again, ends
+// interrupted naming that step; its finished steps and their outputs are
+// there, and `vmcp runs show` tells the story.
 func TestRestartRecovery(t *testing.T) {
 	buildOpsBinaries(t)
 	dir := t.TempDir()
@@ -322,8 +324,8 @@ func TestRestartRecovery(t *testing.T) {
 	if d.Status != runtime.RunInterrupted || d.EndedAt.IsZero() {
 		t.Errorf("killed run after restart: status %s, ended %v; want interrupted with an end time", d.Status, d.EndedAt)
 	}
-	if d.Error == nil || !strings.Contains(d.Error.Msg, `last finished step "second"`) || !strings.Contains(d.Error.Msg, "2 of 3 steps finished") {
-		t.Errorf("killed run error = %+v; want it to name the last finished step second and 2 of 3", d.Error)
+	if d.Error == nil || d.Error.Step != "third" || !strings.Contains(d.Error.Msg, `step "third" was in flight when vmcp stopped and is not idempotent`) {
+		t.Errorf("killed run error = %+v; want it to name step third, in flight and not idempotent", d.Error)
 	}
 	if len(d.Steps) != 3 {
 		t.Fatalf("killed run has %d steps; want 3", len(d.Steps))
@@ -335,8 +337,8 @@ func TestRestartRecovery(t *testing.T) {
 	if second.Status != runtime.StepCompleted || second.EndedAt.IsZero() {
 		t.Errorf("step second after restart = %s ended %v; want completed with an end time", second.Status, second.EndedAt)
 	}
-	if third.Status != runtime.StepFailed || !strings.Contains(third.Error, "interrupted") {
-		t.Errorf("step third after restart = %s %q; want failed as interrupted", third.Status, third.Error)
+	if third.Status != runtime.StepFailed || !strings.Contains(third.Error, "in flight when vmcp stopped") {
+		t.Errorf("step third after restart = %s %q; want failed as in flight when vmcp stopped", third.Status, third.Error)
 	}
 	var c2 httpapi.RunDetail
 	if p2.get(t, "/api/v1/runs/"+cancelled, &c2); c2.Status != runtime.RunCancelled {
@@ -369,7 +371,8 @@ func TestRestartRecovery(t *testing.T) {
 
 	// The timeline, read from the file while the new vmcp owns it.
 	out, stderr, code = vmcpCLI(t, nil, "runs", "show", killed, "--db", db)
-	for _, want := range []string{"status    interrupted", `last finished step "second"`, "first   completed", "second  completed", "third   failed", "third: error: interrupted"} {
+	for _, want := range []string{"status    interrupted", `step "third" was in flight when vmcp stopped`, "first   completed", "second  completed", "third   failed",
+		"mark it idempotent: true if calling it twice is safe"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("vmcp runs show --db after restart lacks %q (exit %d):\n%s%s", want, code, out, stderr)
 		}

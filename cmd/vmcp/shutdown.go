@@ -57,6 +57,14 @@ func newRunTracker(r server.Runner) *runTracker {
 
 // Run runs the workflow under a context that cancelAll can cancel.
 func (t *runTracker) Run(ctx context.Context, workflow string, params map[string]any, opts runtime.RunOptions) (*runtime.Run, error) {
+	return t.track(ctx, func(ctx context.Context) (*runtime.Run, error) {
+		return t.Runner.Run(ctx, workflow, params, opts)
+	})
+}
+
+// track runs fn (a new run, or a resumed one) as a run in flight: under a
+// context that cancelAll can cancel, refused once shutdown started.
+func (t *runTracker) track(ctx context.Context, fn func(context.Context) (*runtime.Run, error)) (*runtime.Run, error) {
 	t.mu.Lock()
 	if t.closing {
 		t.mu.Unlock()
@@ -76,7 +84,7 @@ func (t *runTracker) Run(ctx context.Context, workflow string, params map[string
 		t.mu.Unlock()
 		cancel()
 	}()
-	return t.Runner.Run(ctx, workflow, params, opts)
+	return fn(ctx)
 }
 
 // drain refuses new runs from now on. It returns how many runs are in

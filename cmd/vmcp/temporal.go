@@ -29,6 +29,7 @@ type executor interface {
 	server.Runner
 	Status(ctx context.Context, id string) (*runtime.Run, error)
 	Cancel(ctx context.Context, id string) error
+	Store() runtime.Store
 }
 
 // dialTemporal connects to the Temporal frontend of the executor section.

@@ -20,7 +20,12 @@
 //	stop_reading {}          answers, then never reads stdin again (stdio):
 //	                         vmcp's writes to it block once the pipe is full
 //
+// With -gated it also serves:
+//
+//	gated  {label, gate}     records "call LABEL", then waits until the file
+//	                         gate exists (when given), then returns {label}
+//
 // With -record FILE, sleep appends "start LABEL", "done LABEL" or
 // "cancelled LABEL" lines to FILE, so a test can see that a cancel reached
-// the backend.
+// the backend, and gated "call LABEL" lines, so a test can count calls.
 package main

@@ -20,6 +20,7 @@ func main() {
 	record := flag.String("record", "", "append sleep events to this file")
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	faults := flag.Bool("faults", false, "also serve big and stop_reading")
+	gated := flag.Bool("gated", false, "also serve gated (for the resume tests)")
 	flag.Parse()
 	r := &recorder{path: *record}
 	stdin := testservers.NewGate(os.Stdin)
@@ -112,6 +113,9 @@ func main() {
 	if *faults {
 		addFaults(s, stdin)
 	}
+	if *gated {
+		addGated(s, r)
+	}
 
 	var err error
 	if *httpAddr != "" {
@@ -140,6 +144,35 @@ func addFaults(s *server.MCPServer, stdin *testservers.Gate) {
 	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		stdin.Close()
 		return mcp.NewToolResultStructuredOnly(map[string]any{"reading": false}), nil
+	})
+}
+
+// addGated adds gated: it records "call LABEL" as the call arrives, then,
+// when gate names a file, waits until that file exists (or the call is
+// cancelled), so a test knows exactly which call is in flight.
+func addGated(s *server.MCPServer, r *recorder) {
+	s.AddTool(mcp.NewTool("gated",
+		mcp.WithDescription("Record the call, wait for the gate file if one is named, return the label"),
+		mcp.WithString("label", mcp.Required()),
+		mcp.WithString("gate"),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		label := req.GetString("label", "")
+		r.add("call " + label)
+		if gate := req.GetString("gate", ""); gate != "" {
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				if _, err := os.Stat(gate); err == nil {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-tick.C:
+				}
+			}
+		}
+		return mcp.NewToolResultStructuredOnly(map[string]any{"label": label}), nil
 	})
 }
 

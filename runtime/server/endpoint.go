@@ -78,7 +78,8 @@ func (e *Endpoint) CloseSessions(ctx context.Context) {
 
 // ServeHTTP classifies r (see the top of the file) and hands it to mcp-go.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+	if modern && e.s.tasks == nil {
 		e.serve(w, r) // no sessions; the body need not be read here
 		return
 	}
@@ -93,12 +94,15 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	msg := peekMessage(body)
-	if mcp.IsModernProtocol(msg.protocolVersion()) {
+	if modern || mcp.IsModernProtocol(msg.protocolVersion()) {
+		if r.Method == http.MethodPost && e.s.tasks != nil && e.serveExtension(w, r, body) {
+			return
+		}
 		e.serve(w, r)
 		return
 	}
 	if r.Method == http.MethodPost && msg.Method == string(mcp.MethodInitialize) {
-		e.initialize(w, r, msg.ID)
+		e.initialize(w, r, body, msg.ID)
 		return
 	}
 	switch r.Method {
@@ -129,6 +133,9 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer end()
+	if r.Method == http.MethodPost && e.s.tasks != nil && e.serveV1(w, r.WithContext(ctx), id, body, msg) {
+		return
+	}
 	e.serve(w, r.WithContext(ctx))
 }
 
@@ -136,7 +143,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // session id. mcp-go issues the id (and registers the session) even when
 // it answers initialize with an error, so the answer is buffered: an error
 // frees the session and goes out without the id.
-func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, rpcID any) {
+func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, body []byte, rpcID any) {
 	id, err := e.sessions.reserve()
 	if err != nil {
 		writeRPCError(w, http.StatusServiceUnavailable, rpcID, mcp.INTERNAL_ERROR, err.Error())
@@ -153,6 +160,9 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, rpcID any)
 		if e.sessions.remove(id) && issued {
 			e.freeSession(id)
 		}
+	}
+	if issued && e.s.tasks != nil {
+		e.sessions.setCanElicit(id, declaresElicitation(body))
 	}
 	for k, v := range buf.header {
 		w.Header()[k] = v

@@ -65,6 +65,9 @@ type Options struct {
 	// are open at once (default 1000). See sessions.go.
 	SessionIdleTimeout time.Duration
 	MaxSessions        int
+	// Tasks, with Runs set, serves long runs as MCP Tasks over streamable
+	// HTTP (tasks.go): workflow tools then say taskSupport "optional".
+	Tasks TaskOptions
 }
 
 // Server is vmcp's MCP server.
@@ -76,6 +79,8 @@ type Server struct {
 	byName map[string]*ir.Workflow
 	// waiting holds the questions of runs driven by multi round trips.
 	waiting waiting
+	// tasks is nil unless Options.Tasks.Runs is set.
+	tasks *tasks
 }
 
 // New builds the MCP server and registers one tool per workflow (and, when
@@ -104,7 +109,7 @@ func New(opts Options) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, log: log, byName: map[string]*ir.Workflow{}}
-	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version,
+	mcpOpts := []mcpserver.ServerOption{
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithElicitation(),
 		// Elicitation steps block inside a tools/call until the user
@@ -115,13 +120,24 @@ func New(opts Options) (*Server, error) {
 		mcpserver.WithLegacyServerInitiatedRequests(),
 		mcpserver.WithToolHandlerMiddleware(s.flushMiddleware),
 		mcpserver.WithRecovery(),
-	)
+	}
+	if opts.Tasks.Runs != nil {
+		s.tasks = newTasks(s, opts.Tasks)
+		// Advertised through mcp-go; served by tasks_wire.go.
+		mcpOpts = append(mcpOpts,
+			mcpserver.WithTaskCapabilities(true, true, true),
+			mcpserver.WithExtensions(map[string]any{TasksExtension: map[string]any{}}))
+	}
+	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
 
 	var tools []mcpserver.ServerTool
 	for _, wf := range opts.Runner.Workflows() {
 		tool, err := workflowTool(wf)
 		if err != nil {
 			return nil, err
+		}
+		if s.tasks != nil {
+			tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
 		}
 		tools = append(tools, mcpserver.ServerTool{Tool: tool, Handler: s.workflowHandler(wf)})
 		s.byName[wf.Name] = wf

@@ -69,6 +69,9 @@ type sessionEntry struct {
 	// open are the session's requests in flight, each with the cancel of
 	// its context (ended when the session goes).
 	open map[*openRequest]struct{}
+	// canElicit: the client declared elicitation in initialize (tasks
+	// need it outside mcp-go's session state, tasks_wire.go).
+	canElicit bool
 }
 
 type openRequest struct {
@@ -112,6 +115,23 @@ func (t *sessionTable) known(id string) bool {
 	defer t.mu.Unlock()
 	_, ok := t.live[id]
 	return ok
+}
+
+// setCanElicit records whether session id's client declared elicitation.
+func (t *sessionTable) setCanElicit(id string, can bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.live[id]; ok {
+		e.canElicit = can
+	}
+}
+
+// canElicit reports whether session id's client declared elicitation.
+func (t *sessionTable) canElicit(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.live[id]
+	return ok && e.canElicit
 }
 
 // begin records a request of session id as open; the session cannot

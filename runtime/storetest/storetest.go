@@ -43,6 +43,7 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentRuns", testConcurrentRuns},
 		{"ConcurrentStepsOfOneRun", testConcurrentStepsOfOneRun},
 		{"ParentLink", testParentLink},
+		{"ResumeRecord", testResumeRecord},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
@@ -549,5 +550,52 @@ func testParentLink(t *testing.T, s runtime.Store) {
 	}
 	if got := mustList(t, s, runtime.RunFilter{Parent: "child-0"}); len(got) != 0 {
 		t.Errorf("ListRuns(Parent: child-0) = %v; want none", ids(got))
+	}
+}
+
+// testResumeRecord: what a run resumed after a crash reads back (its
+// params and plan digest, each step's content map, attempts and start
+// time, the step left running) survives CreateRun, UpdateStep and
+// FinishRun, in GetRun and ListRuns alike.
+func testResumeRecord(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	r := newRun("run-r", "resumable", base, "fetch", "write", "notify")
+	r.Params = map[string]any{"q": "incident 7", "limit": 3.0, "opts": map[string]any{"deep": []any{true, nil}}}
+	r.PlanDigest = "6f1c0ffee"
+	mustCreate(t, s, r)
+	if diff := cmp.Diff(r, mustGet(t, s, "run-r"), equateTimes); diff != "" {
+		t.Fatalf("GetRun after CreateRun differs (-want +got):\n%s", diff)
+	}
+
+	fetched := runtime.StepState{ID: "fetch", Status: runtime.StepCompleted, Attempts: 2, StartedAt: base, EndedAt: base.Add(time.Second),
+		Output:  map[string]any{"rows": []any{1.0, 2.0}},
+		Content: map[string]any{"text": "two rows", "image_0": "aGk="}}
+	inFlight := runtime.StepState{ID: "write", Status: runtime.StepRunning, Attempts: 1, StartedAt: base.Add(2 * time.Second)}
+	for i, st := range []runtime.StepState{fetched, inFlight} {
+		if err := s.UpdateStep(ctx, "run-r", i, st); err != nil {
+			t.Fatalf("UpdateStep(%s) = %v; want nil", st.ID, err)
+		}
+	}
+	r.Status = runtime.RunRunning
+	r.Steps[0], r.Steps[1] = fetched, inFlight
+	if diff := cmp.Diff(r, mustGet(t, s, "run-r"), equateTimes); diff != "" {
+		t.Fatalf("GetRun of the run left running differs (-want +got):\n%s", diff)
+	}
+	if runs := mustList(t, s, runtime.RunFilter{Status: runtime.RunRunning}); len(runs) != 1 {
+		t.Fatalf("ListRuns(running) = %v; want run-r", ids(runs))
+	} else if diff := cmp.Diff(r, runs[0], equateTimes); diff != "" {
+		t.Fatalf("ListRuns of the run left running differs (-want +got):\n%s", diff)
+	}
+
+	// The resumed run finishes under the same id.
+	r.Steps[1] = runtime.StepState{ID: "write", Status: runtime.StepCompleted, Attempts: 2, StartedAt: base.Add(time.Minute), EndedAt: base.Add(61 * time.Second),
+		Output: map[string]any{"ok": true}, Content: map[string]any{"text": "written"}}
+	r.Steps[2] = runtime.StepState{ID: "notify", Status: runtime.StepSkipped}
+	r.Status, r.EndedAt, r.Output = runtime.RunCompleted, base.Add(62*time.Second), map[string]any{"ok": true}
+	if err := s.FinishRun(ctx, r); err != nil {
+		t.Fatalf("FinishRun = %v; want nil", err)
+	}
+	if diff := cmp.Diff(r, mustGet(t, s, "run-r"), equateTimes); diff != "" {
+		t.Fatalf("GetRun after FinishRun differs (-want +got):\n%s", diff)
 	}
 }

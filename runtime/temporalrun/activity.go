@@ -11,6 +11,7 @@ package temporalrun
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 )
 
@@ -59,6 +61,51 @@ func (a *Activities) CallTool(ctx context.Context, in CallInput) (*CallOutput, e
 			ErrPayloadTooLarge, nil)
 	}
 	return &CallOutput{Result: res}, nil
+}
+
+// ExecuteStep runs one step whole (a forEach, its iterations and bodies)
+// with the local executors, heartbeating meanwhile.
+func (a *Activities) ExecuteStep(ctx context.Context, in StepCall) (*runtime.StepResult, error) {
+	var si runtime.StepInput
+	if err := json.Unmarshal(in.Input, &si); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("the step's input is unreadable: "+err.Error(), ErrPlanType, nil)
+	}
+	opts := runtime.Options{Backend: a.Backend, MaxIterations: in.MaxIterations}
+	if in.Tools != nil {
+		opts.Schemas = in.Tools
+	}
+	eng, err := runtime.New(in.Plan, opts)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("this worker cannot run the plan: "+err.Error(), ErrPlanType, nil)
+	}
+	stop := heartbeat(ctx)
+	res, err := eng.ExecuteStep(ctx, in.Workflow, si, runtime.StepEnv{Backend: a.Backend, Clock: runtime.SystemClock{}}, nil)
+	stop()
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrPlanType, nil)
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if n := jsonSize(res); n > PayloadLimit {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the output of step %q is %d bytes, over Temporal's payload limit of %d bytes; have its calls return less (or run this workflow with executor: local)", stepID(eng, in.Workflow, si.Step), n, PayloadLimit),
+			ErrPayloadTooLarge, nil)
+	}
+	return &res, nil
+}
+
+// stepID names step i of Run.Steps (top-level steps, then finally steps).
+func stepID(eng *runtime.Engine, workflow string, i int) string {
+	wf, ok := eng.Workflow(workflow)
+	if !ok {
+		return ""
+	}
+	steps := append(append([]*ir.Step(nil), wf.Steps...), wf.Finally...)
+	if i < 0 || i >= len(steps) {
+		return ""
+	}
+	return steps[i].ID
 }
 
 // heartbeat records a heartbeat every third of the activity's heartbeat

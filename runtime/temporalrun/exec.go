@@ -30,13 +30,17 @@ package temporalrun
 // step id and the attempt), so the child shows in the store as a run of
 // its own, linked to its parent.
 //
-// forEach steps are not run by this driver yet: they fail with an error
-// that says so (the README's "Scale-out on Temporal" lists it).
+// forEach steps run whole, as one activity (vmcp.executeStep) that runs
+// the local executors on the worker over a snapshot of the data the step
+// reads (Machine.StepInput, Engine.ExecuteStep): iterations, bodies,
+// nested loops and their retries behave exactly as locally. A worker lost
+// mid-loop re-runs the whole loop elsewhere only when every call in it is
+// idempotent (Machine.Restartable); otherwise the run is interrupted there.
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -47,36 +51,58 @@ import (
 	"github.com/vmcp-dev/vmcp/runtime"
 )
 
+// started is a step the machine started: its index, its start and the
+// time by which it must end.
+type started struct {
+	step         int
+	at, deadline time.Time
+}
+
 // start runs the step of a (an ActionStart).
 func (d *driver) start(ctx workflow.Context, a runtime.Action) {
+	s := started{step: a.Step, at: a.At, deadline: d.m.Deadline(a.Step)}
 	i := a.Step
-	step := d.m.Step(i)
-	switch step.Type {
+	fail := func(serr *runtime.StepError) {
+		d.later(event{result: &runtime.StepResult{Step: i, Status: runtime.StepFailed, Err: serr, Attempts: 1}})
+	}
+	switch d.m.Step(i).Type {
 	case ir.StepTool, "":
 		call, serr := d.m.ToolCall(i)
 		if serr != nil {
-			d.later(event{result: &runtime.StepResult{Step: i, Status: runtime.StepFailed, Err: serr, Attempts: 1}})
+			fail(serr)
 			return
 		}
-		workflow.Go(ctx, func(ctx workflow.Context) { d.runTool(ctx, a, call) })
-	case ir.StepElicitation:
-		req, serr := d.m.Elicitation(i)
-		if serr != nil {
-			d.later(event{result: &runtime.StepResult{Step: i, Status: runtime.StepFailed, Err: serr, Attempts: 1}})
-			return
-		}
-		q := d.questions.ask(req)
-		workflow.Go(ctx, func(ctx workflow.Context) { d.runElicitation(ctx, a, q) })
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			d.withRetries(ctx, s, func(ctx workflow.Context, n int, deadline time.Time, byAttempt bool) (runtime.Attempt, callOutcome) {
+				return d.callOnce(ctx, s, call, n, deadline, byAttempt)
+			})
+		})
 	case ir.StepWorkflow:
 		call, serr := d.m.ToolCall(i)
 		if serr != nil {
-			d.later(event{result: &runtime.StepResult{Step: i, Status: runtime.StepFailed, Err: serr, Attempts: 1}})
+			fail(serr)
 			return
 		}
-		workflow.Go(ctx, func(ctx workflow.Context) { d.runChild(ctx, a, call) })
-	default:
-		d.later(event{result: &runtime.StepResult{Step: i, Status: runtime.StepFailed, Attempts: 1,
-			Err: d.m.StepError(i, fmt.Sprintf("%s steps do not run on the Temporal executor yet; run this workflow with executor: local", step.Type))}})
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			d.withRetries(ctx, s, func(ctx workflow.Context, n int, deadline time.Time, byAttempt bool) (runtime.Attempt, callOutcome) {
+				return d.childOnce(ctx, s, call, n, deadline, byAttempt)
+			})
+		})
+	case ir.StepElicitation:
+		req, serr := d.m.Elicitation(i)
+		if serr != nil {
+			fail(serr)
+			return
+		}
+		q := d.questions.ask(req)
+		workflow.Go(ctx, func(ctx workflow.Context) { d.runElicitation(ctx, s, q) })
+	default: // forEach
+		in, err := encodeStepInput(d.m.StepInput(i))
+		if err != nil {
+			fail(d.m.StepError(i, err.Error()))
+			return
+		}
+		workflow.Go(ctx, func(ctx workflow.Context) { d.runWhole(ctx, s, in) })
 	}
 }
 
@@ -89,115 +115,211 @@ func (d *driver) failed(i int, msg string, attempts int) *runtime.StepResult {
 	return &runtime.StepResult{Step: i, Status: runtime.StepFailed, Err: d.m.StepError(i, msg), Attempts: attempts}
 }
 
-// callOutcome is how one attempt ended, as far as the driver is concerned.
+// callOutcome is how one attempt ended when it did not end in an answer
+// the machine classifies.
 type callOutcome struct {
-	out     *CallOutput
 	lost    bool   // the worker went away mid-call (no heartbeat)
 	stopped bool   // the step's context was cancelled (the run stopped)
 	timeout bool   // the step's deadline passed
 	fatal   string // an error that ends the step at once (payload limit)
 }
 
-// runTool runs a tool step's attempts (see the top of the file).
-func (d *driver) runTool(ctx workflow.Context, a runtime.Action, call runtime.ToolCall) {
-	i := a.Step
+func (oc callOutcome) decided() bool { return oc.lost || oc.stopped || oc.timeout || oc.fatal != "" }
+
+// attemptFunc makes attempt n, bounded by deadline (byAttempt: that is
+// attemptTimeout's, not the step's).
+type attemptFunc func(ctx workflow.Context, n int, deadline time.Time, byAttempt bool) (runtime.Attempt, callOutcome)
+
+// withRetries runs a tool or workflow step's attempts with its retry
+// policy (see the top of the file; the local loop is runtime/step.go
+// withRetries, and the wording is the machine's).
+func (d *driver) withRetries(ctx workflow.Context, s started, attempt attemptFunc) {
+	i := s.step
 	p := d.m.RetryPolicy(i)
-	var last runtime.Attempt
-	for attempt := 1; ; attempt++ {
-		start := workflow.Now(ctx)
-		deadline := a.Deadline
-		byAttempt := false
-		if p.AttemptTimeout > 0 && start.Add(p.AttemptTimeout).Before(deadline) {
-			deadline, byAttempt = start.Add(p.AttemptTimeout), true
+	last := ""
+	for n := 1; ; n++ {
+		deadline, byAttempt := s.deadline, false
+		if now := workflow.Now(ctx); p.AttemptTimeout > 0 && now.Add(p.AttemptTimeout).Before(deadline) {
+			deadline, byAttempt = now.Add(p.AttemptTimeout), true
 		}
-		oc := d.callOnce(ctx, a, call, attempt, deadline)
+		att, oc := attempt(ctx, n, deadline, byAttempt)
 		switch {
 		case oc.stopped:
-			d.send(ctx, event{result: d.failed(i, d.stoppedMsg(), attempt)})
+			d.send(ctx, event{result: d.failed(i, d.m.StoppedMsg(), n)})
 			return
 		case oc.lost:
 			d.send(ctx, event{interrupt: true, step: i})
 			return
 		case oc.fatal != "":
-			d.send(ctx, event{result: d.failed(i, oc.fatal, attempt)})
+			d.send(ctx, event{result: d.failed(i, oc.fatal, n)})
 			return
-		case oc.timeout || (oc.out.TimedOut && !byAttempt):
-			d.send(ctx, event{result: d.failed(i, d.timedOutMsg(a, last, attempt > 1), attempt)})
-			return
-		}
-		var callErr error
-		if oc.out.Err != "" {
-			callErr = errors.New(oc.out.Err)
-		}
-		last = d.m.ToolAttempt(i, oc.out.Result, callErr, oc.out.TimedOut)
-		if last.OK {
-			d.send(ctx, event{result: &runtime.StepResult{Step: i, Status: runtime.StepCompleted, Output: last.Output, Content: last.Content, Attempts: attempt}})
+		case oc.timeout:
+			d.send(ctx, event{result: d.failed(i, d.timedOutMsg(s, last), n)})
 			return
 		}
-		if attempt >= p.MaxAttempts {
-			d.send(ctx, event{result: d.failed(i, last.Msg, attempt)})
+		if att.OK {
+			d.send(ctx, event{result: &runtime.StepResult{Step: i, Status: runtime.StepCompleted, Output: att.Output, Content: att.Content, Attempts: n}})
 			return
 		}
-		if !p.Retries(last.Kind) {
-			d.send(ctx, event{result: d.failed(i, last.Msg+d.m.NotRetried(i, last.Kind), attempt)})
+		last = att.Msg
+		if n >= p.MaxAttempts {
+			d.send(ctx, event{result: d.failed(i, att.Msg, n)})
 			return
 		}
-		delay := p.Delay(attempt, d.jitter(ctx))
-		if workflow.Now(ctx).Add(delay).After(a.Deadline) {
-			d.send(ctx, event{result: d.failed(i, last.Msg+fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", attempt), attempt)})
+		if !p.Retries(att.Kind) {
+			d.send(ctx, event{result: d.failed(i, att.Msg+d.m.NotRetried(i, att.Kind), n)})
 			return
 		}
-		d.send(ctx, event{retry: true, step: i, attempt: attempt + 1,
-			err: d.m.StepError(i, fmt.Sprintf("%s; retrying in %s", last.Msg, delay.Round(time.Millisecond)))})
+		delay := p.Delay(n, d.jitter(ctx))
+		if workflow.Now(ctx).Add(delay).After(s.deadline) {
+			d.send(ctx, event{result: d.failed(i, att.Msg+runtime.GaveUpMsg(n), n)})
+			return
+		}
+		d.send(ctx, event{retry: true, step: i, attempt: n + 1,
+			err: d.m.StepError(i, att.Msg+"; retrying in "+delay.Round(time.Millisecond).String())})
 		if err := workflow.Sleep(ctx, delay); err != nil {
-			d.send(ctx, event{result: d.failed(i, d.stoppedMsg(), attempt)})
+			d.send(ctx, event{result: d.failed(i, d.m.StoppedMsg(), n)})
 			return
 		}
 	}
 }
 
-// callOnce runs one attempt as an activity.
-func (d *driver) callOnce(ctx workflow.Context, a runtime.Action, call runtime.ToolCall, attempt int, deadline time.Time) callOutcome {
-	remaining := a.Deadline.Sub(workflow.Now(ctx))
+// activityOptions are the Temporal options of an activity of step s that
+// must end by s's deadline: a worker's silence for the heartbeat timeout
+// loses the attempt; a step that may run twice is tried again on another
+// worker, any other is not.
+func (d *driver) activityOptions(ctx workflow.Context, s started) (workflow.Context, bool) {
+	remaining := s.deadline.Sub(workflow.Now(ctx))
 	if remaining <= 0 {
-		return callOutcome{timeout: true}
+		return ctx, false
 	}
 	retry := &temporal.RetryPolicy{MaximumAttempts: 1}
-	if d.idempotent[a.Step] {
+	if d.idempotent[s.step] {
 		retry = &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
 			NonRetryableErrorTypes: []string{ErrPayloadTooLarge}}
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ScheduleToCloseTimeout: remaining,
 		StartToCloseTimeout:    remaining,
 		HeartbeatTimeout:       d.heartbeat(),
 		WaitForCancellation:    true,
 		RetryPolicy:            retry,
-	})
-	var out CallOutput
-	err := workflow.ExecuteActivity(actx, CallToolActivity, CallInput{Call: call, Attempt: attempt, Deadline: deadline}).Get(actx, &out)
-	if err == nil {
-		return callOutcome{out: &out}
-	}
+	}), true
+}
+
+// activityFailure sorts an activity's failure: the run stopped, the worker
+// was lost, the deadline passed, or a fatal error; ok false means none of
+// these (an ordinary failed call).
+func (d *driver) activityFailure(ctx workflow.Context, s started, err error) (callOutcome, bool) {
 	var canceled *temporal.CanceledError
 	var tout *temporal.TimeoutError
 	var app *temporal.ApplicationError
 	switch {
 	case errors.As(err, &canceled) || ctx.Err() != nil:
-		return callOutcome{stopped: true}
+		return callOutcome{stopped: true}, true
 	case errors.As(err, &tout):
-		if tout.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT && !d.idempotent[a.Step] {
-			return callOutcome{lost: true}
+		worker := tout.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT ||
+			(tout.TimeoutType() == enumspb.TIMEOUT_TYPE_START_TO_CLOSE && workflow.Now(ctx).Before(s.deadline))
+		if worker && !d.idempotent[s.step] {
+			return callOutcome{lost: true}, true
 		}
-		if tout.TimeoutType() == enumspb.TIMEOUT_TYPE_START_TO_CLOSE && !d.idempotent[a.Step] && workflow.Now(ctx).Before(a.Deadline) {
-			return callOutcome{lost: true}
-		}
-		return callOutcome{timeout: true}
+		return callOutcome{timeout: true}, true
 	case errors.As(err, &app) && app.Type() == ErrPayloadTooLarge:
-		return callOutcome{fatal: app.Message()}
+		return callOutcome{fatal: app.Message()}, true
 	}
-	// Any other activity failure (a worker-side error): a failed call.
-	return callOutcome{out: &CallOutput{Err: err.Error()}}
+	return callOutcome{}, false
+}
+
+// callOnce runs one attempt of a tool step as an activity.
+func (d *driver) callOnce(ctx workflow.Context, s started, call runtime.ToolCall, n int, deadline time.Time, byAttempt bool) (runtime.Attempt, callOutcome) {
+	actx, ok := d.activityOptions(ctx, s)
+	if !ok {
+		return runtime.Attempt{}, callOutcome{timeout: true}
+	}
+	var out CallOutput
+	err := workflow.ExecuteActivity(actx, CallToolActivity, CallInput{Call: call, Attempt: n, Deadline: deadline}).Get(actx, &out)
+	if err != nil {
+		if oc, ok := d.activityFailure(ctx, s, err); ok {
+			return runtime.Attempt{}, oc
+		}
+		out = CallOutput{Err: err.Error()} // a worker-side error: a failed call
+	}
+	if out.TimedOut && !byAttempt {
+		return runtime.Attempt{}, callOutcome{timeout: true}
+	}
+	var callErr error
+	if out.Err != "" {
+		callErr = errors.New(out.Err)
+	}
+	return d.m.ToolAttempt(s.step, out.Result, callErr, out.TimedOut), callOutcome{}
+}
+
+// childOnce runs one attempt of a workflow step: its child run as a child
+// workflow, whose id is its run id.
+func (d *driver) childOnce(ctx workflow.Context, s started, call runtime.ToolCall, n int, deadline time.Time, byAttempt bool) (runtime.Attempt, callOutcome) {
+	step := d.m.Step(s.step)
+	id := d.in.RunID + "." + step.ID + "." + strconv.Itoa(n)
+	d.children = append(d.children, Child{RunID: id, Workflow: call.Tool, Step: step.ID})
+	remaining := deadline.Sub(workflow.Now(ctx))
+	if remaining <= 0 {
+		return runtime.Attempt{}, callOutcome{timeout: true}
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:          id,
+		TaskQueue:           workflow.GetInfo(ctx).TaskQueueName,
+		WorkflowRunTimeout:  remaining,
+		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation: true,
+	})
+	in := d.in
+	in.Workflow, in.Params, in.RunID, in.ParentID, in.ParentStep = call.Tool, call.Arguments, id, d.in.RunID, step.ID
+	var child runtime.Run
+	err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in).Get(cctx, &child)
+	if err != nil && ctx.Err() != nil {
+		return runtime.Attempt{}, callOutcome{stopped: true}
+	}
+	var tout *temporal.TimeoutError
+	if errors.As(err, &tout) {
+		if !byAttempt {
+			return runtime.Attempt{}, callOutcome{timeout: true}
+		}
+		return d.m.ChildAttempt(s.step, &runtime.Run{ID: id, Status: runtime.RunTimedOut}, nil, true), callOutcome{}
+	}
+	if err != nil {
+		return d.m.ChildAttempt(s.step, nil, errors.New(applicationMessage(err)), false), callOutcome{}
+	}
+	return d.m.ChildAttempt(s.step, &child, nil, false), callOutcome{}
+}
+
+// runWhole runs a step whole on a worker (vmcp.executeStep).
+func (d *driver) runWhole(ctx workflow.Context, s started, in []byte) {
+	actx, ok := d.activityOptions(ctx, s)
+	if !ok {
+		d.send(ctx, event{result: d.failed(s.step, d.timedOutMsg(s, ""), 1)})
+		return
+	}
+	var res runtime.StepResult
+	err := workflow.ExecuteActivity(actx, ExecuteStepActivity, StepCall{
+		Plan: d.in.Plan, Tools: d.in.Tools, Workflow: d.in.Workflow, MaxIterations: d.in.MaxIterations, Input: in,
+	}).Get(actx, &res)
+	if err != nil {
+		oc, known := d.activityFailure(ctx, s, err)
+		switch {
+		case !known:
+			d.send(ctx, event{result: d.failed(s.step, applicationMessage(err), 1)})
+		case oc.stopped:
+			d.send(ctx, event{result: d.failed(s.step, d.m.StoppedMsg(), 1)})
+		case oc.lost:
+			d.send(ctx, event{interrupt: true, step: s.step})
+		case oc.fatal != "":
+			d.send(ctx, event{result: d.failed(s.step, oc.fatal, 1)})
+		default:
+			d.send(ctx, event{result: d.failed(s.step, d.timedOutMsg(s, ""), 1)})
+		}
+		return
+	}
+	res.Step = s.step
+	d.send(ctx, event{result: &res})
 }
 
 // heartbeat is the activities' heartbeat timeout.
@@ -219,125 +341,40 @@ func (d *driver) jitter(ctx workflow.Context) float64 {
 }
 
 // runElicitation waits for the answer to q until the step's deadline.
-func (d *driver) runElicitation(ctx workflow.Context, a runtime.Action, q Question) {
-	i := a.Step
+func (d *driver) runElicitation(ctx workflow.Context, s started, q Question) {
+	i := s.step
 	defer d.questions.close(q.Seq)
 	if !d.in.Elicit {
-		d.send(ctx, event{result: d.elicitUnanswerable(i)})
+		res := d.m.ElicitUnanswerable(i, workflow.Now(ctx))
+		d.send(ctx, event{result: &res})
 		return
 	}
 	var ans Answer
-	ok, err := workflow.AwaitWithTimeout(ctx, a.Deadline.Sub(workflow.Now(ctx)), func() bool {
+	ok, err := workflow.AwaitWithTimeout(ctx, s.deadline.Sub(workflow.Now(ctx)), func() bool {
 		var has bool
 		ans, has = d.questions.answers[q.Seq]
 		return has
 	})
+	var res runtime.StepResult
 	switch {
 	case err != nil:
-		d.send(ctx, event{result: d.failed(i, d.stoppedMsg(), 1)})
+		res = *d.failed(i, d.m.StoppedMsg(), 1)
 	case !ok:
-		res := d.m.ElicitOutcome(i, runtime.ElicitResult{}, true, workflow.Now(ctx))
-		d.send(ctx, event{result: &res})
+		res = d.m.ElicitOutcome(i, runtime.ElicitResult{}, true, workflow.Now(ctx))
 	case ans.Err != "":
-		d.send(ctx, event{result: d.failed(i, "elicitation failed: "+ans.Err, 1)})
+		res = d.m.ElicitFailed(i, errors.New(ans.Err), workflow.Now(ctx))
 	default:
-		res := d.m.ElicitOutcome(i, ans.Result, false, workflow.Now(ctx))
-		d.send(ctx, event{result: &res})
+		res = d.m.ElicitOutcome(i, ans.Result, false, workflow.Now(ctx))
 	}
+	d.send(ctx, event{result: &res})
 }
 
-// elicitUnanswerable is the end of an elicitation step whose caller cannot
-// answer: its onCancel action, as locally.
-func (d *driver) elicitUnanswerable(i int) *runtime.StepResult {
-	res := d.m.ElicitOutcome(i, runtime.ElicitResult{Action: runtime.ElicitCancel}, false, workflow.Now(d.root))
-	if res.Note != "" {
-		res.Note = "the client cannot answer elicitation requests (no elicitor)"
+// timedOutMsg says that step s's deadline passed: its own timeout, or the
+// workflow's when that came first (then the machine stops the run with
+// StopTimeout as it takes this result, and the message is the stop's).
+func (d *driver) timedOutMsg(s started, last string) string {
+	if wt := d.m.Workflow().Timeout.D(); wt > 0 && !s.deadline.Before(d.m.Run().StartedAt.Add(wt)) && !d.finally {
+		return "stopped: the workflow timed out after " + wt.String()
 	}
-	if res.Err != nil {
-		res.Err.Msg = "the client cannot answer elicitation requests (no elicitor) (onCancel: abort)"
-	}
-	return &res
-}
-
-// runChild runs a workflow step's child as a child workflow, with the
-// step's retry policy.
-func (d *driver) runChild(ctx workflow.Context, a runtime.Action, call runtime.ToolCall) {
-	i := a.Step
-	step := d.m.Step(i)
-	p := d.m.RetryPolicy(i)
-	for attempt := 1; ; attempt++ {
-		id := fmt.Sprintf("%s.%s.%d", d.in.RunID, step.ID, attempt)
-		d.children = append(d.children, Child{RunID: id, Workflow: call.Tool, Step: step.ID})
-		remaining := a.Deadline.Sub(workflow.Now(ctx))
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:          id,
-			TaskQueue:           workflow.GetInfo(ctx).TaskQueueName,
-			WorkflowRunTimeout:  remaining,
-			ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-			WaitForCancellation: true,
-		})
-		in := d.in
-		in.Workflow, in.Params, in.RunID, in.ParentID, in.ParentStep = call.Tool, call.Arguments, id, d.in.RunID, step.ID
-		var child runtime.Run
-		err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in).Get(cctx, &child)
-		var msg string
-		switch {
-		case err != nil && ctx.Err() != nil:
-			d.send(ctx, event{result: d.failed(i, d.stoppedMsg(), attempt)})
-			return
-		case err != nil:
-			msg = fmt.Sprintf("workflow %s: %s", call.Tool, applicationMessage(err))
-		case child.Status == runtime.RunCompleted:
-			d.send(ctx, event{result: &runtime.StepResult{Step: i, Status: runtime.StepCompleted, Output: child.Output, Attempts: attempt}})
-			return
-		default:
-			msg = fmt.Sprintf("workflow %s (run %s) %s", call.Tool, child.ID, child.Status)
-			if child.Error != nil {
-				msg += ": " + child.Error.Error()
-			}
-		}
-		if attempt >= p.MaxAttempts || !p.Retries(runtime.FailureToolError) {
-			if attempt < p.MaxAttempts {
-				msg += d.m.NotRetried(i, runtime.FailureToolError)
-			}
-			d.send(ctx, event{result: d.failed(i, msg, attempt)})
-			return
-		}
-		delay := p.Delay(attempt, d.jitter(ctx))
-		if workflow.Now(ctx).Add(delay).After(a.Deadline) {
-			d.send(ctx, event{result: d.failed(i, msg+fmt.Sprintf(" (gave up after %d attempts: the step timeout leaves no time for the next retry)", attempt), attempt)})
-			return
-		}
-		d.send(ctx, event{retry: true, step: i, attempt: attempt + 1, err: d.m.StepError(i, fmt.Sprintf("%s; retrying in %s", msg, delay.Round(time.Millisecond)))})
-		if workflow.Sleep(ctx, delay) != nil {
-			d.send(ctx, event{result: d.failed(i, d.stoppedMsg(), attempt)})
-			return
-		}
-	}
-}
-
-// stoppedMsg says why a step was cut short by the run stopping, in the
-// local driver's words (runtime/step.go interruptMsg; see
-// /tmp/tasks/w2/temporal-needs.md: the run core is asked to export it).
-func (d *driver) stoppedMsg() string {
-	switch d.m.StopReason() {
-	case runtime.StopAbort, runtime.StopInterrupted:
-		return "cancelled because another step failed"
-	case runtime.StopTimeout:
-		return fmt.Sprintf("stopped: the workflow timed out after %s", d.m.Workflow().Timeout.D())
-	}
-	return "cancelled"
-}
-
-// timedOutMsg says that step a's deadline passed: the step timeout, or the
-// workflow's when that came first.
-func (d *driver) timedOutMsg(a runtime.Action, last runtime.Attempt, retried bool) string {
-	if wt := d.m.Workflow().Timeout.D(); wt > 0 && !a.Deadline.Before(d.m.Run().StartedAt.Add(wt)) {
-		return fmt.Sprintf("stopped: the workflow timed out after %s", wt)
-	}
-	msg := fmt.Sprintf("timed out after %s", a.Deadline.Sub(a.At))
-	if retried && last.Msg != "" {
-		msg += " (last error: " + last.Msg + ")"
-	}
-	return msg
+	return d.m.StepTimedOutMsg(s.step, last)
 }

@@ -8,6 +8,7 @@ package temporalrun
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/catalog"
@@ -23,6 +24,9 @@ const (
 	WorkflowName = "vmcp.run"
 	// CallToolActivity calls one backend tool once.
 	CallToolActivity = "vmcp.callTool"
+	// ExecuteStepActivity runs one step whole (a forEach) with the local
+	// executors.
+	ExecuteStepActivity = "vmcp.executeStep"
 	// QueryRun answers the run as it stands (a *runtime.Run).
 	QueryRun = "vmcp.run"
 	// UpdateAnswer delivers the client's answer to a waiting elicitation.
@@ -86,6 +90,30 @@ type CallOutput struct {
 	// TimedOut says the call hit its deadline (attemptTimeout or the
 	// step's timeout).
 	TimedOut bool `json:"timedOut,omitempty"`
+}
+
+// StepCall runs one step whole on a worker: the plan and tools of the run
+// (the worker builds an engine over them) and the step's input
+// (runtime.StepInput as JSON, encoded when the step started).
+type StepCall struct {
+	Plan          *ir.Plan         `json:"plan"`
+	Tools         *catalog.Catalog `json:"tools,omitempty"`
+	Workflow      string           `json:"workflow"`
+	MaxIterations int              `json:"maxIterations,omitempty"`
+	Input         []byte           `json:"input"`
+}
+
+// encodeStepInput encodes a step's input at once (it shares the
+// machine's values).
+func encodeStepInput(in runtime.StepInput) ([]byte, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > PayloadLimit {
+		return nil, fmt.Errorf("the data this step reads (the outputs of the steps before it) is %d bytes, over Temporal's payload limit of %d bytes; have the earlier steps return less", len(b), PayloadLimit)
+	}
+	return b, nil
 }
 
 // Question is an elicitation the run waits on, as the run query shows it.

@@ -178,6 +178,9 @@ func (r *Runner) Status(ctx context.Context, id string) (*runtime.Run, error) {
 	return r.opts.Store.GetRun(ctx, id)
 }
 
+// Store is the run store the runner records runs in (MCP Tasks read it).
+func (r *Runner) Store() runtime.Store { return r.opts.Store }
+
 // Cancel asks Temporal to cancel the run. The run then ends cancelled
 // (after its finally steps) and its follower records that.
 func (r *Runner) Cancel(ctx context.Context, id string) error {

@@ -49,4 +49,5 @@ func Register(w interface {
 	w.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
 	acts := &Activities{Backend: backend}
 	w.RegisterActivityWithOptions(acts.CallTool, activity.RegisterOptions{Name: CallToolActivity})
+	w.RegisterActivityWithOptions(acts.ExecuteStep, activity.RegisterOptions{Name: ExecuteStepActivity})
 }

@@ -203,7 +203,7 @@ func (d *driver) perform(acts []runtime.Action) {
 	for _, a := range acts {
 		switch a.Kind {
 		case runtime.ActionRecord:
-			if a.State.Status == runtime.StepRunning && a.State.Attempts == 1 {
+			if a.Event == runtime.EventStepStarted {
 				d.idempotent[a.Step] = !a.Durable
 			}
 		case runtime.ActionStart:

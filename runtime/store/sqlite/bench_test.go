@@ -24,13 +24,26 @@ func openBench(b *testing.B) *Store {
 
 // BenchmarkRunLifecycle measures what the engine writes for one run of
 // four steps: CreateRun, two UpdateStep calls per step, FinishRun.
-func BenchmarkRunLifecycle(b *testing.B) {
+func BenchmarkRunLifecycle(b *testing.B) { benchmarkLifecycle(b, false) }
+
+// BenchmarkRunLifecycleResumeRecord is BenchmarkRunLifecycle with what a
+// resume needs besides: the run's params and digest, each step's content.
+func BenchmarkRunLifecycleResumeRecord(b *testing.B) { benchmarkLifecycle(b, true) }
+
+func benchmarkLifecycle(b *testing.B, record bool) {
 	s := openBench(b)
 	ctx := context.Background()
 	out := map[string]any{"text": "some output of a typical size, a sentence or two long", "n": 42.0}
+	var content map[string]any
+	if record {
+		content = map[string]any{"text": "some output of a typical size, a sentence or two long"}
+	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		r := run(fmt.Sprintf("r%d", i), "a", "b", "c", "d")
+		if record {
+			r.Params, r.PlanDigest = map[string]any{"incident": "INC-1234", "window": "1h"}, "6f1c0ffee6f1c0ffee6f1c0ffee6f1c0ffee6f1c0ffee6f1c0ffee6f1c0ffee6f"
+		}
 		if err := s.CreateRun(ctx, r); err != nil {
 			b.Fatal(err)
 		}
@@ -39,7 +52,7 @@ func BenchmarkRunLifecycle(b *testing.B) {
 			if err := s.UpdateStep(ctx, r.ID, k, st); err != nil {
 				b.Fatal(err)
 			}
-			st.Status, st.EndedAt, st.Output = runtime.StepCompleted, t0.Add(time.Millisecond), out
+			st.Status, st.EndedAt, st.Output, st.Content = runtime.StepCompleted, t0.Add(time.Millisecond), out, content
 			if err := s.UpdateStep(ctx, r.ID, k, st); err != nil {
 				b.Fatal(err)
 			}

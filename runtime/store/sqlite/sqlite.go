@@ -1,6 +1,6 @@
 package sqlite
 
-// Schema (PRAGMA user_version = 2)
+// Schema (PRAGMA user_version = 4; see schemaVersion)
 //
 //	runs   one row per run: id (TEXT primary key), workflow, status,
 //	       started_at and ended_at (INTEGER Unix nanoseconds, ended_at NULL
@@ -10,10 +10,16 @@ package sqlite
 //	       parent_step ('' for a top-level run; version 3 added them, so
 //	       older rows read as top-level runs). Indexed on started_at,
 //	       (workflow, started_at), (status, started_at) and (parent_id,
-//	       started_at) so every list filter is an index scan.
+//	       started_at) so every list filter is an index scan. The resume
+//	       migration added params (Run.Params as JSON, NULL for none) and
+//	       plan_digest (Run.PlanDigest, '' for older rows).
 //	steps  one row per step of a run, keyed (run_id, idx) where idx is the
 //	       step's position in the plan: id, status, attempts, started_at,
-//	       ended_at, output (JSON), error, note. ON DELETE CASCADE from runs.
+//	       ended_at, output (JSON), error, note, and since the resume
+//	       migration content (StepState.Content as JSON) and truncated (1
+//	       when the store cut output or content down to the marker below,
+//	       so a resumed run could not read it back). ON DELETE CASCADE
+//	       from runs.
 //
 // CreateRun inserts the run and all its steps in one transaction;
 // UpdateStep is one UPDATE of one step row, committed before it returns;
@@ -33,7 +39,12 @@ package sqlite
 //
 // Recovery: Open runs in one transaction before anything else. Every run
 // still pending or running was cut off by a crash or kill, since a live
-// engine finishes its runs with FinishRun. Such a run becomes interrupted:
+// engine finishes its runs with FinishRun. With Options.KeepUnfinished
+// Open leaves such runs as they are and lists them in Store.Unfinished,
+// for vmcp to resume (runtime.Engine.Resume reads the steps, params and
+// content stored here) or, when a run cannot resume, to end with
+// Interrupt(id, reason). Otherwise (and for Interrupt) the run becomes
+// interrupted:
 // ended_at is the recovery time, steps left running become failed with the
 // error "interrupted", and Run.Error says when the run was recovered, which
 // step finished last and when, and how many steps finished. Finished steps
@@ -44,6 +55,8 @@ package sqlite
 // life of the Store and fails with ErrLocked when another vmcp holds it.
 // OpenReadOnly takes no lock and never writes: it is how `vmcp runs --db`
 // reads the history of a running server.
+//
+// Interrupt adds its reason to that error.
 //
 // Retention: when Options.Retention > 0, a goroutine deletes finished runs
 // (any final status, interrupted included) whose ended_at is older than the
@@ -78,7 +91,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. Open refuses a file with a
 // newer version, and migrates older ones step by step: one migration per
 // version (migrations[v-1] makes version v).
-const schemaVersion = 3
+const schemaVersion = 4
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -96,6 +109,11 @@ type Options struct {
 	Synchronous string
 	// Logger receives recovery and retention reports; nil discards them.
 	Logger *slog.Logger
+	// KeepUnfinished makes Open leave the runs a previous process left
+	// pending or running as they are, listed in Store.Unfinished, instead
+	// of marking them interrupted: the caller resumes them or ends them
+	// with Interrupt.
+	KeepUnfinished bool
 	// now replaces time.Now in tests.
 	now func() time.Time
 }
@@ -115,6 +133,9 @@ type Store struct {
 
 	// Recovered lists the ids of runs that Open marked interrupted.
 	Recovered []string
+	// Unfinished lists, oldest first, the ids of the runs that Open found
+	// pending or running and left so (Options.KeepUnfinished).
+	Unfinished []string
 
 	stop       chan struct{}
 	done       chan struct{} // closed when the retention loop is over
@@ -280,6 +301,13 @@ var migrations = []string{
 	`ALTER TABLE runs ADD COLUMN parent_id TEXT NOT NULL DEFAULT '';
 	ALTER TABLE runs ADD COLUMN parent_step TEXT NOT NULL DEFAULT '';
 	CREATE INDEX runs_parent ON runs(parent_id, started_at);`,
+	// 3 -> 4 (the resume migration; it is version 5 once the authoring
+	// migration, also written as 3 -> 4 on its branch, is merged first):
+	// what a run needs to resume after a crash.
+	`ALTER TABLE runs ADD COLUMN params TEXT;
+	ALTER TABLE runs ADD COLUMN plan_digest TEXT NOT NULL DEFAULT '';
+	ALTER TABLE steps ADD COLUMN content TEXT;
+	ALTER TABLE steps ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;`,
 }
 
 func (s *Store) migrate() error {
@@ -311,38 +339,50 @@ func (s *Store) migrate() error {
 	return nil
 }
 
-// encodeRun turns a run's output, error and steps into column values.
-func (s *Store) encodeRun(run *runtime.Run) (out, errJSON sql.NullString, rows []stepRow, err error) {
-	out, _, err = s.encodeOutput(run.Output)
+// runRow is a run encoded for the runs table.
+type runRow struct {
+	out, errJSON, params sql.NullString
+	steps                []stepRow
+}
+
+// encodeRun turns a run's output, error, params and steps into column
+// values. Params are never truncated: a resumed run needs them whole.
+func (s *Store) encodeRun(run *runtime.Run) (row runRow, err error) {
+	row.out, _, err = s.encodeOutput(run.Output)
 	if err != nil {
-		return out, errJSON, nil, fmt.Errorf("run %s output: %w", run.ID, err)
+		return row, fmt.Errorf("run %s output: %w", run.ID, err)
 	}
-	errJSON, err = encodeError(run.Error)
-	if err != nil {
-		return out, errJSON, nil, err
+	if row.errJSON, err = encodeError(run.Error); err != nil {
+		return row, err
 	}
-	rows = make([]stepRow, len(run.Steps))
+	if row.params, err = encodeJSON(run.Params); err != nil {
+		return row, fmt.Errorf("run %s params: %w", run.ID, err)
+	}
+	row.steps = make([]stepRow, len(run.Steps))
 	for i, st := range run.Steps {
-		if rows[i], err = s.stepRow(st); err != nil {
-			return out, errJSON, nil, fmt.Errorf("run %s step %s: %w", run.ID, st.ID, err)
+		if row.steps[i], err = s.stepRow(st); err != nil {
+			return row, fmt.Errorf("run %s step %s: %w", run.ID, st.ID, err)
 		}
 	}
-	return out, errJSON, rows, nil
+	return row, nil
 }
 
 // CreateRun inserts a run and its steps. Like UpdateStep and FinishRun,
 // it returns once the write is committed (see writer.go for how concurrent
 // writes share commits).
 func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
-	out, errJSON, rows, err := s.encodeRun(run)
+	rr, err := s.encodeRun(run)
 	if err != nil {
 		return err
 	}
+	rows := rr.steps
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep)
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step,
+			params, plan_digest)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep,
+			rr.params, run.PlanDigest)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint") {
 				return fmt.Errorf("run %s already exists", run.ID)
@@ -367,8 +407,8 @@ func (s *Store) UpdateStep(ctx context.Context, runID string, index int, step ru
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(true, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE steps SET id = ?, status = ?, attempts = ?, started_at = ?, ended_at = ?,
-			output = ?, error = ?, note = ? WHERE run_id = ? AND idx = ?`,
-			row.id, row.status, row.attempts, row.started, row.ended, row.output, row.err, row.note, runID, index)
+			output = ?, error = ?, note = ?, content = ?, truncated = ? WHERE run_id = ? AND idx = ?`,
+			row.id, row.status, row.attempts, row.started, row.ended, row.output, row.err, row.note, row.content, row.truncated, runID, index)
 		if err != nil {
 			return err
 		}
@@ -389,15 +429,17 @@ func (s *Store) UpdateStep(ctx context.Context, runID string, index int, step ru
 // FinishRun records a run's final status, output and error, and the final
 // state of every step.
 func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
-	out, errJSON, rows, err := s.encodeRun(run)
+	rr, err := s.encodeRun(run)
 	if err != nil {
 		return err
 	}
+	rows := rr.steps
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET workflow = ?, status = ?, started_at = ?, ended_at = ?, output = ?, error = ?, step_count = ?,
-			finally_from = ? WHERE id = ?`,
-			run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), out, errJSON, len(run.Steps), run.FinallyFrom, run.ID)
+			finally_from = ?, params = ?, plan_digest = ? WHERE id = ?`,
+			run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom,
+			rr.params, run.PlanDigest, run.ID)
 		if err != nil {
 			return err
 		}
@@ -458,7 +500,7 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 }
 
 // runColumns are the columns of runs that query scans, in its order.
-const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step`
+const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, params, plan_digest`
 
 // query reads runs selected by q, then their steps, in one read transaction
 // so a run and its steps are one consistent snapshot.
@@ -476,13 +518,14 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Ru
 	byID := map[string]*runtime.Run{}
 	for rows.Next() {
 		var (
-			r            runtime.Run
-			status       string
-			started      int64
-			ended        sql.NullInt64
-			out, errJSON sql.NullString
+			r                    runtime.Run
+			status               string
+			started              int64
+			ended                sql.NullInt64
+			out, errJSON, params sql.NullString
 		)
-		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom, &r.ParentID, &r.ParentStep); err != nil {
+		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom, &r.ParentID, &r.ParentStep,
+			&params, &r.PlanDigest); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -494,6 +537,10 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Ru
 		if r.Output, err = decodeJSON(out); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("run %s output: %w", r.ID, err)
+		}
+		if r.Params, err = decodeObject(params); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("run %s params: %w", r.ID, err)
 		}
 		if errJSON.Valid {
 			r.Error = new(runtime.StepError)
@@ -519,7 +566,7 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Ru
 	for i, r := range runs {
 		idArgs[i] = r.ID
 	}
-	srows, err := tx.QueryContext(ctx, `SELECT run_id, id, status, attempts, started_at, ended_at, output, error, note
+	srows, err := tx.QueryContext(ctx, `SELECT run_id, id, status, attempts, started_at, ended_at, output, error, note, content
 		FROM steps WHERE run_id IN (`+ph+`) ORDER BY run_id, idx`, idArgs...)
 	if err != nil {
 		return nil, err
@@ -530,10 +577,10 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Ru
 			runID, status    string
 			st               runtime.StepState
 			started, ended   sql.NullInt64
-			out              sql.NullString
+			out, content     sql.NullString
 			errText, noteTxt string
 		)
-		if err := srows.Scan(&runID, &st.ID, &status, &st.Attempts, &started, &ended, &out, &errText, &noteTxt); err != nil {
+		if err := srows.Scan(&runID, &st.ID, &status, &st.Attempts, &started, &ended, &out, &errText, &noteTxt, &content); err != nil {
 			return nil, err
 		}
 		st.Status = runtime.StepStatus(status)
@@ -545,6 +592,9 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Ru
 		}
 		if st.Output, err = decodeJSON(out); err != nil {
 			return nil, fmt.Errorf("run %s step %s output: %w", runID, st.ID, err)
+		}
+		if st.Content, err = decodeObject(content); err != nil {
+			return nil, fmt.Errorf("run %s step %s content: %w", runID, st.ID, err)
 		}
 		st.Error, st.Note = errText, noteTxt
 		r := byID[runID]
@@ -579,7 +629,8 @@ type stepRow struct {
 	id, status, err, note string
 	attempts              int
 	started, ended        sql.NullInt64
-	output                sql.NullString
+	output, content       sql.NullString
+	truncated             bool
 }
 
 func (s *Store) stepRow(st runtime.StepState) (stepRow, error) {
@@ -587,9 +638,22 @@ func (s *Store) stepRow(st runtime.StepState) (stepRow, error) {
 	if err != nil {
 		return stepRow{}, err
 	}
+	var content sql.NullString
+	contentCut := 0
+	if st.Content != nil {
+		if content, contentCut, err = s.encodeOutput(st.Content); err != nil {
+			return stepRow{}, err
+		}
+	}
 	note := st.Note
-	if truncated > 0 {
-		msg := fmt.Sprintf("output of %d bytes truncated by the store (limit %d bytes)", truncated, s.opts.MaxOutputBytes)
+	for _, cut := range []struct {
+		what  string
+		bytes int
+	}{{"output", truncated}, {"content", contentCut}} {
+		if cut.bytes == 0 {
+			continue
+		}
+		msg := fmt.Sprintf("%s of %d bytes truncated by the store (limit %d bytes)", cut.what, cut.bytes, s.opts.MaxOutputBytes)
 		if note == "" {
 			note = msg
 		} else {
@@ -597,13 +661,14 @@ func (s *Store) stepRow(st runtime.StepState) (stepRow, error) {
 		}
 	}
 	return stepRow{id: st.ID, status: string(st.Status), attempts: st.Attempts, err: st.Error, note: note,
-		started: nullNanos(st.StartedAt), ended: nullNanos(st.EndedAt), output: out}, nil
+		started: nullNanos(st.StartedAt), ended: nullNanos(st.EndedAt), output: out, content: content,
+		truncated: truncated > 0 || contentCut > 0}, nil
 }
 
 func (row stepRow) insert(ctx context.Context, tx *sql.Tx, runID string, idx int) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO steps (run_id, idx, id, status, attempts, started_at, ended_at, output, error, note)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		runID, idx, row.id, row.status, row.attempts, row.started, row.ended, row.output, row.err, row.note)
+	_, err := tx.ExecContext(ctx, `INSERT INTO steps (run_id, idx, id, status, attempts, started_at, ended_at, output, error, note, content, truncated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		runID, idx, row.id, row.status, row.attempts, row.started, row.ended, row.output, row.err, row.note, row.content, row.truncated)
 	return err
 }
 
@@ -644,6 +709,32 @@ func decodeJSON(s sql.NullString) (any, error) {
 	return v, nil
 }
 
+// encodeJSON returns v as JSON text, NULL for a nil map.
+func encodeJSON(v map[string]any) (sql.NullString, error) {
+	if v == nil {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return sql.NullString{}, err
+	}
+	return sql.NullString{String: string(b), Valid: true}, nil
+}
+
+// decodeObject reads a JSON object column (params, content); NULL is nil.
+// A truncation marker reads back as the marker object.
+func decodeObject(s sql.NullString) (map[string]any, error) {
+	v, err := decodeJSON(s)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want a JSON object, have %T", v)
+	}
+	return m, nil
+}
+
 func encodeError(e *runtime.StepError) (sql.NullString, error) {
 	if e == nil {
 		return sql.NullString{}, nil
@@ -677,8 +768,13 @@ func fromNanos(n int64) time.Time {
 }
 
 // interruptedError builds the error recorded on a recovered run.
-func interruptedError(at time.Time, last string, lastAt time.Time, finished, total int) *runtime.StepError {
-	msg := fmt.Sprintf("run interrupted: vmcp stopped while the run was going; marked interrupted at %s", at.UTC().Format(time.RFC3339Nano))
+// reason, when set, says why the run could not resume.
+func interruptedError(at time.Time, reason, last string, lastAt time.Time, finished, total int) *runtime.StepError {
+	msg := "run interrupted: vmcp stopped while the run was going"
+	if reason != "" {
+		msg += " and it cannot resume: " + reason
+	}
+	msg += fmt.Sprintf("; marked interrupted at %s", at.UTC().Format(time.RFC3339Nano))
 	if last != "" {
 		msg += fmt.Sprintf("; last finished step %q at %s", last, lastAt.UTC().Format(time.RFC3339Nano))
 	} else {

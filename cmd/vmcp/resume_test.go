@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vmcp-dev/vmcp/compiler"
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
+)
+
+// fakeResumer stands in for the engine: it serves workflows and records
+// the runs it is asked to resume, finishing each as completed.
+type fakeResumer struct {
+	wfs     map[string]*ir.Workflow
+	store   runtime.Store
+	mu      sync.Mutex
+	resumed []string
+}
+
+func (f *fakeResumer) Workflow(name string) (*ir.Workflow, bool) {
+	wf, ok := f.wfs[name]
+	return wf, ok
+}
+
+func (f *fakeResumer) Resume(ctx context.Context, run *runtime.Run, opts runtime.RunOptions) (*runtime.Run, error) {
+	f.mu.Lock()
+	f.resumed = append(f.resumed, run.ID+" as "+opts.RunID)
+	f.mu.Unlock()
+	run.Status, run.EndedAt = runtime.RunCompleted, time.Now()
+	return run, f.store.FinishRun(ctx, run)
+}
+
+// noResume is an engine without Resume.
+type noResume struct{ wfs map[string]*ir.Workflow }
+
+func (n noResume) Workflow(name string) (*ir.Workflow, bool) {
+	wf, ok := n.wfs[name]
+	return wf, ok
+}
+
+func compileWorkflow(t *testing.T, src string) *ir.Workflow {
+	t.Helper()
+	plan, diags := compiler.Compile([]compiler.Source{{Name: "wf.yaml", Src: []byte(src)}}, compiler.Options{})
+	if diags.HasErrors() {
+		t.Fatalf("Compile: %v", diags)
+	}
+	return plan.Workflows[0]
+}
+
+const resumeWF = `compositeTools:
+  - name: chain
+    description: two steps
+    steps:
+      - id: a
+        tool: b.one
+      - id: b
+        tool: b.two
+        dependsOn: [a]
+`
+
+// TestResumeDecisions: of the runs a killed vmcp left running, the
+// resumable one is handed to Resume under its own id, and every other one
+// ends interrupted with an error that says why it could not resume.
+func TestResumeDecisions(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	wf := compileWorkflow(t, resumeWF)
+	changed := compileWorkflow(t, strings.Replace(resumeWF, "tool: b.two", "tool: b.three", 1))
+	s, err := sqlite.Open(path, sqlite.Options{MaxOutputBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	mk := func(id, workflow, digest string, i int) *runtime.Run {
+		r := &runtime.Run{ID: id, Workflow: workflow, Status: runtime.RunRunning, StartedAt: t0.Add(time.Duration(i) * time.Second),
+			PlanDigest: digest, Params: map[string]any{}, Steps: []runtime.StepState{{ID: "a", Status: runtime.StepPending}, {ID: "b", Status: runtime.StepPending}}}
+		if err := s.CreateRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	good := ir.Digest(wf)
+	mk("ok", "chain", good, 0)
+	mk("gone", "removed", good, 1)
+	mk("changed", "chain", ir.Digest(changed), 2)
+	mk("old", "chain", "", 3)
+	cut := mk("cut", "chain", good, 4)
+	if err := s.UpdateStep(ctx, cut.ID, 0, runtime.StepState{ID: "a", Status: runtime.StepCompleted, Output: map[string]any{"x": strings.Repeat("y", 100)}}); err != nil {
+		t.Fatal(err)
+	}
+	kid := &runtime.Run{ID: "kid", Workflow: "chain", Status: runtime.RunRunning, StartedAt: t0.Add(6 * time.Second), PlanDigest: good,
+		ParentID: "ok", ParentStep: "a", Steps: []runtime.StepState{{ID: "a", Status: runtime.StepRunning}}}
+	if err := s.CreateRun(ctx, kid); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = sqlite.Open(path, sqlite.Options{KeepUnfinished: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ids := s.Unfinished
+	if len(ids) != 6 {
+		t.Fatalf("Unfinished = %v; want the 6 runs left running", ids)
+	}
+
+	var logs bytes.Buffer
+	eng := &fakeResumer{wfs: map[string]*ir.Workflow{"chain": wf}, store: s}
+	rs := &resumeSet{store: s, engine: eng, runs: newRunTracker(nil), log: slog.New(slog.NewTextHandler(&logs, nil))}
+	select {
+	case <-rs.resumeRuns(ctx, ids):
+	case <-time.After(10 * time.Second):
+		t.Fatal("the resumed runs did not end within 10s")
+	}
+	if got := strings.Join(eng.resumed, ";"); got != "ok as ok" {
+		t.Errorf("runs resumed = %q; want only ok, under its own id", got)
+	}
+	for id, want := range map[string]string{
+		"gone":    `cannot resume: the workflow "removed" is no longer served`,
+		"changed": `cannot resume: the workflow "chain" changed since the run started`,
+		"old":     "cannot resume: it was recorded by a vmcp that did not keep what a resume needs",
+		"cut":     `cannot resume: the store truncated the recorded output of step "a" (state.maxOutputBytes)`,
+		"kid":     `cannot resume: it is the child run of step "a" of run ok, and a child run is not resumed on its own`,
+	} {
+		r, err := s.GetRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != runtime.RunInterrupted || r.Error == nil || !strings.Contains(r.Error.Msg, want) {
+			t.Errorf("run %s = %s, %+v; want interrupted with %q", id, r.Status, r.Error, want)
+		}
+	}
+	if r, _ := s.GetRun(ctx, "ok"); r.Status != runtime.RunCompleted {
+		t.Errorf("resumed run ok = %s; want completed (as the engine finished it)", r.Status)
+	}
+	if n := strings.Count(logs.String(), "resuming run left unfinished by the previous stop"); n != 1 || !strings.Contains(logs.String(), "run_id=ok") {
+		t.Errorf("log has %d resume lines; want one for run ok:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "resumed run ended") {
+		t.Errorf("log does not say how the resumed run ended:\n%s", logs.String())
+	}
+}
+
+// TestResumeWithoutEngineSupport: an engine that cannot resume leaves no
+// run hanging: each ends interrupted, saying so.
+func TestResumeWithoutEngineSupport(t *testing.T) {
+	ctx := context.Background()
+	wf := compileWorkflow(t, resumeWF)
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := &runtime.Run{ID: "r", Workflow: "chain", Status: runtime.RunRunning, StartedAt: time.Now(), PlanDigest: ir.Digest(wf),
+		Steps: []runtime.StepState{{ID: "a", Status: runtime.StepPending}}}
+	if err := s.CreateRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	rs := &resumeSet{store: s, engine: noResume{wfs: map[string]*ir.Workflow{"chain": wf}}, runs: newRunTracker(nil), log: slog.New(slog.DiscardHandler)}
+	<-rs.resumeRuns(ctx, []string{"r"})
+	got, _ := s.GetRun(ctx, "r")
+	if got.Status != runtime.RunInterrupted || got.Error == nil || !strings.Contains(got.Error.Msg, "this vmcp build has no run resume") {
+		t.Errorf("run = %s, %+v; want interrupted, saying the build cannot resume", got.Status, got.Error)
+	}
+}

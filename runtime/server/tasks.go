@@ -1,0 +1,485 @@
+package server
+
+// Long runs as MCP Tasks (design.md "Long runs as MCP Tasks").
+//
+// A client that asks for a task gets back a handle on the run instead of
+// waiting for its result: the task id is the run id, and the handle is
+// returned only once the engine has stored the run (the engine sends
+// EventRunStarted right after its store's CreateRun, so the first event is
+// the signal). Two wire flavours share this file's state; tasks_wire.go
+// speaks them:
+//
+//   - MCP 2025-11-25 tasks (tools/call with params.task; tasks/get,
+//     tasks/result, tasks/list, tasks/cancel), negotiated in initialize;
+//   - the io.modelcontextprotocol/tasks extension on 2026-07-28 requests
+//     (resultType "task"; tasks/get, tasks/update, tasks/cancel), declared
+//     in each request's _meta.
+//
+// Tasks live in vmcp's run store, not in mcp-go's per-session task map:
+// tasks/get reads the run record, so any session can read a task, also
+// after the session that made it is gone, and (with the SQLite store)
+// after vmcp restarted. What is not in the record is held here, per run
+// this process started, while the run goes: its cancel, the question a
+// waiting elicitation step asks, and the end of the run.
+//
+// Who may read a task. The run store has no owner column, so the owner is
+// carried by the id itself: a task id is a random UUID whose last 6 bytes
+// are a SHA-256 tag over the caller's identity (a hash of its bearer
+// token; empty without authentication) and the id's first 10 random
+// bytes. tasks/* check the tag and answer "task not found" on a mismatch,
+// so a different token cannot read, list or cancel the task, while every
+// session of the same token can, before and after a restart. Runs that
+// were not started as tasks fail the check too (the chance that a random
+// id carries a valid tag is 2^-48), so plain tools/call runs are never
+// tasks. Without authentication everyone is the same caller.
+//
+// Statuses: pending and running are "working", or "input_required" while
+// an elicitation step waits for its answer; completed is "completed";
+// cancelled is "cancelled"; failed, timed_out and interrupted are "failed"
+// with the failure message in 2025-11-25, and "completed" with an isError
+// result in the extension, whose "failed" means a JSON-RPC error only.
+//
+// TTL: every task reports the server's task TTL (state.retention, 24h when
+// unset). A finished task older than its TTL is "expired" (not found),
+// whatever the store still keeps. A client's requested ttl is not honoured:
+// the run record has nowhere to keep it across a restart.
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// DefaultTaskTTL is how long a task stays readable when state.retention is
+// not set.
+const DefaultTaskTTL = 24 * time.Hour
+
+// DefaultTaskPollInterval is the polling interval tasks suggest.
+const DefaultTaskPollInterval = 500 * time.Millisecond
+
+// TaskRuns is what tasks need of the engine besides starting runs: reading
+// a run's record, cancelling a run, and listing runs (*runtime.Engine
+// implements it).
+type TaskRuns interface {
+	Status(ctx context.Context, id string) (*runtime.Run, error)
+	Cancel(ctx context.Context, id string) error
+	Store() runtime.Store
+}
+
+// TaskOptions turn on MCP Tasks (both flavours) over streamable HTTP.
+type TaskOptions struct {
+	// Runs reads and cancels the runs behind tasks; nil disables tasks.
+	Runs TaskRuns
+	// TTL is how long a task stays readable after it was created
+	// (state.retention); 0 means DefaultTaskTTL.
+	TTL time.Duration
+	// PollInterval is the polling interval tasks suggest; 0 means
+	// DefaultTaskPollInterval.
+	PollInterval time.Duration
+	// Authenticated says that the HTTP listener requires bearer tokens: a
+	// task then belongs to the token that created it. Without it every
+	// caller may read every task (an unauthenticated loopback listener).
+	Authenticated bool
+}
+
+// Task statuses of both flavours.
+const (
+	taskWorking       = mcp.TaskStatus("working")
+	taskInputRequired = mcp.TaskStatus("input_required")
+	taskCompleted     = mcp.TaskStatus("completed")
+	taskFailed        = mcp.TaskStatus("failed")
+	taskCancelled     = mcp.TaskStatus("cancelled")
+)
+
+// flavour is the Tasks dialect of a request.
+type flavour int
+
+const (
+	flavourV1  flavour = iota // MCP 2025-11-25 tasks/*
+	flavourExt                // the io.modelcontextprotocol/tasks extension
+)
+
+// errTaskNotFound is what a caller learns about a task it may not read,
+// or one that does not exist.
+var errTaskNotFound = errors.New("task not found")
+
+// errTaskExpired is a finished task older than the task TTL.
+var errTaskExpired = errors.New("task has expired")
+
+// taskState is the status of a run as a task.
+type taskState struct {
+	Status  mcp.TaskStatus
+	Message string
+}
+
+// stateOf maps a run record to its task status in the given flavour;
+// waiting reports that an elicitation step waits for its answer.
+func stateOf(run *runtime.Run, waiting bool, f flavour) taskState {
+	switch run.Status {
+	case runtime.RunPending, runtime.RunRunning:
+		if waiting {
+			return taskState{taskInputRequired, "waiting for the answer to an elicitation"}
+		}
+		return taskState{taskWorking, progressMessage(run)}
+	case runtime.RunCompleted:
+		return taskState{taskCompleted, "workflow " + run.Workflow + " completed"}
+	case runtime.RunCancelled:
+		return taskState{taskCancelled, FailureMessage(run)}
+	}
+	// failed, timed_out, interrupted and anything newer.
+	if f == flavourExt {
+		return taskState{taskCompleted, FailureMessage(run)}
+	}
+	return taskState{taskFailed, FailureMessage(run)}
+}
+
+// progressMessage says how far a running run is.
+func progressMessage(run *runtime.Run) string {
+	done := 0
+	for _, st := range run.Steps {
+		switch st.Status {
+		case runtime.StepCompleted, runtime.StepFailed, runtime.StepSkipped:
+			done++
+		}
+	}
+	return fmt.Sprintf("workflow %s running: %d of %d steps done", run.Workflow, done, len(run.Steps))
+}
+
+// callerKey identifies a caller: a hash of its bearer token, or "" for an
+// anonymous one.
+func callerKey(authorization string, authenticated bool) string {
+	if !authenticated || authorization == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(authorization))
+	return hex.EncodeToString(sum[:])
+}
+
+// ownerTag is the 6-byte tag that ties a task id's random prefix to its
+// caller (see the top of the file).
+func ownerTag(caller string, prefix []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte("vmcp task owner\x00"))
+	h.Write([]byte(caller))
+	h.Write([]byte{0})
+	h.Write(prefix)
+	return h.Sum(nil)[:6]
+}
+
+// newTaskID returns a fresh task (and run) id owned by caller.
+func newTaskID(caller string) string {
+	u := uuid.New()
+	copy(u[10:], ownerTag(caller, u[:10]))
+	return u.String()
+}
+
+// ownsTask reports whether id is a task id made for caller.
+func ownsTask(caller, id string) bool {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return false
+	}
+	return subtle.ConstantTimeCompare(u[10:], ownerTag(caller, u[:10])) == 1
+}
+
+// tasks holds the tasks' state that is not in the run store.
+type tasks struct {
+	s    *Server
+	opts TaskOptions
+
+	mu      sync.Mutex
+	live    map[string]*liveTask     // runs this process started as tasks, while they go
+	pending map[string]pendingAnswer // elicitation requests out on tasks/result streams, by id
+}
+
+func newTasks(s *Server, opts TaskOptions) *tasks {
+	if opts.TTL <= 0 {
+		opts.TTL = DefaultTaskTTL
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultTaskPollInterval
+	}
+	return &tasks{s: s, opts: opts, live: map[string]*liveTask{}, pending: map[string]pendingAnswer{}}
+}
+
+// liveTask is a task's run while it goes in this process.
+type liveTask struct {
+	id        string
+	workflow  string
+	canElicit bool
+	cancel    context.CancelFunc
+	done      chan struct{} // closed when the run has returned
+	final     *runtime.Run  // the run's end, set before done closes
+	startErr  error         // the run did not start, set before done closes
+
+	mu      sync.Mutex
+	updated time.Time     // the last change not in the run record
+	asks    int           // questions asked so far, for unique keys
+	ask     *taskQuestion // the question waiting for its answer, or nil
+	changed chan struct{} // closed and replaced on every change of ask
+}
+
+// taskQuestion is an elicitation step's question to a task's client.
+type taskQuestion struct {
+	key     string // unique over the task's life
+	req     runtime.ElicitRequest
+	answer  chan answerOrErr // buffered; the first answer wins
+	offered bool             // 2025-11-25: sent on an open tasks/result stream
+}
+
+// start starts a run of wf as a task of caller and returns once the run is
+// stored (a tasks/get would find it), or with the reason it did not start.
+func (t *tasks) start(ctx context.Context, wf *ir.Workflow, args map[string]any, caller string, canElicit bool) (*liveTask, error) {
+	id := newTaskID(caller)
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	lt := &liveTask{
+		id: id, workflow: wf.Name, canElicit: canElicit, cancel: cancel,
+		done: make(chan struct{}), updated: time.Now(), changed: make(chan struct{}),
+	}
+	stored := make(chan struct{})
+	var once sync.Once
+	t.mu.Lock()
+	t.live[id] = lt
+	t.mu.Unlock()
+	go func() {
+		defer cancel()
+		run, err := t.s.opts.Runner.Run(runCtx, wf.Name, args, runtime.RunOptions{
+			RunID:    id,
+			Elicitor: &taskElicitor{t: t, lt: lt},
+			OnEvent: func(ev runtime.Event) {
+				if ev.Kind == runtime.EventRunStarted {
+					once.Do(func() { close(stored) })
+				}
+			},
+		})
+		lt.final, lt.startErr = run, err
+		t.mu.Lock()
+		delete(t.live, id)
+		t.mu.Unlock()
+		close(lt.done)
+		if err == nil {
+			t.s.log.Info("task finished", "workflow", wf.Name, "run_id", id, "status", run.Status)
+		}
+	}()
+	select {
+	case <-stored:
+		t.s.log.Info("task created", "workflow", wf.Name, "run_id", id)
+		return lt, nil
+	case <-lt.done:
+		if lt.startErr != nil {
+			return nil, lt.startErr
+		}
+		return lt, nil // stored and finished before the event was seen
+	}
+}
+
+// liveTaskOf returns the live task of id, or nil.
+func (t *tasks) liveTaskOf(id string) *liveTask {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.live[id]
+}
+
+// taskView is one task as tasks/get shows it.
+type taskView struct {
+	run      *runtime.Run
+	state    taskState
+	ask      *taskQuestion // the waiting question, if any
+	updated  time.Time
+	expireAt time.Time
+}
+
+// get reads task id for caller.
+func (t *tasks) get(ctx context.Context, caller, id string, f flavour) (*taskView, error) {
+	if !ownsTask(caller, id) {
+		return nil, errTaskNotFound
+	}
+	lt := t.liveTaskOf(id)
+	var run *runtime.Run
+	if lt != nil {
+		select {
+		case <-lt.done:
+			run = lt.final
+		default:
+		}
+	}
+	if run == nil {
+		r, err := t.opts.Runs.Status(ctx, id)
+		if errors.Is(err, runtime.ErrRunNotFound) {
+			return nil, errTaskNotFound
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the run of task %s: %w", id, err)
+		}
+		run = r
+	}
+	v := &taskView{run: run, updated: lastUpdate(run), expireAt: run.StartedAt.Add(t.opts.TTL)}
+	if run.Status.Finished() && time.Now().After(v.expireAt) {
+		return nil, errTaskExpired
+	}
+	if lt != nil && !run.Status.Finished() {
+		lt.mu.Lock()
+		v.ask = lt.ask
+		if lt.updated.After(v.updated) {
+			v.updated = lt.updated
+		}
+		lt.mu.Unlock()
+	}
+	v.state = stateOf(run, v.ask != nil, f)
+	return v, nil
+}
+
+// lastUpdate is the latest time in a run record.
+func lastUpdate(run *runtime.Run) time.Time {
+	last := run.StartedAt
+	for _, st := range run.Steps {
+		for _, ts := range []time.Time{st.StartedAt, st.EndedAt} {
+			if ts.After(last) {
+				last = ts
+			}
+		}
+	}
+	if run.EndedAt.After(last) {
+		last = run.EndedAt
+	}
+	return last
+}
+
+// cancel cancels task id for caller. wait says to return only once the run
+// has ended (or ctx ends), as 2025-11-25 asks; the extension's cancel is
+// an acknowledgement.
+func (t *tasks) cancel(ctx context.Context, caller, id string, wait bool) (*taskView, error) {
+	v, err := t.get(ctx, caller, id, flavourV1)
+	if err != nil {
+		return nil, err
+	}
+	if v.run.Status.Finished() {
+		return v, errTaskFinished{v.state.Status}
+	}
+	if err := t.opts.Runs.Cancel(ctx, id); err != nil {
+		return nil, fmt.Errorf("cancelling task %s: %w", id, err)
+	}
+	if lt := t.liveTaskOf(id); lt != nil {
+		lt.cancel() // also a run the engine no longer lists but that has not returned yet
+	}
+	if !wait {
+		return v, nil
+	}
+	for {
+		v, err := t.get(ctx, caller, id, flavourV1)
+		if err != nil || v.run.Status.Finished() {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, nil
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// errTaskFinished refuses to cancel a task that has already ended.
+type errTaskFinished struct{ status mcp.TaskStatus }
+
+func (e errTaskFinished) Error() string {
+	return fmt.Sprintf("cannot cancel task: it has already ended (status %s)", e.status)
+}
+
+// list returns caller's tasks, newest first.
+func (t *tasks) list(ctx context.Context, caller string) ([]*taskView, error) {
+	runs, err := t.opts.Runs.Store().ListRuns(ctx, runtime.RunFilter{Limit: maxListedRuns})
+	if err != nil {
+		return nil, fmt.Errorf("listing runs: %w", err)
+	}
+	var out []*taskView
+	for _, r := range runs {
+		if r.ParentID != "" || !ownsTask(caller, r.ID) {
+			continue
+		}
+		v, err := t.get(ctx, caller, r.ID, flavourV1)
+		if err != nil {
+			continue // expired, or gone meanwhile
+		}
+		out = append(out, v)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].run.StartedAt.After(out[j].run.StartedAt) })
+	return out, nil
+}
+
+// maxListedRuns is how many of the newest runs tasks/list looks at.
+const maxListedRuns = 1000
+
+// answer hands the client's answer to the question of task id whose key is
+// key. It reports whether that question was waiting.
+func (t *tasks) answer(id, key string, a answerOrErr) bool {
+	lt := t.liveTaskOf(id)
+	if lt == nil {
+		return false
+	}
+	lt.mu.Lock()
+	q := lt.ask
+	lt.mu.Unlock()
+	if q == nil || q.key != key {
+		return false
+	}
+	select {
+	case q.answer <- a:
+		return true
+	default:
+		return false // already answered
+	}
+}
+
+// setAsk makes q the waiting question (nil: none) and wakes the watchers.
+func (lt *liveTask) setAsk(q *taskQuestion) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	lt.ask = q
+	lt.updated = time.Now()
+	close(lt.changed)
+	lt.changed = make(chan struct{})
+}
+
+// taskElicitor asks a task's elicitation steps through the task: the
+// question shows in tasks/get (input_required) until the client answers,
+// with tasks/update (extension) or with the elicitation/create request a
+// tasks/result stream carries (2025-11-25).
+type taskElicitor struct {
+	t  *tasks
+	lt *liveTask
+}
+
+func (e *taskElicitor) Elicit(ctx context.Context, req runtime.ElicitRequest) (runtime.ElicitResult, error) {
+	if !e.lt.canElicit {
+		return runtime.ElicitResult{}, ErrNoElicitation
+	}
+	e.lt.mu.Lock()
+	e.lt.asks++
+	key := fmt.Sprintf("%s-%d", req.StepID, e.lt.asks)
+	e.lt.mu.Unlock()
+	q := &taskQuestion{key: key, req: req, answer: make(chan answerOrErr, 1)}
+	e.lt.setAsk(q)
+	defer e.lt.setAsk(nil)
+	timeout := time.NewTimer(e.t.s.opts.ElicitTimeout)
+	defer timeout.Stop()
+	select {
+	case a := <-q.answer:
+		return a.res, a.err
+	case <-ctx.Done():
+		return runtime.ElicitResult{}, ctx.Err()
+	case <-timeout.C:
+		return runtime.ElicitResult{}, errors.New("the client did not answer the elicitation before its deadline")
+	}
+}
