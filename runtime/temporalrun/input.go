@@ -162,3 +162,30 @@ func jsonSize(v any) int {
 	}
 	return len(b)
 }
+
+// toolSource is the run's tools as the engine reads them: input schemas
+// (argument coercion) and annotations (a tool with idempotentHint or
+// readOnlyHint may be called again when its worker is lost).
+type toolSource struct{ c *catalog.Catalog }
+
+func (s toolSource) InputSchema(backend, tool string) (map[string]any, bool) {
+	return s.c.InputSchema(backend, tool)
+}
+
+func (s toolSource) ToolHints(backend, tool string) (runtime.ToolHints, bool) {
+	t, ok := s.c.Tool(backend, tool)
+	if !ok || t.Annotations == nil {
+		return runtime.ToolHints{}, false
+	}
+	a := t.Annotations
+	return runtime.ToolHints{ReadOnly: a.ReadOnlyHint != nil && *a.ReadOnlyHint, Idempotent: a.IdempotentHint != nil && *a.IdempotentHint}, true
+}
+
+// engineOptions are the options of the engine a run's plan is run with.
+func engineOptions(tools *catalog.Catalog, maxIterations int, backend runtime.Backend) runtime.Options {
+	opts := runtime.Options{Backend: backend, MaxIterations: maxIterations}
+	if tools != nil {
+		opts.Schemas = toolSource{tools}
+	}
+	return opts
+}

@@ -49,11 +49,7 @@ func Workflow(ctx workflow.Context, in Input) (*runtime.Run, error) {
 	if in.Plan == nil {
 		return nil, temporal.NewNonRetryableApplicationError("the run's input has no plan", ErrPlanType, nil)
 	}
-	opts := runtime.Options{MaxIterations: in.MaxIterations}
-	if in.Tools != nil {
-		opts.Schemas = in.Tools
-	}
-	eng, err := runtime.New(in.Plan, opts)
+	eng, err := runtime.New(in.Plan, engineOptions(in.Tools, in.MaxIterations, nil))
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("this worker cannot run the plan: %v", err), ErrPlanType, nil)
 	}
