@@ -441,3 +441,28 @@ func TestTemporalKilledVMCPRunResultIsRecordedAfterRestart(t *testing.T) {
 		}
 	}
 }
+
+func TestTemporalKilledVMCPRunTaskResultAfterRestart(t *testing.T) {
+	ts := testenv.StartTemporal(t, temporalLo, temporalHi)
+	g := startGateBackend(t)
+	cfg := temporalConfig(t, ts.Address, g.url, strings.ReplaceAll(chainWorkflows, "IDEMPOTENT", ""),
+		"state: {store: sqlite, path: state.db}")
+	startWorker(t, cfg, "w1")
+	t.Setenv("VMCP_WORKER", "vmcp-run")
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, temporalLo, temporalHi))
+	first := startVMCPHTTP(t, cfg, addr)
+	c := tasksClient(t, first.base)
+	task := testenv.StartTask(t, c, "chain", map[string]any{"tag": "t"})
+	g.waitEntered(t)
+	first.kill(t)
+	g.open("two-t")
+	second := startVMCPHTTP(t, cfg, addr)
+	res := taskResult(t, tasksClient(t, second.base), task.TaskId)
+	out, _ := res.StructuredContent.(map[string]any)
+	if res.IsError || out["label"] != "three-two-t" {
+		t.Fatalf("tasks/result %s after the restart = %v (%s); want label three-two-t", task.TaskId, res.StructuredContent, resultText(res))
+	}
+	if n := g.countOf("two-t"); n != 1 {
+		t.Errorf("step two was called %d times; want once (calls: %v)", n, g.log2())
+	}
+}
