@@ -321,6 +321,12 @@ func (r *runState) perform(acts []Action) (own stepJob, complete bool) {
 	return own, complete
 }
 
+// StopCause is the context cause that stands for stop reason s: a driver
+// that cancels the context of a step run by Engine.ExecuteStep with
+// context.WithCancelCause and this cause gets the local driver's wording
+// for the step's failure ("cancelled because another step failed", ...).
+func StopCause(s StopReason) error { return stopCause(s) }
+
 // stopCause is the run context's cause for a machine's stop reason.
 func stopCause(s StopReason) error {
 	switch s {
