@@ -154,7 +154,7 @@ func (d *driver) withRetries(ctx workflow.Context, s started, attempt attemptFun
 			d.send(ctx, event{result: d.failed(i, oc.fatal, n)})
 			return
 		case oc.timeout:
-			d.send(ctx, event{result: d.failed(i, d.timedOutMsg(s, last), n)})
+			d.send(ctx, event{result: d.failed(i, d.timedOutMsg(s, last), n), workflowTimeout: d.atWorkflowDeadline(s)})
 			return
 		}
 		if att.OK {
@@ -295,7 +295,7 @@ func (d *driver) childOnce(ctx workflow.Context, s started, call runtime.ToolCal
 func (d *driver) runWhole(ctx workflow.Context, s started, in []byte) {
 	actx, ok := d.activityOptions(ctx, s)
 	if !ok {
-		d.send(ctx, event{result: d.failed(s.step, d.timedOutMsg(s, ""), 1)})
+		d.send(ctx, event{result: d.failed(s.step, d.timedOutMsg(s, ""), 1), workflowTimeout: d.atWorkflowDeadline(s)})
 		return
 	}
 	var res runtime.StepResult
@@ -314,7 +314,7 @@ func (d *driver) runWhole(ctx workflow.Context, s started, in []byte) {
 		case oc.fatal != "":
 			d.send(ctx, event{result: d.failed(s.step, oc.fatal, 1)})
 		default:
-			d.send(ctx, event{result: d.failed(s.step, d.timedOutMsg(s, ""), 1)})
+			d.send(ctx, event{result: d.failed(s.step, d.timedOutMsg(s, ""), 1), workflowTimeout: d.atWorkflowDeadline(s)})
 		}
 		return
 	}
@@ -369,12 +369,15 @@ func (d *driver) runElicitation(ctx workflow.Context, s started, q Question) {
 	d.send(ctx, event{result: &res})
 }
 
-// timedOutMsg says that step s's deadline passed: its own timeout, or the
-// workflow's when that came first (then the machine stops the run with
-// StopTimeout as it takes this result, and the message is the stop's).
+// atWorkflowDeadline reports whether step s's deadline is the workflow's
+// (the step timeout would have ended later).
+func (d *driver) atWorkflowDeadline(s started) bool {
+	wt := d.m.Workflow().Timeout.D()
+	return wt > 0 && !d.finally && !s.deadline.Before(d.m.Run().StartedAt.Add(wt))
+}
+
+// timedOutMsg says that step s's own timeout passed (a cut by the
+// workflow's deadline gets the stop's message instead, see handle).
 func (d *driver) timedOutMsg(s started, last string) string {
-	if wt := d.m.Workflow().Timeout.D(); wt > 0 && !s.deadline.Before(d.m.Run().StartedAt.Add(wt)) && !d.finally {
-		return "stopped: the workflow timed out after " + wt.String()
-	}
 	return d.m.StepTimedOutMsg(s.step, last)
 }

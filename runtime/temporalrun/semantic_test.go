@@ -9,6 +9,7 @@ package temporalrun
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,9 +61,15 @@ func temporalExecutor(t *testing.T, plan *ir.Plan, opts runtime.Options, workflo
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(30 * time.Second)
-	Register(env, opts.Backend)
+	// The test environment reports a cancelled activity at once, while the
+	// call itself learns of the cancel with its next heartbeat (as on a
+	// real server, where WaitForCancellation waits for that). Wait for the
+	// calls to end before the case checks what the backend saw.
+	calls := &inFlight{Backend: opts.Backend}
+	defer calls.wait(t)
+	Register(env, calls)
 	in := Input{Plan: plan, Tools: toolsOf(plan, opts.Schemas), Workflow: workflow, Params: params, RunID: "run-1",
-		Elicit: ro.Elicitor != nil, HeartbeatTimeout: time.Second}
+		Elicit: ro.Elicitor != nil, HeartbeatTimeout: 150 * time.Millisecond}
 	if ro.Elicitor != nil {
 		relayQuestions(t, env, ro.Elicitor)
 	}
@@ -81,6 +88,43 @@ func temporalExecutor(t *testing.T, plan *ir.Plan, opts runtime.Options, workflo
 		return nil, err
 	}
 	return &run, nil
+}
+
+// inFlight is a backend that knows how many calls are in progress.
+type inFlight struct {
+	runtime.Backend
+	mu sync.Mutex
+	n  int
+}
+
+func (b *inFlight) CallTool(ctx context.Context, call runtime.ToolCall) (*runtime.ToolResult, error) {
+	b.add(1)
+	defer b.add(-1)
+	return b.Backend.CallTool(ctx, call)
+}
+
+func (b *inFlight) add(d int) {
+	b.mu.Lock()
+	b.n += d
+	b.mu.Unlock()
+}
+
+// wait waits (at most 10s) until no call is in progress.
+func (b *inFlight) wait(t *testing.T) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b.mu.Lock()
+		n := b.n
+		b.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%d backend calls still in progress 10s after the run ended (a cancel did not reach them)", n)
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // toolsOf is the catalog of plan's tools as schemas knows them (schemas,

@@ -103,7 +103,11 @@ type event struct {
 	result    *runtime.StepResult
 	retry     bool
 	interrupt bool
-	step      int
+	// workflowTimeout: the step was cut short by the workflow's deadline;
+	// the run stops with StopTimeout before the step's end is fed, and the
+	// step fails with the stop's message, as locally.
+	workflowTimeout bool
+	step            int
 	attempt   int
 	err       *runtime.StepError
 }
@@ -186,6 +190,10 @@ func (d *driver) handle(ev event) {
 	case ev.result != nil:
 		res := *ev.result
 		res.EndedAt = now
+		if ev.workflowTimeout {
+			d.perform(d.m.Stop(runtime.StopTimeout, now))
+			res.Err = d.m.StepError(res.Step, d.m.StoppedMsg())
+		}
 		d.perform(d.m.StepDone(res))
 	case ev.retry:
 		d.perform(d.m.Retrying(ev.step, ev.attempt, ev.err))
