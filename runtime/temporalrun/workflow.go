@@ -108,8 +108,8 @@ type event struct {
 	// step fails with the stop's message, as locally.
 	workflowTimeout bool
 	step            int
-	attempt   int
-	err       *runtime.StepError
+	attempt         int
+	err             *runtime.StepError
 }
 
 func newDriver(ctx workflow.Context, in Input, eng *runtime.Engine, m *runtime.Machine) *driver {
