@@ -218,8 +218,9 @@ func (d *driver) activityFailure(ctx workflow.Context, s started, err error) (ca
 	case errors.As(err, &canceled) || ctx.Err() != nil:
 		return callOutcome{stopped: true}, true
 	case errors.As(err, &tout):
-		worker := tout.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT ||
-			(tout.TimeoutType() == enumspb.TIMEOUT_TYPE_START_TO_CLOSE && workflow.Now(ctx).Before(s.deadline))
+		// Only a heartbeat timeout before the step's deadline is a lost
+		// worker; any other timeout is the deadline itself.
+		worker := tout.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT && workflow.Now(ctx).Before(s.deadline)
 		if worker && !d.idempotent[s.step] {
 			return callOutcome{lost: true}, true
 		}
