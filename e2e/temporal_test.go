@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -464,5 +465,55 @@ func TestTemporalKilledVMCPRunTaskResultAfterRestart(t *testing.T) {
 	}
 	if n := g.countOf("two-t"); n != 1 {
 		t.Errorf("step two was called %d times; want once (calls: %v)", n, g.log2())
+	}
+}
+
+func TestTemporalRunsShowInTheAPIAndMetrics(t *testing.T) {
+	ts := testenv.StartTemporal(t, temporalLo, temporalHi)
+	g := startGateBackend(t)
+	cfg := temporalConfig(t, ts.Address, g.url, strings.ReplaceAll(chainWorkflows, "IDEMPOTENT", ""), "")
+	startWorker(t, cfg, "w1")
+	t.Setenv("VMCP_WORKER", "vmcp-run")
+	v := startVMCPHTTP(t, cfg, fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, temporalLo, temporalHi)))
+	c := testenv.HTTPClient(t, v.base+"/mcp")
+	done := callAsync(t, c, "chain", map[string]any{"tag": "o"})
+	g.waitEntered(t)
+	// While step two runs on the worker, the API shows it running (the
+	// store follows the workflow a query behind, so this may take a
+	// moment).
+	runs := v.runs(t)
+	if len(runs) != 1 {
+		t.Fatalf("runs = %v; want one", runs)
+	}
+	id, _ := runs[0]["id"].(string)
+	steps := func() []any { s, _ := v.run(t, id)["steps"].([]any); return s }
+	status := func(s any) any { m, _ := s.(map[string]any); return m["status"] }
+	waitFor(t, "the API to show one completed, two running, three pending", func() bool {
+		st := steps()
+		return len(st) == 3 && status(st[0]) == "completed" && status(st[1]) == "running" && status(st[2]) == "pending"
+	})
+	g.open("two-o")
+	if res := <-done; res == nil || res.IsError {
+		t.Fatalf("chain: %v", res)
+	}
+	for _, s := range steps() {
+		m, _ := s.(map[string]any)
+		if m["status"] != "completed" || m["attempts"] != float64(1) || m["startedAt"] == nil || m["endedAt"] == nil {
+			t.Errorf("step after the run = %v; want completed once, with times", m)
+		}
+	}
+	resp, err := http.Get(v.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	if _, err := io.Copy(&b, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`vmcp_runs_total{status="completed",workflow="chain"} 1`, `vmcp_steps_total{status="completed",workflow="chain"} 3`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
