@@ -70,6 +70,7 @@ type RunnerOptions struct {
 type Runner struct {
 	opts     RunnerOptions
 	wfs      map[string]*ir.Workflow
+	check    *runtime.Engine // validates arguments before a run is recorded
 	log      *slog.Logger
 	detached atomic.Bool
 
@@ -95,6 +96,11 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	for _, wf := range opts.Plan.Workflows {
 		r.wfs[wf.Name] = wf
 	}
+	check, err := runtime.New(opts.Plan, engineOptions(opts.Tools, opts.MaxIterations, nil))
+	if err != nil {
+		return nil, fmt.Errorf("temporalrun: %w", err)
+	}
+	r.check = check
 	return r, nil
 }
 
@@ -114,6 +120,11 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 	wf, ok := r.wfs[workflow]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", runtime.ErrUnknownWorkflow, workflow)
+	}
+	// Bad arguments are refused before anything is recorded or started,
+	// as the local engine refuses them.
+	if err := r.check.ValidateParams(workflow, params); err != nil {
+		return nil, err
 	}
 	id := opts.RunID
 	if id == "" {
