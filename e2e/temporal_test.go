@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
@@ -515,5 +516,55 @@ func TestTemporalRunsShowInTheAPIAndMetrics(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// approver answers every elicitation with approved: true and records the
+// messages.
+type approver struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (a *approver) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.mu.Lock()
+	a.msgs = append(a.msgs, req.Params.Message)
+	a.mu.Unlock()
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+		Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"approved": true}}}, nil
+}
+
+func TestTemporalElicitationReachesTheClient(t *testing.T) {
+	ts := testenv.StartTemporal(t, temporalLo, temporalHi)
+	g := startGateBackend(t)
+	cfg := temporalConfig(t, ts.Address, g.url, `
+  - name: approve
+    description: asks, then acts on the answer
+    steps:
+      - id: ask
+        type: elicitation
+        message: "Deploy {{.workflow.id}}?"
+        schema: {type: object, properties: {approved: {type: boolean}}, required: [approved]}
+      - id: act
+        tool: g.step
+        dependsOn: [ask]
+        arguments: {label: "approved={{.steps.ask.output.content.approved}}"}
+`, "")
+	startWorker(t, cfg, "w1")
+	t.Setenv("VMCP_WORKER", "vmcp-run")
+	a := &approver{}
+	c, stderr := stdioVMCP(t, cfg, client.WithElicitationHandler(a))
+	res := mustCall(t, c, "approve", nil)
+	if res.IsError {
+		t.Fatalf("approve: %s\nvmcp stderr:\n%s", testenv.ResultText(res), stderr.String())
+	}
+	out, _ := res.StructuredContent.(map[string]any)
+	if out["label"] != "approved=true" || out["worker"] != "w1" {
+		t.Fatalf("result = %v; want the worker's call with the client's answer", out)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.msgs) != 1 || !strings.HasPrefix(a.msgs[0], "Deploy ") {
+		t.Fatalf("the client was asked %q; want one \"Deploy <run id>?\"", a.msgs)
 	}
 }
