@@ -187,9 +187,6 @@ func (f *follower) record(run *runtime.Run, final bool) {
 // does: started, retrying (attempts went up while running), then its end.
 func (f *follower) stepEvent(i int, prev, st runtime.StepState, run *runtime.Run) {
 	ev := runtime.Event{RunID: f.id, Workflow: run.Workflow, StepID: st.ID, Attempt: st.Attempts, Status: runtime.RunRunning, Total: topLevel(run)}
-	if run.IsFinally(i) {
-		ev.Total = topLevel(run)
-	}
 	started := prev.Status == runtime.StepPending && st.Status != runtime.StepPending && st.Status != runtime.StepSkipped
 	if started {
 		ev.Kind, ev.Time, ev.Done = runtime.EventStepStarted, st.StartedAt, f.done

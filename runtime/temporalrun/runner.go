@@ -216,7 +216,7 @@ func emit(onEvent func(runtime.Event), ev runtime.Event) {
 	}
 }
 
-// decodeResult reads a finished workflow's result: the final run.
+// result reads a finished workflow's result: the final run.
 func (r *Runner) result(ctx context.Context, id string) (*runtime.Run, error) {
 	var run runtime.Run
 	err := r.opts.Client.GetWorkflow(ctx, id, "").Get(ctx, &run)
