@@ -28,9 +28,12 @@ import (
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
 
-// Ports of the Temporal tests: a part of the temporal range (17400-17499)
-// outside this package's shared range.
-const temporalLo, temporalHi = 17450, 17469
+// Ports of the Temporal tests: the part of the temporal range (17400-17499)
+// outside this package's shared range (17350-17449) and internal/testenv's
+// own test (17490-17499). Each test takes about four (the dev server and
+// its metrics, the backend, vmcp run), and FreePort never hands one out
+// twice in a process.
+const temporalLo, temporalHi = 17450, 17489
 
 // gateBackend is an MCP server (streamable HTTP) whose tools log their
 // calls:
