@@ -45,6 +45,8 @@ type Config struct {
 	State     State
 	Limits    Limits
 	Authoring Authoring
+	// Executor says where runs execute (executor.go).
+	Executor Executor
 	// HasCompositeTools reports whether the config file itself has a
 	// compositeTools (or composite_tools) list, making it a workflow source.
 	HasCompositeTools bool

@@ -80,6 +80,7 @@ limits: {maxResultBytes: 10485760}
 		Server:            Server{Transport: "stdio", Listen: "127.0.0.1:8080", MaxParallel: 4},
 		State:             State{Store: "sqlite", Path: filepath.Join(dir, "vmcp-state.db"), MaxOutputBytes: DefaultMaxOutputBytes},
 		Limits:            Limits{MaxResultBytes: 10485760, MaxIterations: 1000},
+		Executor:          Executor{Kind: "local", Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "vmcp", HeartbeatTimeout: 10 * time.Second},
 		HasCompositeTools: true,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
@@ -401,7 +402,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key without suggestion",
 			src:  "frobnicate: 1\n",
-			want: []string{`vmcp.yaml:1:1: error: unknown key "frobnicate" in the config file (known keys: backends, workflows, compositeTools, server, state, limits, authoring)`},
+			want: []string{`vmcp.yaml:1:1: error: unknown key "frobnicate" in the config file (known keys: backends, workflows, compositeTools, server, state, limits, authoring, executor)`},
 		},
 		{
 			name: "unknown backend field",

@@ -76,6 +76,7 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 		Server:   Server{Transport: "stdio", Listen: DefaultListen, MaxParallel: DefaultMaxParallel},
 		State:    State{Store: DefaultStore, MaxOutputBytes: DefaultMaxOutputBytes},
 		Limits:   Limits{MaxResultBytes: DefaultMaxResultBytes, MaxIterations: ir.DefaultIterationLimit},
+		Executor: defaultExecutor(),
 	}
 	l.cfg = cfg
 
@@ -142,7 +143,7 @@ func (l *loader) errorf(n ast.Node, path, code, format string, args ...any) {
 }
 
 func (l *loader) top(n ast.Node) {
-	known := []string{"backends", "workflows", "compositeTools", "server", "state", "limits", "authoring"}
+	known := []string{"backends", "workflows", "compositeTools", "server", "state", "limits", "authoring", "executor"}
 	l.fields(n, "", known, func(key string, k, v ast.Node) {
 		switch key {
 		case "backends":
@@ -167,6 +168,8 @@ func (l *loader) top(n ast.Node) {
 			l.limits(v)
 		case "authoring":
 			l.authoring(v)
+		case "executor":
+			l.executor(v)
 		}
 	})
 }

@@ -72,7 +72,7 @@ or times out (or vmcp cannot start), 2 on bad usage or arguments.`,
 			}
 			// Ctrl-C (or SIGTERM) cancels the command's context, which
 			// cancels the run; the display names the steps it stopped.
-			run, err := st.engine.Run(cmd.Context(), wf.Name, params, opts)
+			run, err := st.exec.Run(cmd.Context(), wf.Name, params, opts)
 			display.finish()
 			if err != nil {
 				var inErr *runtime.InputError

@@ -92,13 +92,13 @@ func (o *ops) engineOptions(opts runtime.Options) runtime.Options {
 
 // runner makes every run started by the MCP server feed the metrics and
 // the run log.
-func (o *ops) runner(eng *runtime.Engine) server.Runner {
+func (o *ops) runner(eng server.Runner) server.Runner {
 	return observe.WithEvents(eng, observe.Tee(o.metrics.Observe, observe.Logger(o.log), o.observeConsole))
 }
 
 // addRunTools registers vmcp_run_status and vmcp_run_cancel when the config
 // asks for them.
-func (o *ops) addRunTools(srv *server.Server, eng *runtime.Engine) error {
+func (o *ops) addRunTools(srv *server.Server, eng httpapi.Engine) error {
 	if !o.cfg.Server.ExposeRunTools {
 		return nil
 	}
@@ -112,12 +112,12 @@ func (o *ops) addRunTools(srv *server.Server, eng *runtime.Engine) error {
 }
 
 // api builds the operations API for the engine and backends.
-func (o *ops) api(eng *runtime.Engine, ready func() map[string]error) (*httpapi.API, error) {
+func (o *ops) api(eng httpapi.Engine, ready func() map[string]error) (*httpapi.API, error) {
 	return httpapi.New(httpapi.Options{Engine: eng, Store: o.store, Ready: ready, Metrics: o.metrics.Handler(), Logger: o.log})
 }
 
 // routes are the API's routes for server.HTTPHandler.
-func (o *ops) routes(eng *runtime.Engine, ready func() map[string]error) ([]server.Route, error) {
+func (o *ops) routes(eng httpapi.Engine, ready func() map[string]error) ([]server.Route, error) {
 	a, err := o.api(eng, ready)
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func (o *ops) checkListen(addr string, insecure bool) error {
 
 // serveAdmin serves the API and the console on addr until ctx ends (stdio
 // mode's --admin-listen).
-func (o *ops) serveAdmin(ctx context.Context, addr string, eng *runtime.Engine, ready func() map[string]error) error {
+func (o *ops) serveAdmin(ctx context.Context, addr string, eng httpapi.Engine, ready func() map[string]error) error {
 	routes, err := o.routes(eng, ready)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/runtime/server"
+	"github.com/vmcp-dev/vmcp/runtime/temporalrun"
 )
 
 func newRunCmd(io streams) *cobra.Command {
@@ -58,10 +59,10 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 				}
 			}
 			// The tracker knows the runs in flight, for the shutdown.
-			runs := newRunTracker(st.ops.runner(st.engine)) // metrics and run logs: ops.go
+			runs := newRunTracker(st.ops.runner(st.exec)) // metrics and run logs: ops.go
 			srv, err := server.New(server.Options{
 				Tasks: server.TaskOptions{ // long runs as MCP Tasks
-					Runs:          st.engine,
+					Runs:          st.exec,
 					TTL:           st.cfg.State.Retention,
 					Authenticated: len(st.cfg.Server.Auth.Tokens) > 0,
 				},
@@ -81,7 +82,7 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			if err != nil {
 				return failuref("%v", err)
 			}
-			if err := st.ops.addRunTools(srv, st.engine); err != nil {
+			if err := st.ops.addRunTools(srv, st.exec); err != nil {
 				return failuref("%v", err)
 			}
 			if st.cfg.Authoring.Enabled {
@@ -89,9 +90,28 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 					return failuref("%v", err)
 				}
 			}
+			// With executor: temporal, runs outlive this process: from the
+			// first signal on, a run whose caller is cancelled by the
+			// shutdown is left going on Temporal (the next vmcp run
+			// records its result), not cancelled.
+			if tr, ok := st.exec.(*temporalrun.Runner); ok {
+				go func() { <-cmd.Context().Done(); tr.Detach() }()
+				// Runs an earlier vmcp run left going are recorded as
+				// they end (runtime/temporalrun/reattach.go).
+				go func() {
+					n, err := tr.Reattach(cmd.Context())
+					if err != nil {
+						log.Error("picking up the runs of an earlier vmcp run", "err", err)
+					} else if n > 0 {
+						log.Info("picked up runs of an earlier vmcp run", "count", n)
+					}
+				}()
+			}
 			// The runs the previous process left running go on in the
-			// background, now that the backends are up (resume.go).
-			if rs, ids := st.ops.newResumeSet(st.engine, runs); rs != nil {
+			// background, now that the backends are up (resume.go). With
+			// executor: temporal they went on on Temporal instead, and
+			// Reattach (above) records them.
+			if rs, ids := st.ops.newResumeSet(st.engine, runs); rs != nil && !st.cfg.Executor.Temporal() {
 				rs.adopt = srv.AdoptRun // elicitations asked again reach task clients
 				rs.resumeRuns(ctx, ids)
 			}
@@ -102,7 +122,7 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 						return usageErrorf("%v", err)
 					}
 					go func() {
-						if err := st.ops.serveAdmin(ctx, adminListen, st.engine, st.backend.Ready); err != nil {
+						if err := st.ops.serveAdmin(ctx, adminListen, st.exec, st.backend.Ready); err != nil {
 							log.Error("admin API stopped", "err", err)
 						}
 					}()
@@ -116,7 +136,7 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 				if err := st.ops.checkListen(listen, insecure); err != nil {
 					return usageErrorf("%v", err)
 				}
-				routes, err := st.ops.routes(st.engine, st.backend.Ready)
+				routes, err := st.ops.routes(st.exec, st.backend.Ready)
 				if err != nil {
 					return failuref("%v", err)
 				}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 
 	"github.com/vmcp-dev/vmcp/authoring"
 	"github.com/vmcp-dev/vmcp/config"
@@ -30,7 +29,13 @@ type stack struct {
 	plan    *ir.Plan
 	backend *mcpclient.Manager
 	engine  *runtime.Engine
-	ops     *ops
+	// exec runs the workflows: engine, or with executor: temporal the
+	// Temporal runner (temporal.go).
+	exec executor
+	ops  *ops
+	// closeExec releases what exec holds beyond the engine (the Temporal
+	// client).
+	closeExec func()
 	// authoring is set once serveAuthoring ran (authoring.enabled).
 	authoring *authoring.Service
 }
@@ -42,26 +47,12 @@ type stack struct {
 // engine. Diagnostics, warnings included, are printed on diagOut. Every
 // failure is an exit-1 error; nothing is left running when it fails.
 func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut io.Writer) (*stack, error) {
-	if configPath == "" {
-		if _, err := os.Stat(defaultConfig); err != nil {
-			return nil, usageErrorf("no --config given and there is no ./%s: pass --config FILE", defaultConfig)
-		}
-		configPath = defaultConfig
-	}
-	cfg, err := config.Load(configPath, os.LookupEnv)
+	cfg, err := loadConfig(configPath, diagOut)
 	if err != nil {
-		var cerr *config.Error
-		if errors.As(err, &cerr) {
-			// The same printer as workflow diagnostics: position, message,
-			// the source line and a caret.
-			errs := cerr.Diags.Sorted()
-			diag.Print(diagOut, errs, diag.Text, cerr.Sources)
-			return nil, failuref("%d error(s) in the config %s", len(errs.Errors()), configPath)
-		}
-		return nil, failuref("%v", err)
+		return nil, err
 	}
 	if len(cfg.Sources()) == 0 && !cfg.Authoring.Enabled {
-		return nil, failuref("%s: no workflows: add workflows: or compositeTools: (or authoring: {enabled: true} to let agents write them)", configPath)
+		return nil, failuref("%s: no workflows: add workflows: or compositeTools: (or authoring: {enabled: true} to let agents write them)", cfg.Path)
 	}
 	mgr, err := mcpclient.Connect(ctx, cfg.Backends, mcpclient.Options{
 		Logger: log, ClientName: "vmcp", ClientVersion: version, MaxResultBytes: cfg.Limits.MaxResultBytes,
@@ -84,7 +75,7 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 			diag.Print(diagOut, diags.Sorted(), diag.Text, src)
 		}
 		if diags.HasErrors() {
-			return nil, failuref("%d error(s) in the workflows of %s", len(diags.Errors()), configPath)
+			return nil, failuref("%d error(s) in the workflows of %s", len(diags.Errors()), cfg.Path)
 		}
 	}
 	// Every run records the version it ran; a workflow from files is
@@ -105,8 +96,23 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 		o.Close()
 		return nil, failuref("%v", err)
 	}
+	st := &stack{cfg: cfg, plan: plan, backend: mgr, engine: eng, exec: eng, ops: o, closeExec: func() {}}
+	if cfg.Executor.Temporal() {
+		c, err := dialTemporal(cfg.Executor, log)
+		if err != nil {
+			o.Close()
+			return nil, failuref("%v", err)
+		}
+		tr, err := temporalRunner(st, c, log)
+		if err != nil {
+			c.Close()
+			o.Close()
+			return nil, failuref("%v", err)
+		}
+		st.exec, st.closeExec = tr, c.Close
+	}
 	ok = true
-	return &stack{cfg: cfg, plan: plan, backend: mgr, engine: eng, ops: o}, nil
+	return st, nil
 }
 
 // callLimits are the config's bounds on backend calls in flight.
@@ -120,6 +126,7 @@ func callLimits(cfg *config.Config) runtime.CallLimits {
 
 // Close shuts the backends down, then closes the run store.
 func (s *stack) Close() error {
+	s.closeExec()
 	err := s.backend.Close()
 	if cerr := s.ops.Close(); cerr != nil {
 		return fmt.Errorf("closing the run store: %w", errors.Join(err, cerr))

@@ -1,0 +1,105 @@
+package main
+
+// executor: temporal (design.md "Scale-out on Temporal"). vmcp run and vmcp
+// call still load the config, connect the backends (their live tool lists
+// make the compile-time checks) and keep vmcp's run store, but each run is
+// a Temporal workflow performed by `vmcp worker` processes
+// (runtime/temporalrun): the plan, and the schemas and annotations of the
+// tools it calls, travel in the workflow's input.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+
+	"github.com/vmcp-dev/vmcp/catalog"
+	"github.com/vmcp-dev/vmcp/config"
+	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/server"
+	"github.com/vmcp-dev/vmcp/runtime/temporalrun"
+)
+
+// executor is what runs workflows for the commands: the local engine, or
+// the Temporal runner.
+type executor interface {
+	server.Runner
+	Status(ctx context.Context, id string) (*runtime.Run, error)
+	Cancel(ctx context.Context, id string) error
+	Store() runtime.Store
+}
+
+// dialTemporal connects to the Temporal frontend of the executor section.
+// The SDK's own logs go to log at warn and above.
+func dialTemporal(ex config.Executor, log *slog.Logger) (client.Client, error) {
+	c, err := client.Dial(client.Options{
+		HostPort:  ex.Address,
+		Namespace: ex.Namespace,
+		Logger:    tlog.NewStructuredLogger(slog.New(minLevel{log.Handler(), slog.LevelWarn})),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach Temporal at %s (executor.address), namespace %q: %v; start a local one with `temporal server start-dev`", ex.Address, ex.Namespace, err)
+	}
+	return c, nil
+}
+
+// minLevel drops records below a level.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.min}
+}
+func (h minLevel) WithGroup(g string) slog.Handler { return minLevel{h.Handler.WithGroup(g), h.min} }
+
+// planTools is the part of the live catalog that plan's steps call, at any
+// depth (bodies, finally).
+func planTools(plan *ir.Plan, live *catalog.Catalog) *catalog.Catalog {
+	out := catalog.New()
+	for _, wf := range plan.Workflows {
+		visit := func(s *ir.Step) {
+			if s.Tool == nil {
+				return
+			}
+			t, ok := live.Tool(s.Tool.Backend, s.Tool.Name)
+			if !ok {
+				return
+			}
+			b := out.Backends[s.Tool.Backend]
+			if b == nil {
+				b = &catalog.Backend{}
+				out.Backends[s.Tool.Backend] = b
+			}
+			if _, dup := out.Tool(s.Tool.Backend, s.Tool.Name); !dup {
+				b.Tools = append(b.Tools, t)
+			}
+		}
+		ir.EachStep(wf.Steps, visit)
+		ir.EachStep(wf.Finally, visit)
+	}
+	return out
+}
+
+// temporalRunner builds the runner of executor: temporal over the stack's
+// plan, catalog and store.
+func temporalRunner(st *stack, c client.Client, log *slog.Logger) (*temporalrun.Runner, error) {
+	return temporalrun.NewRunner(temporalrun.RunnerOptions{
+		Client:           c,
+		TaskQueue:        st.cfg.Executor.TaskQueue,
+		Plan:             st.plan,
+		Tools:            planTools(st.plan, st.backend.Catalog()),
+		Store:            st.ops.store,
+		HeartbeatTimeout: st.cfg.Executor.HeartbeatTimeout,
+		MaxIterations:    st.cfg.Limits.MaxIterations,
+		Logger:           log,
+	})
+}

@@ -1,0 +1,110 @@
+package config
+
+// The executor: section of vmcp.yaml says where runs execute. kind: local
+// (the default) runs them in the vmcp process; kind: temporal starts each
+// run as a Temporal workflow on the server at address, in namespace, on
+// the task queue that `vmcp worker` processes poll (design.md "Scale-out
+// on Temporal").
+//
+//	executor: {kind: temporal, address: 127.0.0.1:7233, namespace: default, taskQueue: vmcp}
+//
+// heartbeatTimeout (default 10s) is how long a worker may be silent during
+// a backend call before Temporal takes it for dead and the step's fate is
+// decided: run again on another worker when it is idempotent, the run
+// interrupted at it otherwise.
+
+import (
+	"net"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// Executor kinds.
+const (
+	ExecutorLocal    = "local"
+	ExecutorTemporal = "temporal"
+)
+
+// Defaults of the executor section under kind: temporal.
+const (
+	DefaultTemporalAddress   = "127.0.0.1:7233"
+	DefaultTemporalNamespace = "default"
+	DefaultTemporalTaskQueue = "vmcp"
+	DefaultHeartbeatTimeout  = 10 * time.Second
+)
+
+// Executor is vmcp.yaml's executor: section.
+type Executor struct {
+	// Kind is local (default) or temporal.
+	Kind string
+	// Address is the Temporal frontend, host:port (default 127.0.0.1:7233).
+	Address string
+	// Namespace is the Temporal namespace (default "default").
+	Namespace string
+	// TaskQueue is the queue `vmcp worker` polls and `vmcp run` starts
+	// workflows on (default "vmcp").
+	TaskQueue string
+	// HeartbeatTimeout bounds a worker's silence during a backend call
+	// (default 10s).
+	HeartbeatTimeout time.Duration
+}
+
+// Temporal reports whether runs execute on Temporal.
+func (e Executor) Temporal() bool { return e.Kind == ExecutorTemporal }
+
+// defaultExecutor is the section when the file has none.
+func defaultExecutor() Executor {
+	return Executor{
+		Kind:             ExecutorLocal,
+		Address:          DefaultTemporalAddress,
+		Namespace:        DefaultTemporalNamespace,
+		TaskQueue:        DefaultTemporalTaskQueue,
+		HeartbeatTimeout: DefaultHeartbeatTimeout,
+	}
+}
+
+// executor reads the executor: section. The Temporal fields are accepted
+// under kind: local too (they take effect when kind changes), but each is
+// checked either way.
+func (l *loader) executor(n ast.Node) {
+	e := &l.cfg.Executor
+	known := []string{"kind", "address", "namespace", "taskQueue", "heartbeatTimeout"}
+	l.fields(n, "executor", known, func(key string, k, v ast.Node) {
+		p := "executor." + key
+		switch key {
+		case "kind":
+			if kind, ok := l.oneOf(v, p, p, ExecutorLocal, ExecutorTemporal); ok {
+				e.Kind = kind
+			}
+		case "address":
+			if a, ok := l.str(v, p, p); ok {
+				if host, port, err := net.SplitHostPort(a); err != nil || host == "" || port == "" {
+					l.errorf(v, p, "bad_value", "%s %q is not host:port (for example %s)", p, a, DefaultTemporalAddress)
+				} else {
+					e.Address = a
+				}
+			}
+		case "namespace":
+			if ns, ok := l.str(v, p, p); ok {
+				if ns == "" {
+					l.errorf(v, p, "bad_value", "%s is empty; leave it out for %q", p, DefaultTemporalNamespace)
+				} else {
+					e.Namespace = ns
+				}
+			}
+		case "taskQueue":
+			if q, ok := l.str(v, p, p); ok {
+				if q == "" {
+					l.errorf(v, p, "bad_value", "%s is empty; leave it out for %q", p, DefaultTemporalTaskQueue)
+				} else {
+					e.TaskQueue = q
+				}
+			}
+		case "heartbeatTimeout":
+			if d := l.duration(v, p, p); d > 0 {
+				e.HeartbeatTimeout = d
+			}
+		}
+	})
+}
