@@ -191,3 +191,39 @@ func BenchmarkSchedulingProbe(b *testing.B) {
 	b.ReportMetric(float64(afterStart)/n, "after_fast-start-ms")
 	b.ReportMetric(float64(makespan)/n, "makespan-ms")
 }
+
+// BenchmarkFloor measures what a step costs below the engine: the fake
+// backend's call alone (a fresh result map), and handing a job to an idle
+// goroutine and hearing back, which a fan-out step pays once (the local
+// driver's workers are parked on a channel, as here).
+func BenchmarkFloor(b *testing.B) {
+	b.Run("backend_call", func(b *testing.B) {
+		var be benchBackend
+		call := ToolCall{Backend: "svc", Tool: "x", Arguments: map[string]any{"v": 1}}
+		b.ReportAllocs()
+		for range b.N {
+			res, err := be.CallTool(context.Background(), call)
+			if err != nil {
+				b.Fatal(err)
+			}
+			floorSink = res
+		}
+	})
+	b.Run("goroutine_handoff", func(b *testing.B) {
+		jobs, done := make(chan int, 1), make(chan int, 1)
+		go func() {
+			for j := range jobs {
+				done <- j
+			}
+		}()
+		b.ReportAllocs()
+		for i := range b.N {
+			jobs <- i
+			<-done
+		}
+		close(jobs)
+	})
+}
+
+// floorSink keeps BenchmarkFloor's results on the heap, as the engine's are.
+var floorSink *ToolResult

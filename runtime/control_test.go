@@ -303,70 +303,8 @@ func TestParentContextCancel(t *testing.T) {
 
 func TestTimeouts(t *testing.T) {
 	base := runtime.NumGoroutine()
-	t.Run("workflow timeout", func(t *testing.T) {
-		wf := build("wto", tool("h", "svc.hang", nil), tool("x", "svc.x", nil, "h"))
-		wf.Timeout = ir.Duration(30 * time.Millisecond)
-		fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
-		e := mustEngine(t, plan(wf), Options{Backend: fb})
-		run, _ := e.Run(context.Background(), "wto", nil, RunOptions{})
-		if run.Status != RunTimedOut || fb.sawCancel.Load() != 1 {
-			t.Errorf("status = %s, sawCancel = %d; want timed_out, 1", run.Status, fb.sawCancel.Load())
-		}
-		if run.Error == nil || !strings.Contains(run.Error.Msg, "timed out after 30ms") {
-			t.Errorf("error = %v; want the workflow timeout", run.Error)
-		}
-	})
-	// The run's context has no deadline: step contexts carry the workflow's
-	// and the run notices it through them, whatever the step was doing.
-	t.Run("workflow timeout cuts parallel steps short", func(t *testing.T) {
-		wf := build("wtp", tool("a", "svc.hang", nil), tool("b", "svc.hang", nil),
-			tool("c", "svc.x", nil, "a", "b"))
-		wf.Timeout = ir.Duration(30 * time.Millisecond)
-		fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
-		e := mustEngine(t, plan(wf), Options{Backend: fb})
-		run, _ := e.Run(context.Background(), "wtp", nil, RunOptions{})
-		if run.Status != RunTimedOut || fb.sawCancel.Load() != 2 {
-			t.Fatalf("status = %s, sawCancel = %d; want timed_out, 2", run.Status, fb.sawCancel.Load())
-		}
-		for _, st := range run.Steps[:2] {
-			if st.Status != StepFailed || !strings.Contains(st.Error, "stopped: the workflow timed out after 30ms") {
-				t.Errorf("step %s = %s %q; want failed by the workflow timeout", st.ID, st.Status, st.Error)
-			}
-		}
-		if st := run.Steps[2]; st.Status != StepPending {
-			t.Errorf("step c = %s; want pending (never started)", st.Status)
-		}
-	})
-	t.Run("workflow timeout during an elicitation", func(t *testing.T) {
-		wf := build("wte", elicit("ask", "Go on?"))
-		wf.Steps[0].OnCancel = ir.ActionContinue // a cancelled answer would not fail the run
-		wf.Timeout = ir.Duration(30 * time.Millisecond)
-		e := mustEngine(t, plan(wf), Options{})
-		run, _ := e.Run(context.Background(), "wte", nil, RunOptions{Elicitor: &scriptedElicitor{hang: true}})
-		if run.Status != RunTimedOut || !strings.Contains(run.Steps[0].Error, "workflow timed out") {
-			t.Errorf("run = %s, step error %q; want timed_out by the workflow timeout", run.Status, run.Steps[0].Error)
-		}
-	})
-	t.Run("a step started after the workflow deadline does not run", func(t *testing.T) {
-		wf := build("wtl", tool("slow", "svc.slow", nil), tool("next", "svc.x", nil, "slow"))
-		wf.Timeout = ir.Duration(20 * time.Millisecond)
-		// slow ignores its context and returns late, after the deadline.
-		fb := newFake(map[string]*fakeTool{"svc.slow": {stubborn: 60 * time.Millisecond}})
-		e := mustEngine(t, plan(wf), Options{Backend: fb})
-		run, _ := e.Run(context.Background(), "wtl", nil, RunOptions{})
-		if n := len(fb.callsTo("next")); run.Status != RunTimedOut || n != 0 {
-			t.Errorf("status = %s, calls of next = %d; want timed_out, 0", run.Status, n)
-		}
-	})
-	t.Run("step timeout fails the step", func(t *testing.T) {
-		wf := build("sto", tool("h", "svc.hang", nil).with(timeout(20*time.Millisecond)))
-		fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
-		e := mustEngine(t, plan(wf), Options{Backend: fb})
-		run, _ := e.Run(context.Background(), "sto", nil, RunOptions{})
-		if run.Status != RunFailed || run.Error == nil || !strings.Contains(run.Error.Error(), `step "h" (wf.yaml:10:5): timed out after 20ms`) {
-			t.Errorf("run = %s, %v; want failed with the step timeout", run.Status, run.Error)
-		}
-	})
+	// The other timeout cases are in the shared suite (semantictest,
+	// cases_stops.go).
 	t.Run("step timeout bounds retries", func(t *testing.T) {
 		wf := build("rto", tool("f", "svc.down", nil).with(timeout(60*time.Millisecond)).with(func(s *ir.Step) {
 			s.OnError = ir.OnError{Action: ir.ActionRetry, MaxRetries: 10, RetryDelay: ir.Duration(25 * time.Millisecond)}
@@ -387,27 +325,6 @@ func TestTimeouts(t *testing.T) {
 	})
 	if n := settleGoroutines(base); n > base {
 		t.Errorf("goroutines = %d after timeouts; want at most %d", n, base)
-	}
-}
-
-// TestAbortCancelsSiblings: a failing step cancels a running sibling, whose
-// backend call sees its context cancelled; the run reports the first error.
-func TestAbortCancelsSiblings(t *testing.T) {
-	wf := build("abortsib",
-		tool("hang", "svc.hang", nil),
-		tool("bad", "svc.bad", nil),
-	)
-	fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}, "svc.bad": {isError: true, latency: 5 * time.Millisecond}})
-	e := mustEngine(t, plan(wf), Options{Backend: fb})
-	run, _ := e.Run(context.Background(), "abortsib", nil, RunOptions{})
-	if run.Status != RunFailed || run.Error == nil || run.Error.Step != "bad" {
-		t.Fatalf("run = %s, %v; want failed by step bad", run.Status, run.Error)
-	}
-	if fb.sawCancel.Load() != 1 {
-		t.Errorf("sibling saw cancel %d times; want 1", fb.sawCancel.Load())
-	}
-	if s := run.Steps[0]; s.Status != StepFailed || !strings.Contains(s.Error, "cancelled because another step failed") {
-		t.Errorf("hang step = %s %q; want failed, cancelled because another step failed", s.Status, s.Error)
 	}
 }
 

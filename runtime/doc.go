@@ -10,7 +10,14 @@
 // workflow once (templates parsed, input schemas compiled, graph facts
 // computed), and [Engine.Run], which validates parameters and executes one
 // workflow; [Engine.Status] and [Engine.Cancel] act on runs by id while they
-// go.
+// go; [Engine.Resume] continues a stored run after a crash and
+// [Engine.Replay] replays a finished one.
+//
+// A run is decided by a deterministic [Machine] (plan and step results in,
+// actions out: no clock, no randomness, no goroutines) and carried out by
+// a driver: the local one here (goroutines, contexts, the store), or
+// another built on [Engine.NewMachine], [Machine.ToolCall],
+// [Machine.StepInput] and [Engine.ExecuteStep] (the Temporal driver).
 //
 // The package imports ir, never the parser, checker or planner, so a server
 // that runs plans does not link the compiler's front half.
@@ -19,8 +26,12 @@
 // compiler's segment table (ir.Template.Segments and ir.OffsetPos, the
 // mapping the compiler itself uses), also inside quoted and block scalars.
 //
-// Files: engine.go (the API), scheduler.go (the ready-queue scheduler and
-// run state), finally.go (finally steps, after the run's outcome is
+// Files: engine.go (the API), machine.go (the deterministic run core: the
+// ready queue, conditions, failure actions, outcome), scheduler.go (the
+// local driver: goroutines, contexts, store writes), restore.go (replay and
+// resume), driverapi.go and executestep.go (what other drivers need to
+// execute steps), env.go (StepEnv and Clock: the executors' outside
+// world), stepview.go (the .steps template data), finally.go (finally steps, after the run's outcome is
 // decided), step.go (tool calls, elicitation), retry.go (the retry
 // policy), foreach.go (iterations and their per-item condition),
 // body.go (loop bodies: a DAG of steps per iteration, nested loops),

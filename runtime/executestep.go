@@ -26,6 +26,9 @@ type StepInput struct {
 	Step     int            `json:"step"`
 	Data     map[string]any `json:"data"`
 	Deadline time.Time      `json:"deadline"`
+	// WorkflowDeadline is the run's deadline (zero in the finally phase),
+	// so a step cut short by it says so.
+	WorkflowDeadline time.Time `json:"workflowDeadline,omitzero"`
 }
 
 // StepInput is the snapshot of what started step i reads.
@@ -45,7 +48,11 @@ func (m *Machine) StepInput(i int) StepInput {
 		data["steps"] = maps.Clone(m.view)
 	}
 	m.unlock()
-	return StepInput{RunID: m.run.ID, Step: i, Data: data, Deadline: m.Deadline(i)}
+	in := StepInput{RunID: m.run.ID, Step: i, Data: data, Deadline: m.Deadline(i)}
+	if m.phase == phaseMain {
+		in.WorkflowDeadline = m.deadline
+	}
+	return in
 }
 
 // ExecuteStep runs step in.Step of workflow with the local step
@@ -72,6 +79,7 @@ func (e *Engine) ExecuteStep(ctx context.Context, workflow string, in StepInput,
 	r := &runState{opts: RunOptions{Elicitor: env.Elicitor}, env: env, onRetry: onRetry}
 	r.Machine = Machine{e: e, wp: wp, run: &Run{ID: in.RunID, Workflow: wp.wf.Name}, data: in.Data, guard: &r.mu}
 	r.parent = ctx
+	r.ctxDeadline = in.WorkflowDeadline
 	r.ctx, r.cancel = context.WithCancelCause(ctx)
 	defer r.cancel(nil)
 	sctx := r.ctx

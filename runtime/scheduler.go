@@ -2,8 +2,12 @@ package runtime
 
 // The local driver: goroutines that run the steps a Machine starts.
 //
-// The machine (machine.go) decides the run: which step starts when, what
-// a failure does, the outcome. This file performs its actions with
+// The scheduling contract: a ready queue ordered by remaining work, no
+// level barriers (a step starts once its own dependencies are done and a
+// slot is free), and the goroutine that finished a step's last dependency
+// runs it. The machine (machine.go, which explains the queue and the
+// priorities) decides the run: which step starts when, what a failure
+// does, the outcome. This file performs its actions with
 // goroutines, contexts and the run store, and feeds it what happened.
 // There is no coordinator goroutine: the machine and the driver's own
 // state (the workers, the shared deadlines) are guarded by one mutex,
@@ -317,6 +321,12 @@ func (r *runState) perform(acts []Action) (own stepJob, complete bool) {
 	}
 	return own, complete
 }
+
+// StopCause is the context cause that stands for stop reason s: a driver
+// that cancels the context of a step run by Engine.ExecuteStep with
+// context.WithCancelCause and this cause gets the local driver's wording
+// for the step's failure ("cancelled because another step failed", ...).
+func StopCause(s StopReason) error { return stopCause(s) }
 
 // stopCause is the run context's cause for a machine's stop reason.
 func stopCause(s StopReason) error {

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -13,9 +14,19 @@ import (
 	"github.com/vmcp-dev/vmcp/runtime/semantictest"
 )
 
-// TestSemantics runs the shared semantics suite on the local driver.
+// TestSemantics runs the shared semantics suite on the local driver; no
+// goroutine outlives its runs (cancelled and timed-out ones included).
 func TestSemantics(t *testing.T) {
+	base := goruntime.NumGoroutine()
 	semantictest.Run(t, semantictest.Local)
+	n := goruntime.NumGoroutine()
+	for i := 0; i < 200 && n > base; i++ {
+		time.Sleep(5 * time.Millisecond)
+		n = goruntime.NumGoroutine()
+	}
+	if n > base {
+		t.Errorf("goroutines = %d after the suite; want at most %d", n, base)
+	}
 }
 
 // TestReplay runs the semantics suite and replays every recorded run into
@@ -50,15 +61,21 @@ func replayed(t *testing.T, plan *ir.Plan, opts runtime.Options, workflow string
 	return run, nil
 }
 
-// TestSemanticsStepwise runs the semantics suite on a single-threaded
-// driver, as the Temporal driver is: the machine's actions are carried
-// out one at a time, each step by Engine.ExecuteStep on the snapshot
-// Machine.StepInput gives, and its retry notices and result are fed back.
-func TestSemanticsStepwise(t *testing.T) {
-	semantictest.Run(t, stepwise)
+// TestSemanticsOnExecuteStep runs the semantics suite on a driver shaped
+// like the Temporal one: one loop owns the machine and performs its
+// actions; every started step runs as its own "activity" (a goroutine
+// calling Engine.ExecuteStep on the Machine.StepInput snapshot), whose
+// retry notices and result come back to the loop over channels.
+func TestSemanticsOnExecuteStep(t *testing.T) {
+	semantictest.Run(t, activities)
 }
 
-func stepwise(t *testing.T, plan *ir.Plan, opts runtime.Options, workflow string, params map[string]any, ro runtime.RunOptions) (*runtime.Run, error) {
+type retryNotice struct {
+	step, attempt int
+	err           *runtime.StepError
+}
+
+func activities(t *testing.T, plan *ir.Plan, opts runtime.Options, workflow string, params map[string]any, ro runtime.RunOptions) (*runtime.Run, error) {
 	e, err := runtime.New(plan, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -67,36 +84,45 @@ func stepwise(t *testing.T, plan *ir.Plan, opts runtime.Options, workflow string
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel() }()
-	var queue []int
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer func() { cancel(nil) }()
+	env := runtime.StepEnv{Backend: opts.Backend, Elicitor: ro.Elicitor}
+	results, retries := make(chan runtime.StepResult), make(chan retryNotice)
+	running := 0
 	perform := func(acts []runtime.Action) {
 		for _, a := range acts {
 			switch a.Kind {
 			case runtime.ActionStart:
-				queue = append(queue, a.Step)
+				in, actx := m.StepInput(a.Step), ctx
+				running++
+				go func() {
+					res, err := e.ExecuteStep(actx, workflow, in, env, func(attempt int, serr *runtime.StepError) {
+						retries <- retryNotice{in.Step, attempt, serr}
+					})
+					if err != nil {
+						t.Errorf("ExecuteStep(%d): %v", in.Step, err)
+					}
+					results <- res
+				}()
 			case runtime.ActionStop:
-				cancel() // the queued steps run on a stopped context
+				cancel(runtime.StopCause(a.Cause)) // the running activities see it
 			case runtime.ActionFinally:
-				ctx, cancel = context.WithCancel(context.Background())
+				ctx, cancel = context.WithCancelCause(context.Background())
 			}
 		}
 	}
 	perform(m.Start(time.Now()))
-	env := runtime.StepEnv{Backend: opts.Backend, Elicitor: ro.Elicitor}
-	for len(queue) > 0 {
-		i := queue[0]
-		queue = queue[1:]
-		res, err := e.ExecuteStep(ctx, workflow, m.StepInput(i), env, func(attempt int, serr *runtime.StepError) {
-			perform(m.Retrying(i, attempt, serr))
-		})
-		if err != nil {
-			t.Fatalf("ExecuteStep(%d): %v", i, err)
+	for running > 0 {
+		select {
+		case res := <-results:
+			running--
+			perform(m.StepDone(res))
+		case n := <-retries:
+			perform(m.Retrying(n.step, n.attempt, n.err))
 		}
-		perform(m.StepDone(res))
 	}
 	if !m.Done() {
-		t.Fatalf("stepwise: the machine is not done with nothing left to run")
+		t.Fatalf("the machine is not done with nothing running")
 	}
 	return m.Run(), nil
 }

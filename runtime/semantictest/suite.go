@@ -38,7 +38,7 @@ type Case struct {
 // Cases returns the suite's cases, in a fixed order.
 func Cases() []Case {
 	var all []Case
-	for _, group := range []func() []Case{semanticsCases, resultCases, forEachCases, coercionCases, elicitationCases, answerCases, retryOnCases} {
+	for _, group := range []func() []Case{semanticsCases, resultCases, forEachCases, coercionCases, elicitationCases, answerCases, retryOnCases, stopCases} {
 		all = append(all, group()...)
 	}
 	return all
