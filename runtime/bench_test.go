@@ -75,6 +75,14 @@ func benchShapes() []benchShape {
 		tool("join", "svc.x", M{"v": "{{.steps.a.output.v}}", "b": "{{.steps.b.output.v}}", "c": "{{.steps.c.output.v}}"}, "a", "b", "c"),
 	)
 
+	// a -> {b, c} -> d
+	diamond := build("diamond",
+		tool("a", "svc.x", M{"v": 1}),
+		tool("b", "svc.x", M{"v": "{{.steps.a.output.v}}"}, "a"),
+		tool("c", "svc.x", M{"v": "{{.steps.a.output.v}}"}, "a"),
+		tool("d", "svc.x", M{"v": "{{.steps.b.output.v}}", "c": "{{.steps.c.output.v}}"}, "b", "c"),
+	)
+
 	items := make([]any, 100)
 	for i := range items {
 		items[i] = int64(i)
@@ -100,6 +108,7 @@ func benchShapes() []benchShape {
 		chainShape(100),
 		{"wide100", wideWF, 100, nil},
 		{"fanout3_fanin1", fan, 5, nil},
+		{"diamond", diamond, 4, nil},
 		{"foreach100", fe, 101, nil},
 		{"subworkflow_chain10", build("subworkflow_chain10", sub...), 10, []*ir.Workflow{leaf}},
 	}
