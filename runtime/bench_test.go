@@ -75,6 +75,14 @@ func benchShapes() []benchShape {
 		tool("join", "svc.x", M{"v": "{{.steps.a.output.v}}", "b": "{{.steps.b.output.v}}", "c": "{{.steps.c.output.v}}"}, "a", "b", "c"),
 	)
 
+	// a -> {b, c} -> d
+	diamond := build("diamond",
+		tool("a", "svc.x", M{"v": 1}),
+		tool("b", "svc.x", M{"v": "{{.steps.a.output.v}}"}, "a"),
+		tool("c", "svc.x", M{"v": "{{.steps.a.output.v}}"}, "a"),
+		tool("d", "svc.x", M{"v": "{{.steps.b.output.v}}", "c": "{{.steps.c.output.v}}"}, "b", "c"),
+	)
+
 	items := make([]any, 100)
 	for i := range items {
 		items[i] = int64(i)
@@ -100,6 +108,7 @@ func benchShapes() []benchShape {
 		chainShape(100),
 		{"wide100", wideWF, 100, nil},
 		{"fanout3_fanin1", fan, 5, nil},
+		{"diamond", diamond, 4, nil},
 		{"foreach100", fe, 101, nil},
 		{"subworkflow_chain10", build("subworkflow_chain10", sub...), 10, []*ir.Workflow{leaf}},
 	}
@@ -209,6 +218,19 @@ func BenchmarkFloor(b *testing.B) {
 			floorSink = res
 		}
 	})
+	// The two maps a forEach iteration must build besides the backend's
+	// result: its call's arguments (one key here) and its record in
+	// .output.iterations (five keys). A Go map of up to 8 entries costs
+	// two allocations, its header and one 8-slot group.
+	b.Run("iteration_maps", func(b *testing.B) {
+		var item any = int64(7) // the items are in the collection already
+		b.ReportAllocs()
+		for i := range b.N {
+			args := map[string]any{"v": item}
+			floorMap = map[string]any{"index": int64(i % 100), "item": item, "status": "completed", "output": floorMap["output"], "error": ""}
+			floorMap["output"] = args
+		}
+	})
 	b.Run("goroutine_handoff", func(b *testing.B) {
 		jobs, done := make(chan int, 1), make(chan int, 1)
 		go func() {
@@ -225,5 +247,9 @@ func BenchmarkFloor(b *testing.B) {
 	})
 }
 
-// floorSink keeps BenchmarkFloor's results on the heap, as the engine's are.
-var floorSink *ToolResult
+// floorSink and floorMap keep BenchmarkFloor's results on the heap, as
+// the engine's are.
+var (
+	floorSink *ToolResult
+	floorMap  map[string]any
+)

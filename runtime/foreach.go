@@ -173,6 +173,13 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 			outerFE map[string]any
 			fe      map[string]any
 		)
+		// Claim the first item before copying the data: a worker that
+		// starts after the others have taken every item (a fast backend)
+		// copies nothing.
+		i := int(next.Add(1) - 1)
+		if i >= len(items) || iterCtx.Err() != nil {
+			return
+		}
 		if sp.body == nil {
 			fr.mu.RLock()
 			data = make(map[string]any, len(fr.data)+1)
@@ -190,11 +197,7 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 				}
 			}
 		}
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(items) || iterCtx.Err() != nil {
-				return
-			}
+		for ; i < len(items) && iterCtx.Err() == nil; i = int(next.Add(1) - 1) {
 			var (
 				out     any
 				skipped bool
@@ -223,10 +226,14 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 			}
 		}
 	}
+	// The calling goroutine is one of the workers: one goroutine fewer to
+	// start, and no hand-off to wake it when a fast backend has answered
+	// every item before the other workers run.
 	wg.Add(par)
-	for w := 0; w < par; w++ {
+	for w := 1; w < par; w++ {
 		go worker()
 	}
+	worker()
 	wg.Wait()
 
 	iterations := make([]any, len(items))

@@ -20,19 +20,20 @@ package runtime
 //	    tell the machine a stop it has not seen (cancel, timeout, caller)
 //	    feed the result: StepDone(result)
 //	    perform the actions: store each record and emit its event; run
-//	        the first started step on this goroutine, the others on idle
+//	        the first started step on this goroutine, the others on new
 //	        workers; stop the running steps when told to
 //	    unlock
-//	    continue with this goroutine's step, or wait for the next job
+//	    continue with this goroutine's step, or exit (a worker)
 //
 // The caller of Run starts the machine the same way and runs the first
 // step itself. So the goroutine that finished the last dependency of a
 // step runs it: a chain runs on one goroutine, and a fan-in costs no
 // hand-off. A skipped step takes no slot and no goroutine (the machine
-// settles it). Workers belong to the run (at most maxParallel, reused
-// from step to step); once the machine says the run is over, the caller
-// of Run is woken if it is waiting, ends the workers and waits for them,
-// so no goroutine outlives Run.
+// settles it). Workers belong to the run (at most maxParallel at once,
+// each going on from step to step while its steps make others ready);
+// once the machine says the run is over, the caller of Run is woken if it
+// is waiting and waits for the workers to exit, so no goroutine outlives
+// Run.
 //
 // Template reads. Step goroutines evaluate templates under the read side
 // of mu, the machine's DataGuard, which the machine holds while it
@@ -107,13 +108,9 @@ type runState struct {
 
 	scratch *runScratch
 
-	// Step workers (see startWorker): jobs hands steps to idle workers,
-	// idle counts the workers waiting on it, workers tracks them all.
-	// finished wakes the caller of loop when a worker ends the run.
-	jobs     chan stepJob
+	// Step workers (see startWorker): workers tracks them all. finished
+	// wakes the caller of loop when a worker ends the run.
 	finished chan struct{}
-	idle     int
-	nworkers int
 	workers  sync.WaitGroup
 
 	// sched guards the machine and the driver state below: whichever
@@ -143,13 +140,12 @@ type runState struct {
 
 // runScratch is a run's working memory that nothing refers to once the
 // run has ended (its workers have exited and the result is built): the
-// runState itself, the worker channels, the dependency counters, the ready
+// runState itself, the wake-up channel, the dependency counters, the ready
 // heap, the shared deadlines, the stepView entries, the machine's action
 // buffer and the root data map. Runs of a workflow reuse them through
 // workflowPlan.scratch.
 type runScratch struct {
 	state     runState
-	jobs      chan stepJob
 	finished  chan struct{}
 	pending   []int32
 	ready     []int
@@ -196,7 +192,6 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	*r = runState{
 		opts:      opts,
 		scratch:   sc,
-		jobs:      sc.jobs,
 		finished:  sc.finished,
 		deadlines: sc.deadlines,
 	}
@@ -236,7 +231,7 @@ func (r *runState) execute(start func() []Action) {
 // loop runs j, the caller's own step, and returns once the run is over.
 func (r *runState) loop(j stepJob, complete bool) {
 	if j.sp != nil {
-		complete = r.drive(j, false)
+		complete = r.drive(j)
 	}
 	if !complete {
 		<-r.finished
@@ -245,10 +240,8 @@ func (r *runState) loop(j stepJob, complete bool) {
 
 // drive runs j and then, for as long as the machine hands it one, each
 // step that its own steps made ready. It reports whether the run ended
-// with the last result it fed. A worker that gets nothing more counts
-// itself idle before it lets go of the lock, so the next start can reuse
-// it.
-func (r *runState) drive(j stepJob, worker bool) (complete bool) {
+// with the last result it fed.
+func (r *runState) drive(j stepJob) (complete bool) {
 	for {
 		m := r.runStep(j.ctx, j.sp)
 		at := r.now()
@@ -258,9 +251,6 @@ func (r *runState) drive(j stepJob, worker bool) (complete bool) {
 			Step: j.sp.index, Status: m.status, Output: m.output, Content: m.content, Err: m.err,
 			Attempts: m.attempts, EndedAt: at, Note: m.note, ForceAbort: m.forceAbort, SkipRemaining: m.skipRemaining,
 		}))
-		if j.sp == nil && worker {
-			r.idle++
-		}
 		r.sched.Unlock()
 		if j.sp == nil {
 			return complete
@@ -350,53 +340,33 @@ func stopCause(s StopReason) error {
 }
 
 // stepJob is a step handed to a worker, with the context it runs under.
-// A job without a step tells the worker to exit.
 type stepJob struct {
 	ctx context.Context
 	sp  *stepPlan
 }
 
-// startWorker runs j on a worker goroutine. Workers belong to the run: one
-// that has nothing more to run waits on jobs for the next step, so a run
-// starts fewer than maxParallel goroutines however many steps it has, and
-// a worker's stack, grown by its first step, serves the rest. idle counts
-// the waiting workers, so a send on jobs, whose capacity is maxParallel,
-// never blocks. Called with sched held.
+// startWorker runs j on a new worker goroutine, which goes on with the
+// steps its own steps make ready and exits once it gets none. The machine
+// starts at most maxParallel steps at once, so a run has at most that many
+// workers. A worker does not wait for more work: starting a goroutine
+// costs about what waking a parked one does, and a worker that has exited
+// needs no exit job at the end of the run (a hand-off per worker).
+// Called with sched held.
 func (r *runState) startWorker(j stepJob) {
-	if r.idle > 0 {
-		r.idle--
-		r.jobs <- j
-		return
-	}
-	if r.jobs == nil {
-		r.jobs = make(chan stepJob, min(r.wp.maxParallel, len(r.wp.steps)))
-		r.scratch.jobs = r.jobs
-	}
-	r.nworkers++
 	r.workers.Add(1)
 	go r.work(j)
 }
 
 func (r *runState) work(j stepJob) {
 	defer r.workers.Done()
-	for j.sp != nil {
-		if r.drive(j, true) {
-			r.finished <- struct{}{}
-		}
-		j = <-r.jobs
+	if r.drive(j) {
+		r.finished <- struct{}{}
 	}
 }
 
-// stopWorkers ends the run's workers once no step runs: every worker is
-// idle, so each takes one exit job. It returns when they have all exited,
-// so no goroutine outlives the run.
-func (r *runState) stopWorkers() {
-	for range r.nworkers {
-		r.jobs <- stepJob{}
-	}
-	r.workers.Wait()
-	r.nworkers, r.idle = 0, 0
-}
+// stopWorkers waits for the run's workers to exit once no step runs, so
+// no goroutine outlives the run.
+func (r *runState) stopWorkers() { r.workers.Wait() }
 
 // notify records a retry notice from a running step: attempt comes next.
 func (r *runState) notify(index, attempt int, err *StepError) {
