@@ -509,11 +509,14 @@ type callResult struct {
 	err error
 }
 
-// callAsync calls a tool on another goroutine.
-func callAsync(t *testing.T, c *client.Client, name string, args map[string]any) <-chan callResult {
+// callAsync calls a tool on another goroutine (with a deadline of two
+// minutes); the result, or the error, arrives on the channel.
+func callAsync(t *testing.T, c interface {
+	CallTool(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error)
+}, name string, args map[string]any) <-chan callResult {
 	ch := make(chan callResult, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
 		req := mcp.CallToolRequest{}
 		req.Params.Name, req.Params.Arguments = name, args

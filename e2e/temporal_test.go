@@ -233,26 +233,6 @@ func TestTemporalRunsWorkflowsOnWorkers(t *testing.T) {
 	}
 }
 
-// callAsync calls tool on c in the background; the result arrives on the
-// channel.
-func callAsync(t *testing.T, c interface {
-	CallTool(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error)
-}, name string, args map[string]any) <-chan *mcp.CallToolResult {
-	done := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-		defer cancel()
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = name, args
-		res, err := c.CallTool(ctx, req)
-		if err != nil {
-			res = nil // the caller decides whether that is a failure
-		}
-		done <- res
-	}()
-	return done
-}
-
 // twoWorkers starts w1 and w2 and returns them by name.
 func twoWorkers(t *testing.T, cfg string) map[string]*vmcpWorker {
 	return map[string]*vmcpWorker{"w1": startWorker(t, cfg, "w1"), "w2": startWorker(t, cfg, "w2")}
@@ -273,7 +253,7 @@ func TestTemporalKilledWorkerIdempotentStepRunsOnTheOther(t *testing.T) {
 	}
 	victim.kill(t)
 	g.open("two-k") // the call again, on the other worker, goes through
-	res := <-done
+	res := (<-done).res
 	if res == nil || res.IsError {
 		t.Fatalf("chain after SIGKILL of %s: %v\nvmcp stderr:\n%s", in.worker, res, stderr.String())
 	}
@@ -302,7 +282,7 @@ func TestTemporalKilledWorkerNonIdempotentStepInterruptsTheRun(t *testing.T) {
 	done := callAsync(t, c, "chain", map[string]any{"tag": "n"})
 	in := g.waitEntered(t)
 	workers[in.worker].kill(t)
-	res := <-done
+	res := (<-done).res
 	if res == nil || !res.IsError {
 		t.Fatalf("chain after SIGKILL of %s = %v; want an interrupted error\nvmcp stderr:\n%s", in.worker, res, stderr.String())
 	}
@@ -422,7 +402,7 @@ func TestTemporalKilledVMCPRunResultIsRecordedAfterRestart(t *testing.T) {
 	}
 	id, _ := runs[0]["id"].(string)
 	first.kill(t)
-	if res := <-done; res != nil && !res.IsError {
+	if res := (<-done).res; res != nil && !res.IsError {
 		t.Fatalf("the call to a SIGKILLed vmcp run returned a result: %v", res)
 	}
 	g.open("two-r") // the run goes on without any vmcp run
@@ -497,7 +477,7 @@ func TestTemporalRunsShowInTheAPIAndMetrics(t *testing.T) {
 		return len(st) == 3 && status(st[0]) == "completed" && status(st[1]) == "running" && status(st[2]) == "pending"
 	})
 	g.open("two-o")
-	if res := <-done; res == nil || res.IsError {
+	if res := (<-done).res; res == nil || res.IsError {
 		t.Fatalf("chain: %v", res)
 	}
 	for _, s := range steps() {
