@@ -206,10 +206,11 @@ func httpVMCPOn(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer) 
 	return "http://" + addr + "/mcp", stderr
 }
 
-// callTool calls a tool with a 60s deadline.
+// callTool calls a tool with a two-minute deadline (the 10 MB limit tests
+// move megabytes through stdio, slow under -race on a loaded machine).
 func callTool(t *testing.T, c *client.Client, name string, args map[string]any, meta *mcp.Meta) (*mcp.CallToolResult, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
