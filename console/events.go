@@ -187,7 +187,7 @@ func (c *Console) snapshot(r *http.Request, run string) []wireEvent {
 		if one, err := c.getRun(r.Context(), run); err == nil {
 			runs = append(runs, one)
 		}
-	} else if runs, err = c.opts.Store.ListRuns(r.Context(), runtime.RunFilter{Limit: snapshotLimit}); err != nil {
+	} else if runs, err = c.opts.Store.ListRuns(r.Context(), runtime.RunFilter{Limit: snapshotLimit, Summary: true}); err != nil {
 		c.log.Warn("console: listing runs for an event stream", "err", err)
 		return nil
 	}

@@ -102,7 +102,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 		d.Notice = fmt.Sprintf("No workflow named %q is served now; runs of it are shown if the store still has them.", f.Workflow)
 	}
 	// One more than the limit tells whether there are more.
-	runs, err := c.opts.Store.ListRuns(r.Context(), runtime.RunFilter{Workflow: f.Workflow, Status: runtime.RunStatus(f.Status), Limit: f.Limit + 1})
+	runs, err := c.opts.Store.ListRuns(r.Context(), runtime.RunFilter{Workflow: f.Workflow, Status: runtime.RunStatus(f.Status), Limit: f.Limit + 1, Summary: true})
 	if err != nil {
 		c.internal(w, r, "listing runs", err)
 		return

@@ -186,6 +186,10 @@ type RunFilter struct {
 	// Parent selects the child runs of this run id.
 	Parent string
 	Limit  int // 0 means the store's default
+	// Summary asks only for what a list of runs shows: the run without its
+	// output and parameters, and its steps with their ids and statuses
+	// alone. A store may return more.
+	Summary bool
 }
 
 // Store keeps runs so they can be read while they go and after they end.

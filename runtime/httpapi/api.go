@@ -247,7 +247,7 @@ func Detail(r *runtime.Run, now time.Time) RunDetail {
 // Children lists the child runs of run id (those its workflow steps
 // started), newest first, at most MaxLimit.
 func Children(ctx context.Context, store Lister, id string, now time.Time) ([]RunSummary, error) {
-	runs, err := store.ListRuns(ctx, runtime.RunFilter{Parent: id, Limit: MaxLimit})
+	runs, err := store.ListRuns(ctx, runtime.RunFilter{Parent: id, Limit: MaxLimit, Summary: true})
 	if err != nil {
 		return nil, err
 	}
@@ -293,6 +293,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Limit = n
 	}
+	f.Summary = true // the list shows summaries
 	runs, err := a.opts.Store.ListRuns(r.Context(), f)
 	if err != nil {
 		a.internal(w, "listing runs", err)

@@ -40,6 +40,7 @@ func Run(t *testing.T, open Opener) {
 		{"ListNewestFirst", testListNewestFirst},
 		{"ListFilters", testListFilters},
 		{"ListSeesUpdates", testListSeesUpdates},
+		{"ListSummary", testListSummary},
 		{"ConcurrentRuns", testConcurrentRuns},
 		{"ConcurrentStepsOfOneRun", testConcurrentStepsOfOneRun},
 		{"ParentLink", testParentLink},
@@ -345,6 +346,39 @@ func testListSeesUpdates(t *testing.T, s runtime.Store) {
 	}
 	if got := ids(mustList(t, s, runtime.RunFilter{Status: runtime.RunCancelled})); !cmp.Equal(got, []string{"u"}) {
 		t.Errorf("ListRuns(cancelled) after FinishRun = %v; want [u]", got)
+	}
+}
+
+// testListSummary: a summary list has what a list of runs shows (the
+// run's status, times, error and version, its steps' ids and statuses),
+// whatever else a store leaves out.
+func testListSummary(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	r := newRun("sum", "wf", base, "a", "b")
+	r.WorkflowVersion = "3"
+	mustCreate(t, s, r)
+	r.Steps[0] = runtime.StepState{ID: "a", Status: runtime.StepCompleted, Attempts: 2, StartedAt: base, EndedAt: base.Add(time.Second), Output: map[string]any{"big": "x"}}
+	r.Steps[1] = runtime.StepState{ID: "b", Status: runtime.StepFailed, Attempts: 1, StartedAt: base, EndedAt: base.Add(time.Second), Error: "boom"}
+	r.Status, r.EndedAt = runtime.RunFailed, base.Add(2*time.Second)
+	r.Error = &runtime.StepError{Step: "b", Msg: "boom"}
+	if err := s.FinishRun(ctx, r); err != nil {
+		t.Fatalf("FinishRun = %v", err)
+	}
+	listed := mustList(t, s, runtime.RunFilter{Summary: true})
+	if len(listed) != 1 {
+		t.Fatalf("ListRuns(summary) = %v; want [sum]", ids(listed))
+	}
+	got := listed[0]
+	if got.ID != "sum" || got.Workflow != "wf" || got.Status != runtime.RunFailed || got.WorkflowVersion != "3" ||
+		!got.StartedAt.Equal(r.StartedAt) || !got.EndedAt.Equal(r.EndedAt) || got.Error == nil || got.Error.Msg != "boom" {
+		t.Errorf("ListRuns(summary) run = %+v; want the run's id, workflow, status, version, times and error", got)
+	}
+	var steps []string
+	for _, st := range got.Steps {
+		steps = append(steps, st.ID+"="+string(st.Status))
+	}
+	if want := []string{"a=completed", "b=failed"}; !cmp.Equal(steps, want) {
+		t.Errorf("ListRuns(summary) steps = %v; want %v", steps, want)
 	}
 }
 

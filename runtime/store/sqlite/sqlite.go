@@ -504,21 +504,42 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 	if limit <= 0 {
 		limit = DefaultListLimit
 	}
-	q := `SELECT ` + runColumns + ` FROM runs`
+	cols := runColumns
+	if f.Summary {
+		cols = summaryColumns
+	}
+	q := `SELECT ` + cols + ` FROM runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY started_at DESC, rowid DESC LIMIT ?"
 	args = append(args, limit)
+	if f.Summary {
+		return s.queryRuns(ctx, stepSummaryColumns, q, args...)
+	}
 	return s.query(ctx, q, args...)
 }
 
 // runColumns are the columns of runs that query scans, in its order.
 const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft, params, plan_digest`
 
+// summaryColumns are runColumns with the output and the parameters left
+// out (RunFilter.Summary), and stepSummaryColumns the columns of steps
+// that a summary reads, the others left empty.
+const (
+	summaryColumns     = `id, workflow, status, started_at, ended_at, NULL, error, finally_from, parent_id, parent_step, workflow_version, draft, NULL, plan_digest`
+	stepColumns        = `run_id, id, status, attempts, started_at, ended_at, output, error, note, content`
+	stepSummaryColumns = `run_id, id, status, 0, NULL, NULL, NULL, '', '', NULL`
+)
+
 // query reads runs selected by q, then their steps, in one read transaction
 // so a run and its steps are one consistent snapshot.
 func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Run, error) {
+	return s.queryRuns(ctx, stepColumns, q, args...)
+}
+
+// queryRuns is query reading stepCols of the steps.
+func (s *Store) queryRuns(ctx context.Context, stepCols, q string, args ...any) ([]*runtime.Run, error) {
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -580,7 +601,7 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Ru
 	for i, r := range runs {
 		idArgs[i] = r.ID
 	}
-	srows, err := tx.QueryContext(ctx, `SELECT run_id, id, status, attempts, started_at, ended_at, output, error, note, content
+	srows, err := tx.QueryContext(ctx, `SELECT `+stepCols+`
 		FROM steps WHERE run_id IN (`+ph+`) ORDER BY run_id, idx`, idArgs...)
 	if err != nil {
 		return nil, err
