@@ -67,7 +67,7 @@ func (c Case) Run(t *testing.T, exec Executor) {
 		t.Fatalf("Run(%q).Status = %s (error %v); want %s", c.wf.Name, run.Status, run.Error, c.status)
 	}
 	if c.wantOut {
-		if diff := cmp.Diff(c.output, run.Output); diff != "" {
+		if diff := cmp.Diff(c.output, run.Output, sameNumber); diff != "" {
 			t.Errorf("Run(%q).Output mismatch (-want +got):\n%s", c.wf.Name, diff)
 		}
 	}
@@ -108,6 +108,37 @@ func (c Case) Run(t *testing.T, exec Executor) {
 	}
 }
 
+// sameNumber compares numbers by value, whatever their Go types: what a
+// client of the composite tool sees is JSON, where int64(3) and float64(3)
+// are both 3, and a driver whose values cross a JSON boundary (Temporal's
+// payloads) hands back float64s.
+var sameNumber = cmp.FilterValues(func(a, b any) bool {
+	_, okA := number(a)
+	_, okB := number(b)
+	return okA && okB
+}, cmp.Comparer(func(a, b any) bool {
+	x, _ := number(a)
+	y, _ := number(b)
+	return x == y
+}))
+
+// number is v as a float64 when v is a Go number.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	}
+	return 0, false
+}
+
 // Local is the local driver as an Executor: runtime.New, then Run.
 func Local(t *testing.T, plan *ir.Plan, opts runtime.Options, workflow string, params map[string]any, ro runtime.RunOptions) (*runtime.Run, error) {
 	e, err := runtime.New(plan, opts)
@@ -123,4 +154,10 @@ func stepStatuses(run *runtime.Run) map[string]runtime.StepStatus {
 		out[s.ID] = s.Status
 	}
 	return out
+}
+
+// isNumber reports whether v is a Go number equal to want (see sameNumber).
+func isNumber(v any, want float64) bool {
+	n, ok := number(v)
+	return ok && n == want
 }
