@@ -1,8 +1,8 @@
-# vmcp: make build | test | lint | bench | fuzz | demo | peers
+# vmcp: make build | test | lint | bench | fuzz | demo | peers | temporal-cli
 GO ?= go
 BIN := bin
 
-.PHONY: build test lint bench fuzz demo peers clean
+.PHONY: build test lint bench fuzz demo peers temporal-cli clean
 
 # The npm peers run on the Node.js that package.json pins (the npm
 # registry's `node` package), not on the machine's: the MCP Inspector asks
@@ -27,9 +27,25 @@ node_modules/.package-lock.json: package.json package-lock.json
 peers: node_modules/.package-lock.json
 	@echo "node $$(node --version) at $$(command -v node)"
 
-test: node_modules/.package-lock.json
+# The Temporal executor's tests start a Temporal dev server: the Temporal
+# CLI, built from the Go module proxy once (about 2 minutes on 2 cores)
+# into a cache outside the tree, where the tests look for it.
+# (v1.9.1 cannot be go installed: its go.mod has a local replace.)
+TEMPORAL_CLI_VERSION := v1.5.1
+VMCP_BIN_CACHE ?= $(HOME)/.cache/vmcp/bin
+TEMPORAL := $(VMCP_BIN_CACHE)/temporal-$(TEMPORAL_CLI_VERSION)
+
+$(TEMPORAL):
+	mkdir -p $(VMCP_BIN_CACHE)
+	GOBIN=$(VMCP_BIN_CACHE) $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION)
+	ln -sf temporal $@
+
+temporal-cli: $(TEMPORAL)
+	@echo "temporal CLI at $(VMCP_BIN_CACHE)/temporal: $$($(VMCP_BIN_CACHE)/temporal --version)"
+
+test: node_modules/.package-lock.json $(TEMPORAL)
 	$(GO) vet ./...
-	$(GO) test -race -timeout 20m ./...
+	PATH="$(VMCP_BIN_CACHE):$$PATH" $(GO) test -race -timeout 20m ./...
 
 lint:
 	$(GO) vet ./...
