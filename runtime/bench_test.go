@@ -56,7 +56,7 @@ func nestedShape(outer, inner int) benchShape {
 	outerLoop := &ir.Step{ID: "outer", Type: ir.StepForEach, Pos: at(20, 5), ForEach: &ir.ForEach{
 		Items: list(outer), ItemVar: "a", MaxParallel: 10, MaxIterations: 100, Steps: []*ir.Step{innerLoop}, Sinks: []int{0}}}
 	name := fmt.Sprintf("nested%dx%d", outer, inner)
-	return benchShape{name, build(name, step{outerLoop, nil}), outer * inner * 2, nil}
+	return benchShape{name, build(name, step{Step: outerLoop}), outer * inner * 2, nil}
 }
 
 func benchShapes() []benchShape {
@@ -89,7 +89,7 @@ func benchShapes() []benchShape {
 	}
 	fe := build("foreach100",
 		tool("list", "svc.list", M{"v": val(items)}),
-		forEach("each", "{{.steps.list.output.v}}", "n", tool("", "svc.x", M{"v": "{{.forEach.n}}"}), "list").with(func(s *ir.Step) {
+		forEach("each", "{{.steps.list.output.v}}", "n", tool("", "svc.x", M{"v": "{{.forEach.n}}"}), "list").With(func(s *ir.Step) {
 			s.ForEach.MaxIterations = 100
 		}),
 	)
@@ -97,10 +97,10 @@ func benchShapes() []benchShape {
 	leaf := build("leaf", tool("only", "svc.x", M{"v": "{{.params.v}}"}))
 	leaf.InputSchema = M{"type": "object", "properties": M{"v": M{"type": "integer"}}}
 	leaf.Timeout = ir.Duration(30 * time.Minute)
-	sub := []step{{&ir.Step{ID: "w0", Type: ir.StepWorkflow, Pos: at(40, 5), Workflow: &ir.WorkflowRef{Name: "leaf"}, Arguments: val(M{"v": 1})}, nil}}
+	sub := []step{{Step: &ir.Step{ID: "w0", Type: ir.StepWorkflow, Pos: at(40, 5), Workflow: &ir.WorkflowRef{Name: "leaf"}, Arguments: val(M{"v": 1})}}}
 	for i := 1; i < 10; i++ {
-		sub = append(sub, step{&ir.Step{ID: fmt.Sprintf("w%d", i), Type: ir.StepWorkflow, Pos: at(40, 5), Workflow: &ir.WorkflowRef{Name: "leaf"},
-			Arguments: val(M{"v": fmt.Sprintf("{{.steps.w%d.output.v}}", i-1)})}, []string{fmt.Sprintf("w%d", i-1)}})
+		sub = append(sub, step{Step: &ir.Step{ID: fmt.Sprintf("w%d", i), Type: ir.StepWorkflow, Pos: at(40, 5), Workflow: &ir.WorkflowRef{Name: "leaf"},
+			Arguments: val(M{"v": fmt.Sprintf("{{.steps.w%d.output.v}}", i-1)})}, After: []string{fmt.Sprintf("w%d", i-1)}})
 	}
 	return []benchShape{
 		nestedShape(10, 10),

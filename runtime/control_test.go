@@ -306,7 +306,7 @@ func TestTimeouts(t *testing.T) {
 	// The other timeout cases are in the shared suite (semantictest,
 	// cases_stops.go).
 	t.Run("step timeout bounds retries", func(t *testing.T) {
-		wf := build("rto", tool("f", "svc.down", nil).with(timeout(60*time.Millisecond)).with(func(s *ir.Step) {
+		wf := build("rto", tool("f", "svc.down", nil).With(timeout(60*time.Millisecond)).With(func(s *ir.Step) {
 			s.OnError = ir.OnError{Action: ir.ActionRetry, MaxRetries: 10, RetryDelay: ir.Duration(25 * time.Millisecond)}
 		}))
 		fb := newFake(map[string]*fakeTool{"svc.down": {fail: true}})
@@ -334,7 +334,7 @@ func TestRaceFailuresWhileSiblingsRead(t *testing.T) {
 	steps := []step{tool("root", "svc.data", nil)}
 	for i := 0; i < 40; i++ {
 		if i%2 == 0 {
-			steps = append(steps, tool(fmt.Sprintf("f%d", i), "svc.bad", nil, "root").with(onError(ir.ActionContinue, 0)).with(defaults(M{"v": int64(i)})))
+			steps = append(steps, tool(fmt.Sprintf("f%d", i), "svc.bad", nil, "root").With(onError(ir.ActionContinue, 0)).With(defaults(M{"v": int64(i)})))
 		} else {
 			steps = append(steps, tool(fmt.Sprintf("r%d", i), "svc.echo", M{"v": "{{.steps.root.output.v}}", "t": "n={{.steps.root.output.v}}"}, "root"))
 		}
@@ -374,8 +374,8 @@ func TestRaceFailuresWhileSiblingsRead(t *testing.T) {
 
 func TestEvents(t *testing.T) {
 	wf := build("ev",
-		tool("a", "svc.flaky", nil).with(onError(ir.ActionRetry, 2)),
-		tool("b", "svc.x", nil, "a").with(when("{{false}}")),
+		tool("a", "svc.flaky", nil).With(onError(ir.ActionRetry, 2)),
+		tool("b", "svc.x", nil, "a").With(when("{{false}}")),
 	)
 	fb := newFake(map[string]*fakeTool{"svc.flaky": {failFirst: 1}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
@@ -545,7 +545,7 @@ func TestLimits(t *testing.T) {
 	})
 	t.Run("maxRetries over 10 is capped", func(t *testing.T) {
 		runCase{
-			wf:       build("cap", tool("a", "svc.down", nil).with(onError(ir.ActionRetry, 50))),
+			wf:       build("cap", tool("a", "svc.down", nil).With(onError(ir.ActionRetry, 50))),
 			tools:    map[string]*fakeTool{"svc.down": {fail: true}},
 			status:   RunFailed,
 			attempts: map[string]int{"a": 11},
@@ -572,7 +572,7 @@ func TestTemplatePositions(t *testing.T) {
 // goroutines (not the coordinator's own inline step).
 func TestRetryEventsFromParallelSteps(t *testing.T) {
 	wf := build("pretry",
-		tool("flaky", "svc.flaky", nil).with(onError(ir.ActionRetry, 3)),
+		tool("flaky", "svc.flaky", nil).With(onError(ir.ActionRetry, 3)),
 		tool("other", "svc.slow", nil),
 	)
 	fb := newFake(map[string]*fakeTool{"svc.flaky": {failFirst: 2}, "svc.slow": {latency: 20 * time.Millisecond}})
@@ -605,9 +605,9 @@ func TestRetryEventsFromParallelSteps(t *testing.T) {
 func TestSharedStepDeadlinesNeverShorten(t *testing.T) {
 	const to = 40 * time.Millisecond
 	wf := build("deadlines",
-		tool("early", "svc.hang", nil).with(timeout(to)),
+		tool("early", "svc.hang", nil).With(timeout(to)),
 		tool("gate", "svc.gate", nil),
-		tool("late", "svc.hang", nil, "gate").with(timeout(to)),
+		tool("late", "svc.hang", nil, "gate").With(timeout(to)),
 	)
 	wf.FailureMode = ir.FailureContinue
 	fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}, "svc.gate": {latency: 15 * time.Millisecond}})

@@ -94,7 +94,7 @@ func TestForEachParallelCap(t *testing.T) {
 	}
 	wf := build("cap",
 		tool("list", "svc.list", nil),
-		forEach("each", "{{.steps.list.output.items}}", "n", tool("", "svc.slow", M{"n": "{{.forEach.n}}"}), "list").with(func(s *ir.Step) { s.ForEach.MaxParallel = 3 }),
+		forEach("each", "{{.steps.list.output.items}}", "n", tool("", "svc.slow", M{"n": "{{.forEach.n}}"}), "list").With(func(s *ir.Step) { s.ForEach.MaxParallel = 3 }),
 	)
 	fb := newFake(map[string]*fakeTool{"svc.list": {result: structured(M{"items": items})}, "svc.slow": {latency: 5 * time.Millisecond}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
@@ -105,13 +105,6 @@ func TestForEachParallelCap(t *testing.T) {
 	if got := fb.maxFlight.Load(); got != 3 {
 		t.Errorf("most concurrent iterations = %d; want exactly maxParallel 3", got)
 	}
-}
-
-type schemaMap map[string]M
-
-func (s schemaMap) InputSchema(backend, tool string) (map[string]any, bool) {
-	m, ok := s[backend+"."+tool]
-	return m, ok
 }
 
 // calledOnce checks that the backend saw exactly one call for step id.

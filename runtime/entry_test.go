@@ -142,7 +142,7 @@ func TestForEachDataPerIteration(t *testing.T) {
 	}
 	for _, c := range cases {
 		wf := build("fe", tool("list", "svc.x", M{"v": 1}),
-			forEach("each", "{{.params.items}}", "n", tool("", "svc.x", c.args), "list").with(func(s *ir.Step) {
+			forEach("each", "{{.params.items}}", "n", tool("", "svc.x", c.args), "list").With(func(s *ir.Step) {
 				s.ForEach.MaxParallel = 3
 			}))
 		be := &recordingBackend{}

@@ -20,7 +20,7 @@ func withFinally(wf *ir.Workflow, steps ...step) *ir.Workflow {
 	for i, s := range steps {
 		s.Index = i
 		index[s.ID] = i
-		for _, a := range s.after {
+		for _, a := range s.After {
 			s.Deps = append(s.Deps, index[a])
 		}
 		sort.Ints(s.Deps)
@@ -61,7 +61,7 @@ var cleanupArgs = M{
 
 func TestFinallyAfterSuccess(t *testing.T) {
 	wf := withFinally(build("ok",
-		tool("lock", "locks.acquire", nil).with(defaults(M{"token": "none"})),
+		tool("lock", "locks.acquire", nil).With(defaults(M{"token": "none"})),
 		tool("work", "jobs.run", M{"token": "{{.steps.lock.output.token}}"}, "lock"),
 	), tool("release", "locks.release", cleanupArgs))
 	fb := newFake(map[string]*fakeTool{"locks.acquire": {result: func(map[string]any) any { return M{"token": "t-1"} }}})
@@ -92,7 +92,7 @@ func TestFinallyAfterSuccess(t *testing.T) {
 
 func TestFinallyAfterFailure(t *testing.T) {
 	wf := withFinally(build("fails",
-		tool("lock", "locks.acquire", nil).with(defaults(M{"token": "none"})),
+		tool("lock", "locks.acquire", nil).With(defaults(M{"token": "none"})),
 		tool("work", "jobs.run", nil, "lock"),
 	), tool("release", "locks.release", cleanupArgs))
 	fb := newFake(map[string]*fakeTool{"locks.acquire": {fail: true}})
@@ -116,10 +116,10 @@ func TestFinallyAfterFailure(t *testing.T) {
 // a cleanup step in finally.
 func hangingRun() (*ir.Workflow, *fakeBackend) {
 	wf := withFinally(build("hangs",
-		tool("lock", "locks.acquire", nil).with(defaults(M{"token": "none"})),
+		tool("lock", "locks.acquire", nil).With(defaults(M{"token": "none"})),
 		tool("work", "jobs.hang", nil, "lock"),
 		tool("after", "jobs.run", nil, "work"),
-	), tool("release", "locks.release", cleanupArgs).with(timeout(5*time.Second)))
+	), tool("release", "locks.release", cleanupArgs).With(timeout(5*time.Second)))
 	fb := newFake(map[string]*fakeTool{
 		"locks.acquire": {result: func(map[string]any) any { return M{"token": "t-1"} }},
 		"jobs.hang":     {hang: true},
@@ -209,9 +209,9 @@ func TestFinallyAfterWorkflowTimeout(t *testing.T) {
 
 func TestFinallyFailureKeepsStatus(t *testing.T) {
 	wf := withFinally(build("keeps", tool("work", "jobs.run", nil)),
-		tool("flush", "cache.flush", nil).with(defaults(M{"flushed": false})),
+		tool("flush", "cache.flush", nil).With(defaults(M{"flushed": false})),
 		tool("notify", "chat.post", M{"flush": "{{.steps.flush.status}}", "flushed": "{{.steps.flush.output.flushed}}"}, "flush"),
-		tool("stuck", "cache.hang", nil).with(timeout(30*time.Millisecond)),
+		tool("stuck", "cache.hang", nil).With(timeout(30*time.Millisecond)),
 	)
 	fb := newFake(map[string]*fakeTool{"cache.flush": {isError: true}, "cache.hang": {hang: true}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})

@@ -19,7 +19,7 @@ func TestForEachInnerCondition(t *testing.T) {
 		return M{"index": i, "item": items[i], "status": status, "output": out, "error": ""}
 	}
 	inner := func(cond string) step {
-		return tool("", "svc.scan", M{"name": "{{.forEach.pkg.name}}"}).with(func(s *ir.Step) {
+		return tool("", "svc.scan", M{"name": "{{.forEach.pkg.name}}"}).With(func(s *ir.Step) {
 			s.Condition = tpl(cond)
 			s.Condition.Pos = at(25, 22)
 			s.MaySkip = true
@@ -111,7 +111,7 @@ func TestForEachSkippedCountsUnstarted(t *testing.T) {
 	}
 	wf := build("stop",
 		tool("list", "svc.list", nil),
-		forEach("scan", "{{.steps.list.output.items}}", "n", tool("", "svc.bad", nil), "list").with(func(s *ir.Step) { s.ForEach.MaxParallel = 1 }),
+		forEach("scan", "{{.steps.list.output.items}}", "n", tool("", "svc.bad", nil), "list").With(func(s *ir.Step) { s.ForEach.MaxParallel = 1 }),
 	)
 	runCase{
 		wf:     wf,

@@ -156,7 +156,7 @@ func TestArgumentLimits(t *testing.T) {
 			name: "a forEach iteration's arguments",
 			wf: build("loop", tool("a", "svc.deep", nil),
 				// One iteration at a time, so iteration 0 is the one that fails.
-				forEach("each", "{{.params.items}}", "n", tool("", "svc.x", M{"v": "{{.steps.a.output.tree}}"}), "a").with(func(s *ir.Step) { s.ForEach.MaxParallel = 1 })),
+				forEach("each", "{{.params.items}}", "n", tool("", "svc.x", M{"v": "{{.steps.a.output.tree}}"}), "a").With(func(s *ir.Step) { s.ForEach.MaxParallel = 1 })),
 			errHas: `step "each" (wf.yaml:1:1): iteration 0: arguments.v is nested deeper than 100 levels`,
 		},
 	}

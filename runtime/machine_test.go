@@ -55,9 +55,9 @@ func TestMachineIsDeterministic(t *testing.T) {
 	wf := build("det",
 		tool("root", "svc.x", nil),
 		tool("a", "svc.x", nil, "root"),
-		tool("b", "svc.x", nil, "root").with(onError(ir.ActionContinue, 0)).with(defaults(M{"v": int64(-1)})),
-		tool("c", "svc.x", nil, "root").with(when("{{eq .steps.root.output.v 0}}")),
-		tool("skip", "svc.x", nil, "root").with(when("{{eq .steps.root.output.v 9}}")),
+		tool("b", "svc.x", nil, "root").With(onError(ir.ActionContinue, 0)).With(defaults(M{"v": int64(-1)})),
+		tool("c", "svc.x", nil, "root").With(when("{{eq .steps.root.output.v 0}}")),
+		tool("skip", "svc.x", nil, "root").With(when("{{eq .steps.root.output.v 9}}")),
 		tool("join", "svc.x", M{"b": "{{.steps.b.output.v}}"}, "a", "b", "c", "skip"),
 	)
 	t0 := time.Date(2000, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -93,7 +93,7 @@ func TestOmittedOptionalParameter(t *testing.T) {
 			"text":  "owner=[{{.params.owner}}]",
 			"label": "{{.params.label}}",
 			"fixed": "set",
-		}).with(when("{{eq .params.owner nil}}")),
+		}).With(when("{{eq .params.owner nil}}")),
 	)
 	wf.InputSchema = M{"type": "object", "properties": M{
 		"owner": M{"type": "string"},
@@ -200,7 +200,7 @@ func TestWorkflowFieldsWithForEach(t *testing.T) {
 	}
 	for l := 0; l < 4; l++ {
 		steps = append(steps, forEach(fmt.Sprintf("each%d", l), "{{.params.items}}", "n",
-			tool("", "svc.x", M{"v": "{{.forEach.n}}", "at": "{{.workflow.step_count}}"}), fmt.Sprintf("c%d_%d", l, 5+l)).with(func(s *ir.Step) {
+			tool("", "svc.x", M{"v": "{{.forEach.n}}", "at": "{{.workflow.step_count}}"}), fmt.Sprintf("c%d_%d", l, 5+l)).With(func(s *ir.Step) {
 			s.ForEach.MaxParallel = 8
 		}))
 	}
@@ -219,7 +219,7 @@ func TestWorkflowFieldsWithForEach(t *testing.T) {
 // 10 minutes waits at most 10, as in ToolHive: the question's deadline is
 // 10 minutes away, not 15.
 func TestElicitationTimeoutCapped(t *testing.T) {
-	wf := build("long_wait", elicit("ask", "Go?").with(timeout(15*time.Minute)))
+	wf := build("long_wait", elicit("ask", "Go?").With(timeout(15*time.Minute)))
 	wf.Timeout = ir.Duration(time.Hour)
 	var left time.Duration
 	el := elicitFunc(func(ctx context.Context, _ ElicitRequest) (ElicitResult, error) {

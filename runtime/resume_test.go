@@ -168,7 +168,7 @@ func TestResumeToolAnnotations(t *testing.T) {
 func TestResumeHandRecord(t *testing.T) {
 	wf := build("hand",
 		tool("a", "svc.a", nil),
-		tool("b", "svc.b", nil).with(onError(ir.ActionContinue, 0)).with(defaults(M{"d": int64(1)})),
+		tool("b", "svc.b", nil).With(onError(ir.ActionContinue, 0)).With(defaults(M{"d": int64(1)})),
 		tool("c", "svc.c", M{"a": "{{.steps.a.output.v}}", "b": "{{.steps.b.output.d}}"}, "a", "b"),
 	)
 	t0 := time.Now().Add(-time.Second)

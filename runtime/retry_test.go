@@ -15,7 +15,7 @@ var retryingInRE = regexp.MustCompile(`retrying in ([0-9.]+m?s)`)
 // would be 1ms, 10ms, 100ms, 1s; under maxDelay 4ms none is over 6ms
 // (4ms plus the 50% randomisation).
 func TestMaxDelayCapsRetryInterval(t *testing.T) {
-	w := build("md", tool("a", "svc.x", nil).with(func(s *ir.Step) {
+	w := build("md", tool("a", "svc.x", nil).With(func(s *ir.Step) {
 		s.OnError = ir.OnError{Action: ir.ActionRetry, MaxRetries: 5, RetryDelay: ir.Duration(time.Millisecond),
 			Multiplier: 10, MaxDelay: ir.Duration(4 * time.Millisecond)}
 	}))

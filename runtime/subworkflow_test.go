@@ -343,7 +343,7 @@ func TestWorkflowStepInsideForEach(t *testing.T) {
 func TestNewRefusesBrokenWorkflowSteps(t *testing.T) {
 	call := func(id, callee string) step {
 		s := &ir.Step{ID: id, Type: ir.StepWorkflow, Pos: at(5, 5), Workflow: &ir.WorkflowRef{Name: callee, Pos: at(6, 15)}}
-		return step{s, nil}
+		return step{Step: s}
 	}
 	cases := []struct {
 		name string

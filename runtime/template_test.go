@@ -91,7 +91,7 @@ func checkValues(t *testing.T, data map[string]any, cases []valueCase) {
 	t.Helper()
 	funcs := templateFuncs()
 	for _, c := range cases {
-		tp, err := parseTemplate(&ir.Template{Source: c.src, Pos: at(1, 1), Single: single(c.src)}, funcs)
+		tp, err := parseTemplate(tpl(c.src), funcs)
 		if err != nil {
 			t.Fatalf("parseTemplate(%q) = %v", c.src, err)
 		}

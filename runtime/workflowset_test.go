@@ -72,8 +72,8 @@ func TestSetWorkflowsRefusesABadSet(t *testing.T) {
 // is not served afterwards; its workflow steps call served workflows.
 func TestRunDraft(t *testing.T) {
 	e := mustEngine(t, plan(build("child", tool("c", "svc.x", nil))), Options{Backend: newFake(nil)})
-	draft := build("draft", step{&ir.Step{ID: "w", Type: ir.StepWorkflow, Pos: at(5, 5),
-		Workflow: &ir.WorkflowRef{Name: "child", Pos: at(6, 15)}}, nil})
+	draft := build("draft", step{Step: &ir.Step{ID: "w", Type: ir.StepWorkflow, Pos: at(5, 5),
+		Workflow: &ir.WorkflowRef{Name: "child", Pos: at(6, 15)}}})
 	ctx := context.Background()
 	run, err := e.Run(ctx, "draft", nil, RunOptions{Draft: draft})
 	if err != nil || run.Status != RunCompleted || !run.Draft {
@@ -90,8 +90,8 @@ func TestRunDraft(t *testing.T) {
 	if _, err := e.Run(ctx, "draft", nil, RunOptions{}); !errors.Is(err, ErrUnknownWorkflow) {
 		t.Errorf("Run(draft) after Run(draft) = %v; want ErrUnknownWorkflow (drafts are not served)", err)
 	}
-	bad := build("bad", step{&ir.Step{ID: "w", Type: ir.StepWorkflow, Pos: at(5, 5),
-		Workflow: &ir.WorkflowRef{Name: "nope", Pos: at(6, 15)}}, nil})
+	bad := build("bad", step{Step: &ir.Step{ID: "w", Type: ir.StepWorkflow, Pos: at(5, 5),
+		Workflow: &ir.WorkflowRef{Name: "nope", Pos: at(6, 15)}}})
 	if _, err := e.Run(ctx, "bad", nil, RunOptions{Draft: bad}); err == nil {
 		t.Error("Run(a draft calling an unknown workflow) = nil; want an error")
 	}

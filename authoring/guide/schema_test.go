@@ -82,7 +82,8 @@ func TestSchemaAcceptsExamples(t *testing.T) {
 }
 
 // acceptsExamples validates every workflow file under examples/, in every
-// directory (vmcp.yaml files there are server configs, not workflows).
+// directory (vmcp.yaml and vmcp-*.yaml files there are server configs, not
+// workflows).
 func acceptsExamples(t *testing.T, sch *jsonschema.Schema) {
 	var files []string
 	err := filepath.WalkDir(filepath.Join("..", "..", "examples"), func(p string, d fs.DirEntry, err error) error {
@@ -91,7 +92,7 @@ func acceptsExamples(t *testing.T, sch *jsonschema.Schema) {
 		}
 		switch filepath.Ext(p) {
 		case ".yaml", ".yml", ".json":
-			if d.Name() != "vmcp.yaml" {
+			if d.Name() != "vmcp.yaml" && !strings.HasPrefix(d.Name(), "vmcp-") {
 				files = append(files, p)
 			}
 		}

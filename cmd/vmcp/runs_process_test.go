@@ -317,9 +317,17 @@ func TestRestartRecovery(t *testing.T) {
 	}
 
 	p2 := startVMCP(t, cfg, addr)
+	// The restarted vmcp resumes the run in the background: wait for it
+	// to end.
 	var d httpapi.RunDetail
-	if code := p2.get(t, "/api/v1/runs/"+killed, &d); code != 200 {
-		t.Fatalf("GET killed run after restart = %d; want 200", code)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if code := p2.get(t, "/api/v1/runs/"+killed, &d); code != 200 {
+			t.Fatalf("GET killed run after restart = %d; want 200", code)
+		}
+		if d.Status != runtime.RunRunning || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if d.Status != runtime.RunInterrupted || d.EndedAt.IsZero() {
 		t.Errorf("killed run after restart: status %s, ended %v; want interrupted with an end time", d.Status, d.EndedAt)

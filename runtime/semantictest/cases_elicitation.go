@@ -17,7 +17,7 @@ func elicitationCases() []Case {
 	approve := func(onDecline, onCancel string, stepTimeout time.Duration) *ir.Workflow {
 		return build("deploy",
 			tool("plan", "svc.plan", nil),
-			elicit("confirm", "Deploy {{.params.env}}?", "plan").with(func(s *ir.Step) {
+			elicit("confirm", "Deploy {{.params.env}}?", "plan").With(func(s *ir.Step) {
 				s.OnDecline, s.OnCancel = onDecline, onCancel
 				s.DefaultResults = M{"content": M{"approved": false}}
 				if stepTimeout > 0 {
@@ -139,7 +139,7 @@ func answerCases() []Case {
 	}
 	wf := func() *ir.Workflow {
 		return build("pick",
-			elicit("ask", "Pick").with(func(s *ir.Step) { s.Schema = form }),
+			elicit("ask", "Pick").With(func(s *ir.Step) { s.Schema = form }),
 			tool("use", "svc.use", nil, "ask"),
 		)
 	}

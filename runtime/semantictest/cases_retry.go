@@ -42,7 +42,7 @@ func retryOnCases() []Case {
 	} {
 		rc := Case{
 			name:     "retryOn: " + c.name,
-			wf:       build("r", tool("a", "svc.x", nil).with(retryWith(c.tuning))),
+			wf:       build("r", tool("a", "svc.x", nil).With(retryWith(c.tuning))),
 			tools:    map[string]*fakeTool{"svc.x": c.tool},
 			status:   c.status,
 			attempts: map[string]int{"a": c.attempts},
@@ -58,7 +58,7 @@ func retryOnCases() []Case {
 	return append(cases,
 		Case{
 			name:     "attemptTimeout: a hanging attempt is cut off and retried",
-			wf:       build("at", tool("a", "svc.x", nil).with(retryWith(attempt)).with(timeout(time.Minute))),
+			wf:       build("at", tool("a", "svc.x", nil).With(retryWith(attempt)).With(timeout(time.Minute))),
 			tools:    map[string]*fakeTool{"svc.x": {hangFirst: 1}},
 			status:   runtime.RunCompleted,
 			attempts: map[string]int{"a": 2},
@@ -70,10 +70,10 @@ func retryOnCases() []Case {
 		},
 		Case{
 			name: "attemptTimeout: not retried under retryOn [error]",
-			wf: build("at", tool("a", "svc.x", nil).with(retryWith(func(oe *ir.OnError) {
+			wf: build("at", tool("a", "svc.x", nil).With(retryWith(func(oe *ir.OnError) {
 				attempt(oe)
 				oe.RetryOn = []string{ir.RetryOnError}
-			})).with(timeout(time.Minute))),
+			})).With(timeout(time.Minute))),
 			tools:    map[string]*fakeTool{"svc.x": {hang: true}},
 			status:   runtime.RunFailed,
 			attempts: map[string]int{"a": 1},
@@ -81,7 +81,7 @@ func retryOnCases() []Case {
 		},
 		Case{
 			name:     "attemptTimeout: every attempt times out, the step fails after maxRetries+1",
-			wf:       build("at", tool("a", "svc.x", nil).with(retryWith(attempt)).with(timeout(time.Minute))),
+			wf:       build("at", tool("a", "svc.x", nil).With(retryWith(attempt)).With(timeout(time.Minute))),
 			tools:    map[string]*fakeTool{"svc.x": {hang: true}},
 			status:   runtime.RunFailed,
 			attempts: map[string]int{"a": 4},

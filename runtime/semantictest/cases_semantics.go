@@ -29,9 +29,9 @@ func semanticsCases() []Case {
 			name: "number-aware comparison in a condition",
 			wf: build("numbers",
 				tool("count", "svc.count", nil),
-				tool("big", "svc.alert", nil, "count").with(when("{{gt .steps.count.output.total 100}}")),
-				tool("small", "svc.alert", nil, "count").with(when("{{lt .steps.count.output.total 100.5}}")),
-				tool("eq", "svc.alert", nil, "count").with(when("{{eq .steps.count.output.total 150}}")),
+				tool("big", "svc.alert", nil, "count").With(when("{{gt .steps.count.output.total 100}}")),
+				tool("small", "svc.alert", nil, "count").With(when("{{lt .steps.count.output.total 100.5}}")),
+				tool("eq", "svc.alert", nil, "count").With(when("{{eq .steps.count.output.total 150}}")),
 			),
 			tools:  map[string]*fakeTool{"svc.count": {result: structured(M{"total": float64(150)})}},
 			status: runtime.RunCompleted,
@@ -40,8 +40,8 @@ func semanticsCases() []Case {
 		{
 			name: "condition strings true and false in any case",
 			wf: build("condstr",
-				tool("yes", "svc.x", nil).with(when("{{.params.a}}")),
-				tool("no", "svc.x", nil).with(when("{{.params.b}}")),
+				tool("yes", "svc.x", nil).With(when("{{.params.a}}")),
+				tool("no", "svc.x", nil).With(when("{{.params.b}}")),
 			),
 			params: M{"a": "TRUE", "b": "False"},
 			status: runtime.RunCompleted,
@@ -50,7 +50,7 @@ func semanticsCases() []Case {
 		{
 			name: "condition that is not a boolean names the type, not the value",
 			wf: build("condbad",
-				tool("x", "svc.x", nil).with(when("{{.params.secret}}")),
+				tool("x", "svc.x", nil).With(when("{{.params.secret}}")),
 			),
 			params: M{"secret": "hunter2"},
 			status: runtime.RunFailed,
@@ -64,7 +64,7 @@ func semanticsCases() []Case {
 		{
 			name: "skipped step gives its defaultResults to dependents",
 			wf: build("skip",
-				tool("opt", "svc.x", nil).with(when("{{.params.enabled}}")).with(defaults(M{"count": int64(7)})),
+				tool("opt", "svc.x", nil).With(when("{{.params.enabled}}")).With(defaults(M{"count": int64(7)})),
 				tool("use", "svc.y", M{"n": "{{.steps.opt.output.count}}", "st": "{{.steps.opt.status}}"}, "opt"),
 			),
 			params:  M{"enabled": false},
@@ -96,7 +96,7 @@ func semanticsCases() []Case {
 		{
 			name: "reading a field of a skipped step without defaults says it is null",
 			wf: build("skipnull",
-				tool("a", "svc.x", nil).with(when("{{false}}")),
+				tool("a", "svc.x", nil).With(when("{{false}}")),
 				tool("b", "svc.y", M{"v": "{{.steps.a.output.total}}"}, "a"),
 			),
 			status: runtime.RunFailed,
@@ -116,7 +116,7 @@ func semanticsCases() []Case {
 		{
 			name: "onError continue: failed step, dependents see defaults",
 			wf: build("cont",
-				tool("a", "svc.down", nil).with(onError(ir.ActionContinue, 0)).with(defaults(M{"v": "fallback"})),
+				tool("a", "svc.down", nil).With(onError(ir.ActionContinue, 0)).With(defaults(M{"v": "fallback"})),
 				tool("b", "svc.y", M{"v": "{{.steps.a.output.v}}", "st": "{{.steps.a.status}}", "err": "{{.steps.a.error}}"}, "a"),
 			),
 			tools:   map[string]*fakeTool{"svc.down": {fail: true}},
@@ -143,7 +143,7 @@ func semanticsCases() []Case {
 			name: "explicit abort beats failureMode continue",
 			wf: func() *ir.Workflow {
 				w := build("fmabort",
-					tool("a", "svc.down", nil).with(onError(ir.ActionAbort, 0)),
+					tool("a", "svc.down", nil).With(onError(ir.ActionAbort, 0)),
 					tool("b", "svc.y", nil, "a"),
 				)
 				w.FailureMode = ir.FailureContinue
@@ -168,7 +168,7 @@ func semanticsCases() []Case {
 		},
 		{
 			name:     "retry succeeds after the first failures",
-			wf:       build("retry", tool("a", "svc.flaky", nil).with(onError(ir.ActionRetry, 3))),
+			wf:       build("retry", tool("a", "svc.flaky", nil).With(onError(ir.ActionRetry, 3))),
 			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 2, result: structured(M{"ok": true})}},
 			status:   runtime.RunCompleted,
 			wantOut:  true,
@@ -178,7 +178,7 @@ func semanticsCases() []Case {
 		{
 			// As in ToolHive, maxRetries has no effect without action retry.
 			name:     "maxRetries with action abort does not retry",
-			wf:       build("retryabort", tool("a", "svc.flaky", nil).with(onError(ir.ActionAbort, 2)), tool("b", "svc.ok", nil, "a")),
+			wf:       build("retryabort", tool("a", "svc.flaky", nil).With(onError(ir.ActionAbort, 2)), tool("b", "svc.ok", nil, "a")),
 			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 5}, "svc.ok": {result: structured(M{"ok": true})}},
 			status:   runtime.RunFailed,
 			attempts: map[string]int{"a": 1},
@@ -188,7 +188,7 @@ func semanticsCases() []Case {
 		{
 			// continue + retryCount: 2 calls a possibly unsafe tool once.
 			name:     "maxRetries with action continue calls the tool once, then continues with defaults",
-			wf:       build("retrycontinue", tool("a", "svc.flaky", nil).with(onError(ir.ActionContinue, 2)).with(defaults(M{"x": int64(7)}))),
+			wf:       build("retrycontinue", tool("a", "svc.flaky", nil).With(onError(ir.ActionContinue, 2)).With(defaults(M{"x": int64(7)}))),
 			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 1, result: structured(M{"ok": true})}},
 			status:   runtime.RunCompleted,
 			wantOut:  true,
@@ -198,7 +198,7 @@ func semanticsCases() []Case {
 		},
 		{
 			name:     "retry gives up after maxRetries more attempts",
-			wf:       build("retryfail", tool("a", "svc.flaky", nil).with(onError(ir.ActionRetry, 2))),
+			wf:       build("retryfail", tool("a", "svc.flaky", nil).With(onError(ir.ActionRetry, 2))),
 			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 5}},
 			status:   runtime.RunFailed,
 			attempts: map[string]int{"a": 3},
@@ -207,7 +207,7 @@ func semanticsCases() []Case {
 		{
 			name: "retry exhausted then failureMode continue",
 			wf: func() *ir.Workflow {
-				w := build("retrycont", tool("a", "svc.flaky", nil).with(onError(ir.ActionRetry, 1)).with(defaults(M{"x": int64(0)})))
+				w := build("retrycont", tool("a", "svc.flaky", nil).With(onError(ir.ActionRetry, 1)).With(defaults(M{"x": int64(0)})))
 				w.FailureMode = ir.FailureContinue
 				return w
 			}(),

@@ -53,7 +53,7 @@ func stopCases() []Case {
 		},
 		{
 			name: "workflow timeout during an elicitation",
-			wf: withTimeout(build("wte", elicit("ask", "Go on?").with(func(s *ir.Step) {
+			wf: withTimeout(build("wte", elicit("ask", "Go on?").With(func(s *ir.Step) {
 				s.OnCancel = ir.ActionContinue // a cancelled answer would not fail the run
 			})), 30*time.Millisecond),
 			elicit: &scriptedElicitor{hang: true},
@@ -77,7 +77,7 @@ func stopCases() []Case {
 		},
 		{
 			name:   "step timeout fails the step at its position",
-			wf:     build("sto", tool("h", "svc.hang", nil).with(timeout(20*time.Millisecond))),
+			wf:     build("sto", tool("h", "svc.hang", nil).With(timeout(20*time.Millisecond))),
 			tools:  hang,
 			status: runtime.RunFailed,
 			errHas: []string{`step "h" (wf.yaml:10:5): timed out after 20ms`},
