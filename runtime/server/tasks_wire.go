@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"time"
@@ -137,10 +138,16 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 	declared := req.caps().Extensions[TasksExtension] != nil
 	ctx := r.Context()
 	switch req.Method {
+	case string(mcp.MethodServerDiscover):
+		e.discover(w, r)
+		return true
 	case string(mcp.MethodToolsCall):
 		wf, ok := e.s.Workflow(req.Params.Name)
 		if !ok || !declared {
 			return false
+		}
+		if !checkRoutingHeaders(w, r, &req, body) {
+			return true
 		}
 		args, err := req.arguments()
 		if err != nil {
@@ -150,6 +157,13 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 		lt, err := t.start(ctx, wf, args, t.caller(r), "", req.caps().Elicitation != nil)
 		if err != nil {
 			writeExtResult(w, e.s, req.ID, toolResultMap(startError(wf, err)))
+			return true
+		}
+		if run := t.quickEnd(ctx, lt); run != nil {
+			res := RunResult(run)
+			res.ResultType = mcp.ResultTypeComplete
+			res.Meta.AdditionalFields[mcp.MetaKeyServerInfo] = mcp.Implementation{Name: e.s.opts.Name, Version: e.s.opts.Version}
+			writeRPCResult(w, req.ID, toolResultJSON(res))
 			return true
 		}
 		v, err := t.get(ctx, t.caller(r), lt.id, flavourExt)
@@ -164,6 +178,9 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 	case "tasks/get", "tasks/update", "tasks/cancel":
 	default:
 		return false
+	}
+	if !checkRoutingHeaders(w, r, &req, body) {
+		return true
 	}
 	if !declared {
 		writeMissingExtension(w, req.ID, req.Method)
@@ -198,6 +215,72 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 		writeExtResult(w, e.s, req.ID, map[string]any{})
 	}
 	return true
+}
+
+// checkRoutingHeaders checks the Mcp-Method and Mcp-Name headers of a
+// request served here (mcp-go checks those of the others): Mcp-Method must
+// be the body's method; Mcp-Name the tool's name on tools/call and, as the
+// Tasks extension adds, the task id on tasks/*. A missing or different
+// header is answered with HTTP 400 and -32020 (header mismatch), as mcp-go
+// answers its own, and false is returned. Requests without the
+// MCP-Protocol-Version header are not checked, as in mcp-go.
+func checkRoutingHeaders(w http.ResponseWriter, r *http.Request, req *taskRequest, body []byte) bool {
+	version := r.Header.Get(mcp.HeaderProtocolVersion)
+	if version == "" {
+		return true
+	}
+	var wrapper struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(body, &wrapper)
+	err := mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MCPMethod(req.Method), wrapper.Params)
+	if err == nil && strings.HasPrefix(req.Method, "tasks/") && mcp.RequiresStandardHeaders(version) {
+		name, ok := mcp.DecodeHeaderValue(r.Header.Get(mcp.HeaderName))
+		switch {
+		case r.Header.Get(mcp.HeaderName) == "":
+			err = mcp.HeaderMismatchError{Header: mcp.HeaderName, Reason: fmt.Sprintf("missing required header for method %q: send the task id", req.Method)}
+		case !ok:
+			err = mcp.HeaderMismatchError{Header: mcp.HeaderName, Reason: "invalid Base64 encoding"}
+		case name != req.Params.TaskID:
+			err = mcp.HeaderMismatchError{Header: mcp.HeaderName, Reason: fmt.Sprintf("header value %q does not match params.taskId %q", name, req.Params.TaskID)}
+		}
+	}
+	if err == nil {
+		return true
+	}
+	writeRPCError(w, http.StatusBadRequest, req.ID, mcp.HEADER_MISMATCH, err.Error())
+	return false
+}
+
+// discover serves server/discover through mcp-go without its
+// capabilities.tasks: that slot is the 2025-11-25 flavour's, negotiated in
+// initialize, while a 2026-07-28 client finds tasks under
+// capabilities.extensions (the extension replaces the slot there).
+func (e *Endpoint) discover(w http.ResponseWriter, r *http.Request) {
+	rec := httptest.NewRecorder()
+	e.serve(rec, r)
+	out := rec.Body.Bytes()
+	var msg map[string]json.RawMessage
+	if strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") && json.Unmarshal(out, &msg) == nil {
+		var res map[string]json.RawMessage
+		if json.Unmarshal(msg["result"], &res) == nil {
+			var caps map[string]json.RawMessage
+			if json.Unmarshal(res["capabilities"], &caps) == nil && caps["tasks"] != nil {
+				delete(caps, "tasks")
+				res["capabilities"], _ = json.Marshal(caps)
+				msg["result"], _ = json.Marshal(res)
+				if b, err := runtime.MarshalJSON(msg); err == nil {
+					out = append(b, '\n')
+				}
+			}
+		}
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(out)
 }
 
 // answerFromInput decodes one inputResponses entry as an elicitation
