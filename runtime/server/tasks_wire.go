@@ -319,8 +319,12 @@ func (t *tasks) extTask(v *taskView, detailed bool) map[string]any {
 		return m
 	}
 	switch {
-	case v.ask != nil:
-		m["inputRequests"] = map[string]any{v.ask.key: elicitationRequest(v.ask, "")}
+	case len(v.asks) > 0:
+		reqs := map[string]any{}
+		for _, q := range v.asks {
+			reqs[q.key] = elicitationRequest(q, "")
+		}
+		m["inputRequests"] = reqs
 	case v.run.Status.Finished() && v.state.Status == taskCompleted:
 		res := RunResult(v.run)
 		res.ResultType = mcp.ResultTypeComplete
