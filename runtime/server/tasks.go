@@ -71,13 +71,6 @@ const DefaultTaskTTL = 24 * time.Hour
 // DefaultTaskPollInterval is the polling interval tasks suggest.
 const DefaultTaskPollInterval = 500 * time.Millisecond
 
-// DefaultTaskQuickEnd is how long a tools/call of the Tasks extension
-// waits for its run to end before it answers with a task: a run that ends
-// sooner (and asks nothing) is answered with its tool result, as the
-// extension allows, so a client does not poll for what took milliseconds.
-// It is well under a second, so a run that sleeps a second is a task.
-const DefaultTaskQuickEnd = 250 * time.Millisecond
-
 // TaskRuns is what tasks need of the engine besides starting runs: reading
 // a run's record, cancelling a run, and listing runs (*runtime.Engine
 // implements it).
@@ -98,10 +91,6 @@ type TaskOptions struct {
 	// PollInterval is the polling interval tasks suggest; 0 means
 	// DefaultTaskPollInterval.
 	PollInterval time.Duration
-	// QuickEnd is how long a tools/call of the extension waits for the run
-	// to end before it answers with a task; 0 means DefaultTaskQuickEnd, a
-	// negative value always answers with a task.
-	QuickEnd time.Duration
 	// Authenticated says that the HTTP listener requires bearer tokens: a
 	// task then belongs to the token that created it. Without it every
 	// caller may read every task (an unauthenticated loopback listener).
@@ -228,9 +217,6 @@ func newTasks(s *Server, opts TaskOptions) *tasks {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultTaskPollInterval
 	}
-	if opts.QuickEnd == 0 {
-		opts.QuickEnd = DefaultTaskQuickEnd
-	}
 	return &tasks{s: s, opts: opts, live: map[string]*liveTask{}, pending: map[string]pendingAnswer{},
 		sessions: map[string]mcpserver.SessionWithElicitation{}}
 }
@@ -280,37 +266,6 @@ type liveTask struct {
 	// the id; questions go out through the session only then, since a
 	// client cannot tie a request to a task whose id it has not yet read.
 	seen bool
-}
-
-// quickEnd waits up to opts.QuickEnd for lt's run to end and returns the
-// ended run, or nil when it still goes (or asks a question, or the request
-// ended): the caller then answers with a task.
-func (t *tasks) quickEnd(ctx context.Context, lt *liveTask) *runtime.Run {
-	if t.opts.QuickEnd < 0 {
-		return nil
-	}
-	timer := time.NewTimer(t.opts.QuickEnd)
-	defer timer.Stop()
-	for {
-		lt.mu.Lock()
-		asking, changed := lt.ask != nil, lt.changed
-		lt.mu.Unlock()
-		if asking {
-			return nil
-		}
-		select {
-		case <-lt.done:
-			if lt.startErr != nil || lt.final == nil {
-				return nil
-			}
-			return lt.final
-		case <-changed:
-		case <-timer.C:
-			return nil
-		case <-ctx.Done():
-			return nil
-		}
-	}
 }
 
 // taskQuestion is an elicitation step's question to a task's client.

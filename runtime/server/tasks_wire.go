@@ -159,13 +159,6 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 			writeExtResult(w, e.s, req.ID, toolResultMap(startError(wf, err)))
 			return true
 		}
-		if run := t.quickEnd(ctx, lt); run != nil {
-			res := RunResult(run)
-			res.ResultType = mcp.ResultTypeComplete
-			res.Meta.AdditionalFields[mcp.MetaKeyServerInfo] = mcp.Implementation{Name: e.s.opts.Name, Version: e.s.opts.Version}
-			writeRPCResult(w, req.ID, toolResultJSON(res))
-			return true
-		}
 		v, err := t.get(ctx, t.caller(r), lt.id, flavourExt)
 		if err != nil {
 			writeRPCError(w, http.StatusOK, req.ID, mcp.INTERNAL_ERROR, err.Error())
