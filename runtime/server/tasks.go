@@ -252,8 +252,8 @@ type liveTask struct {
 	startErr  error         // the run did not start, set before done closes
 
 	mu      sync.Mutex
-	updated time.Time     // the last change not in the run record
-	asks    int           // questions asked so far, for unique keys
+	updated time.Time // the last change not in the run record
+	asks    int       // questions asked so far, for unique keys
 	// waiting: the questions waiting for their answers, oldest first (the
 	// elicitation steps of a run that go at the same time ask at the same
 	// time); ask is the oldest, or nil. The extension shows them all in
