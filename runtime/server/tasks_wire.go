@@ -7,7 +7,10 @@ package server
 // per-session map under ids it makes itself, while a vmcp task is a run in
 // the run store under the run's id. What vmcp does take from mcp-go is the
 // advertising (the tasks capability in initialize, the extension in
-// server/discover, taskSupport on each workflow tool) and the types.
+// server/discover, taskSupport on each workflow tool) and the types;
+// server/discover goes through here only to drop the tasks capability,
+// which is the 2025-11-25 flavour's. Requests served here have their
+// Mcp-Method and Mcp-Name headers checked here (mcp-go checks the rest).
 //
 //   - 2025-11-25, on a session: tools/call of a workflow with params.task
 //     returns {task}; tasks/get and tasks/cancel return the task; tasks/list
