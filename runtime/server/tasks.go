@@ -19,8 +19,9 @@ package server
 // tasks/get reads the run record, so any session can read a task, also
 // after the session that made it is gone, and (with the SQLite store)
 // after vmcp restarted. What is not in the record is held here, per run
-// this process started, while the run goes: its cancel, the question a
-// waiting elicitation step asks, and the end of the run.
+// this process started, while the run goes: its cancel, the questions its
+// waiting elicitation steps ask (together when they go at the same time),
+// and the end of the run.
 //
 // Who may read a task. The run store has no owner column, so the owner is
 // carried by the id itself: a task id is a random UUID whose last 6 bytes
