@@ -149,7 +149,7 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 		if !ok || !declared {
 			return false
 		}
-		if !checkRoutingHeaders(w, r, &req, body) {
+		if !checkRoutingHeaders(w, r, &req) {
 			return true
 		}
 		args, err := req.arguments()
@@ -175,7 +175,7 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 	default:
 		return false
 	}
-	if !checkRoutingHeaders(w, r, &req, body) {
+	if !checkRoutingHeaders(w, r, &req) {
 		return true
 	}
 	if !declared {
@@ -218,30 +218,32 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 // be the body's method; Mcp-Name the tool's name on tools/call and, as the
 // Tasks extension adds, the task id on tasks/*. A missing or different
 // header is answered with HTTP 400 and -32020 (header mismatch), as mcp-go
-// answers its own, and false is returned. Requests without the
-// MCP-Protocol-Version header are not checked, as in mcp-go.
-func checkRoutingHeaders(w http.ResponseWriter, r *http.Request, req *taskRequest, body []byte) bool {
-	version := r.Header.Get(mcp.HeaderProtocolVersion)
-	if version == "" {
+// answers its own, and false is returned. Requests of an older protocol
+// version (by the MCP-Protocol-Version header) are not checked, as in
+// mcp-go.
+func checkRoutingHeaders(w http.ResponseWriter, r *http.Request, req *taskRequest) bool {
+	if !mcp.RequiresStandardHeaders(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		return true
 	}
-	var wrapper struct {
-		Params json.RawMessage `json:"params"`
+	name, what := req.Params.TaskID, "params.taskId"
+	if req.Method == string(mcp.MethodToolsCall) {
+		name, what = req.Params.Name, "params.name"
 	}
-	_ = json.Unmarshal(body, &wrapper)
-	err := mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MCPMethod(req.Method), wrapper.Params)
-	if err == nil && strings.HasPrefix(req.Method, "tasks/") && mcp.RequiresStandardHeaders(version) {
-		name, ok := mcp.DecodeHeaderValue(r.Header.Get(mcp.HeaderName))
-		switch {
-		case r.Header.Get(mcp.HeaderName) == "":
-			err = mcp.HeaderMismatchError{Header: mcp.HeaderName, Reason: fmt.Sprintf("missing required header for method %q: send the task id", req.Method)}
-		case !ok:
-			err = mcp.HeaderMismatchError{Header: mcp.HeaderName, Reason: "invalid Base64 encoding"}
-		case name != req.Params.TaskID:
-			err = mcp.HeaderMismatchError{Header: mcp.HeaderName, Reason: fmt.Sprintf("header value %q does not match params.taskId %q", name, req.Params.TaskID)}
-		}
-	}
-	if err == nil {
+	var err error
+	method, header := r.Header.Get(mcp.HeaderMethod), r.Header.Get(mcp.HeaderName)
+	decoded, ok := mcp.DecodeHeaderValue(header)
+	switch {
+	case method == "":
+		err = mcp.HeaderMismatchError{Header: mcp.HeaderMethod, Reason: "missing required header: send the request's method"}
+	case method != req.Method:
+		err = mcp.HeaderMismatchError{Header: mcp.HeaderMethod, Reason: fmt.Sprintf("header value %q does not match body value %q", method, req.Method)}
+	case header == "":
+		err = mcp.HeaderMismatchError{Header: mcp.HeaderName, Reason: fmt.Sprintf("missing required header for method %q: send the %s", req.Method, what)}
+	case !ok:
+		err = mcp.HeaderMismatchError{Header: mcp.HeaderName, Reason: "invalid Base64 encoding"}
+	case decoded != name:
+		err = mcp.HeaderMismatchError{Header: mcp.HeaderName, Reason: fmt.Sprintf("header value %q does not match %s %q", decoded, what, name)}
+	default:
 		return true
 	}
 	writeRPCError(w, http.StatusBadRequest, req.ID, mcp.HEADER_MISMATCH, err.Error())
