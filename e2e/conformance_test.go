@@ -111,11 +111,7 @@ func failedChecks(t *testing.T, dir, scenario string) string {
 		if err != nil {
 			continue
 		}
-		var checks []struct {
-			ID           string `json:"id"`
-			Status       string `json:"status"`
-			ErrorMessage string `json:"errorMessage"`
-		}
+		var checks []conformanceCheck
 		if json.Unmarshal(b, &checks) != nil {
 			lines = append(lines, string(b))
 			continue

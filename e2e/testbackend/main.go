@@ -44,13 +44,15 @@ func main() {
 		return mcp.NewToolResultStructuredOnly(map[string]any{"sum": req.GetFloat("a", 0) + req.GetFloat("b", 0)}), nil
 	})
 	s.AddTool(mcp.NewTool("sleep",
-		mcp.WithDescription("Wait ms milliseconds unless cancelled"),
+		mcp.WithDescription("Wait ms milliseconds plus seconds seconds unless cancelled"),
 		mcp.WithNumber("ms", mcp.Required()),
+		mcp.WithNumber("seconds"),
 		mcp.WithString("label"),
 	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		label := req.GetString("label", "sleep")
 		r.add("start " + label)
-		t := time.NewTimer(time.Duration(req.GetFloat("ms", 0)) * time.Millisecond)
+		wait := time.Duration(req.GetFloat("ms", 0)*float64(time.Millisecond) + req.GetFloat("seconds", 0)*float64(time.Second))
+		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
 		case <-t.C:

@@ -19,8 +19,9 @@ package server
 // tasks/get reads the run record, so any session can read a task, also
 // after the session that made it is gone, and (with the SQLite store)
 // after vmcp restarted. What is not in the record is held here, per run
-// this process started, while the run goes: its cancel, the question a
-// waiting elicitation step asks, and the end of the run.
+// this process started, while the run goes: its cancel, the questions its
+// waiting elicitation steps ask (together when they go at the same time),
+// and the end of the run.
 //
 // Who may read a task. The run store has no owner column, so the owner is
 // carried by the id itself: a task id is a random UUID whose last 6 bytes
@@ -252,10 +253,15 @@ type liveTask struct {
 	startErr  error         // the run did not start, set before done closes
 
 	mu      sync.Mutex
-	updated time.Time     // the last change not in the run record
-	asks    int           // questions asked so far, for unique keys
-	ask     *taskQuestion // the question waiting for its answer, or nil
-	changed chan struct{} // closed and replaced on every change of ask
+	updated time.Time // the last change not in the run record
+	asks    int       // questions asked so far, for unique keys
+	// waiting: the questions waiting for their answers, oldest first (the
+	// elicitation steps of a run that go at the same time ask at the same
+	// time); ask is the oldest, or nil. The extension shows them all in
+	// inputRequests; 2025-11-25 sends them one by one.
+	waiting []*taskQuestion
+	ask     *taskQuestion
+	changed chan struct{} // closed and replaced on every change of waiting
 	waiters int           // tasks/result streams waiting on the task
 	// seen: the client has asked about the task (2025-11-25), so it knows
 	// the id; questions go out through the session only then, since a
@@ -333,7 +339,8 @@ func (t *tasks) liveTaskOf(id string) *liveTask {
 type taskView struct {
 	run      *runtime.Run
 	state    taskState
-	ask      *taskQuestion // the waiting question, if any
+	ask      *taskQuestion   // the oldest waiting question, if any
+	asks     []*taskQuestion // all waiting questions, oldest first
 	updated  time.Time
 	expireAt time.Time
 }
@@ -374,6 +381,7 @@ func (t *tasks) view(run *runtime.Run, lt *liveTask, f flavour) (*taskView, erro
 	if lt != nil && !run.Status.Finished() {
 		lt.mu.Lock()
 		v.ask = lt.ask
+		v.asks = append([]*taskQuestion(nil), lt.waiting...)
 		if lt.updated.After(v.updated) {
 			v.updated = lt.updated
 		}
@@ -471,24 +479,54 @@ func (t *tasks) answer(id, key string, a answerOrErr) bool {
 		return false
 	}
 	lt.mu.Lock()
-	q := lt.ask
+	var q *taskQuestion
+	for _, w := range lt.waiting {
+		if w.key == key {
+			q = w
+		}
+	}
 	lt.mu.Unlock()
-	if q == nil || q.key != key {
+	if q == nil {
 		return false
 	}
 	select {
 	case q.answer <- a:
+		// Answered: no longer waiting, also for a tasks/get that comes
+		// before the step has taken the answer.
+		lt.dropAsk(q)
 		return true
 	default:
 		return false // already answered
 	}
 }
 
-// setAsk makes q the waiting question (nil: none) and wakes the watchers.
-func (lt *liveTask) setAsk(q *taskQuestion) {
+// addAsk adds q to the waiting questions and wakes the watchers.
+func (lt *liveTask) addAsk(q *taskQuestion) {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	lt.ask = q
+	lt.waiting = append(lt.waiting, q)
+	lt.changedLocked()
+}
+
+// dropAsk removes q from the waiting questions and wakes the watchers.
+func (lt *liveTask) dropAsk(q *taskQuestion) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	for i, w := range lt.waiting {
+		if w == q {
+			lt.waiting = append(lt.waiting[:i:i], lt.waiting[i+1:]...)
+			break
+		}
+	}
+	lt.changedLocked()
+}
+
+// changedLocked records a change of the waiting questions (lt.mu held).
+func (lt *liveTask) changedLocked() {
+	lt.ask = nil
+	if len(lt.waiting) > 0 {
+		lt.ask = lt.waiting[0]
+	}
 	lt.updated = time.Now()
 	close(lt.changed)
 	lt.changed = make(chan struct{})
@@ -512,8 +550,8 @@ func (e *taskElicitor) Elicit(ctx context.Context, req runtime.ElicitRequest) (r
 	key := fmt.Sprintf("%s-%d", req.StepID, e.lt.asks)
 	e.lt.mu.Unlock()
 	q := &taskQuestion{ctx: ctx, key: key, req: req, answer: make(chan answerOrErr, 1)}
-	e.lt.setAsk(q)
-	defer e.lt.setAsk(nil)
+	e.lt.addAsk(q)
+	defer e.lt.dropAsk(q)
 	e.t.offerOnSession(e.lt, q)
 	timeout := time.NewTimer(e.t.s.opts.ElicitTimeout)
 	defer timeout.Stop()

@@ -40,6 +40,12 @@ func BenchmarkTaskGet(b *testing.B) {
 		req := httptest.NewRequest(http.MethodPost, MCPPath, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		if id, ok := params["taskId"].(string); ok {
+			req.Header.Set("Mcp-Name", id)
+		} else if name, ok := params["name"].(string); ok {
+			req.Header.Set("Mcp-Name", name)
+		}
 		rec := httptest.NewRecorder()
 		ep.ServeHTTP(rec, req)
 		var reply struct {

@@ -7,7 +7,10 @@ package server
 // per-session map under ids it makes itself, while a vmcp task is a run in
 // the run store under the run's id. What vmcp does take from mcp-go is the
 // advertising (the tasks capability in initialize, the extension in
-// server/discover, taskSupport on each workflow tool) and the types.
+// server/discover, taskSupport on each workflow tool) and the types;
+// server/discover goes through here only to drop the tasks capability,
+// which is the 2025-11-25 flavour's. Requests served here have their
+// Mcp-Method and Mcp-Name headers checked here (mcp-go checks the rest).
 //
 //   - 2025-11-25, on a session: tools/call of a workflow with params.task
 //     returns {task}; tasks/get and tasks/cancel return the task; tasks/list
@@ -29,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"time"
@@ -137,10 +141,16 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 	declared := req.caps().Extensions[TasksExtension] != nil
 	ctx := r.Context()
 	switch req.Method {
+	case string(mcp.MethodServerDiscover):
+		e.discover(w, r)
+		return true
 	case string(mcp.MethodToolsCall):
 		wf, ok := e.s.Workflow(req.Params.Name)
 		if !ok || !declared {
 			return false
+		}
+		if !checkRoutingHeaders(w, r, &req) {
+			return true
 		}
 		args, err := req.arguments()
 		if err != nil {
@@ -164,6 +174,9 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 	case "tasks/get", "tasks/update", "tasks/cancel":
 	default:
 		return false
+	}
+	if !checkRoutingHeaders(w, r, &req) {
+		return true
 	}
 	if !declared {
 		writeMissingExtension(w, req.ID, req.Method)
@@ -198,6 +211,74 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 		writeExtResult(w, e.s, req.ID, map[string]any{})
 	}
 	return true
+}
+
+// checkRoutingHeaders checks the Mcp-Method and Mcp-Name headers of a
+// request served here (mcp-go checks those of the others): Mcp-Method must
+// be the body's method; Mcp-Name the tool's name on tools/call and, as the
+// Tasks extension adds, the task id on tasks/*. A missing or different
+// header is answered with HTTP 400 and -32020 (header mismatch), as mcp-go
+// answers its own, and false is returned. Requests of an older protocol
+// version (by the MCP-Protocol-Version header) are not checked, as in
+// mcp-go.
+func checkRoutingHeaders(w http.ResponseWriter, r *http.Request, req *taskRequest) bool {
+	if !mcp.RequiresStandardHeaders(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		return true
+	}
+	name, what := req.Params.TaskID, "params.taskId"
+	if req.Method == string(mcp.MethodToolsCall) {
+		name, what = req.Params.Name, "params.name"
+	}
+	var err error
+	method, header := r.Header.Get(mcp.HeaderMethod), r.Header.Get(mcp.HeaderName)
+	decoded, ok := mcp.DecodeHeaderValue(header)
+	switch {
+	case method == "":
+		err = mcp.HeaderMismatchError{Header: mcp.HeaderMethod, Reason: "missing required header: send the request's method"}
+	case method != req.Method:
+		err = mcp.HeaderMismatchError{Header: mcp.HeaderMethod, Reason: fmt.Sprintf("header value %q does not match body value %q", method, req.Method)}
+	case header == "":
+		err = mcp.HeaderMismatchError{Header: mcp.HeaderName, Reason: fmt.Sprintf("missing required header for method %q: send the %s", req.Method, what)}
+	case !ok:
+		err = mcp.HeaderMismatchError{Header: mcp.HeaderName, Reason: "invalid Base64 encoding"}
+	case decoded != name:
+		err = mcp.HeaderMismatchError{Header: mcp.HeaderName, Reason: fmt.Sprintf("header value %q does not match %s %q", decoded, what, name)}
+	default:
+		return true
+	}
+	writeRPCError(w, http.StatusBadRequest, req.ID, mcp.HEADER_MISMATCH, err.Error())
+	return false
+}
+
+// discover serves server/discover through mcp-go without its
+// capabilities.tasks: that slot is the 2025-11-25 flavour's, negotiated in
+// initialize, while a 2026-07-28 client finds tasks under
+// capabilities.extensions (the extension replaces the slot there).
+func (e *Endpoint) discover(w http.ResponseWriter, r *http.Request) {
+	rec := httptest.NewRecorder()
+	e.serve(rec, r)
+	out := rec.Body.Bytes()
+	var msg map[string]json.RawMessage
+	if strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") && json.Unmarshal(out, &msg) == nil {
+		var res map[string]json.RawMessage
+		if json.Unmarshal(msg["result"], &res) == nil {
+			var caps map[string]json.RawMessage
+			if json.Unmarshal(res["capabilities"], &caps) == nil && caps["tasks"] != nil {
+				delete(caps, "tasks")
+				res["capabilities"], _ = json.Marshal(caps)
+				msg["result"], _ = json.Marshal(res)
+				if b, err := runtime.MarshalJSON(msg); err == nil {
+					out = append(b, '\n')
+				}
+			}
+		}
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(out)
 }
 
 // answerFromInput decodes one inputResponses entry as an elicitation
@@ -236,8 +317,12 @@ func (t *tasks) extTask(v *taskView, detailed bool) map[string]any {
 		return m
 	}
 	switch {
-	case v.ask != nil:
-		m["inputRequests"] = map[string]any{v.ask.key: elicitationRequest(v.ask, "")}
+	case len(v.asks) > 0:
+		reqs := map[string]any{}
+		for _, q := range v.asks {
+			reqs[q.key] = elicitationRequest(q, "")
+		}
+		m["inputRequests"] = reqs
 	case v.run.Status.Finished() && v.state.Status == taskCompleted:
 		res := RunResult(v.run)
 		res.ResultType = mcp.ResultTypeComplete
