@@ -17,9 +17,9 @@ import (
 	"github.com/vmcp-dev/vmcp/runtime/server"
 )
 
-// openConsole builds the console for eng (catalog may be nil); its event
-// streams end when ctx does.
-func (o *ops) openConsole(ctx context.Context, eng *runtime.Engine, catalog console.Catalog) error {
+// openConsole builds the console for eng, the executor (catalog may be
+// nil); its event streams end when ctx does.
+func (o *ops) openConsole(ctx context.Context, eng console.Engine, catalog console.Catalog) error {
 	ui, err := console.New(console.Options{
 		Engine: eng, Store: o.store, Sources: o.sources, Tokens: o.cfg.Server.Auth.Tokens, Catalog: catalog, Logger: o.log,
 	})

@@ -54,7 +54,7 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			ctx, stopServing := context.WithCancel(context.WithoutCancel(cmd.Context()))
 			defer stopServing()
 			if transport == "http" || adminListen != "" {
-				if err := st.ops.openConsole(ctx, st.engine, st.consoleCatalog()); err != nil { // the web console: console.go
+				if err := st.ops.openConsole(ctx, st.exec, st.consoleCatalog()); err != nil { // the web console: console.go
 					return failuref("%v", err)
 				}
 			}

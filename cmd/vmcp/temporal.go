@@ -30,6 +30,7 @@ type executor interface {
 	Status(ctx context.Context, id string) (*runtime.Run, error)
 	Cancel(ctx context.Context, id string) error
 	Store() runtime.Store
+	Workflow(name string) (*ir.Workflow, bool)
 }
 
 // dialTemporal connects to the Temporal frontend of the executor section.

@@ -107,6 +107,12 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 // Workflows are the plan's workflows.
 func (r *Runner) Workflows() []*ir.Workflow { return r.opts.Plan.Workflows }
 
+// Workflow returns the plan's workflow of that name.
+func (r *Runner) Workflow(name string) (*ir.Workflow, bool) {
+	wf, ok := r.wfs[name]
+	return wf, ok
+}
+
 // Detach makes cancelled callers leave their runs going on Temporal
 // instead of cancelling them (vmcp run calls it when it shuts down).
 func (r *Runner) Detach() { r.detached.Store(true) }
