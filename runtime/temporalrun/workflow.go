@@ -76,8 +76,12 @@ type driver struct {
 	m    *runtime.Machine
 
 	// steps is the context of top-level steps; cancelSteps ends it
-	// (ActionStop). Finally steps run on finallyCtx, disconnected from
-	// the workflow's cancellation.
+	// (ActionStop). Finally steps run on finallyCtx. Both are disconnected
+	// from the workflow's cancellation, which the loop turns into a Stop:
+	// a cancelled context cancels its children in map order (the SDK's
+	// context is Go's), so two children of the root (the steps and the
+	// workflow timeout's timer) would be cancelled in a different order
+	// on replay. The loop cancels them itself, steps first.
 	steps       workflow.Context
 	cancelSteps workflow.CancelFunc
 	finallyCtx  workflow.Context
@@ -114,7 +118,8 @@ type event struct {
 
 func newDriver(ctx workflow.Context, in Input, eng *runtime.Engine, m *runtime.Machine) *driver {
 	d := &driver{root: ctx, in: in, eng: eng, m: m, events: workflow.NewChannel(ctx), idempotent: map[int]bool{}}
-	d.steps, d.cancelSteps = workflow.WithCancel(ctx)
+	base, _ := workflow.NewDisconnectedContext(ctx)
+	d.steps, d.cancelSteps = workflow.WithCancel(base)
 	d.questions.answers = map[int]Answer{}
 	return d
 }
@@ -139,8 +144,11 @@ func (d *driver) run() (*runtime.Run, error) {
 	wf := d.m.Workflow()
 	start := workflow.Now(d.root)
 	var timeout workflow.Future
+	cancelTimeout := func() {}
 	if t := wf.Timeout.D(); t > 0 {
-		tctx, _ := workflow.WithCancel(d.root)
+		base, _ := workflow.NewDisconnectedContext(d.root)
+		var tctx workflow.Context
+		tctx, cancelTimeout = workflow.WithCancel(base)
 		timeout = workflow.NewTimer(tctx, t)
 	}
 	d.perform(d.m.Start(start))
@@ -162,6 +170,8 @@ func (d *driver) run() (*runtime.Run, error) {
 			sel.AddReceive(d.root.Done(), func(workflow.ReceiveChannel, bool) {
 				cancelled = true
 				d.perform(d.m.Stop(runtime.StopCancel, workflow.Now(d.root)))
+				d.cancelSteps() // also when the machine had stopped already
+				cancelTimeout()
 			})
 		}
 		if timeout != nil {
