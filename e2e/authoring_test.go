@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -464,24 +463,7 @@ func authoringHTTP(t *testing.T, cfg string) (string, func()) {
 			t.Logf("vmcp stderr:\n%s", stderr.String())
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			conn.Close()
-			break
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("vmcp run exited before listening: %v\nstderr:\n%s", err, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("vmcp run did not listen on %s within 60s\nstderr:\n%s", addr, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitListening(t, addr, exited, stderr)
 	return "http://" + addr + "/mcp", stop
 }
 

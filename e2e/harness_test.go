@@ -185,24 +185,7 @@ func httpVMCPOn(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer) 
 			t.Errorf("vmcp run did not exit within 10s of SIGTERM")
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			conn.Close()
-			break
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("vmcp run exited before listening: %v\nstderr:\n%s", err, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("vmcp run did not listen on %s within 60s\nstderr:\n%s", addr, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitListening(t, addr, exited, stderr)
 	return "http://" + addr + "/mcp", stderr
 }
 
@@ -290,4 +273,28 @@ func withTestbackendTools(workflows ...string) []string {
 	out := append(append([]string{}, workflows...), exposedTestbackendTools...)
 	sort.Strings(out)
 	return out
+}
+
+// waitListening waits up to a minute until a vmcp run process listens on
+// addr, failing the test if it exits first (exited gets its error back).
+func waitListening(t *testing.T, addr string, exited chan error, stderr *testenv.Buffer) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			conn.Close()
+			break
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("vmcp run exited before listening: %v\nstderr:\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("vmcp run did not listen on %s within 60s\nstderr:\n%s", addr, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
