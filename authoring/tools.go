@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/vmcp-dev/vmcp/authoring/guide"
 	"github.com/vmcp-dev/vmcp/diag"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
@@ -26,19 +27,8 @@ import (
 	"github.com/vmcp-dev/vmcp/runtime/server"
 )
 
-// The tool names.
-const (
-	ToolBackendTools = "vmcp_backend_tools"
-	ToolCheck        = "vmcp_workflow_check"
-	ToolSave         = "vmcp_workflow_save"
-	ToolRun          = "vmcp_workflow_run"
-	ToolList         = "vmcp_workflow_list"
-	ToolGet          = "vmcp_workflow_get"
-	ToolDelete       = "vmcp_workflow_delete"
-)
-
 // ToolNames are the authoring tools, in the order they are listed.
-var ToolNames = []string{ToolBackendTools, ToolCheck, ToolSave, ToolRun, ToolList, ToolGet, ToolDelete}
+var ToolNames = []string{guide.ToolBackendTools, guide.ToolCheck, guide.ToolSave, guide.ToolRun, guide.ToolList, guide.ToolGet, guide.ToolDelete}
 
 // Diagnostic is a diagnostic as the tools return it.
 type Diagnostic struct {
@@ -112,24 +102,24 @@ func Tools(svc *Service, srv *server.Server) []mcpserver.ServerTool {
 		return mcpserver.ServerTool{Tool: tool, Handler: h.wrap(name, fn)}
 	}
 	return []mcpserver.ServerTool{
-		def(ToolBackendTools, "List the backends' tools that workflows may call, with their input schemas: the names and arguments to write in a workflow's steps (tool: backend.tool).",
+		def(guide.ToolBackendTools, "List the backends' tools that workflows may call, with their input schemas: the names and arguments to write in a workflow's steps (tool: backend.tool).",
 			`{"type":"object","properties":{"backend":{"type":"string","description":"only this backend's tools"},"query":{"type":"string","description":"only tools whose name or description contains this text (any case)"}}}`,
 			h.backendTools, true),
-		def(ToolCheck, "Compile a workflow draft (YAML or JSON) against the live backend tools and return every diagnostic with line, column, YAML path and a fix, and the plan (levels, critical path). Nothing is stored.",
+		def(guide.ToolCheck, "Compile a workflow draft (YAML or JSON) against the live backend tools and return every diagnostic with line, column, YAML path and a fix, and the plan (levels, critical path). Nothing is stored.",
 			`{"type":"object","properties":{"source":{"type":"string","description":"the workflow, YAML or JSON"}},"required":["source"]}`,
 			h.check, true),
-		def(ToolSave, "Save a workflow that compiles as a new version and serve it as a tool at once (clients get notifications/tools/list_changed). Returns {name, version}. A draft with errors is refused with the same diagnostics as vmcp_workflow_check.",
+		def(guide.ToolSave, "Save a workflow that compiles as a new version and serve it as a tool at once (clients get notifications/tools/list_changed). Returns {name, version}. A draft with errors is refused with the same diagnostics as vmcp_workflow_check.",
 			`{"type":"object","properties":{"source":{"type":"string","description":"the workflow, YAML or JSON"},"replace":{"type":"boolean","description":"true to save a new version of a workflow that exists (default false: an existing name is refused)"}},"required":["source"]}`,
 			h.save, false),
-		def(ToolRun, "Run a workflow once: a draft given as source (checked first, never saved; the run is recorded as a draft) or a served workflow by name.",
+		def(guide.ToolRun, "Run a workflow once: a draft given as source (checked first, never saved; the run is recorded as a draft) or a served workflow by name.",
 			`{"type":"object","properties":{"source":{"type":"string","description":"a draft to check and run once, YAML or JSON"},"name":{"type":"string","description":"a served workflow to run (instead of source)"},"arguments":{"type":"object","description":"the workflow's parameters"}}}`,
 			h.run, false),
-		def(ToolList, "List the served workflows with their versions and origin (authored, or files).",
+		def(guide.ToolList, "List the served workflows with their versions and origin (authored, or files).",
 			`{"type":"object","properties":{}}`, h.list, true),
-		def(ToolGet, "Return the source of an authored workflow: the current version, or the version asked for.",
+		def(guide.ToolGet, "Return the source of an authored workflow: the current version, or the version asked for.",
 			`{"type":"object","properties":{"name":{"type":"string"},"version":{"type":"integer","minimum":1,"description":"a version number (default: the current one)"}},"required":["name"]}`,
 			h.get, true),
-		def(ToolDelete, "Stop serving an authored workflow (clients get notifications/tools/list_changed). Its versions are kept; saving the name again starts the next version.",
+		def(guide.ToolDelete, "Stop serving an authored workflow (clients get notifications/tools/list_changed). Its versions are kept; saving the name again starts the next version.",
 			`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`,
 			h.delete, false),
 	}
@@ -154,7 +144,7 @@ func (h *handlers) wrap(name string, fn func(context.Context, mcp.CallToolReques
 			return mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", name, err)), nil
 		}
 		res := fn(ctx, req, args)
-		if h.srv != nil && (name == ToolSave || name == ToolDelete) && !res.IsError {
+		if h.srv != nil && (name == guide.ToolSave || name == guide.ToolDelete) && !res.IsError {
 			// The caller's list_changed must leave before the result.
 			h.srv.AwaitNotifications(ctx)
 		}

@@ -23,7 +23,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -430,41 +429,8 @@ func authoringClient(t *testing.T, url, token string) *client.Client {
 // (SIGTERM, a clean exit within 10s).
 func authoringHTTP(t *testing.T, cfg string) (string, func()) {
 	t.Helper()
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, authorPortLo, authorPortHi))
-	stderr := &testenv.Buffer{}
-	cmd := exec.Command(bins.vmcp, "run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug")
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("vmcp run exited with %v after SIGTERM\nstderr:\n%s", err, stderr.String())
-			}
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Errorf("vmcp run did not exit within 10s of SIGTERM")
-		}
-	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("vmcp stderr:\n%s", stderr.String())
-		}
-	})
-	waitListening(t, addr, exited, stderr)
-	return "http://" + addr + "/mcp", stop
+	url, _, stop := startHTTPVMCP(t, cfg, authorPortLo, authorPortHi)
+	return url, stop
 }
 
 // TestWorkflowsCLIRemote: `vmcp workflows` against a running server goes

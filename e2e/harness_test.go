@@ -163,6 +163,17 @@ func httpVMCP(t *testing.T, cfg string) (string, *testenv.Buffer) {
 // range).
 func httpVMCPOn(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer) {
 	t.Helper()
+	url, stderr, _ := startHTTPVMCP(t, cfg, lo, hi)
+	return url, stderr
+}
+
+// startHTTPVMCP starts `vmcp run --transport http` on a port from lo to
+// hi and returns the MCP URL, its stderr and a function that stops it
+// (SIGTERM, then a clean exit within 10 seconds is required). The test's
+// cleanup stops it too, if the test did not, and logs stderr when the test
+// failed.
+func startHTTPVMCP(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer, func()) {
+	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, lo, hi))
 	stderr := &testenv.Buffer{}
 	cmd := exec.Command(bins.vmcp, "run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug")
@@ -172,7 +183,12 @@ func httpVMCPOn(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer) 
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-exited:
@@ -184,9 +200,15 @@ func httpVMCPOn(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer) 
 			<-exited
 			t.Errorf("vmcp run did not exit within 10s of SIGTERM")
 		}
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("vmcp stderr:\n%s", stderr.String())
+		}
 	})
 	waitListening(t, addr, exited, stderr)
-	return "http://" + addr + "/mcp", stderr
+	return "http://" + addr + "/mcp", stderr, stop
 }
 
 // callTool calls a tool with a two-minute deadline (the 10 MB limit tests

@@ -28,7 +28,8 @@ func PromptArguments() []PromptArgument {
 	}
 }
 
-// The tools the prompt walks through, by their served names.
+// The authoring tools' served names: the prompt walks through them and
+// package authoring serves them (one list).
 const (
 	ToolBackendTools = "vmcp_backend_tools"
 	ToolCheck        = "vmcp_workflow_check"

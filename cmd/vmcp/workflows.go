@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-dev/vmcp/authoring"
+	"github.com/vmcp-dev/vmcp/authoring/guide"
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
 )
@@ -269,7 +270,7 @@ func (r *remoteWorkflows) list(ctx context.Context) ([]authoring.Entry, error) {
 	var out struct {
 		Workflows []authoring.Entry `json:"workflows"`
 	}
-	err := r.call(ctx, authoring.ToolList, map[string]any{}, &out)
+	err := r.call(ctx, guide.ToolList, map[string]any{}, &out)
 	return out.Workflows, err
 }
 
@@ -279,7 +280,7 @@ func (r *remoteWorkflows) get(ctx context.Context, name string, version int) (au
 		args["version"] = version
 	}
 	var v authoring.Version
-	err := r.call(ctx, authoring.ToolGet, args, &v)
+	err := r.call(ctx, guide.ToolGet, args, &v)
 	return v, err
 }
 
@@ -288,7 +289,7 @@ func (r *remoteWorkflows) save(ctx context.Context, source string, replace bool)
 		authoring.SaveResult
 		OK *bool `json:"ok"`
 	}
-	err := r.call(ctx, authoring.ToolSave, map[string]any{"source": source, "replace": replace}, &out)
+	err := r.call(ctx, guide.ToolSave, map[string]any{"source": source, "replace": replace}, &out)
 	if err != nil && out.OK != nil { // a refused draft: its check result
 		return authoring.SaveResult{}, out.Diagnostics, errSaveRefused
 	}
@@ -297,7 +298,7 @@ func (r *remoteWorkflows) save(ctx context.Context, source string, replace bool)
 
 func (r *remoteWorkflows) delete(ctx context.Context, name string) (authoring.Version, error) {
 	var v authoring.Version
-	err := r.call(ctx, authoring.ToolDelete, map[string]any{"name": name}, &v)
+	err := r.call(ctx, guide.ToolDelete, map[string]any{"name": name}, &v)
 	return v, err
 }
 

@@ -66,26 +66,19 @@ func (d *driver) start(ctx workflow.Context, a runtime.Action) {
 		d.later(event{result: &runtime.StepResult{Step: i, Status: runtime.StepFailed, Err: serr, Attempts: 1}})
 	}
 	switch d.m.Step(i).Type {
-	case ir.StepTool, "":
+	case ir.StepTool, "", ir.StepWorkflow:
 		call, serr := d.m.ToolCall(i)
 		if serr != nil {
 			fail(serr)
 			return
 		}
-		workflow.Go(ctx, func(ctx workflow.Context) {
-			d.withRetries(ctx, s, func(ctx workflow.Context, n int, deadline time.Time, byAttempt bool) (runtime.Attempt, callOutcome) {
-				return d.callOnce(ctx, s, call, n, deadline, byAttempt)
-			})
-		})
-	case ir.StepWorkflow:
-		call, serr := d.m.ToolCall(i)
-		if serr != nil {
-			fail(serr)
-			return
+		once := d.callOnce // an activity per attempt
+		if d.m.Step(i).Type == ir.StepWorkflow {
+			once = d.childOnce // a child workflow per attempt
 		}
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			d.withRetries(ctx, s, func(ctx workflow.Context, n int, deadline time.Time, byAttempt bool) (runtime.Attempt, callOutcome) {
-				return d.childOnce(ctx, s, call, n, deadline, byAttempt)
+				return once(ctx, s, call, n, deadline, byAttempt)
 			})
 		})
 	case ir.StepElicitation:
