@@ -162,11 +162,17 @@ func (t *sessionTable) remove(id string) bool {
 	t.mu.Lock()
 	e, ok := t.live[id]
 	delete(t.live, id)
-	t.mu.Unlock()
+	// The requests are read under the lock (an ending request deletes
+	// itself from e.open) and cancelled outside it.
+	var open []*openRequest
 	if ok {
 		for r := range e.open {
-			r.cancel()
+			open = append(open, r)
 		}
+	}
+	t.mu.Unlock()
+	for _, r := range open {
+		r.cancel()
 	}
 	return ok
 }
