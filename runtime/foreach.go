@@ -4,8 +4,13 @@ package runtime
 // or a string holding a JSON array, which is parsed); a literal collection
 // (a YAML list) is evaluated like arguments, its strings as templates. A collection longer
 // than maxIterations fails the step before any iteration starts. A pool of
-// min(maxParallel, len) workers takes iteration indexes from an atomic
-// counter; each iteration evaluates the inner step's arguments with
+// at most min(maxParallel, len) workers takes iteration indexes from an
+// atomic counter. The calling goroutine is the first worker; each worker,
+// once it has claimed its first item, starts the next while items are
+// left. So a slow backend has the pool full within a goroutine start per
+// worker, while a backend that answers at once lets the first workers
+// take every item before the others would start: no goroutine is started
+// or woken for nothing. Each iteration evaluates the inner step's arguments with
 // .forEach.<itemVar> and .forEach.index added to the template data, and
 // calls the backend with the inner step's retry policy (or the forEach
 // step's, when the inner step has none). Results go into a slice slot per
@@ -159,8 +164,22 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 		wg        sync.WaitGroup
 		failOnce  sync.Once
 		firstFail *StepError
+		workers   = 1 // started so far, the calling goroutine included
 	)
-	worker := func() {
+	var worker func()
+	// spawn starts the next worker while items are left and the pool is
+	// not full. Each worker calls it once, when it has claimed its first
+	// item, so only the newest worker touches workers (see the top of
+	// the file).
+	spawn := func() {
+		if workers >= par || int(next.Load()) >= len(items) {
+			return
+		}
+		workers++
+		wg.Add(1)
+		go worker()
+	}
+	worker = func() {
 		defer wg.Done()
 		// The worker's template data: the run's root plus .forEach, which
 		// each iteration replaces. No template can keep the root map, so
@@ -180,6 +199,7 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 		if i >= len(items) || iterCtx.Err() != nil {
 			return
 		}
+		spawn()
 		if sp.body == nil {
 			fr.mu.RLock()
 			data = make(map[string]any, len(fr.data)+1)
@@ -226,13 +246,7 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 			}
 		}
 	}
-	// The calling goroutine is one of the workers: one goroutine fewer to
-	// start, and no hand-off to wake it when a fast backend has answered
-	// every item before the other workers run.
-	wg.Add(par)
-	for w := 1; w < par; w++ {
-		go worker()
-	}
+	wg.Add(1)
 	worker()
 	wg.Wait()
 

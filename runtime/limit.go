@@ -157,6 +157,32 @@ func measureValue(v any, d int) (int, overLimit) {
 	return m.size, r
 }
 
+// measureArgs is measureValue(args, 0) for a call's arguments made by
+// plan: when plan is an object, its keys are the arguments' keys (less
+// those omitNullActions left out), which are looked up instead of
+// iterating the map.
+func measureArgs(plan *valuePlan, args map[string]any) overLimit {
+	if plan == nil || plan.kind != ir.KindObject {
+		_, r := measureValue(args, 0)
+		return r
+	}
+	m := valueMeter{size: 2 + max(len(args)-1, 0)}
+	for _, k := range plan.keys {
+		e, ok := args[k]
+		if !ok {
+			continue
+		}
+		m.size += len(k) + 3
+		if r := m.add(e, 1); r != withinLimits {
+			return r
+		}
+	}
+	if m.size > ir.MaxValueBytes {
+		return tooBig
+	}
+	return withinLimits
+}
+
 // checkInputLimits rejects caller arguments that are too big or too deep
 // with an *InputError that names the parameter, never its value.
 func checkInputLimits(workflow string, params map[string]any) error {
@@ -193,7 +219,7 @@ func checkInputLimits(workflow string, params map[string]any) error {
 // too deep, with an error naming the step, the argument's path in the
 // workflow and, for a template, its position.
 func checkArgLimits(sp *stepPlan, args map[string]any) *StepError {
-	if _, r := measureValue(args, 0); r == withinLimits {
+	if measureArgs(sp.args, args) == withinLimits {
 		return nil
 	}
 	part, path, r := locateOverLimit(sp.args, args, "arguments")

@@ -588,16 +588,17 @@ func (m *Machine) launch(i int) {
 // markRunning makes step i running as of at and records it.
 func (m *Machine) markRunning(i int, at time.Time) {
 	sp := m.wp.steps[i]
-	st := m.run.Steps[i]
-	st.Status = StepRunning
-	st.StartedAt = at
-	st.Attempts = 1
 	if m.steps != nil {
 		m.setEntry(i, nil, nil, StepRunning, "")
 	} else {
 		m.setView(sp.id, runningEntry)
 	}
-	m.setStep(i, st)
+	m.lockRecord()
+	st := &m.run.Steps[i]
+	st.Status = StepRunning
+	st.StartedAt = at
+	st.Attempts = 1
+	m.unlockRecord()
 	m.running++
 	m.record(i, EventStepStarted)
 	if n := len(m.acts); n > 0 && m.acts[n-1].Kind == ActionRecord {
@@ -627,25 +628,17 @@ func (m *Machine) durableStart(sp *stepPlan) bool {
 func (m *Machine) settle(res StepResult) {
 	i := res.Step
 	sp := m.wp.steps[i]
-	st := m.run.Steps[i]
-	if st.Status == StepRunning {
+	if m.run.Steps[i].Status == StepRunning {
 		m.running--
 	}
-	if res.Attempts > 0 {
-		st.Attempts = res.Attempts
-	}
-	st.EndedAt = res.EndedAt
-	st.Status = res.Status
-	st.Note = res.Note
-	st.Error = ""
-	st.Content = res.Content
+	errMsg := ""
 	output := res.Output
 	kind := EventStepCompleted
 	switch res.Status {
 	case StepFailed:
 		kind = EventStepFailed
 		if res.Err != nil {
-			st.Error = res.Err.Msg
+			errMsg = res.Err.Msg
 		}
 		if m.cause == StopNone && m.pastDeadline(res.EndedAt) {
 			m.stopFor(StopTimeout) // however the step saw it end
@@ -668,9 +661,19 @@ func (m *Machine) settle(res StepResult) {
 		m.skipRemaining = true
 		m.stopped = true
 	}
+	m.setEntry(i, output, res.Content, res.Status, errMsg)
+	m.lockRecord()
+	st := &m.run.Steps[i]
+	if res.Attempts > 0 {
+		st.Attempts = res.Attempts
+	}
+	st.EndedAt = res.EndedAt
+	st.Status = res.Status
+	st.Note = res.Note
+	st.Error = errMsg
+	st.Content = res.Content
 	st.Output = output
-	m.setEntry(i, output, res.Content, res.Status, st.Error)
-	m.setStep(i, st)
+	m.unlockRecord()
 	m.done++
 	m.record(i, kind)
 	for _, d := range sp.dependents {
@@ -818,6 +821,20 @@ func (m *Machine) setStep(i int, st StepState) {
 		return
 	}
 	m.run.Steps[i] = st
+}
+
+// lockRecord and unlockRecord hold the RecordGuard, when there is one,
+// around writes to a step's record in place.
+func (m *Machine) lockRecord() {
+	if m.recGuard != nil {
+		m.recGuard.Lock()
+	}
+}
+
+func (m *Machine) unlockRecord() {
+	if m.recGuard != nil {
+		m.recGuard.Unlock()
+	}
 }
 
 func (m *Machine) lock() {

@@ -139,6 +139,9 @@ type valuePlan struct {
 	// static is true when the tree has no templates, so its literal can
 	// be copied instead of evaluated.
 	static bool
+	// paramFields: some field of the object is exactly {{.params.P}}
+	// (see omitNullActions).
+	paramFields bool
 }
 
 func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, error) {
@@ -226,7 +229,14 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 	wp.chainsOnly = wp.templatesAreEntryChains() && !wp.hasBodies()
 	if wp.chainsOnly {
 		wp.chainRoots = map[string]bool{}
-		wp.eachTemplate(func(t *tmpl) { wp.chainRoots[t.chain[0]] = true })
+		wp.eachTemplate(func(t *tmpl) {
+			wp.chainRoots[t.chain[0]] = true
+			if len(t.chain) >= 2 && t.chain[0] == "steps" {
+				if sp := wp.byID[t.chain[1]]; sp != nil {
+					t.entry = sp.index + 1
+				}
+			}
+		})
 	}
 	wp.eachTemplate(func(t *tmpl) {
 		wp.readsWorkflow = wp.readsWorkflow || strings.Contains(t.src.Source, "workflow")
@@ -476,6 +486,9 @@ func prepareValue(v *ir.Value, funcs template.FuncMap, d int) (*valuePlan, error
 			}
 			vp.keys = append(vp.keys, f.Key)
 			vp.fields = append(vp.fields, fv)
+			if fv != nil && fv.t != nil && len(fv.t.chain) == 2 && fv.t.chain[0] == "params" {
+				vp.paramFields = true
+			}
 			if fv != nil && !fv.static {
 				vp.static = false
 			}

@@ -20,8 +20,9 @@ package runtime
 //	    tell the machine a stop it has not seen (cancel, timeout, caller)
 //	    feed the result: StepDone(result)
 //	    perform the actions: store each record and emit its event; run
-//	        the first started step on this goroutine, the others on new
-//	        workers; stop the running steps when told to
+//	        the first started step on this goroutine, queue the others
+//	        for workers; stop the running steps when told to
+//	    take a queued step if the machine started none for this goroutine
 //	    unlock
 //	    continue with this goroutine's step, or exit (a worker)
 //
@@ -29,11 +30,16 @@ package runtime
 // step itself. So the goroutine that finished the last dependency of a
 // step runs it: a chain runs on one goroutine, and a fan-in costs no
 // hand-off. A skipped step takes no slot and no goroutine (the machine
-// settles it). Workers belong to the run (at most maxParallel at once,
-// each going on from step to step while its steps make others ready);
-// once the machine says the run is over, the caller of Run is woken if it
-// is waiting and waits for the workers to exit, so no goroutine outlives
-// Run.
+// settles it). Queued steps go to whichever goroutine asks first: a
+// worker started for them (one is being started at a time, and each
+// starts the next while steps are queued), or a goroutine whose own step
+// ended and made nothing ready. So a step waiting for its backend has
+// its siblings taken by workers, and steps that end at once mostly run
+// on the goroutines already running. Workers belong to the run (at most
+// maxParallel at once, each going on from step to step while its steps
+// make others ready); once the machine says the run is over, the caller
+// of Run is woken if it is waiting and waits for the workers to exit, so
+// no goroutine outlives Run.
 //
 // Template reads. Step goroutines evaluate templates under the read side
 // of mu, the machine's DataGuard, which the machine holds while it
@@ -108,10 +114,15 @@ type runState struct {
 
 	scratch *runScratch
 
-	// Step workers (see startWorker): workers tracks them all. finished
-	// wakes the caller of loop when a worker ends the run.
+	// Step workers (see handOff): workers tracks them all. finished
+	// wakes the caller of loop when a worker ends the run. queue holds
+	// the started steps that no goroutine has taken yet; starting is set
+	// while a worker is being started (sched guards both).
 	finished chan struct{}
 	workers  sync.WaitGroup
+	queue    []stepJob // from qhead on
+	qhead    int
+	starting bool
 
 	// sched guards the machine and the driver state below: whichever
 	// goroutine feeds the machine holds it. dlMu guards the shared
@@ -152,6 +163,7 @@ type runScratch struct {
 	deadlines []sharedDeadline
 	entries   []stepEntry
 	acts      []Action
+	queue     []stepJob
 	data      map[string]any // the root template data, for chains-only workflows
 	loops     loopState
 }
@@ -169,6 +181,8 @@ func (r *runState) release() {
 	sc.acts = acts[:0]
 	clear(r.deadlines)
 	sc.deadlines = r.deadlines[:0]
+	clear(r.queue[:cap(r.queue)])
+	sc.queue = r.queue[:0]
 	*r = runState{}
 	wp.scratch.Put(sc)
 }
@@ -194,6 +208,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		scratch:   sc,
 		finished:  sc.finished,
 		deadlines: sc.deadlines,
+		queue:     sc.queue,
 	}
 	r.Machine.init(e, wp, id, params, MachineOptions{ParentID: opts.ParentID, ParentStep: opts.ParentStep, DataGuard: &r.mu}, sc)
 	r.env = StepEnv{Backend: e.backend, Elicitor: opts.Elicitor, Clock: e.clock}
@@ -251,6 +266,9 @@ func (r *runState) drive(j stepJob) (complete bool) {
 			Step: j.sp.index, Status: m.status, Output: m.output, Content: m.content, Err: m.err,
 			Attempts: m.attempts, EndedAt: at, Note: m.note, ForceAbort: m.forceAbort, SkipRemaining: m.skipRemaining,
 		}))
+		if j.sp == nil {
+			j = r.takeJob() // a started step no worker has taken yet
+		}
 		r.sched.Unlock()
 		if j.sp == nil {
 			return complete
@@ -265,15 +283,17 @@ func (r *runState) syncStop(at time.Time) {
 	if r.Machine.cause != StopNone || r.phase != phaseMain {
 		return
 	}
-	cause := context.Cause(r.ctx)
-	if cause == nil {
+	var cause error
+	switch {
+	case r.ctx.Err() != nil:
+		cause = context.Cause(r.ctx)
+	case r.parent.Err() != nil:
 		// The caller's context ends before the run's, its child, hears
 		// of it: a step context (also the caller's child) may end first,
 		// and its step may report back in between.
-		if r.parent.Err() == nil {
-			return
-		}
 		cause = context.Cause(r.parent)
+	default:
+		return
 	}
 	r.perform(r.Machine.Stop(causeReason(cause), at))
 }
@@ -309,7 +329,7 @@ func (r *runState) perform(acts []Action) (own stepJob, complete bool) {
 			if own.sp == nil {
 				own = j
 			} else {
-				r.startWorker(j)
+				r.handOff(j)
 			}
 		case ActionStop:
 			r.stop(stopCause(a.Cause))
@@ -345,21 +365,58 @@ type stepJob struct {
 	sp  *stepPlan
 }
 
-// startWorker runs j on a new worker goroutine, which goes on with the
-// steps its own steps make ready and exits once it gets none. The machine
+// handOff queues j, a started step that the calling goroutine does not
+// run itself, for a worker. Whichever goroutine next needs work takes it:
+// a worker, or the goroutine that feeds the machine next and got no step
+// of its own (takeJob). One worker is being started at a time: it starts
+// the next when it finds more queued (work), so a step that waits for
+// its backend has its queued siblings taken by workers within a
+// goroutine start each, while steps that end at once are taken by the
+// goroutines that finish them and most workers start nothing. The machine
 // starts at most maxParallel steps at once, so a run has at most that many
-// workers. A worker does not wait for more work: starting a goroutine
-// costs about what waking a parked one does, and a worker that has exited
-// needs no exit job at the end of the run (a hand-off per worker).
-// Called with sched held.
-func (r *runState) startWorker(j stepJob) {
-	r.workers.Add(1)
-	go r.work(j)
+// workers. Called with sched held.
+func (r *runState) handOff(j stepJob) {
+	r.queue = append(r.queue, j)
+	r.startWorker()
 }
 
-func (r *runState) work(j stepJob) {
+// startWorker starts a worker unless one is starting already. Called with
+// sched held.
+func (r *runState) startWorker() {
+	if r.starting || r.qhead == len(r.queue) {
+		return
+	}
+	r.starting = true
+	r.workers.Add(1)
+	go r.work()
+}
+
+// takeJob takes the oldest queued step, or returns a zero job. Called
+// with sched held.
+func (r *runState) takeJob() stepJob {
+	if r.qhead == len(r.queue) {
+		return stepJob{}
+	}
+	j := r.queue[r.qhead]
+	r.queue[r.qhead] = stepJob{}
+	if r.qhead++; r.qhead == len(r.queue) {
+		r.queue, r.qhead = r.queue[:0], 0
+	}
+	return j
+}
+
+// work is a worker: it takes a queued step, starts the next worker when
+// more are queued, and goes on from step to step while its steps make
+// others ready (drive). It exits once it gets none: a worker does not
+// wait for more work, so none needs waking at the end of the run.
+func (r *runState) work() {
 	defer r.workers.Done()
-	if r.drive(j) {
+	r.sched.Lock()
+	r.starting = false
+	j := r.takeJob()
+	r.startWorker()
+	r.sched.Unlock()
+	if j.sp != nil && r.drive(j) {
 		r.finished <- struct{}{}
 	}
 }

@@ -114,12 +114,15 @@ func (r *Machine) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *
 // argument but reject a null one. Other nulls (a step output's null
 // field) are passed as null.
 func omitNullActions(plan *valuePlan, args map[string]any) {
+	if !plan.paramFields {
+		return
+	}
 	for i, k := range plan.keys {
 		f := plan.fields[i]
-		if f == nil || f.t == nil || args[k] != nil {
+		if f == nil || f.t == nil {
 			continue
 		}
-		if c := f.t.chain; len(c) == 2 && c[0] == "params" {
+		if c := f.t.chain; len(c) == 2 && c[0] == "params" && args[k] == nil {
 			delete(args, k)
 		}
 	}

@@ -48,6 +48,10 @@ type tmpl struct {
 	// chainPos is the chain's byte offset in the source.
 	chain    []string
 	chainPos int
+	// entry, in a chains-only workflow, is 1 + the index of the step a
+	// chain .steps.<id>... reads (0 for other templates): resolveChain
+	// then finds the entry in the run's stepView without a lookup by id.
+	entry int
 	// text renders the template as a string (nil when chain is set).
 	text *template.Template
 	// typed renders a Single template's value as JSON (see file comment).
@@ -253,7 +257,14 @@ var _ io.Writer = (*limitWriter)(nil)
 // with missingkey=error, without executing a template.
 func (t *tmpl) resolveChain(data map[string]any) (any, error) {
 	var cur any = data
-	for i, name := range t.chain {
+	start := 0
+	if t.entry > 0 {
+		if sv, ok := data["steps"].(*stepView); ok {
+			cur, start = &sv.entries[t.entry-1], 2
+		}
+	}
+	for i := start; i < len(t.chain); i++ {
+		name := t.chain[i]
 		var (
 			v  any
 			ok bool
