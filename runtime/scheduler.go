@@ -39,7 +39,8 @@ package runtime
 // maxParallel at once, each going on from step to step while its steps
 // make others ready); once the machine says the run is over, the caller
 // of Run is woken if it is waiting and waits for the workers to exit, so
-// no goroutine outlives Run.
+// no worker that ran a step outlives Run (one that found the queue empty
+// touches nothing of the run and is not waited for; see workQueue).
 //
 // Template reads. Step goroutines evaluate templates under the read side
 // of mu, the machine's DataGuard, which the machine holds while it
@@ -116,13 +117,10 @@ type runState struct {
 
 	// Step workers (see handOff): workers tracks them all. finished
 	// wakes the caller of loop when a worker ends the run. queue holds
-	// the started steps that no goroutine has taken yet; starting is set
-	// while a worker is being started (sched guards both).
+	// the started steps that no goroutine has taken yet.
 	finished chan struct{}
 	workers  sync.WaitGroup
-	queue    []stepJob // from qhead on
-	qhead    int
-	starting bool
+	queue    *workQueue // made by the first hand-off
 
 	// sched guards the machine and the driver state below: whichever
 	// goroutine feeds the machine holds it. dlMu guards the shared
@@ -163,7 +161,6 @@ type runScratch struct {
 	deadlines []sharedDeadline
 	entries   []stepEntry
 	acts      []Action
-	queue     []stepJob
 	data      map[string]any // the root template data, for chains-only workflows
 	loops     loopState
 }
@@ -181,8 +178,6 @@ func (r *runState) release() {
 	sc.acts = acts[:0]
 	clear(r.deadlines)
 	sc.deadlines = r.deadlines[:0]
-	clear(r.queue[:cap(r.queue)])
-	sc.queue = r.queue[:0]
 	*r = runState{}
 	wp.scratch.Put(sc)
 }
@@ -208,7 +203,6 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		scratch:   sc,
 		finished:  sc.finished,
 		deadlines: sc.deadlines,
-		queue:     sc.queue,
 	}
 	r.Machine.init(e, wp, id, params, MachineOptions{ParentID: opts.ParentID, ParentStep: opts.ParentStep, DataGuard: &r.mu}, sc)
 	r.env = StepEnv{Backend: e.backend, Elicitor: opts.Elicitor, Clock: e.clock}
@@ -372,35 +366,65 @@ type stepJob struct {
 // the next when it finds more queued (work), so a step that waits for
 // its backend has its queued siblings taken by workers within a
 // goroutine start each, while steps that end at once are taken by the
-// goroutines that finish them and most workers start nothing. The machine
+// goroutines that finish them and most workers find nothing. The machine
 // starts at most maxParallel steps at once, so a run has at most that many
-// workers. Called with sched held.
+// workers running steps. Called with sched held.
 func (r *runState) handOff(j stepJob) {
-	r.queue = append(r.queue, j)
-	r.startWorker()
-}
-
-// startWorker starts a worker unless one is starting already. Called with
-// sched held.
-func (r *runState) startWorker() {
-	if r.starting || r.qhead == len(r.queue) {
-		return
+	q := r.queue
+	if q == nil {
+		q = &workQueue{}
+		r.queue = q
 	}
-	r.starting = true
-	r.workers.Add(1)
-	go r.work()
+	q.mu.Lock()
+	q.jobs = append(q.jobs, j)
+	q.startWorker(r)
+	q.mu.Unlock()
 }
 
 // takeJob takes the oldest queued step, or returns a zero job. Called
 // with sched held.
 func (r *runState) takeJob() stepJob {
-	if r.qhead == len(r.queue) {
+	q := r.queue
+	if q == nil {
 		return stepJob{}
 	}
-	j := r.queue[r.qhead]
-	r.queue[r.qhead] = stepJob{}
-	if r.qhead++; r.qhead == len(r.queue) {
-		r.queue, r.qhead = r.queue[:0], 0
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.take()
+}
+
+// workQueue holds a run's started steps that no goroutine has taken yet.
+// It is made for the run's first hand-off and never reused, so a worker
+// that finds it empty exits without touching the run: the run may be
+// over and its state reused by another (a worker started for a step that
+// the goroutine finishing a sibling took first). Such a worker is not
+// waited for; it ends as soon as it is scheduled.
+type workQueue struct {
+	mu       sync.Mutex
+	jobs     []stepJob // from head on
+	head     int
+	starting bool // a worker has been started and has not looked yet
+}
+
+// startWorker starts a worker unless one is starting already or nothing
+// is queued. Called with mu held.
+func (q *workQueue) startWorker(r *runState) {
+	if q.starting || q.head == len(q.jobs) {
+		return
+	}
+	q.starting = true
+	go q.work(r)
+}
+
+// take removes and returns the oldest job. Called with mu held.
+func (q *workQueue) take() stepJob {
+	if q.head == len(q.jobs) {
+		return stepJob{}
+	}
+	j := q.jobs[q.head]
+	q.jobs[q.head] = stepJob{}
+	if q.head++; q.head == len(q.jobs) {
+		q.jobs, q.head = q.jobs[:0], 0
 	}
 	return j
 }
@@ -408,21 +432,28 @@ func (r *runState) takeJob() stepJob {
 // work is a worker: it takes a queued step, starts the next worker when
 // more are queued, and goes on from step to step while its steps make
 // others ready (drive). It exits once it gets none: a worker does not
-// wait for more work, so none needs waking at the end of the run.
-func (r *runState) work() {
+// wait for more work, so none needs waking at the end of the run. A
+// worker that took a step joins r.workers before the step can end, so
+// the run, which cannot end before that step, waits for it.
+func (q *workQueue) work(r *runState) {
+	q.mu.Lock()
+	q.starting = false
+	j := q.take()
+	if j.sp == nil {
+		q.mu.Unlock()
+		return
+	}
+	r.workers.Add(1)
+	q.startWorker(r)
+	q.mu.Unlock()
 	defer r.workers.Done()
-	r.sched.Lock()
-	r.starting = false
-	j := r.takeJob()
-	r.startWorker()
-	r.sched.Unlock()
-	if j.sp != nil && r.drive(j) {
+	if r.drive(j) {
 		r.finished <- struct{}{}
 	}
 }
 
 // stopWorkers waits for the run's workers to exit once no step runs, so
-// no goroutine outlives the run.
+// no worker that ran a step outlives the run.
 func (r *runState) stopWorkers() { r.workers.Wait() }
 
 // notify records a retry notice from a running step: attempt comes next.
