@@ -125,6 +125,14 @@ func anyObjectSchema(schema map[string]any) bool {
 // a missing field; it is added after validation, which would reject a null
 // of a declared type.
 func (wp *workflowPlan) validateParams(params map[string]any) (map[string]any, error) {
+	if wp.wf.InputSchema == nil && wp.input == nil {
+		// No parameters declared or checked: a copy, as below.
+		out := make(map[string]any, len(params))
+		for k, v := range params {
+			out[k] = v
+		}
+		return out, nil
+	}
 	problems := map[string]bool{}
 	undeclaredParams(params, wp.wf.InputSchema, problems)
 	out := make(map[string]any, len(params)+4)

@@ -206,7 +206,10 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	}
 	r.Machine.init(e, wp, id, params, MachineOptions{ParentID: opts.ParentID, ParentStep: opts.ParentStep, DataGuard: &r.mu}, sc)
 	r.env = StepEnv{Backend: e.backend, Elicitor: opts.Elicitor, Clock: e.clock}
-	r.storeCtx = context.WithoutCancel(parent)
+	r.storeCtx = parent
+	if parent.Done() != nil { // a context that can end
+		r.storeCtx = context.WithoutCancel(parent)
+	}
 	r.parent = parent
 	r.ctx, r.cancel = context.WithCancelCause(parent)
 	r.run.StartedAt = time.Now()
