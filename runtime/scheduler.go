@@ -71,6 +71,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/ir"
@@ -234,6 +235,7 @@ func (r *runState) execute(start func() []Action) {
 	r.emit(Event{Kind: EventRunStarted})
 	r.sched.Lock()
 	j, complete := r.perform(start())
+	r.dispatch(j)
 	r.sched.Unlock()
 	r.loop(j, complete)
 	r.stopWorkers()
@@ -258,6 +260,9 @@ func (r *runState) drive(j stepJob) (complete bool) {
 		m := r.runStep(j.ctx, j.sp)
 		at := r.now()
 		r.sched.Lock()
+		if j.sp.kind == ir.StepTool && j.sp.callee == nil {
+			j.sp.calls.note(at.Sub(r.run.Steps[j.sp.index].StartedAt))
+		}
 		r.syncStop(at)
 		j, complete = r.perform(r.Machine.StepDone(StepResult{
 			Step: j.sp.index, Status: m.status, Output: m.output, Content: m.content, Err: m.err,
@@ -266,6 +271,7 @@ func (r *runState) drive(j stepJob) (complete bool) {
 		if j.sp == nil {
 			j = r.takeJob() // a started step no worker has taken yet
 		}
+		r.dispatch(j)
 		r.sched.Unlock()
 		if j.sp == nil {
 			return complete
@@ -365,13 +371,8 @@ type stepJob struct {
 // handOff queues j, a started step that the calling goroutine does not
 // run itself, for a worker. Whichever goroutine next needs work takes it:
 // a worker, or the goroutine that feeds the machine next and got no step
-// of its own (takeJob). One worker is being started at a time: it starts
-// the next when it finds more queued (work), so a step that waits for
-// its backend has its queued siblings taken by workers within a
-// goroutine start each, while steps that end at once are taken by the
-// goroutines that finish them and most workers find nothing. The machine
-// starts at most maxParallel steps at once, so a run has at most that many
-// workers running steps. Called with sched held.
+// of its own (takeJob). dispatch then decides whether a worker must
+// start. Called with sched held.
 func (r *runState) handOff(j stepJob) {
 	q := r.queue
 	if q == nil {
@@ -380,7 +381,6 @@ func (r *runState) handOff(j stepJob) {
 	}
 	q.mu.Lock()
 	q.jobs = append(q.jobs, j)
-	q.startWorker(r)
 	q.mu.Unlock()
 }
 
@@ -396,17 +396,84 @@ func (r *runState) takeJob() stepJob {
 	return q.take()
 }
 
+// dispatch makes sure the queued steps are taken in time, now that the
+// calling goroutine goes on with next (or exits, when next is zero).
+// Called with sched held.
+func (r *runState) dispatch(next stepJob) {
+	if q := r.queue; q != nil {
+		q.mu.Lock()
+		q.dispatch(r, next.sp)
+		q.mu.Unlock()
+	}
+}
+
 // workQueue holds a run's started steps that no goroutine has taken yet.
 // It is made for the run's first hand-off and never reused, so a worker
-// that finds it empty exits without touching the run: the run may be
-// over and its state reused by another (a worker started for a step that
-// the goroutine finishing a sibling took first). Such a worker is not
+// (or a timer) that finds it empty exits without touching the run: the
+// run may be over and its state reused by another. Such a worker is not
 // waited for; it ends as soon as it is scheduled.
+//
+// When to start a worker. A step that waits for its backend must not hold
+// up the steps queued behind it, so normally a worker starts at once; one
+// worker is being started at a time, and each starts the next while
+// steps are queued, so the queue is taken within a goroutine start per
+// step. But starting a goroutine, and waking a CPU for it, costs more
+// than a call that answers within microseconds (an in-process or cached
+// tool), and the goroutine that finishes such a call is back for the
+// queued steps sooner than a worker would be. So when the step the
+// calling goroutine runs next and every queued step are quick (their
+// last inlineStreak calls each ended within inlineCall, see callStreak),
+// no worker starts: the queued steps run one after another on the
+// goroutines already running. A timer bounds the bet: if a queued step
+// is still waiting inlineWait later (a quick tool that turned slow, or
+// one that waits for its sibling), a worker starts then.
 type workQueue struct {
 	mu       sync.Mutex
 	jobs     []stepJob // from head on
 	head     int
-	starting bool // a worker has been started and has not looked yet
+	starting bool        // a worker has been started and has not looked yet
+	timer    *time.Timer // armed while quick steps wait (see dispatch)
+	armed    bool
+}
+
+// dispatch starts a worker for the queued steps, or arms the timer when
+// they and next, the step the deciding goroutine runs next, are quick.
+// Called with mu held.
+func (q *workQueue) dispatch(r *runState, next *stepPlan) {
+	if q.head == len(q.jobs) {
+		return
+	}
+	if next != nil && next.calls.quick() && q.allQuick() {
+		if !q.armed && !q.starting {
+			q.armed = true
+			if q.timer == nil {
+				q.timer = time.AfterFunc(inlineWait, func() { q.timedOut(r) })
+			} else {
+				q.timer.Reset(inlineWait)
+			}
+		}
+		return
+	}
+	q.startWorker(r)
+}
+
+// allQuick reports whether every queued step is quick. Called with mu
+// held.
+func (q *workQueue) allQuick() bool {
+	for _, j := range q.jobs[q.head:] {
+		if !j.sp.calls.quick() {
+			return false
+		}
+	}
+	return true
+}
+
+// timedOut starts a worker for steps that waited inlineWait.
+func (q *workQueue) timedOut(r *runState) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.armed = false
+	q.startWorker(r)
 }
 
 // startWorker starts a worker unless one is starting already or nothing
@@ -415,8 +482,17 @@ func (q *workQueue) startWorker(r *runState) {
 	if q.starting || q.head == len(q.jobs) {
 		return
 	}
+	q.disarm()
 	q.starting = true
 	go q.work(r)
+}
+
+// disarm stops the timer. Called with mu held.
+func (q *workQueue) disarm() {
+	if q.armed {
+		q.timer.Stop()
+		q.armed = false
+	}
 }
 
 // take removes and returns the oldest job. Called with mu held.
@@ -428,12 +504,13 @@ func (q *workQueue) take() stepJob {
 	q.jobs[q.head] = stepJob{}
 	if q.head++; q.head == len(q.jobs) {
 		q.jobs, q.head = q.jobs[:0], 0
+		q.disarm()
 	}
 	return j
 }
 
-// work is a worker: it takes a queued step, starts the next worker when
-// more are queued, and goes on from step to step while its steps make
+// work is a worker: it takes a queued step, sees to the steps still
+// queued (dispatch), and goes on from step to step while its steps make
 // others ready (drive). It exits once it gets none: a worker does not
 // wait for more work, so none needs waking at the end of the run. A
 // worker that took a step joins r.workers before the step can end, so
@@ -447,13 +524,42 @@ func (q *workQueue) work(r *runState) {
 		return
 	}
 	r.workers.Add(1)
-	q.startWorker(r)
+	q.dispatch(r, j.sp)
 	q.mu.Unlock()
 	defer r.workers.Done()
 	if r.drive(j) {
 		r.finished <- struct{}{}
 	}
 }
+
+// Quick steps (see workQueue): a tool step whose last inlineStreak calls
+// each ended within inlineCall has the steps queued behind it wait for
+// it rather than for a new worker, at most inlineWait (Go's timers wake
+// an idle process with millisecond precision, so in practice up to about
+// a millisecond).
+const (
+	inlineCall   = 20 * time.Microsecond
+	inlineStreak = 8
+	inlineWait   = 50 * time.Microsecond
+)
+
+// callStreak counts a step's consecutive calls that ended within
+// inlineCall, over all runs of its workflow; a slower one resets it.
+// Only tool steps count: others are never quick.
+type callStreak struct{ n atomic.Int32 }
+
+func (c *callStreak) note(d time.Duration) {
+	switch {
+	case d >= inlineCall:
+		if c.n.Load() != 0 {
+			c.n.Store(0)
+		}
+	case c.n.Load() < inlineStreak:
+		c.n.Add(1)
+	}
+}
+
+func (c *callStreak) quick() bool { return c.n.Load() >= inlineStreak }
 
 // stopWorkers waits for the run's workers to exit once no step runs, so
 // no worker that ran a step outlives the run.
