@@ -40,7 +40,7 @@ func TestQuickStepWaitsForItsSibling(t *testing.T) {
 	e := mustEngine(t, plan(wf), Options{Backend: be})
 	wp, _ := e.lookup("gate")
 	for _, sp := range wp.steps {
-		sp.calls.n.Store(inlineStreak) // as after inlineStreak quick runs
+		sp.calls.note(time.Microsecond) // as after quick runs
 	}
 	run, err := e.Run(context.Background(), "gate", nil, RunOptions{})
 	if err != nil || run.Status != RunCompleted {
@@ -50,25 +50,32 @@ func TestQuickStepWaitsForItsSibling(t *testing.T) {
 	if !b.StartedAt.Before(a.EndedAt) {
 		t.Errorf("b started at %v, after a ended at %v", b.StartedAt, a.EndedAt)
 	}
-	if wp.steps[0].calls.quick() {
-		t.Errorf("a is still quick after a slow call")
-	}
 }
 
-func TestCallStreak(t *testing.T) {
-	var c callStreak
-	for i := 0; i < inlineStreak-1; i++ {
-		c.note(time.Microsecond)
-	}
+func TestCallTime(t *testing.T) {
+	var c callTime
 	if c.quick() {
-		t.Fatalf("quick after %d quick calls; want %d", inlineStreak-1, inlineStreak)
+		t.Fatalf("quick before any call")
 	}
 	c.note(time.Microsecond)
 	if !c.quick() {
-		t.Fatalf("not quick after %d quick calls", inlineStreak)
+		t.Fatalf("not quick after a call of 1µs")
 	}
-	c.note(inlineCall)
+	for i := 0; i < 20; i++ {
+		c.note(time.Microsecond)
+	}
+	c.note(5 * inlineCall) // a pause of the process: the mean rises, still quick
+	if !c.quick() {
+		t.Fatalf("not quick after one call of %s among quick ones (mean %dns)", 5*inlineCall, c.mean.Load())
+	}
+	c.note(time.Millisecond) // the tool turned slow
 	if c.quick() {
-		t.Fatalf("still quick after a call of %s", inlineCall)
+		t.Fatalf("still quick after a call of 1ms (mean %dns)", c.mean.Load())
+	}
+	for i := 0; i < 100; i++ {
+		c.note(time.Microsecond)
+	}
+	if !c.quick() {
+		t.Fatalf("not quick again after 100 quick calls (mean %dns)", c.mean.Load())
 	}
 }

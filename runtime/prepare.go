@@ -114,9 +114,9 @@ type stepPlan struct {
 	sharedForEach bool
 	// callee is the workflow a workflow step runs (see linkCallees).
 	callee *workflowPlan
-	// calls counts the step's recent quick calls, a tool step's only
+	// calls is the mean time of the step's calls, a tool step's only
 	// (scheduler.go, workQueue).
-	calls callStreak
+	calls callTime
 	// retry policy
 	action     string
 	maxRetries int

@@ -245,32 +245,31 @@ func (r *runState) execute(start func() []Action) {
 // loop runs j, the caller's own step, and returns once the run is over.
 func (r *runState) loop(j stepJob, complete bool) {
 	if j.sp != nil {
-		complete = r.drive(j)
+		complete = r.drive(j, r.now())
 	}
 	if !complete {
 		<-r.finished
 	}
 }
 
-// drive runs j and then, for as long as the machine hands it one, each
-// step that its own steps made ready. It reports whether the run ended
-// with the last result it fed.
-func (r *runState) drive(j stepJob) (complete bool) {
+// drive runs j, begun at began, and then, for as long as the machine
+// hands it one, each step that its own steps made ready. It reports
+// whether the run ended with the last result it fed.
+func (r *runState) drive(j stepJob, began time.Time) (complete bool) {
 	for {
 		m := r.runStep(j.ctx, j.sp)
 		at := r.now()
 		r.sched.Lock()
 		if j.sp.kind == ir.StepTool && j.sp.callee == nil {
-			j.sp.calls.note(at.Sub(r.run.Steps[j.sp.index].StartedAt))
+			j.sp.calls.note(at.Sub(began)) // the step's own time, not its wait in the queue
 		}
+		began = at
 		r.syncStop(at)
 		j, complete = r.perform(r.Machine.StepDone(StepResult{
 			Step: j.sp.index, Status: m.status, Output: m.output, Content: m.content, Err: m.err,
 			Attempts: m.attempts, EndedAt: at, Note: m.note, ForceAbort: m.forceAbort, SkipRemaining: m.skipRemaining,
 		}))
-		if j.sp == nil {
-			j = r.takeJob() // a started step no worker has taken yet
-		}
+		j = r.nextJob(j)
 		r.dispatch(j)
 		r.sched.Unlock()
 		if j.sp == nil {
@@ -363,16 +362,18 @@ func stopCause(s StopReason) error {
 }
 
 // stepJob is a step handed to a worker, with the context it runs under.
+// quick is whether the step was quick when it was queued (workQueue).
 type stepJob struct {
-	ctx context.Context
-	sp  *stepPlan
+	ctx   context.Context
+	sp    *stepPlan
+	quick bool
 }
 
 // handOff queues j, a started step that the calling goroutine does not
 // run itself, for a worker. Whichever goroutine next needs work takes it:
-// a worker, or the goroutine that feeds the machine next and got no step
-// of its own (takeJob). dispatch then decides whether a worker must
-// start. Called with sched held.
+// a worker, or the goroutine that feeds the machine next (nextJob).
+// dispatch then decides whether a worker must start. Called with sched
+// held.
 func (r *runState) handOff(j stepJob) {
 	q := r.queue
 	if q == nil {
@@ -380,19 +381,29 @@ func (r *runState) handOff(j stepJob) {
 		r.queue = q
 	}
 	q.mu.Lock()
-	q.jobs = append(q.jobs, j)
+	q.push(j)
 	q.mu.Unlock()
 }
 
-// takeJob takes the oldest queued step, or returns a zero job. Called
+// nextJob is the step the calling goroutine runs next, given own, the
+// step the machine just started for it (or a zero job): the oldest
+// queued step when there is one, own going to the back of the queue,
+// so queued steps run in the order the machine started them and none
+// waits behind a goroutine that keeps getting steps of its own. Called
 // with sched held.
-func (r *runState) takeJob() stepJob {
+func (r *runState) nextJob(own stepJob) stepJob {
 	q := r.queue
 	if q == nil {
-		return stepJob{}
+		return own
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.head == len(q.jobs) {
+		return own
+	}
+	if own.sp != nil {
+		q.push(own)
+	}
 	return q.take()
 }
 
@@ -422,7 +433,7 @@ func (r *runState) dispatch(next stepJob) {
 // tool), and the goroutine that finishes such a call is back for the
 // queued steps sooner than a worker would be. So when the step the
 // calling goroutine runs next and every queued step are quick (their
-// last inlineStreak calls each ended within inlineCall, see callStreak),
+// calls take inlineCall or less on average, see callTime),
 // no worker starts: the queued steps run one after another on the
 // goroutines already running. A timer bounds the bet: if a queued step
 // is still waiting inlineWait later (a quick tool that turned slow, or
@@ -431,6 +442,7 @@ type workQueue struct {
 	mu       sync.Mutex
 	jobs     []stepJob // from head on
 	head     int
+	slow     int         // queued jobs that are not quick
 	starting bool        // a worker has been started and has not looked yet
 	timer    *time.Timer // armed while quick steps wait (see dispatch)
 	armed    bool
@@ -443,7 +455,7 @@ func (q *workQueue) dispatch(r *runState, next *stepPlan) {
 	if q.head == len(q.jobs) {
 		return
 	}
-	if next != nil && next.calls.quick() && q.allQuick() {
+	if next != nil && next.calls.quick() && q.slow == 0 {
 		if !q.armed && !q.starting {
 			q.armed = true
 			if q.timer == nil {
@@ -457,15 +469,13 @@ func (q *workQueue) dispatch(r *runState, next *stepPlan) {
 	q.startWorker(r)
 }
 
-// allQuick reports whether every queued step is quick. Called with mu
-// held.
-func (q *workQueue) allQuick() bool {
-	for _, j := range q.jobs[q.head:] {
-		if !j.sp.calls.quick() {
-			return false
-		}
+// push queues j. Called with mu held.
+func (q *workQueue) push(j stepJob) {
+	j.quick = j.sp.calls.quick()
+	if !j.quick {
+		q.slow++
 	}
-	return true
+	q.jobs = append(q.jobs, j)
 }
 
 // timedOut starts a worker for steps that waited inlineWait.
@@ -502,6 +512,9 @@ func (q *workQueue) take() stepJob {
 	}
 	j := q.jobs[q.head]
 	q.jobs[q.head] = stepJob{}
+	if !j.quick {
+		q.slow--
+	}
 	if q.head++; q.head == len(q.jobs) {
 		q.jobs, q.head = q.jobs[:0], 0
 		q.disarm()
@@ -527,39 +540,39 @@ func (q *workQueue) work(r *runState) {
 	q.dispatch(r, j.sp)
 	q.mu.Unlock()
 	defer r.workers.Done()
-	if r.drive(j) {
+	if r.drive(j, r.now()) {
 		r.finished <- struct{}{}
 	}
 }
 
-// Quick steps (see workQueue): a tool step whose last inlineStreak calls
-// each ended within inlineCall has the steps queued behind it wait for
-// it rather than for a new worker, at most inlineWait (Go's timers wake
-// an idle process with millisecond precision, so in practice up to about
-// a millisecond).
+// Quick steps (see workQueue): a tool step whose calls take inlineCall or
+// less on average has the steps queued behind it wait for it rather than
+// for a new worker, at most inlineWait (Go's timers wake an idle process
+// with millisecond precision, so in practice up to about a millisecond).
 const (
-	inlineCall   = 20 * time.Microsecond
-	inlineStreak = 8
-	inlineWait   = 50 * time.Microsecond
+	inlineCall = 20 * time.Microsecond
+	inlineWait = 50 * time.Microsecond
 )
 
-// callStreak counts a step's consecutive calls that ended within
-// inlineCall, over all runs of its workflow; a slower one resets it.
-// Only tool steps count: others are never quick.
-type callStreak struct{ n atomic.Int32 }
+// callTime is a tool step's call time, averaged over all runs of its
+// workflow (an exponentially weighted mean, each call weighing 1/8, so a
+// pause of the process now and then does not count, while a tool that
+// turns slow stops being quick at its first slow call). Concurrent runs
+// may lose each other's updates; the mean stays a mean.
+type callTime struct{ mean atomic.Int64 } // ns; 0 until the first call
 
-func (c *callStreak) note(d time.Duration) {
-	switch {
-	case d >= inlineCall:
-		if c.n.Load() != 0 {
-			c.n.Store(0)
-		}
-	case c.n.Load() < inlineStreak:
-		c.n.Add(1)
+func (c *callTime) note(d time.Duration) {
+	n := max(int64(d), 1)
+	if old := c.mean.Load(); old != 0 {
+		n = old + (n-old)/8
 	}
+	c.mean.Store(n)
 }
 
-func (c *callStreak) quick() bool { return c.n.Load() >= inlineStreak }
+func (c *callTime) quick() bool {
+	m := c.mean.Load()
+	return m > 0 && m <= int64(inlineCall)
+}
 
 // stopWorkers waits for the run's workers to exit once no step runs, so
 // no worker that ran a step outlives the run.
