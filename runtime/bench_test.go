@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -202,9 +203,10 @@ func BenchmarkSchedulingProbe(b *testing.B) {
 }
 
 // BenchmarkFloor measures what a step costs below the engine: the fake
-// backend's call alone (a fresh result map), and handing a job to an idle
-// goroutine and hearing back, which a fan-out step pays once (the local
-// driver's workers are parked on a channel, as here).
+// backend's call alone (a fresh result map), the maps of a forEach
+// iteration, starting a goroutine while the caller goes on (what a
+// fan-out pays when its steps must not wait for each other), and handing
+// a job to an idle goroutine parked on a channel and hearing back.
 func BenchmarkFloor(b *testing.B) {
 	b.Run("backend_call", func(b *testing.B) {
 		var be benchBackend
@@ -231,6 +233,22 @@ func BenchmarkFloor(b *testing.B) {
 			floorMap["output"] = args
 		}
 	})
+	// Starting a goroutine while the caller works on (as a fan-out does
+	// for a step whose siblings must not wait for it) and waiting for it.
+	b.Run("goroutine_start", func(b *testing.B) {
+		var wg sync.WaitGroup
+		var busy int
+		b.ReportAllocs()
+		for range b.N {
+			wg.Add(1)
+			go wg.Done()
+			for i := range 200 { // about a step's template evaluation
+				busy += i
+			}
+			wg.Wait()
+		}
+		floorInt = busy
+	})
 	b.Run("goroutine_handoff", func(b *testing.B) {
 		jobs, done := make(chan int, 1), make(chan int, 1)
 		go func() {
@@ -252,4 +270,5 @@ func BenchmarkFloor(b *testing.B) {
 var (
 	floorSink *ToolResult
 	floorMap  map[string]any
+	floorInt  int
 )

@@ -145,11 +145,14 @@ func (s *MemoryStore) FinishRun(_ context.Context, run *Run) error {
 	}
 	// The stored record is the store's own copy, never handed out (GetRun
 	// and ListRuns copy it), so it is overwritten in place: no new Steps
-	// slice when the step count is unchanged.
+	// slice when the step count is unchanged, and no copy at all when it
+	// shares the run's (createShared).
 	steps := cur.Steps
 	*cur = *run
 	if len(steps) == len(run.Steps) {
-		copy(steps, run.Steps)
+		if len(steps) > 0 && &steps[0] != &run.Steps[0] {
+			copy(steps, run.Steps)
+		}
 		cur.Steps = steps
 	} else {
 		cur.Steps = append([]StepState(nil), run.Steps...)
