@@ -823,29 +823,23 @@ func (m *Machine) setStep(i int, st StepState) {
 	m.run.Steps[i] = st
 }
 
-// lockRecord and unlockRecord hold the RecordGuard, when there is one,
+// lock and unlock hold the DataGuard, when there is one, around writes
+// to the template data; lockRecord and unlockRecord hold the RecordGuard
 // around writes to a step's record in place.
-func (m *Machine) lockRecord() {
-	if m.recGuard != nil {
-		m.recGuard.Lock()
+func (m *Machine) lock()         { lockIf(m.guard) }
+func (m *Machine) unlock()       { unlockIf(m.guard) }
+func (m *Machine) lockRecord()   { lockIf(m.recGuard) }
+func (m *Machine) unlockRecord() { unlockIf(m.recGuard) }
+
+func lockIf(l sync.Locker) {
+	if l != nil {
+		l.Lock()
 	}
 }
 
-func (m *Machine) unlockRecord() {
-	if m.recGuard != nil {
-		m.recGuard.Unlock()
-	}
-}
-
-func (m *Machine) lock() {
-	if m.guard != nil {
-		m.guard.Lock()
-	}
-}
-
-func (m *Machine) unlock() {
-	if m.guard != nil {
-		m.guard.Unlock()
+func unlockIf(l sync.Locker) {
+	if l != nil {
+		l.Unlock()
 	}
 }
 
