@@ -123,7 +123,7 @@ type runState struct {
 	// the started steps that no goroutine has taken yet.
 	finished chan struct{}
 	workers  sync.WaitGroup
-	queue    *workQueue // made by the first hand-off
+	queue    *workQueue // the scratch's, made by its first hand-off
 
 	// sched guards the machine and the driver state below: whichever
 	// goroutine feeds the machine holds it. dlMu guards the shared
@@ -164,6 +164,7 @@ type runScratch struct {
 	deadlines []sharedDeadline
 	entries   []stepEntry
 	acts      []Action
+	queue     *workQueue
 	data      map[string]any // the root template data, for chains-only workflows
 	loops     loopState
 }
@@ -173,6 +174,11 @@ type runScratch struct {
 // Everything the run referred to is dropped; r must not be used after.
 func (r *runState) release() {
 	sc, wp := r.scratch, r.wp
+	if q := r.queue; q != nil {
+		q.mu.Lock()
+		q.r = nil // a late worker or timer now serves no run
+		q.mu.Unlock()
+	}
 	clear(sc.entries) // drop the outputs
 	clear(sc.data)
 	sc.ready = r.ready.items[:0]
@@ -206,6 +212,12 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		scratch:   sc,
 		finished:  sc.finished,
 		deadlines: sc.deadlines,
+		queue:     sc.queue,
+	}
+	if q := r.queue; q != nil {
+		q.mu.Lock()
+		q.r = r
+		q.mu.Unlock()
 	}
 	r.Machine.init(e, wp, id, params, MachineOptions{ParentID: opts.ParentID, ParentStep: opts.ParentStep, DataGuard: &r.mu}, sc)
 	r.env = StepEnv{Backend: e.backend, Elicitor: opts.Elicitor, Clock: e.clock}
@@ -379,8 +391,8 @@ type stepJob struct {
 func (r *runState) handOff(j stepJob) {
 	q := r.queue
 	if q == nil {
-		q = &workQueue{}
-		r.queue = q
+		q = &workQueue{r: r}
+		r.queue, r.scratch.queue = q, q
 	}
 	q.mu.Lock()
 	q.push(j)
@@ -415,16 +427,20 @@ func (r *runState) nextJob(own stepJob) stepJob {
 func (r *runState) dispatch(next stepJob) {
 	if q := r.queue; q != nil {
 		q.mu.Lock()
-		q.dispatch(r, next.sp)
+		q.dispatch(next.sp)
 		q.mu.Unlock()
 	}
 }
 
 // workQueue holds a run's started steps that no goroutine has taken yet.
-// It is made for the run's first hand-off and never reused, so a worker
-// (or a timer) that finds it empty exits without touching the run: the
-// run may be over and its state reused by another. Such a worker is not
-// waited for; it ends as soon as it is scheduled.
+// It is kept with the run's scratch (with its timer) and serves the runs
+// of the workflow that reuse it, one after another: r is the run using it
+// now, nil between runs. A worker or a timer acts for whichever run uses
+// the queue when it looks, so one that comes late (a worker started for a
+// step that the goroutine finishing a sibling took first) either finds
+// the queue empty and exits, touching no run, or serves the run that has
+// the queue then. Such a worker is not waited for: it ends as soon as it
+// is scheduled.
 //
 // When to start a worker. A step that waits for its backend must not hold
 // up the steps queued behind it, so normally a worker starts at once; one
@@ -442,6 +458,7 @@ func (r *runState) dispatch(next stepJob) {
 // one that waits for its sibling), a worker starts then.
 type workQueue struct {
 	mu       sync.Mutex
+	r        *runState
 	jobs     []stepJob // from head on
 	head     int
 	slow     int         // queued jobs that are not quick
@@ -453,7 +470,7 @@ type workQueue struct {
 // dispatch starts a worker for the queued steps, or arms the timer when
 // they and next, the step the deciding goroutine runs next, are quick.
 // Called with mu held.
-func (q *workQueue) dispatch(r *runState, next *stepPlan) {
+func (q *workQueue) dispatch(next *stepPlan) {
 	if q.head == len(q.jobs) {
 		return
 	}
@@ -461,14 +478,14 @@ func (q *workQueue) dispatch(r *runState, next *stepPlan) {
 		if !q.armed && !q.starting {
 			q.armed = true
 			if q.timer == nil {
-				q.timer = time.AfterFunc(inlineWait, func() { q.timedOut(r) })
+				q.timer = time.AfterFunc(inlineWait, q.timedOut)
 			} else {
 				q.timer.Reset(inlineWait)
 			}
 		}
 		return
 	}
-	q.startWorker(r)
+	q.startWorker()
 }
 
 // push queues j. Called with mu held.
@@ -481,22 +498,22 @@ func (q *workQueue) push(j stepJob) {
 }
 
 // timedOut starts a worker for steps that waited inlineWait.
-func (q *workQueue) timedOut(r *runState) {
+func (q *workQueue) timedOut() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.armed = false
-	q.startWorker(r)
+	q.startWorker()
 }
 
 // startWorker starts a worker unless one is starting already or nothing
 // is queued. Called with mu held.
-func (q *workQueue) startWorker(r *runState) {
+func (q *workQueue) startWorker() {
 	if q.starting || q.head == len(q.jobs) {
 		return
 	}
 	q.disarm()
 	q.starting = true
-	go q.work(r)
+	go q.work()
 }
 
 // disarm stops the timer. Called with mu held.
@@ -530,16 +547,16 @@ func (q *workQueue) take() stepJob {
 // wait for more work, so none needs waking at the end of the run. A
 // worker that took a step joins r.workers before the step can end, so
 // the run, which cannot end before that step, waits for it.
-func (q *workQueue) work(r *runState) {
+func (q *workQueue) work() {
 	q.mu.Lock()
 	q.starting = false
-	j := q.take()
+	j, r := q.take(), q.r
 	if j.sp == nil {
 		q.mu.Unlock()
 		return
 	}
 	r.workers.Add(1)
-	q.dispatch(r, j.sp)
+	q.dispatch(j.sp)
 	q.mu.Unlock()
 	defer r.workers.Done()
 	if r.drive(j, r.now()) {
