@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -10,9 +12,16 @@ import (
 // gateBackend answers svc.b at once and holds svc.a until svc.b has been
 // called (or gives up after a few seconds): a quick tool that turned slow
 // waiting for its sibling.
-type gateBackend struct{ bCalled chan struct{} }
+type gateBackend struct {
+	bCalled chan struct{}
+	mu      sync.Mutex
+	order   []string // the tools, in the order they were called
+}
 
 func (g *gateBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResult, error) {
+	g.mu.Lock()
+	g.order = append(g.order, call.Tool)
+	g.mu.Unlock()
 	switch call.Tool {
 	case "b":
 		close(g.bCalled)
@@ -49,6 +58,9 @@ func TestQuickStepWaitsForItsSibling(t *testing.T) {
 	a, b := run.Steps[0], run.Steps[1]
 	if !b.StartedAt.Before(a.EndedAt) {
 		t.Errorf("b started at %v, after a ended at %v", b.StartedAt, a.EndedAt)
+	}
+	if want := []string{"a", "b", "c"}; !slices.Equal(be.order, want) {
+		t.Errorf("calls in the order %v; want %v (a first, on the calling goroutine; b while a waits)", be.order, want)
 	}
 }
 

@@ -20,11 +20,11 @@ package runtime
 //	    tell the machine a stop it has not seen (cancel, timeout, caller)
 //	    feed the result: StepDone(result)
 //	    perform the actions: store each record and emit its event; run
-//	        the first started step on this goroutine, queue the others
-//	        for workers; stop the running steps when told to
-//	    go on with the oldest queued step, if any (this goroutine's own
-//	        step joins the queue), and start a worker if the queue needs
-//	        one (dispatch)
+//	        the first started step on this goroutine unless older steps
+//	        are queued, queue the others; stop the running steps when
+//	        told to
+//	    without a step of its own, take the oldest queued one, and
+//	        start a worker if the queue needs one (nextJob)
 //	    unlock
 //	    continue with this goroutine's step, or exit (a worker)
 //
@@ -118,7 +118,7 @@ type runState struct {
 
 	scratch *runScratch
 
-	// Step workers (see handOff): workers tracks them all. finished
+	// Step workers (see place): workers tracks them all. finished
 	// wakes the caller of loop when a worker ends the run. queue holds
 	// the started steps that no goroutine has taken yet.
 	finished chan struct{}
@@ -249,7 +249,7 @@ func (r *runState) execute(start func() []Action) {
 	r.emit(Event{Kind: EventRunStarted})
 	r.sched.Lock()
 	j, complete := r.perform(start())
-	r.dispatch(j)
+	j = r.nextJob(j)
 	r.sched.Unlock()
 	r.loop(j, complete)
 	r.stopWorkers()
@@ -284,7 +284,6 @@ func (r *runState) drive(j stepJob, began time.Time) (complete bool) {
 			Attempts: m.attempts, EndedAt: at, Note: m.note, ForceAbort: m.forceAbort, SkipRemaining: m.skipRemaining,
 		}))
 		j = r.nextJob(j)
-		r.dispatch(j)
 		r.sched.Unlock()
 		if j.sp == nil {
 			return complete
@@ -341,12 +340,7 @@ func (r *runState) perform(acts []Action) (own stepJob, complete bool) {
 			}
 		case ActionStart:
 			sp := r.wp.steps[a.Step]
-			j := stepJob{ctx: r.stepContext(a.At, sp.timeout), sp: sp}
-			if own.sp == nil {
-				own = j
-			} else {
-				r.handOff(j)
-			}
+			own = r.place(stepJob{ctx: r.stepContext(a.At, sp.timeout), sp: sp}, own)
 		case ActionStop:
 			r.stop(stopCause(a.Cause))
 		case ActionFinally:
@@ -383,28 +377,36 @@ type stepJob struct {
 	quick bool
 }
 
-// handOff queues j, a started step that the calling goroutine does not
-// run itself, for a worker. Whichever goroutine next needs work takes it:
-// a worker, or the goroutine that feeds the machine next (nextJob).
-// dispatch then decides whether a worker must start. Called with sched
-// held.
-func (r *runState) handOff(j stepJob) {
+// place decides who runs j, a step the machine just started: the calling
+// goroutine, as its own step, when it has none yet and no older step
+// waits in the queue; otherwise j joins the queue, behind the steps
+// started before it. So queued steps run in the order the machine
+// started them, and none waits behind a goroutine that keeps getting
+// steps of its own. It returns the calling goroutine's own step. Called
+// with sched held.
+func (r *runState) place(j, own stepJob) stepJob {
 	q := r.queue
 	if q == nil {
+		if own.sp == nil {
+			return j
+		}
 		q = &workQueue{r: r}
 		r.queue, r.scratch.queue = q, q
 	}
 	q.mu.Lock()
+	defer q.mu.Unlock()
+	if own.sp == nil && q.head == len(q.jobs) {
+		return j
+	}
 	q.push(j)
-	q.mu.Unlock()
+	return own
 }
 
-// nextJob is the step the calling goroutine runs next, given own, the
-// step the machine just started for it (or a zero job): the oldest
-// queued step when there is one, own going to the back of the queue,
-// so queued steps run in the order the machine started them and none
-// waits behind a goroutine that keeps getting steps of its own. Called
-// with sched held.
+// nextJob is the step the calling goroutine runs next: own, the step the
+// machine started for it, or else the oldest queued step. Whichever
+// goroutine needs work takes queued steps: this one, or a worker; nextJob
+// then makes sure the steps still queued are taken in time (dispatch).
+// Called with sched held.
 func (r *runState) nextJob(own stepJob) stepJob {
 	q := r.queue
 	if q == nil {
@@ -412,24 +414,12 @@ func (r *runState) nextJob(own stepJob) stepJob {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.head == len(q.jobs) {
-		return own
+	next := own
+	if next.sp == nil {
+		next = q.take()
 	}
-	if own.sp != nil {
-		q.push(own)
-	}
-	return q.take()
-}
-
-// dispatch makes sure the queued steps are taken in time, now that the
-// calling goroutine goes on with next (or exits, when next is zero).
-// Called with sched held.
-func (r *runState) dispatch(next stepJob) {
-	if q := r.queue; q != nil {
-		q.mu.Lock()
-		q.dispatch(next.sp)
-		q.mu.Unlock()
-	}
+	q.dispatch(next.sp)
+	return next
 }
 
 // workQueue holds a run's started steps that no goroutine has taken yet.
