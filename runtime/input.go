@@ -125,14 +125,6 @@ func anyObjectSchema(schema map[string]any) bool {
 // a missing field; it is added after validation, which would reject a null
 // of a declared type.
 func (wp *workflowPlan) validateParams(params map[string]any) (map[string]any, error) {
-	if wp.input == nil && (wp.wf.InputSchema == nil || len(params) == 0 && !declaresProperties(wp.wf.InputSchema)) {
-		// Nothing to check and no defaults to apply: a copy, as below.
-		out := make(map[string]any, len(params))
-		for k, v := range params {
-			out[k] = v
-		}
-		return out, nil
-	}
 	problems := map[string]bool{}
 	undeclaredParams(params, wp.wf.InputSchema, problems)
 	out := make(map[string]any, len(params)+4)
@@ -179,12 +171,6 @@ func sortedProblems(problems map[string]bool, none string) []string {
 
 // undeclaredParams records a problem for each argument that schema does
 // not declare, naming the declared parameters.
-// declaresProperties reports whether schema declares any property.
-func declaresProperties(schema map[string]any) bool {
-	props, _ := schema["properties"].(map[string]any)
-	return len(props) > 0
-}
-
 func undeclaredParams(params, schema map[string]any, out map[string]bool) {
 	props, declares := schema["properties"].(map[string]any)
 	if !declares {

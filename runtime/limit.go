@@ -118,10 +118,9 @@ func (m *valueMeter) add(v any, d int) overLimit {
 		if d+1 > ir.MaxArgumentDepth {
 			return tooDeep
 		}
-		m.size += 2 + max(len(x)-1, 0) // {} and commas
+		m.size += containerSize(len(x))
 		for k, e := range x {
-			m.size += len(k) + 3 // "k":
-			if r := m.add(e, d+1); r != withinLimits {
+			if r := m.addField(k, e, d+1); r != withinLimits {
 				return r
 			}
 		}
@@ -129,7 +128,7 @@ func (m *valueMeter) add(v any, d int) overLimit {
 		if d+1 > ir.MaxArgumentDepth {
 			return tooDeep
 		}
-		m.size += 2 + max(len(x)-1, 0)
+		m.size += containerSize(len(x))
 		for _, e := range x {
 			if r := m.add(e, d+1); r != withinLimits {
 				return r
@@ -150,6 +149,17 @@ func (m *valueMeter) add(v any, d int) overLimit {
 	return withinLimits
 }
 
+// addField measures an object's field k with value v, which sits inside
+// d containers.
+func (m *valueMeter) addField(k string, v any, d int) overLimit {
+	m.size += len(k) + 3 // "k":
+	return m.add(v, d)
+}
+
+// containerSize is the JSON size of an object's or array's braces and
+// commas.
+func containerSize(n int) int { return 2 + max(n-1, 0) }
+
 // measureValue measures v alone, inside d containers.
 func measureValue(v any, d int) (int, overLimit) {
 	var m valueMeter
@@ -166,14 +176,13 @@ func measureArgs(plan *valuePlan, args map[string]any) overLimit {
 		_, r := measureValue(args, 0)
 		return r
 	}
-	m := valueMeter{size: 2 + max(len(args)-1, 0)}
+	m := valueMeter{size: containerSize(len(args))}
 	for _, k := range plan.keys {
 		e, ok := args[k]
 		if !ok {
 			continue
 		}
-		m.size += len(k) + 3
-		if r := m.add(e, 1); r != withinLimits {
+		if r := m.addField(k, e, 1); r != withinLimits {
 			return r
 		}
 	}
