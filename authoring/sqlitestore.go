@@ -20,6 +20,18 @@ func fromRow(w sqlite.Workflow) Version {
 	return Version{Name: w.Name, Version: w.Version, Source: w.Source, CreatedAt: w.CreatedAt, Deleted: w.Deleted}
 }
 
+// fromRows converts a query's rows, passing its error on.
+func fromRows(rows []sqlite.Workflow, err error) ([]Version, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Version, len(rows))
+	for i, w := range rows {
+		out[i] = fromRow(w)
+	}
+	return out, nil
+}
+
 func notFound(name string, err error) error {
 	if errors.Is(err, sqlite.ErrNoWorkflow) {
 		return fmt.Errorf("%w: %q was never saved", ErrNotFound, name)
@@ -62,26 +74,12 @@ func (s *SQLiteStore) Get(ctx context.Context, name string, version int) (Versio
 
 func (s *SQLiteStore) List(ctx context.Context) ([]Version, error) {
 	rows, err := s.db.ListWorkflows(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Version, len(rows))
-	for i, w := range rows {
-		out[i] = fromRow(w)
-	}
-	return out, nil
+	return fromRows(rows, err)
 }
 
 func (s *SQLiteStore) Versions(ctx context.Context, name string) ([]Version, error) {
 	rows, err := s.db.WorkflowVersions(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Version, len(rows))
-	for i, w := range rows {
-		out[i] = fromRow(w)
-	}
-	return out, nil
+	return fromRows(rows, err)
 }
 
 func (s *SQLiteStore) Close() error { return nil }

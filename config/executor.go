@@ -86,25 +86,26 @@ func (l *loader) executor(n ast.Node) {
 				}
 			}
 		case "namespace":
-			if ns, ok := l.str(v, p, p); ok {
-				if ns == "" {
-					l.errorf(v, p, "bad_value", "%s is empty; leave it out for %q", p, DefaultTemporalNamespace)
-				} else {
-					e.Namespace = ns
-				}
-			}
+			l.nonEmpty(v, p, DefaultTemporalNamespace, &e.Namespace)
 		case "taskQueue":
-			if q, ok := l.str(v, p, p); ok {
-				if q == "" {
-					l.errorf(v, p, "bad_value", "%s is empty; leave it out for %q", p, DefaultTemporalTaskQueue)
-				} else {
-					e.TaskQueue = q
-				}
-			}
+			l.nonEmpty(v, p, DefaultTemporalTaskQueue, &e.TaskQueue)
 		case "heartbeatTimeout":
 			if d := l.duration(v, p, p); d > 0 {
 				e.HeartbeatTimeout = d
 			}
 		}
 	})
+}
+
+// nonEmpty reads a string field at path that, when given, may not be
+// empty (leaving it out keeps def) into dst.
+func (l *loader) nonEmpty(v ast.Node, path, def string, dst *string) {
+	s, ok := l.str(v, path, path)
+	switch {
+	case !ok:
+	case s == "":
+		l.errorf(v, path, "bad_value", "%s is empty; leave it out for %q", path, def)
+	default:
+		*dst = s
+	}
 }
