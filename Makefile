@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: build test lint bench fuzz demo peers temporal-cli clean
+.PHONY: build test lint bench bench-toolhive fuzz demo peers temporal-cli clean
 
 # The npm peers run on the Node.js that package.json pins (the npm
 # registry's `node` package), not on the machine's: the MCP Inspector asks
@@ -53,6 +53,11 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# vmcp's BenchmarkRun beside ToolHive's workflow engine on the same shapes
+# (bench/toolhive, its own module: ./... never builds it).
+bench-toolhive:
+	./bench/toolhive/compare.sh
 
 # 60 seconds of coverage-guided fuzzing of parse+check+plan.
 fuzz:
