@@ -40,7 +40,8 @@ func (g *gateBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResult,
 // TestQuickStepWaitsForItsSibling: steps that have been quick run one
 // after another on the goroutine already running, with no worker
 // started; when the first of them blocks, its queued sibling still gets a
-// worker (after inlineWait) instead of waiting behind it.
+// worker (after inlineWait without a step taken) instead of waiting
+// behind it.
 func TestQuickStepWaitsForItsSibling(t *testing.T) {
 	// a -> c and b: a has more work behind it, so the calling goroutine
 	// runs a and queues b.
@@ -76,18 +77,40 @@ func TestCallTime(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		c.note(time.Microsecond)
 	}
-	c.note(5 * inlineCall) // a pause of the process: the mean rises, still quick
+	c.note(time.Second) // a pause of the process: the mean rises by callCap/8 at most, still quick
 	if !c.quick() {
-		t.Fatalf("not quick after one call of %s among quick ones (mean %dns)", 5*inlineCall, c.mean.Load())
+		t.Fatalf("not quick after one call of 1s among quick ones (mean %dns)", c.mean.Load())
 	}
-	c.note(time.Millisecond) // the tool turned slow
+	for i := 0; i < 20; i++ {
+		c.note(time.Microsecond)
+	}
+	c.note(time.Millisecond) // the tool turned slow: quick until its second slow call
+	c.note(time.Millisecond)
 	if c.quick() {
-		t.Fatalf("still quick after a call of 1ms (mean %dns)", c.mean.Load())
+		t.Fatalf("still quick after two calls of 1ms (mean %dns)", c.mean.Load())
 	}
 	for i := 0; i < 100; i++ {
 		c.note(time.Microsecond)
 	}
 	if !c.quick() {
 		t.Fatalf("not quick again after 100 quick calls (mean %dns)", c.mean.Load())
+	}
+}
+
+// TestQueueTimerWaitsWhileTheQueueMoves: when the timer finds that queued
+// steps were taken since it was armed, it waits another inlineWait
+// instead of starting a worker; only a queue that stood still gets one.
+func TestQueueTimerWaitsWhileTheQueueMoves(t *testing.T) {
+	q := &workQueue{jobs: []stepJob{{sp: &stepPlan{}}}, armed: true, timer: time.AfterFunc(time.Hour, func() {})}
+	defer q.timer.Stop()
+	q.taken = 3 // taken since seen (0) was noted
+	q.timedOut()
+	if q.starting || !q.armed || q.seen != 3 {
+		t.Fatalf("after progress: starting %v, armed %v, seen %d; want no worker, armed again, seen 3", q.starting, q.armed, q.seen)
+	}
+	q.jobs = nil // the queue stood still and is empty now: nothing to start
+	q.timedOut()
+	if q.starting || q.armed {
+		t.Fatalf("without progress on an empty queue: starting %v, armed %v; want neither", q.starting, q.armed)
 	}
 }

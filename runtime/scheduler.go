@@ -275,9 +275,8 @@ func (r *runState) drive(j stepJob, began time.Time) (complete bool) {
 		at := r.now()
 		r.sched.Lock()
 		if j.sp.kind == ir.StepTool && j.sp.callee == nil {
-			j.sp.calls.note(at.Sub(began)) // the step's own time, not its wait in the queue
+			j.sp.calls.note(at.Sub(began)) // the step's own time, not its wait for the lock or in the queue
 		}
-		began = at
 		r.syncStop(at)
 		j, complete = r.perform(r.Machine.StepDone(StepResult{
 			Step: j.sp.index, Status: m.status, Output: m.output, Content: m.content, Err: m.err,
@@ -288,6 +287,7 @@ func (r *runState) drive(j stepJob, began time.Time) (complete bool) {
 		if j.sp == nil {
 			return complete
 		}
+		began = r.now()
 	}
 }
 
@@ -443,9 +443,12 @@ func (r *runState) nextJob(own stepJob) stepJob {
 // calling goroutine runs next and every queued step are quick (their
 // calls take inlineCall or less on average, see callTime),
 // no worker starts: the queued steps run one after another on the
-// goroutines already running. A timer bounds the bet: if a queued step
-// is still waiting inlineWait later (a quick tool that turned slow, or
-// one that waits for its sibling), a worker starts then.
+// goroutines already running. A timer bounds the bet: if no queued step
+// has been taken for inlineWait (the goroutines are held up by a quick
+// tool that turned slow, or by one that waits for its sibling), a worker
+// starts then. While steps are being taken the queue is moving and a
+// worker would only contend for the machine's lock, so the timer is
+// armed again instead (see timedOut).
 type workQueue struct {
 	mu       sync.Mutex
 	r        *runState
@@ -455,6 +458,9 @@ type workQueue struct {
 	starting bool        // a worker has been started and has not looked yet
 	timer    *time.Timer // armed while quick steps wait (see dispatch)
 	armed    bool
+	// taken counts the jobs taken; seen is its value when the timer was
+	// armed, so the timer can tell whether the queue moved meanwhile.
+	taken, seen uint64
 }
 
 // dispatch starts a worker for the queued steps, or arms the timer when
@@ -466,7 +472,7 @@ func (q *workQueue) dispatch(next *stepPlan) {
 	}
 	if next != nil && next.calls.quick() && q.slow == 0 {
 		if !q.armed && !q.starting {
-			q.armed = true
+			q.armed, q.seen = true, q.taken
 			if q.timer == nil {
 				q.timer = time.AfterFunc(inlineWait, q.timedOut)
 			} else {
@@ -487,10 +493,19 @@ func (q *workQueue) push(j stepJob) {
 	q.jobs = append(q.jobs, j)
 }
 
-// timedOut starts a worker for steps that waited inlineWait.
+// timedOut starts a worker for the queued steps when none was taken in
+// the last inlineWait, and otherwise waits another inlineWait.
 func (q *workQueue) timedOut() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if !q.armed {
+		return // disarmed after the timer fired
+	}
+	if q.taken != q.seen && q.head < len(q.jobs) {
+		q.seen = q.taken
+		q.timer.Reset(inlineWait)
+		return
+	}
 	q.armed = false
 	q.startWorker()
 }
@@ -521,6 +536,7 @@ func (q *workQueue) take() stepJob {
 	}
 	j := q.jobs[q.head]
 	q.jobs[q.head] = stepJob{}
+	q.taken++
 	if !j.quick {
 		q.slow--
 	}
@@ -564,15 +580,22 @@ const (
 )
 
 // callTime is a tool step's call time, averaged over all runs of its
-// workflow: an exponentially weighted mean, each call weighing 1/8, so a
-// pause of the process now and then does not count, while a tool that
-// turns slow stops being quick at its first call of about 150µs or more
-// (from a mean of 2µs), and after a few calls when it is less slow.
+// workflow: an exponentially weighted mean, each call weighing 1/8, of
+// the calls' times capped at callCap. The cap keeps a pause of the
+// process (a garbage collection, the machine lending the CPU elsewhere:
+// about one call in a thousand takes over 150µs on a quiet 2-core VM)
+// from making a quick step look slow for the next dozen runs, while a
+// tool that turns slow stops being quick at its second call of callCap
+// or more (from a mean of 2µs), and after a few calls when it is less
+// slow; meanwhile the queue's timer sees that the steps behind it wait.
 // Concurrent runs may lose each other's updates; the mean stays a mean.
 type callTime struct{ mean atomic.Int64 } // ns; 0 until the first call
 
+// callCap is the most one call adds to a callTime.
+const callCap = 4 * inlineCall
+
 func (c *callTime) note(d time.Duration) {
-	n := max(int64(d), 1)
+	n := min(max(int64(d), 1), int64(callCap))
 	if old := c.mean.Load(); old != 0 {
 		n = old + (n-old)/8
 	}
