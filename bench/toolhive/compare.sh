@@ -7,7 +7,8 @@
 # It builds both test binaries once, then runs the rounds alternating
 # (vmcp, then ToolHive, in each round) so that load on a shared machine
 # falls on both alike, and prints per shape the min and median ns/step of
-# each engine and the ratio of the medians (ToolHive / vmcp).
+# each engine and the ratio of the medians (ToolHive / vmcp), in wall time
+# and in CPU time.
 #
 # Environment: BENCHTIME (default 0.5s) is each benchmark's -test.benchtime;
 # TH_GOTOOLCHAIN is the GOTOOLCHAIN that builds the ToolHive side (default:
@@ -50,21 +51,23 @@ if [[ -n ${KEEP:-} ]]; then
 	cp "$work/vmcp.out" "$work/toolhive.out" "$KEEP/"
 fi
 
-# "engine shape ns/step", one line per benchmark result. A result line is
+# "engine shape metric value", one line per metric of a benchmark result
+# (ns/step: wall time; cpu-ns/step: the process's CPU time, its garbage
+# collector and every thread included). A result line is
 # "BenchmarkRun/chain10-2  N  x ns/op ... y ns/step ..."; the -2 is GOMAXPROCS.
 extract() {
 	awk -v engine="$1" '$1 ~ /^Benchmark[A-Za-z]+\// {
 		name = $1
 		sub(/^Benchmark[A-Za-z]+\//, "", name)
 		sub(/-[0-9]+$/, "", name)
-		for (i = 3; i <= NF; i++) if ($i == "ns/step") print engine, name, $(i - 1)
+		for (i = 3; i <= NF; i++) if ($i == "ns/step" || $i == "cpu-ns/step") print engine, name, $i, $(i - 1)
 	}' "$2"
 }
 
 {
 	extract vmcp "$work/vmcp.out"
 	extract toolhive "$work/toolhive.out"
-} | sort -k1,1 -k2,2 -k3,3g | awk -v order="$shapes" -v rounds="$rounds" \
+} | sort -k1,1 -k2,2 -k3,3 -k4,4g | awk -v order="$shapes" -v rounds="$rounds" \
 	-v benchtime="$benchtime" -v thv="$th_version" '
 function median(key,   n) {
 	n = cnt[key]
@@ -72,25 +75,30 @@ function median(key,   n) {
 	return (val[key, n / 2] + val[key, n / 2 + 1]) / 2
 }
 {
-	key = $1 SUBSEP $2
-	val[key, ++cnt[key]] = $3 + 0
+	key = $1 SUBSEP $2 SUBSEP $3
+	val[key, ++cnt[key]] = $4 + 0
 }
 END {
-	printf "%-16s %12s %12s %14s %14s %8s\n", "shape", "vmcp min", "vmcp median", "ToolHive min", "ToolHive med", "ratio"
+	printf "%-16s %10s %10s %12s %12s %7s   %10s %12s %7s\n", "", "vmcp", "vmcp", "ToolHive", "ToolHive", "wall", "vmcp CPU", "ToolHive CPU", "CPU"
+	printf "%-16s %10s %10s %12s %12s %7s   %10s %12s %7s\n", "shape", "min", "median", "min", "median", "ratio", "median", "median", "ratio"
 	n = split(order, names, "|")
 	for (i = 1; i <= n; i++) {
 		s = names[i]
-		v = "vmcp" SUBSEP s
-		t = "toolhive" SUBSEP s
-		if (!cnt[v] || !cnt[t]) {
+		v = "vmcp" SUBSEP s SUBSEP "ns/step"
+		t = "toolhive" SUBSEP s SUBSEP "ns/step"
+		vc = "vmcp" SUBSEP s SUBSEP "cpu-ns/step"
+		tc = "toolhive" SUBSEP s SUBSEP "cpu-ns/step"
+		if (!cnt[v] || !cnt[t] || !cnt[vc] || !cnt[tc]) {
 			printf "%-16s missing results (vmcp %d, ToolHive %d)\n", s, cnt[v], cnt[t]
 			bad = 1
 			continue
 		}
 		vm = median(v)
 		tm = median(t)
-		printf "%-16s %12.0f %12.0f %14.0f %14.0f %7.1fx\n", s, val[v, 1], vm, val[t, 1], tm, tm / vm
+		vcm = median(vc)
+		tcm = median(tc)
+		printf "%-16s %10.0f %10.0f %12.0f %12.0f %6.1fx   %10.0f %12.0f %6.1fx\n", s, val[v, 1], vm, val[t, 1], tm, tm / vm, vcm, tcm, tcm / vcm
 	}
-	printf "ns/step; %d rounds of -test.benchtime %s each; ToolHive %s\n", rounds, benchtime, thv
+	printf "ns per step (per backend call); ratios of the medians; %d rounds of -test.benchtime %s each; ToolHive %s\n", rounds, benchtime, thv
 	exit bad
 }'
