@@ -572,8 +572,9 @@ func (q *workQueue) work() {
 
 // Quick steps (see workQueue): a tool step whose calls take inlineCall or
 // less on average has the steps queued behind it wait for it rather than
-// for a new worker, at most inlineWait (Go's timers wake an idle process
-// with millisecond precision, so in practice up to about a millisecond).
+// for a new worker, until the queue has stood still for inlineWait (Go's
+// timers wake an idle process with millisecond precision, so then up to
+// about a millisecond).
 const (
 	inlineCall = 20 * time.Microsecond
 	inlineWait = 50 * time.Microsecond
