@@ -592,7 +592,7 @@ const (
 // Concurrent runs may lose each other's updates; the mean stays a mean.
 type callTime struct{ mean atomic.Int64 } // ns; 0 until the first call
 
-// callCap is the most one call adds to a callTime.
+// callCap is the longest one call counts for in a callTime.
 const callCap = 4 * inlineCall
 
 func (c *callTime) note(d time.Duration) {
