@@ -44,18 +44,18 @@ func (o Options) iterationLimit() int {
 const (
 	maxNameLen           = 64
 	maxSteps             = 100
-	maxRetries           = 10
+	maxRetries           = ir.MaxRetries
 	maxNesting           = ir.MaxArgumentDepth
-	maxForEachParallel   = 50
+	maxForEachParallel   = ir.MaxForEachParallel
 	maxElicitationSchema = 100 * 1024
 
-	defaultWorkflowTimeout = 30 * time.Minute
-	defaultStepTimeout     = 5 * time.Minute
-	defaultMaxParallel     = 10
+	defaultWorkflowTimeout = ir.DefaultWorkflowTimeout
+	defaultStepTimeout     = ir.DefaultStepTimeout
+	defaultMaxParallel     = ir.DefaultMaxParallel
 	defaultItemVar         = "item"
-	defaultForEachParallel = 10
+	defaultForEachParallel = ir.DefaultMaxParallel
 	defaultIterations      = ir.DefaultMaxIterations
-	defaultRetryDelay      = time.Second
+	defaultRetryDelay      = ir.DefaultRetryDelay
 )
 
 // isName reports whether s is a workflow name: lower-case letters, digits,

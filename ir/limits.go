@@ -1,5 +1,7 @@
 package ir
 
+import "time"
+
 // Limits and defaults that the compiler and the runtime both enforce
 // (design.md "Limits"), declared once here. Operators change the
 // server-wide caps under limits: in vmcp.yaml.
@@ -21,4 +23,19 @@ const (
 	// MaxLoopDepth is how deeply forEach loops nest through their bodies
 	// (steps:); a top-level loop is depth 1.
 	MaxLoopDepth = 3
+	// DefaultMaxParallel is a workflow's maxParallel, and a forEach's,
+	// when it does not set one.
+	DefaultMaxParallel = 10
+	// MaxForEachParallel is the most iterations a forEach runs at once.
+	MaxForEachParallel = 50
+	// MaxRetries is the most retries onError may ask for; more are capped.
+	MaxRetries = 10
+)
+
+// The timeouts and the retry delay that apply when the workflow or the
+// step does not set them.
+const (
+	DefaultWorkflowTimeout = 30 * time.Minute
+	DefaultStepTimeout     = 5 * time.Minute
+	DefaultRetryDelay      = time.Second
 )

@@ -20,14 +20,15 @@ import (
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
-// Defaults used when a hand-built plan leaves a field at zero.
+// Defaults used when a hand-built plan leaves a field at zero, and the
+// caps the compiler also enforces (ir/limits.go declares them once).
 const (
-	defaultStepTimeout     = 5 * time.Minute
-	defaultWorkflowTimeout = 30 * time.Minute
-	defaultRetryDelay      = time.Second
-	defaultMaxParallel     = 10
-	maxRetriesCap          = 10
-	maxForEachParallel     = 50
+	defaultStepTimeout     = ir.DefaultStepTimeout
+	defaultWorkflowTimeout = ir.DefaultWorkflowTimeout
+	defaultRetryDelay      = ir.DefaultRetryDelay
+	defaultMaxParallel     = ir.DefaultMaxParallel
+	maxRetriesCap          = ir.MaxRetries
+	maxForEachParallel     = ir.MaxForEachParallel
 	defaultMaxIterations   = ir.DefaultMaxIterations
 )
 
