@@ -4,10 +4,9 @@ package checker
 //
 // An unknown name (a field, a step id, a parameter, a backend, ...) is
 // compared with every name that would have been valid there using the
-// Levenshtein edit distance: the number of single-character insertions,
-// deletions and substitutions that turn one string into the other. It is
-// computed with the classic dynamic programme over two rolling rows, so a
-// comparison costs O(len(a)*len(b)) time and O(len(b)) memory. A candidate
+// Levenshtein edit distance (internal/spell): the number of single-rune
+// insertions, deletions and substitutions that turn one string into the
+// other. A candidate
 // is suggested when its distance is under 3 and smaller than the name
 // itself (so "x" does not "mean" every other one-letter name). Names that
 // differ only in case (or in '_' versus '-') count as distance 0. Among
@@ -19,38 +18,12 @@ package checker
 import (
 	"sort"
 	"strings"
+
+	"github.com/vmcp-dev/vmcp/internal/spell"
 )
 
 // maxSuggestDistance is the largest edit distance still worth suggesting.
 const maxSuggestDistance = 2
-
-// levenshtein returns the edit distance between a and b, counting runes.
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) == 0 {
-		return len(rb)
-	}
-	if len(rb) == 0 {
-		return len(ra)
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
 
 // normalizeName folds the differences that are never meaningful in a typo:
 // case and the choice between '-' and '_'.
@@ -68,7 +41,7 @@ func suggest(name string, candidates []string) string {
 		if c == name || c == "" {
 			continue
 		}
-		d := levenshtein(name, c)
+		d := spell.Distance(name, c)
 		if normalizeName(c) == normalizeName(name) {
 			d = 0
 		}

@@ -136,14 +136,6 @@ func TestSuggest(t *testing.T) {
 			t.Errorf("suggest(%q) = %q; want %q", tt.name, got, tt.want)
 		}
 	}
-	for _, tt := range []struct {
-		a, b string
-		want int
-	}{{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2}, {"héllo", "hello", 1}} {
-		if got := levenshtein(tt.a, tt.b); got != tt.want {
-			t.Errorf("levenshtein(%q, %q) = %d; want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
 }
 
 // TestParseFuncsMatchTemplate checks that parsing with parse.Parse and

@@ -25,6 +25,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/internal/spell"
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
@@ -750,7 +751,7 @@ func suggest(s string, known []string) string {
 	}
 	var cs []cand
 	for _, k := range known {
-		if d := editDistance(strings.ToLower(camel(s)), strings.ToLower(k)); d < 3 {
+		if d := spell.Distance(strings.ToLower(camel(s)), strings.ToLower(k)); d < 3 {
 			cs = append(cs, cand{k, d})
 		}
 	}
@@ -760,25 +761,4 @@ func suggest(s string, known []string) string {
 		names = append(names, c.name)
 	}
 	return strings.Join(names, " or ")
-}
-
-// editDistance is the Levenshtein distance, one row at a time.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -1,0 +1,29 @@
+package spell
+
+import "testing"
+
+func TestDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0},
+		{"", "abc", 3},
+		{"abc", "", 3},
+		{"timeout", "timeout", 0},
+		{"timout", "timeout", 1},   // an insertion
+		{"timeoutt", "timeout", 1}, // a deletion
+		{"tineout", "timeout", 1},  // a substitution
+		{"kitten", "sitting", 3},
+		{"flaw", "lawn", 2},
+		{"maxParalel", "maxParallel", 1},
+		{"naïve", "naive", 1}, // runes, not bytes
+	} {
+		if got := Distance(c.a, c.b); got != c.want {
+			t.Errorf("Distance(%q, %q) = %d; want %d", c.a, c.b, got, c.want)
+		}
+		if got := Distance(c.b, c.a); got != c.want {
+			t.Errorf("Distance(%q, %q) = %d; want %d (it is symmetric)", c.b, c.a, got, c.want)
+		}
+	}
+}
