@@ -52,6 +52,6 @@ func (l *loader) checkAuthoringBackends() {
 		} else {
 			msg += "; list names from backends:"
 		}
-		l.errorf(v, p, "unknown_backend", "%s", msg)
+		l.errorf(v, p, CodeUnknownBackend, "%s", msg)
 	}
 }

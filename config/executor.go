@@ -80,7 +80,7 @@ func (l *loader) executor(n ast.Node) {
 		case "address":
 			if a, ok := l.str(v, p, p); ok {
 				if host, port, err := net.SplitHostPort(a); err != nil || host == "" || port == "" {
-					l.errorf(v, p, "bad_value", "%s %q is not host:port (for example %s)", p, a, DefaultTemporalAddress)
+					l.errorf(v, p, CodeBadValue, "%s %q is not host:port (for example %s)", p, a, DefaultTemporalAddress)
 				} else {
 					e.Address = a
 				}
@@ -104,7 +104,7 @@ func (l *loader) nonEmpty(v ast.Node, path, def string, dst *string) {
 	switch {
 	case !ok:
 	case s == "":
-		l.errorf(v, path, "bad_value", "%s is empty; leave it out for %q", path, def)
+		l.errorf(v, path, CodeBadValue, "%s is empty; leave it out for %q", path, def)
 	default:
 		*dst = s
 	}

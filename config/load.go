@@ -92,7 +92,7 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 				p.Line, p.Col = tk.Position.Line, tk.Position.Column
 			}
 		}
-		l.diags.Errorf(p, "", "yaml_syntax", "%s", msg)
+		l.diags.Errorf(p, "", CodeYAMLSyntax, "%s", msg)
 		return nil, &Error{Diags: l.diags, Sources: sources}
 	}
 	var body ast.Node
@@ -101,7 +101,7 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 			continue
 		}
 		if body != nil {
-			l.errorf(doc.Body, "", "multiple_documents", "a config file holds one YAML document; found another here")
+			l.errorf(doc.Body, "", CodeMultipleDocuments, "a config file holds one YAML document; found another here")
 			break
 		}
 		body = doc.Body
@@ -204,14 +204,14 @@ func (l *loader) fields(n ast.Node, path string, known []string, fn func(key str
 	}
 	m, ok := n.(*ast.MappingNode)
 	if !ok {
-		l.errorf(n, path, "bad_type", "%s must be a mapping, not %s", describePath(path), kind(n))
+		l.errorf(n, path, CodeBadType, "%s must be a mapping, not %s", describePath(path), kind(n))
 		return
 	}
 	seen := map[string]bool{}
 	for _, mv := range m.Values {
-		raw, ok := scalarString(mv.Key)
+		raw, ok := scalarString(unwrap(mv.Key)) // an anchored or tagged key is still its string
 		if !ok {
-			l.errorf(mv.Key, path, "bad_key", "%s: keys must be strings", describePath(path))
+			l.errorf(mv.Key, path, CodeBadKey, "%s: keys must be strings", describePath(path))
 			continue
 		}
 		key := raw
@@ -220,7 +220,7 @@ func (l *loader) fields(n ast.Node, path string, known []string, fn func(key str
 		}
 		sub := joinPath(path, raw)
 		if seen[key] {
-			l.errorf(mv.Key, sub, "duplicate_key", "duplicate key %q", raw)
+			l.errorf(mv.Key, sub, CodeDuplicateKey, "duplicate key %q", raw)
 			continue
 		}
 		seen[key] = true
@@ -231,7 +231,7 @@ func (l *loader) fields(n ast.Node, path string, known []string, fn func(key str
 			} else {
 				msg += fmt.Sprintf(" (known keys: %s)", strings.Join(known, ", "))
 			}
-			l.errorf(mv.Key, sub, "unknown_field", "%s", msg)
+			l.errorf(mv.Key, sub, CodeUnknownField, "%s", msg)
 			continue
 		}
 		fn(key, mv.Key, mv.Value)
@@ -264,7 +264,7 @@ func (l *loader) str(n ast.Node, path, what string) (string, bool) {
 func (l *loader) strRefs(n ast.Node, path, what string) (string, []envRef, bool) {
 	s, ok := scalarString(unwrap(n))
 	if !ok {
-		l.errorf(n, path, "bad_type", "%s must be a string, not %s", what, kind(unwrap(n)))
+		l.errorf(n, path, CodeBadType, "%s must be a string, not %s", what, kind(unwrap(n)))
 		return "", nil, false
 	}
 	out, refs, err := expand(s, l.env)
@@ -273,14 +273,14 @@ func (l *loader) strRefs(n ast.Node, path, what string) (string, []envRef, bool)
 		p := l.pos(n)
 		if errors.As(err, &ee) {
 			p = l.refPos(n, s, ee.Offset)
-			code := "bad_env_ref"
+			code := CodeBadEnvRef
 			if ee.Var != "" {
-				code = "missing_env"
+				code = CodeMissingEnv
 			}
 			l.diags.Errorf(p, path, code, "%s: %s", what, ee.Msg)
 			return "", nil, false
 		}
-		l.diags.Errorf(p, path, "bad_env_ref", "%s: %v", what, err)
+		l.diags.Errorf(p, path, CodeBadEnvRef, "%s: %v", what, err)
 		return "", nil, false
 	}
 	return out, refs, true
@@ -319,7 +319,7 @@ func (l *loader) strList(n ast.Node, path, what string) []string {
 	}
 	seq, ok := n.(*ast.SequenceNode)
 	if !ok {
-		l.errorf(n, path, "bad_type", "%s must be a list of strings, not %s", what, kind(n))
+		l.errorf(n, path, CodeBadType, "%s must be a list of strings, not %s", what, kind(n))
 		return nil
 	}
 	out := make([]string, 0, len(seq.Values))
@@ -370,7 +370,7 @@ var envRefRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)`)
 // field's type. It names the variable, not the value (values may be
 // secrets).
 func (l *loader) badEnvValue(n ast.Node, path, what, want, vars string) {
-	l.errorf(n, path, "bad_env_value", "%s must be %s, and the value of %s is not one", what, want, vars)
+	l.errorf(n, path, CodeBadEnvValue, "%s must be %s, and the value of %s is not one", what, want, vars)
 }
 
 func (l *loader) boolean(n ast.Node, path, what string) bool {
@@ -383,7 +383,7 @@ func (l *loader) boolean(n ast.Node, path, what string) bool {
 	}
 	b, ok := unwrap(n).(*ast.BoolNode)
 	if !ok {
-		l.errorf(n, path, "bad_type", "%s must be true or false, not %s", what, kind(unwrap(n)))
+		l.errorf(n, path, CodeBadType, "%s must be true or false, not %s", what, kind(unwrap(n)))
 		return false
 	}
 	return b.Value
@@ -400,17 +400,17 @@ func (l *loader) integer(n ast.Node, path, what string, min int) int {
 			return 0
 		}
 		if v < min {
-			l.errorf(n, path, "bad_value", "%s must be at least %d, and the value of %s is %d", what, min, vars, v)
+			l.errorf(n, path, CodeBadValue, "%s must be at least %d, and the value of %s is %d", what, min, vars, v)
 		}
 		return v
 	}
 	var v int
 	if err := yaml.NodeToValue(unwrap(n), &v); err != nil || !isInt(unwrap(n)) {
-		l.errorf(n, path, "bad_type", "%s must be an integer, not %s", what, kind(unwrap(n)))
+		l.errorf(n, path, CodeBadType, "%s must be an integer, not %s", what, kind(unwrap(n)))
 		return 0
 	}
 	if v < min {
-		l.errorf(n, path, "bad_value", "%s must be at least %d, not %d", what, min, v)
+		l.errorf(n, path, CodeBadValue, "%s must be at least %d, not %d", what, min, v)
 	}
 	return v
 }
@@ -426,11 +426,11 @@ func (l *loader) duration(n ast.Node, path, what string) time.Duration {
 		return 0
 	}
 	if err != nil {
-		l.errorf(n, path, "bad_value", "%s: %q is not a Go duration (for example 30s, 5m, 1h30m)", what, s)
+		l.errorf(n, path, CodeBadValue, "%s: %q is not a Go duration (for example 30s, 5m, 1h30m)", what, s)
 		return 0
 	}
 	if d <= 0 {
-		l.errorf(n, path, "bad_value", "%s must be positive, not %s", what, s)
+		l.errorf(n, path, CodeBadValue, "%s must be positive, not %s", what, s)
 		return 0
 	}
 	return d
@@ -442,7 +442,7 @@ func (l *loader) oneOf(n ast.Node, path, what string, allowed ...string) (string
 		return "", false
 	}
 	if !contains(allowed, s) {
-		l.errorf(n, path, "bad_value", "%s %q is not one of %s", what, s, strings.Join(allowed, ", "))
+		l.errorf(n, path, CodeBadValue, "%s %q is not one of %s", what, s, strings.Join(allowed, ", "))
 		return "", false
 	}
 	return s, true
@@ -451,7 +451,7 @@ func (l *loader) oneOf(n ast.Node, path, what string, allowed ...string) (string
 func (l *loader) backend(name string, keyNode, n ast.Node) {
 	path := "backends." + name
 	if !backendNameRE.MatchString(name) {
-		l.errorf(keyNode, path, "bad_name", "backend name %q must be letters, digits, '_' and '-' (it is the prefix of tool references like %s.tool)", name, name)
+		l.errorf(keyNode, path, CodeBadName, "backend name %q must be letters, digits, '_' and '-' (it is the prefix of tool references like %s.tool)", name, name)
 		return
 	}
 	b := &Backend{Name: name, Timeout: DefaultCallTimeout, StartTimeout: DefaultStartTimeout}
@@ -474,7 +474,7 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 			b.URL, _ = l.str(v, p, what(key))
 			if b.URL != "" {
 				if u, err := url.Parse(b.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					l.errorf(v, p, "bad_value", "%s: %q is not an http or https URL", what(key), b.URL)
+					l.errorf(v, p, CodeBadValue, "%s: %q is not an http or https URL", what(key), b.URL)
 				}
 			}
 		case "transport":
@@ -500,32 +500,32 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 	})
 	if _, isMap := unwrap(n).(*ast.MappingNode); !isMap {
 		if _, null := unwrap(n).(*ast.NullNode); null {
-			l.errorf(keyNode, path, "missing_field", "backend %q needs a command (stdio) or a url (streamable-http, sse)", name)
+			l.errorf(keyNode, path, CodeMissingField, "backend %q needs a command (stdio) or a url (streamable-http, sse)", name)
 		}
 		return
 	}
 	switch {
 	case b.Command != "" && b.URL != "":
-		l.errorf(keyNode, path, "bad_value", "backend %q has both command and url; a backend is either a process (command) or a server (url)", name)
+		l.errorf(keyNode, path, CodeBadValue, "backend %q has both command and url; a backend is either a process (command) or a server (url)", name)
 	case b.Command == "" && b.URL == "":
-		l.errorf(keyNode, path, "missing_field", "backend %q needs a command (stdio) or a url (streamable-http, sse)", name)
+		l.errorf(keyNode, path, CodeMissingField, "backend %q needs a command (stdio) or a url (streamable-http, sse)", name)
 	case b.Transport == "" && b.Command != "":
 		b.Transport = TransportStdio
 	case b.Transport == "" && b.URL != "":
 		b.Transport = TransportStreamableHTTP
 	case b.Transport == TransportStdio && b.Command == "":
-		l.errorf(transportNode, path+".transport", "bad_value", "backend %q: transport stdio needs a command, not a url", name)
+		l.errorf(transportNode, path+".transport", CodeBadValue, "backend %q: transport stdio needs a command, not a url", name)
 	case b.Transport != TransportStdio && b.URL == "":
-		l.errorf(transportNode, path+".transport", "bad_value", "backend %q: transport %s needs a url, not a command", name, b.Transport)
+		l.errorf(transportNode, path+".transport", CodeBadValue, "backend %q: transport %s needs a url, not a command", name, b.Transport)
 	}
 	if b.Command != "" && (len(b.Headers) > 0 || b.ContinuousListening) {
-		l.errorf(keyNode, path, "bad_value", "backend %q: headers and continuousListening apply to url backends only", name)
+		l.errorf(keyNode, path, CodeBadValue, "backend %q: headers and continuousListening apply to url backends only", name)
 	}
 	if b.URL != "" && (len(b.Args) > 0 || len(b.Env) > 0) {
-		l.errorf(keyNode, path, "bad_value", "backend %q: args and env apply to command backends only", name)
+		l.errorf(keyNode, path, CodeBadValue, "backend %q: args and env apply to command backends only", name)
 	}
 	if b.ContinuousListening && b.Transport == TransportSSE {
-		l.errorf(keyNode, path, "bad_value", "backend %q: continuousListening applies to streamable-http only (sse always listens)", name)
+		l.errorf(keyNode, path, CodeBadValue, "backend %q: continuousListening applies to streamable-http only (sse always listens)", name)
 	}
 	l.cfg.Backends[name] = b
 }
@@ -544,7 +544,7 @@ func (l *loader) server(n ast.Node) {
 		case "listen":
 			if a, ok := l.str(v, p, p); ok {
 				if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-					l.errorf(v, p, "bad_value", "%s %q is not host:port (for example 127.0.0.1:8080)", p, a)
+					l.errorf(v, p, CodeBadValue, "%s %q is not host:port (for example 127.0.0.1:8080)", p, a)
 				} else {
 					s.Listen = a
 				}
@@ -594,7 +594,7 @@ func (l *loader) origins(n ast.Node, path string) []string {
 	seq, ok := n.(*ast.SequenceNode)
 	if !ok {
 		if _, null := n.(*ast.NullNode); !null {
-			l.errorf(n, path, "bad_type", "%s must be a list of origins such as [\"https://app.example.com\"], not %s", path, kind(n))
+			l.errorf(n, path, CodeBadType, "%s must be a list of origins such as [\"https://app.example.com\"], not %s", path, kind(n))
 		}
 		return nil
 	}
@@ -606,7 +606,7 @@ func (l *loader) origins(n ast.Node, path string) []string {
 			continue
 		}
 		if why := badOrigin(o); why != "" {
-			l.errorf(v, p, "bad_value", "%s %q is not an origin: %s (write scheme://host[:port], for example https://app.example.com)", p, o, why)
+			l.errorf(v, p, CodeBadValue, "%s %q is not an origin: %s (write scheme://host[:port], for example https://app.example.com)", p, o, why)
 			continue
 		}
 		out = append(out, strings.TrimSuffix(o, "/"))

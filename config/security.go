@@ -34,7 +34,7 @@ func (l *loader) tokens(n ast.Node, path string) []httpsafe.Token {
 		items = []ast.Node{n}
 	default:
 		if _, ok := scalarString(n); !ok {
-			l.errorf(n, path, "bad_type", "%s must be a list of tokens (strings, or {token, scopes} mappings), not %s", path, kind(n))
+			l.errorf(n, path, CodeBadType, "%s must be a list of tokens (strings, or {token, scopes} mappings), not %s", path, kind(n))
 			return nil
 		}
 		items = []ast.Node{n}
@@ -73,11 +73,11 @@ func (l *loader) scopedToken(n ast.Node, path string) (httpsafe.Token, bool) {
 		}
 	})
 	if !haveToken {
-		l.errorf(n, path, "missing_field", "%s has no token: write {token: \"${VMCP_TOKEN}\", scopes: [run]}", path)
+		l.errorf(n, path, CodeMissingField, "%s has no token: write {token: \"${VMCP_TOKEN}\", scopes: [run]}", path)
 		return tok, false
 	}
 	if !haveScopes {
-		l.errorf(n, path, "missing_field", "%s has no scopes: list the ones it grants, scopes: [%s], or write the token as a plain string for every scope", path, scopeList())
+		l.errorf(n, path, CodeMissingField, "%s has no scopes: list the ones it grants, scopes: [%s], or write the token as a plain string for every scope", path, scopeList())
 		return tok, false
 	}
 	return tok, ok
@@ -88,11 +88,11 @@ func (l *loader) scopedToken(n ast.Node, path string) (httpsafe.Token, bool) {
 func (l *loader) scopes(n ast.Node, path string) []httpsafe.Scope {
 	seq, isSeq := unwrap(n).(*ast.SequenceNode)
 	if !isSeq {
-		l.errorf(n, path, "bad_type", "%s must be a list of scopes such as [run, author], not %s", path, kind(unwrap(n)))
+		l.errorf(n, path, CodeBadType, "%s must be a list of scopes such as [run, author], not %s", path, kind(unwrap(n)))
 		return nil
 	}
 	if len(seq.Values) == 0 {
-		l.errorf(n, path, "bad_value", "%s is empty: a token needs at least one scope (%s), or remove the entry", path, scopeList())
+		l.errorf(n, path, CodeBadValue, "%s is empty: a token needs at least one scope (%s), or remove the entry", path, scopeList())
 		return nil
 	}
 	known := make([]string, len(httpsafe.Scopes))
@@ -115,7 +115,7 @@ func (l *loader) scopes(n ast.Node, path string) []httpsafe.Scope {
 			} else {
 				msg += fmt.Sprintf(" (the scopes are %s)", scopeList())
 			}
-			l.errorf(v, p, "unknown_scope", "%s", msg)
+			l.errorf(v, p, CodeUnknownScope, "%s", msg)
 			bad = true
 			continue
 		}
@@ -150,7 +150,7 @@ func (l *loader) tokenValue(v ast.Node, p string) (string, bool) {
 			raw, _ := scalarString(unwrap(v))
 			pos = l.refPos(v, raw, refs[0].Offset)
 		}
-		l.diags.Errorf(pos, p, "empty_token", "%s", msg)
+		l.diags.Errorf(pos, p, CodeEmptyToken, "%s", msg)
 		return "", false
 	}
 	return tok, true
@@ -195,7 +195,7 @@ func (l *loader) hosts(n ast.Node, path string) []httpsafe.AllowedHost {
 	seq, ok := n.(*ast.SequenceNode)
 	if !ok {
 		if _, null := n.(*ast.NullNode); !null {
-			l.errorf(n, path, "bad_type", "%s must be a list of host names such as [\"vmcp.example.com\"], not %s", path, kind(n))
+			l.errorf(n, path, CodeBadType, "%s must be a list of host names such as [\"vmcp.example.com\"], not %s", path, kind(n))
 		}
 		return nil
 	}
@@ -208,7 +208,7 @@ func (l *loader) hosts(n ast.Node, path string) []httpsafe.AllowedHost {
 		}
 		h, err := httpsafe.ParseAllowedHost(s)
 		if err != nil {
-			l.errorf(v, p, "bad_value", "%s %q is not a host: %v (write host or host:port, for example vmcp.example.com or vmcp.example.com:8443)", p, s, err)
+			l.errorf(v, p, CodeBadValue, "%s %q is not a host: %v (write host or host:port, for example vmcp.example.com or vmcp.example.com:8443)", p, s, err)
 			continue
 		}
 		out = append(out, h)

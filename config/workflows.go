@@ -38,12 +38,12 @@ func (l *loader) workflows(n ast.Node) {
 			continue
 		}
 		if pattern == "" {
-			l.errorf(e, path, "bad_value", "%s is empty", path)
+			l.errorf(e, path, CodeBadValue, "%s is empty", path)
 			continue
 		}
 		files, err := l.expandWorkflowEntry(pattern)
 		if err != "" {
-			l.errorf(e, path, "workflow_not_found", "%s: %s", path, err)
+			l.errorf(e, path, CodeWorkflowNotFound, "%s: %s", path, err)
 			continue
 		}
 		for _, f := range files {
