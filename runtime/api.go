@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/runtime/toolcall"
 )
 
 // This file is the runtime's contract with the layers around it: the MCP
@@ -13,39 +14,21 @@ import (
 // Everything here is small on purpose, so that tests and benchmarks can drive
 // the same engine with in-process fakes.
 
-// Backend calls one tool on one backend MCP server. The context carries the
-// step's deadline and is cancelled when the run is cancelled or aborts; an
-// implementation must stop the call (and tell the server) when it is.
-type Backend interface {
-	CallTool(ctx context.Context, call ToolCall) (*ToolResult, error)
-}
-
-// ToolCall is one backend tool invocation.
-type ToolCall struct {
-	Backend   string
-	Tool      string
-	Arguments map[string]any // never nil
-	RunID     string
-	StepID    string
-}
-
-// ToolResult is a backend's answer, independent of the MCP library.
-type ToolResult struct {
-	// Structured is the result's structuredContent, or nil.
-	Structured any
-	Content    []Content
-	IsError    bool
-}
-
-// Content is one content item of a tool result.
-type Content struct {
-	Type string // "text", "image", "audio", "resource", "resource_link", ...
-	Text string // text items, and the text of an embedded text resource
-	Data string // base64 data of images and audio, the blob of a blob resource
-	URI  string // resource links and embedded resources
-	// Raw is the MCP JSON form of a non-text item.
-	Raw map[string]any
-}
+// The types of a backend tool call live in runtime/toolcall, which the MCP
+// client shares without linking the engine; these are their names here.
+type (
+	// Backend calls one tool on one backend MCP server. The context
+	// carries the step's deadline and is cancelled when the run is
+	// cancelled or aborts; an implementation must stop the call (and tell
+	// the server) when it is.
+	Backend = toolcall.Backend
+	// ToolCall is one backend tool invocation.
+	ToolCall = toolcall.Call
+	// ToolResult is a backend's answer, independent of the MCP library.
+	ToolResult = toolcall.Result
+	// Content is one content item of a tool result.
+	Content = toolcall.Content
+)
 
 // SchemaSource gives the input schema of a backend tool when it is known,
 // so string arguments can be coerced to the declared types ("5" -> 5).

@@ -1,22 +1,22 @@
 package runtime
 
-import "context"
+import (
+	"context"
+
+	"github.com/vmcp-dev/vmcp/runtime/toolcall"
+)
 
 // BackendProgress receives, in order, the notifications/progress a backend
-// sends for one tool call: progress, total (0 when the backend gave none)
-// and message ("" when none).
-type BackendProgress func(progress, total float64, message string)
-
-type backendProgressKey struct{}
+// sends for one tool call (toolcall.Progress).
+type BackendProgress = toolcall.Progress
 
 // WithBackendProgress asks the backend client to request progress for the
 // tool calls made with ctx and to pass each notification to fn.
 func WithBackendProgress(ctx context.Context, fn BackendProgress) context.Context {
-	return context.WithValue(ctx, backendProgressKey{}, fn)
+	return toolcall.WithProgress(ctx, fn)
 }
 
 // BackendProgressFrom returns the progress receiver of ctx, or nil.
 func BackendProgressFrom(ctx context.Context) BackendProgress {
-	fn, _ := ctx.Value(backendProgressKey{}).(BackendProgress)
-	return fn
+	return toolcall.ProgressFrom(ctx)
 }

@@ -8,15 +8,15 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-dev/vmcp/catalog"
-	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/toolcall"
 )
 
 // toToolResult converts an MCP tool result into the runtime's form: the
 // structured content as decoded JSON, text items as Text, and every other
 // item in its MCP JSON form under Raw, with the value its content-map key
-// holds (see runtime.Content) in Text, Data or URI.
-func toToolResult(res *mcp.CallToolResult) (*runtime.ToolResult, error) {
-	out := &runtime.ToolResult{IsError: res.IsError}
+// holds (see toolcall.Content) in Text, Data or URI.
+func toToolResult(res *mcp.CallToolResult) (*toolcall.Result, error) {
+	out := &toolcall.Result{IsError: res.IsError}
 	switch {
 	case res.StructuredContent == nil:
 	case len(res.RawStructuredContent) > 0:
@@ -32,11 +32,11 @@ func toToolResult(res *mcp.CallToolResult) (*runtime.ToolResult, error) {
 	}
 	for _, c := range res.Content {
 		if t, ok := c.(mcp.TextContent); ok {
-			out.Content = append(out.Content, runtime.Content{Type: "text", Text: t.Text})
+			out.Content = append(out.Content, toolcall.Content{Type: "text", Text: t.Text})
 			continue
 		}
 		if t, ok := c.(*mcp.TextContent); ok {
-			out.Content = append(out.Content, runtime.Content{Type: "text", Text: t.Text})
+			out.Content = append(out.Content, toolcall.Content{Type: "text", Text: t.Text})
 			continue
 		}
 		b, err := json.Marshal(c)
@@ -55,9 +55,9 @@ func toToolResult(res *mcp.CallToolResult) (*runtime.ToolResult, error) {
 // contentItem reads a non-text content item from its MCP JSON form, the
 // same whichever Go type mcp-go decoded it into: images and audio carry
 // data, embedded resources text or a blob, resource links a URI.
-func contentItem(raw map[string]any) runtime.Content {
+func contentItem(raw map[string]any) toolcall.Content {
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
-	c := runtime.Content{Type: str(raw, "type"), Raw: raw}
+	c := toolcall.Content{Type: str(raw, "type"), Raw: raw}
 	switch c.Type {
 	case "image", "audio":
 		c.Data = str(raw, "data")

@@ -19,7 +19,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/config"
-	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/toolcall"
 )
 
 // Options configure Connect.
@@ -63,7 +63,7 @@ type Manager struct {
 	closeErr  error
 }
 
-var _ runtime.Backend = (*Manager)(nil)
+var _ toolcall.Backend = (*Manager)(nil)
 
 // Connect starts or dials every backend concurrently, initializes each one
 // and lists its tools (following pagination). Each start is bounded by ctx
@@ -136,11 +136,11 @@ func Connect(ctx context.Context, backends map[string]*config.Backend, opts Opti
 // Backends returns the backend names, sorted.
 func (m *Manager) Backends() []string { return append([]string(nil), m.names...) }
 
-// CallTool implements runtime.Backend: it calls call.Tool on call.Backend
+// CallTool implements toolcall.Backend: it calls call.Tool on call.Backend
 // and converts the MCP result. A result with isError is a ToolResult with
 // IsError set, not a Go error; transport failures, timeouts, cancellation
 // and a backend that exited are Go errors naming the backend.
-func (m *Manager) CallTool(ctx context.Context, call runtime.ToolCall) (*runtime.ToolResult, error) {
+func (m *Manager) CallTool(ctx context.Context, call toolcall.Call) (*toolcall.Result, error) {
 	start := time.Now()
 	res, err := m.CallRaw(ctx, call.Backend, call.Tool, call.Arguments)
 	m.logCall(ctx, call, time.Since(start), res, err)
@@ -158,7 +158,7 @@ func (m *Manager) CallTool(ctx context.Context, call runtime.ToolCall) (*runtime
 // and step it was for, how long it took and how big its result was (the
 // result as JSON, in bytes), or its error. Never the arguments or the
 // result's content: they may carry parameter values, which may be secrets.
-func (m *Manager) logCall(ctx context.Context, call runtime.ToolCall, took time.Duration, res *mcp.CallToolResult, err error) {
+func (m *Manager) logCall(ctx context.Context, call toolcall.Call, took time.Duration, res *mcp.CallToolResult, err error) {
 	if !m.log.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
@@ -186,7 +186,7 @@ func (m *Manager) logCall(ctx context.Context, call runtime.ToolCall, took time.
 // When ctx is cancelled, the request is cancelled on the wire too (mcp-go
 // sends notifications/cancelled over stdio). A stdio backend that exits
 // fails the call with an *ExitError and is restarted by the next call.
-// When ctx carries a runtime.BackendProgress, the backend is asked for
+// When ctx carries a toolcall.Progress, the backend is asked for
 // progress and its notifications are passed on (progress.go).
 func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[string]any) (*mcp.CallToolResult, error) {
 	c, ok := m.conns[backend]
@@ -204,7 +204,7 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	if fn := runtime.BackendProgressFrom(ctx); fn != nil {
+	if fn := toolcall.ProgressFrom(ctx); fn != nil {
 		token, done := m.progress.add(fn)
 		defer done()
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}

@@ -1,7 +1,7 @@
 package mcpclient
 
 // Progress of backend tool calls: a call whose context carries a
-// runtime.BackendProgress gets a progress token of its own, unique across
+// toolcall.Progress gets a progress token of its own, unique across
 // the manager's backends, and the notifications/progress the backend sends
 // with that token are handed to the receiver. mcp-go's clients call
 // notification handlers on the goroutine that reads the backend's
@@ -15,21 +15,21 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/toolcall"
 )
 
 type progressRoutes struct {
 	next atomic.Uint64
 	mu   sync.Mutex
-	byID map[string]runtime.BackendProgress
+	byID map[string]toolcall.Progress
 }
 
 // add registers fn under a new token; done removes it.
-func (p *progressRoutes) add(fn runtime.BackendProgress) (token string, done func()) {
+func (p *progressRoutes) add(fn toolcall.Progress) (token string, done func()) {
 	token = fmt.Sprintf("vmcp-%d", p.next.Add(1))
 	p.mu.Lock()
 	if p.byID == nil {
-		p.byID = map[string]runtime.BackendProgress{}
+		p.byID = map[string]toolcall.Progress{}
 	}
 	p.byID[token] = fn
 	p.mu.Unlock()

@@ -1,0 +1,56 @@
+package toolcall
+
+import "context"
+
+// Backend calls one tool on one backend MCP server. The context carries the
+// step's deadline and is cancelled when the run is cancelled or aborts; an
+// implementation must stop the call (and tell the server) when it is.
+type Backend interface {
+	CallTool(ctx context.Context, call Call) (*Result, error)
+}
+
+// Call is one backend tool invocation.
+type Call struct {
+	Backend   string
+	Tool      string
+	Arguments map[string]any // never nil
+	RunID     string
+	StepID    string
+}
+
+// Result is a backend's answer, independent of the MCP library.
+type Result struct {
+	// Structured is the result's structuredContent, or nil.
+	Structured any
+	Content    []Content
+	IsError    bool
+}
+
+// Content is one content item of a tool result.
+type Content struct {
+	Type string // "text", "image", "audio", "resource", "resource_link", ...
+	Text string // text items, and the text of an embedded text resource
+	Data string // base64 data of images and audio, the blob of a blob resource
+	URI  string // resource links and embedded resources
+	// Raw is the MCP JSON form of a non-text item.
+	Raw map[string]any
+}
+
+// Progress receives, in order, the notifications/progress a backend sends
+// for one tool call: progress, total (0 when the backend gave none) and
+// message ("" when none).
+type Progress func(progress, total float64, message string)
+
+type progressKey struct{}
+
+// WithProgress asks the backend client to request progress for the tool
+// calls made with ctx and to pass each notification to fn.
+func WithProgress(ctx context.Context, fn Progress) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+// ProgressFrom returns the progress receiver of ctx, or nil.
+func ProgressFrom(ctx context.Context) Progress {
+	fn, _ := ctx.Value(progressKey{}).(Progress)
+	return fn
+}
