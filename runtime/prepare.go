@@ -490,7 +490,7 @@ func prepareValue(v *ir.Value, funcs template.FuncMap, d int) (*valuePlan, error
 			}
 			vp.keys = append(vp.keys, f.Key)
 			vp.fields = append(vp.fields, fv)
-			if fv != nil && fv.t != nil && len(fv.t.chain) == 2 && fv.t.chain[0] == "params" {
+			if fv != nil && fv.t != nil && fv.t.isParam() {
 				vp.paramFields = true
 			}
 			if fv != nil && !fv.static {

@@ -259,18 +259,19 @@ func (r *runState) execute(start func() []Action) {
 // loop runs j, the caller's own step, and returns once the run is over.
 func (r *runState) loop(j stepJob, complete bool) {
 	if j.sp != nil {
-		complete = r.drive(j, r.now())
+		complete = r.drive(j)
 	}
 	if !complete {
 		<-r.finished
 	}
 }
 
-// drive runs j, begun at began, and then, for as long as the machine
-// hands it one, each step that its own steps made ready. It reports
-// whether the run ended with the last result it fed.
-func (r *runState) drive(j stepJob, began time.Time) (complete bool) {
+// drive runs j and then, for as long as the machine hands it one, each
+// step that its own steps made ready. It reports whether the run ended
+// with the last result it fed.
+func (r *runState) drive(j stepJob) (complete bool) {
 	for {
+		began := r.now()
 		m := r.runStep(j.ctx, j.sp)
 		at := r.now()
 		r.sched.Lock()
@@ -287,7 +288,6 @@ func (r *runState) drive(j stepJob, began time.Time) (complete bool) {
 		if j.sp == nil {
 			return complete
 		}
-		began = r.now()
 	}
 }
 
@@ -395,7 +395,7 @@ func (r *runState) place(j, own stepJob) stepJob {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if own.sp == nil && q.head == len(q.jobs) {
+	if own.sp == nil && q.empty() {
 		return j
 	}
 	q.push(j)
@@ -467,7 +467,7 @@ type workQueue struct {
 // they and next, the step the deciding goroutine runs next, are quick.
 // Called with mu held.
 func (q *workQueue) dispatch(next *stepPlan) {
-	if q.head == len(q.jobs) {
+	if q.empty() {
 		return
 	}
 	if next != nil && next.calls.quick() && q.slow == 0 {
@@ -501,7 +501,7 @@ func (q *workQueue) timedOut() {
 	if !q.armed {
 		return // disarmed after the timer fired
 	}
-	if q.taken != q.seen && q.head < len(q.jobs) {
+	if q.taken != q.seen && !q.empty() {
 		q.seen = q.taken
 		q.timer.Reset(inlineWait)
 		return
@@ -513,7 +513,7 @@ func (q *workQueue) timedOut() {
 // startWorker starts a worker unless one is starting already or nothing
 // is queued. Called with mu held.
 func (q *workQueue) startWorker() {
-	if q.starting || q.head == len(q.jobs) {
+	if q.starting || q.empty() {
 		return
 	}
 	q.disarm()
@@ -529,9 +529,12 @@ func (q *workQueue) disarm() {
 	}
 }
 
+// empty reports whether no job is queued. Called with mu held.
+func (q *workQueue) empty() bool { return q.head == len(q.jobs) }
+
 // take removes and returns the oldest job. Called with mu held.
 func (q *workQueue) take() stepJob {
-	if q.head == len(q.jobs) {
+	if q.empty() {
 		return stepJob{}
 	}
 	j := q.jobs[q.head]
@@ -565,7 +568,7 @@ func (q *workQueue) work() {
 	q.dispatch(j.sp)
 	q.mu.Unlock()
 	defer r.workers.Done()
-	if r.drive(j, r.now()) {
+	if r.drive(j) {
 		r.finished <- struct{}{}
 	}
 }

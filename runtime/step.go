@@ -118,11 +118,7 @@ func omitNullActions(plan *valuePlan, args map[string]any) {
 		return
 	}
 	for i, k := range plan.keys {
-		f := plan.fields[i]
-		if f == nil || f.t == nil {
-			continue
-		}
-		if c := f.t.chain; len(c) == 2 && c[0] == "params" && args[k] == nil {
+		if f := plan.fields[i]; f != nil && f.t != nil && f.t.isParam() && args[k] == nil {
 			delete(args, k)
 		}
 	}

@@ -253,6 +253,9 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 
 var _ io.Writer = (*limitWriter)(nil)
 
+// isParam reports whether t is exactly a parameter, {{.params.P}}.
+func (t *tmpl) isParam() bool { return len(t.chain) == 2 && t.chain[0] == "params" }
+
 // resolveChain walks a field chain through maps, as text/template would
 // with missingkey=error, without executing a template.
 func (t *tmpl) resolveChain(data map[string]any) (any, error) {
