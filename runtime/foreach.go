@@ -9,9 +9,12 @@ package runtime
 // once it has claimed its first item, starts the next while items are
 // left. So a slow backend has the pool full within a goroutine start per
 // worker, while a backend that answers at once lets the first workers
-// take every item before the others would start: no goroutine is started
-// or woken for nothing. Each iteration evaluates the inner step's arguments with
-// .forEach.<itemVar> and .forEach.index added to the template data, and
+// take every item before the others would start. A quick loop (a tool
+// that answers within microseconds, and few enough items to be done
+// within a millisecond; see quickLoop) starts no worker at all unless it
+// is still running after quickLoopWait. Each iteration evaluates the
+// inner step's arguments with .forEach.<itemVar> and .forEach.index added
+// to the template data, and
 // calls the backend with the inner step's retry policy (or the forEach
 // step's, when the inner step has none). Results go into a slice slot per
 // iteration, so workers never share writes.
@@ -58,6 +61,42 @@ func checkIterationLimit(wf *ir.Workflow, limit int) error {
 			wf.Name, s.ID, s.Pos, s.ForEach.MaxIterations, limit)
 	})
 	return err
+}
+
+// iterPool is the state of a forEach's workers that the goroutines
+// starting them share, guarded by mu: the calling goroutine, the workers
+// and a quick loop's timer.
+type iterPool struct {
+	mu      sync.Mutex
+	workers int         // started so far, the calling goroutine included
+	quick   bool        // no worker starts the next (see quickLoop)
+	closed  bool        // every item is claimed: no worker starts
+	timer   *time.Timer // a quick loop's
+}
+
+// Quick loops. A loop whose iterations all take about as long as starting
+// a goroutine does not gain from workers: on a small machine a second
+// worker contends with the first for the CPUs, the data and the results,
+// and it costs more than it saves. So a loop whose inner tool step is
+// quick (callTime, each worker's mean time per iteration) and whose items
+// should all be done within quickLoop runs them one after another on the
+// calling goroutine. A timer bounds the bet: a loop still running after
+// quickLoopWait (its tool turned slow, or one call waits for another
+// iteration's) starts its workers as any loop does. The timer is far off
+// because a timer that fires while a loop runs wakes the idle CPU, which
+// costs a short loop more than it would gain.
+const (
+	quickLoop     = time.Millisecond
+	quickLoopWait = 100 * time.Millisecond
+)
+
+// quickLoop reports whether a loop over n items, at most par at once, is
+// quick (see quickLoop).
+func (sp *stepPlan) quickLoop(n, par int) bool {
+	if sp.body != nil || par < 2 || !sp.inner.timesCalls() || !sp.inner.calls.quick() {
+		return false
+	}
+	return time.Duration(sp.inner.calls.mean.Load())*time.Duration(n) <= quickLoop
 }
 
 type iterResult struct {
@@ -164,18 +203,19 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 		wg        sync.WaitGroup
 		failOnce  sync.Once
 		firstFail *StepError
-		workers   = 1 // started so far, the calling goroutine included
+		pool      = iterPool{workers: 1} // the calling goroutine is the first worker
 	)
+	// A quick loop runs its iterations on the calling goroutine (see the
+	// top of the file); pool.quick says so until its timer gives up.
+	pool.quick = sp.quickLoop(len(items), par)
 	var worker func()
 	// spawn starts the next worker while items are left and the pool is
-	// not full. Each worker calls it once, when it has claimed its first
-	// item, so only the newest worker touches workers (see the top of
-	// the file).
+	// not full. Called with pool.mu held.
 	spawn := func() {
-		if workers >= par || int(next.Load()) >= len(items) {
+		if pool.closed || pool.workers >= par || int(next.Load()) >= len(items) {
 			return
 		}
-		workers++
+		pool.workers++
 		wg.Add(1)
 		go worker()
 	}
@@ -199,7 +239,11 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 		if i >= len(items) || iterCtx.Err() != nil {
 			return
 		}
-		spawn()
+		pool.mu.Lock()
+		if !pool.quick {
+			spawn()
+		}
+		pool.mu.Unlock()
 		if sp.body == nil {
 			fr.mu.RLock()
 			data = make(map[string]any, len(fr.data)+1)
@@ -215,9 +259,21 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 				for k, v := range outerFE {
 					fe[k] = v
 				}
+				data["forEach"] = fe
 			}
 		}
+		// The worker's mean time per iteration joins the inner step's
+		// call time, which decides whether the loop is quick.
+		began, ran := time.Since(r.run.StartedAt), 0
+		if sp.body == nil && sp.inner.timesCalls() {
+			defer func() {
+				if ran > 0 {
+					sp.inner.calls.note((time.Since(r.run.StartedAt) - began) / time.Duration(ran))
+				}
+			}()
+		}
 		for ; i < len(items) && iterCtx.Err() == nil; i = int(next.Add(1) - 1) {
+			ran++
 			var (
 				out     any
 				skipped bool
@@ -246,8 +302,29 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 			}
 		}
 	}
+	if pool.quick {
+		// The bet on a quick loop is lost once it has run for
+		// quickLoopWait: from then on it starts its workers as a slow
+		// tool's loop does.
+		pool.mu.Lock()
+		pool.timer = time.AfterFunc(quickLoopWait, func() {
+			pool.mu.Lock()
+			defer pool.mu.Unlock()
+			pool.quick = false
+			spawn()
+		})
+		pool.mu.Unlock()
+	}
 	wg.Add(1)
 	worker()
+	// Every item is claimed (or the loop stopped): no worker starts any
+	// more, so the wait below is for the ones running.
+	pool.mu.Lock()
+	pool.closed = true
+	if pool.timer != nil {
+		pool.timer.Stop()
+	}
+	pool.mu.Unlock()
 	wg.Wait()
 
 	iterations := make([]any, len(items))
@@ -306,10 +383,10 @@ func iterationError(ctx context.Context, sp *stepPlan, i int, serr *StepError) *
 }
 
 // runIteration runs the inner step once for item i. data is the calling
-// worker's own template data, read under mu (its frame's lock); its
-// .forEach is set here, in fe when the worker reuses one map for it (fe
-// is nil otherwise), with the enclosing loops' items (outerFE) besides
-// this one. skipped is true when the inner step's condition is false; out
+// worker's own template data, read under mu (its frame's lock). Its
+// .forEach holds the enclosing loops' items (outerFE) and this one: fe,
+// when the worker reuses one map for it (already data's .forEach), or a
+// new map put there when fe is nil. skipped is true when the inner step's condition is false; out
 // is then its defaultResults.
 func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, mu *sync.RWMutex, data, outerFE, fe map[string]any, itemVar string, i int, item any) (out any, skipped bool, serr *StepError) {
 	inner := sp.inner
@@ -318,10 +395,10 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, mu *s
 		for k, v := range outerFE {
 			fe[k] = v
 		}
+		data["forEach"] = fe
 	}
 	fe[itemVar] = item
 	fe["index"] = int64(i)
-	data["forEach"] = fe
 	mu.RLock()
 	run := true
 	if inner.cond != nil {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // gateBackend answers svc.b at once and holds svc.a until svc.b has been
@@ -112,5 +114,128 @@ func TestQueueTimerWaitsWhileTheQueueMoves(t *testing.T) {
 	q.timedOut()
 	if q.starting || q.armed {
 		t.Fatalf("without progress on an empty queue: starting %v, armed %v; want neither", q.starting, q.armed)
+	}
+}
+
+// overlapBackend takes pause per call and records the most calls it had
+// in flight at once.
+type overlapBackend struct {
+	pause         time.Duration
+	mu            sync.Mutex
+	inFlight, max int
+}
+
+func (o *overlapBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResult, error) {
+	o.mu.Lock()
+	o.inFlight++
+	o.max = max(o.max, o.inFlight)
+	o.mu.Unlock()
+	time.Sleep(o.pause)
+	o.mu.Lock()
+	o.inFlight--
+	o.mu.Unlock()
+	return &ToolResult{Structured: map[string]any{"v": call.Arguments["v"]}}, nil
+}
+
+// loopWorkflow is a forEach over n items calling svc.x, ten at once.
+func loopWorkflow(n int) *ir.Workflow {
+	items := make([]any, n)
+	for i := range items {
+		items[i] = int64(i)
+	}
+	wf := build("loop", forEach("each", "{{.params.items}}", "n", tool("", "svc.x", M{"v": "{{.forEach.n}}"})))
+	wf.InputSchema = M{"type": "object", "properties": M{"items": M{"type": "array", "default": items}}}
+	return wf
+}
+
+// TestQuickLoopRunsOnTheCallingGoroutine: a loop whose tool has been quick
+// and whose items fit in quickLoop runs them one after another, starting
+// no worker, even when this time each call takes a millisecond (the bet
+// is lost only after quickLoopWait); the same loop over a tool that is not
+// quick has its calls overlap.
+func TestQuickLoopRunsOnTheCallingGoroutine(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		mean  time.Duration // the tool's call time before the run
+		alone bool
+	}{
+		{"quick", time.Microsecond, true},
+		{"slow", time.Millisecond, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			be := &overlapBackend{pause: time.Millisecond}
+			e := mustEngine(t, plan(loopWorkflow(10)), Options{Backend: be})
+			wp, _ := e.lookup("loop")
+			inner := wp.steps[0].inner
+			inner.calls.mean.Store(int64(tc.mean))
+			run, err := e.Run(context.Background(), "loop", nil, RunOptions{})
+			if err != nil || run.Status != RunCompleted {
+				t.Fatalf("Run = %v, %v", run, err)
+			}
+			if alone := be.max == 1; alone != tc.alone {
+				t.Errorf("at most %d calls at once; want one at a time: %v", be.max, tc.alone)
+			}
+			if m := time.Duration(inner.calls.mean.Load()); m <= tc.mean && tc.alone {
+				t.Errorf("call time %v after calls of 1ms; want it to have grown from %v", m, tc.mean)
+			}
+		})
+	}
+}
+
+// gateLoopBackend holds item 0's call until item 1's has come: a quick
+// tool whose call waits for another iteration's.
+type gateLoopBackend struct{ second chan struct{} }
+
+func (g gateLoopBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResult, error) {
+	switch call.Arguments["v"] {
+	case int64(0):
+		select {
+		case <-g.second:
+		case <-time.After(5 * time.Second):
+			return nil, errors.New("item 1 was never called while item 0 waited")
+		}
+	case int64(1):
+		close(g.second)
+	}
+	return &ToolResult{Structured: map[string]any{"v": call.Arguments["v"]}}, nil
+}
+
+// TestQuickLoopGivesUpAfterItsWait: when a quick loop's call waits for
+// another iteration's, the loop's timer starts a worker after
+// quickLoopWait, which takes the next item, and the loop completes.
+func TestQuickLoopGivesUpAfterItsWait(t *testing.T) {
+	e := mustEngine(t, plan(loopWorkflow(10)), Options{Backend: gateLoopBackend{second: make(chan struct{})}})
+	wp, _ := e.lookup("loop")
+	wp.steps[0].inner.calls.mean.Store(int64(time.Microsecond))
+	began := time.Now()
+	run, err := e.Run(context.Background(), "loop", nil, RunOptions{})
+	if err != nil || run.Status != RunCompleted {
+		t.Fatalf("Run = %v, %v; want completed (item 1 must be called while item 0 waits)", run, err)
+	}
+	if d := time.Since(began); d < quickLoopWait {
+		t.Errorf("the run took %v; want at least quickLoopWait (%v): the loop was quick, so no worker starts before", d, quickLoopWait)
+	}
+}
+
+func TestQuickLoop(t *testing.T) {
+	e := mustEngine(t, plan(loopWorkflow(10)), Options{Backend: benchBackend{}})
+	wp, _ := e.lookup("loop")
+	sp := wp.steps[0]
+	for _, tc := range []struct {
+		mean   time.Duration
+		n, par int
+		want   bool
+	}{
+		{0, 10, 10, false}, // never called
+		{time.Microsecond, 10, 10, true},
+		{time.Microsecond, 1000, 10, true},  // 1ms in all
+		{time.Microsecond, 1001, 10, false}, // more than quickLoop in all
+		{time.Microsecond, 10, 1, false},    // one at a time anyway
+		{30 * time.Microsecond, 10, 10, false},
+	} {
+		sp.inner.calls.mean.Store(int64(tc.mean))
+		if got := sp.quickLoop(tc.n, tc.par); got != tc.want {
+			t.Errorf("quickLoop(%d items, %d at once) with calls of %v = %v; want %v", tc.n, tc.par, tc.mean, got, tc.want)
+		}
 	}
 }
