@@ -9,10 +9,10 @@ package runtime
 // once it has claimed its first item, starts the next while items are
 // left. So a slow backend has the pool full within a goroutine start per
 // worker, while a backend that answers at once lets the first workers
-// take every item before the others would start. A quick loop (a tool
-// that answers within microseconds, and few enough items to be done
-// within a millisecond; see quickLoop) starts no worker at all unless it
-// is still running after quickLoopWait. Each iteration evaluates the
+// take every item before the others would start. A quick loop (its
+// iterations take microseconds, and few enough items to be done within a
+// millisecond; see quickLoop) starts no worker at all unless it is still
+// running after quickLoopWait. Each iteration evaluates the
 // inner step's arguments with .forEach.<itemVar> and .forEach.index added
 // to the template data, and
 // calls the backend with the inner step's retry policy (or the forEach
@@ -74,15 +74,16 @@ type iterPool struct {
 	timer   *time.Timer // a quick loop's
 }
 
-// Quick loops. A loop whose iterations all take about as long as starting
-// a goroutine does not gain from workers: on a small machine a second
-// worker contends with the first for the CPUs, the data and the results,
-// and it costs more than it saves. So a loop whose inner tool step is
-// quick (callTime, each worker's mean time per iteration) and whose items
+// Quick loops. A loop whose iterations each take about as long as
+// starting a goroutine does not gain from workers: on a small machine a
+// second worker contends with the first for the CPUs, the data and the
+// results, and costs more than it saves. So a loop whose iterations have
+// been quick (iterTime: each worker's mean time per iteration, whatever
+// the iteration runs: a tool call, a child run, a body) and whose items
 // should all be done within quickLoop runs them one after another on the
 // calling goroutine. A timer bounds the bet: a loop still running after
-// quickLoopWait (its tool turned slow, or one call waits for another
-// iteration's) starts its workers as any loop does. The timer is far off
+// quickLoopWait (its tool turned slow, or one iteration waits for
+// another) starts its workers as any loop does. The timer is far off
 // because a timer that fires while a loop runs wakes the idle CPU, which
 // costs a short loop more than it would gain.
 const (
@@ -93,10 +94,10 @@ const (
 // quickLoop reports whether a loop over n items, at most par at once, is
 // quick (see quickLoop).
 func (sp *stepPlan) quickLoop(n, par int) bool {
-	if sp.body != nil || par < 2 || !sp.inner.timesCalls() || !sp.inner.calls.quick() {
+	if par < 2 || !sp.iterTime.quick() {
 		return false
 	}
-	return time.Duration(sp.inner.calls.mean.Load())*time.Duration(n) <= quickLoop
+	return time.Duration(sp.iterTime.mean.Load())*time.Duration(n) <= quickLoop
 }
 
 type iterResult struct {
@@ -262,16 +263,14 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 				data["forEach"] = fe
 			}
 		}
-		// The worker's mean time per iteration joins the inner step's
-		// call time, which decides whether the loop is quick.
+		// The worker's mean time per iteration joins the loop's, which
+		// decides whether it is quick.
 		began, ran := time.Since(r.run.StartedAt), 0
-		if sp.body == nil && sp.inner.timesCalls() {
-			defer func() {
-				if ran > 0 {
-					sp.inner.calls.note((time.Since(r.run.StartedAt) - began) / time.Duration(ran))
-				}
-			}()
-		}
+		defer func() {
+			if ran > 0 {
+				sp.iterTime.note((time.Since(r.run.StartedAt) - began) / time.Duration(ran))
+			}
+		}()
 		for ; i < len(items) && iterCtx.Err() == nil; i = int(next.Add(1) - 1) {
 			ran++
 			var (

@@ -166,8 +166,8 @@ func TestQuickLoopRunsOnTheCallingGoroutine(t *testing.T) {
 			be := &overlapBackend{pause: time.Millisecond}
 			e := mustEngine(t, plan(loopWorkflow(10)), Options{Backend: be})
 			wp, _ := e.lookup("loop")
-			inner := wp.steps[0].inner
-			inner.calls.mean.Store(int64(tc.mean))
+			loop := wp.steps[0]
+			loop.iterTime.mean.Store(int64(tc.mean))
 			run, err := e.Run(context.Background(), "loop", nil, RunOptions{})
 			if err != nil || run.Status != RunCompleted {
 				t.Fatalf("Run = %v, %v", run, err)
@@ -175,8 +175,8 @@ func TestQuickLoopRunsOnTheCallingGoroutine(t *testing.T) {
 			if alone := be.max == 1; alone != tc.alone {
 				t.Errorf("at most %d calls at once; want one at a time: %v", be.max, tc.alone)
 			}
-			if m := time.Duration(inner.calls.mean.Load()); m <= tc.mean && tc.alone {
-				t.Errorf("call time %v after calls of 1ms; want it to have grown from %v", m, tc.mean)
+			if m := time.Duration(loop.iterTime.mean.Load()); m <= tc.mean && tc.alone {
+				t.Errorf("iteration time %v after calls of 1ms; want it to have grown from %v", m, tc.mean)
 			}
 		})
 	}
@@ -206,7 +206,7 @@ func (g gateLoopBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResu
 func TestQuickLoopGivesUpAfterItsWait(t *testing.T) {
 	e := mustEngine(t, plan(loopWorkflow(10)), Options{Backend: gateLoopBackend{second: make(chan struct{})}})
 	wp, _ := e.lookup("loop")
-	wp.steps[0].inner.calls.mean.Store(int64(time.Microsecond))
+	wp.steps[0].iterTime.mean.Store(int64(time.Microsecond))
 	began := time.Now()
 	run, err := e.Run(context.Background(), "loop", nil, RunOptions{})
 	if err != nil || run.Status != RunCompleted {
@@ -233,9 +233,9 @@ func TestQuickLoop(t *testing.T) {
 		{time.Microsecond, 10, 1, false},    // one at a time anyway
 		{30 * time.Microsecond, 10, 10, false},
 	} {
-		sp.inner.calls.mean.Store(int64(tc.mean))
+		sp.iterTime.mean.Store(int64(tc.mean))
 		if got := sp.quickLoop(tc.n, tc.par); got != tc.want {
-			t.Errorf("quickLoop(%d items, %d at once) with calls of %v = %v; want %v", tc.n, tc.par, tc.mean, got, tc.want)
+			t.Errorf("quickLoop(%d items, %d at once) with iterations of %v = %v; want %v", tc.n, tc.par, tc.mean, got, tc.want)
 		}
 	}
 }

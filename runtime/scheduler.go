@@ -275,7 +275,7 @@ func (r *runState) drive(j stepJob) (complete bool) {
 		m := r.runStep(j.ctx, j.sp)
 		at := r.now()
 		r.sched.Lock()
-		if j.sp.timesCalls() {
+		if j.sp.kind == ir.StepTool && j.sp.callee == nil {
 			j.sp.calls.note(at.Sub(began)) // the step's own time, not its wait for the lock or in the queue
 		}
 		r.syncStop(at)
@@ -605,10 +605,6 @@ func (c *callTime) note(d time.Duration) {
 	}
 	c.mean.Store(n)
 }
-
-// timesCalls reports whether the step's calls are timed: a tool step's
-// are (a workflow step's run is not one call).
-func (sp *stepPlan) timesCalls() bool { return sp.kind == ir.StepTool && sp.callee == nil }
 
 func (c *callTime) quick() bool {
 	m := c.mean.Load()
