@@ -12,12 +12,11 @@ package runtime
 // take every item before the others would start. A quick loop (its
 // iterations take microseconds, and few enough items to be done within a
 // millisecond; see quickLoop) starts no worker at all unless it is still
-// running after quickLoopWait. Each iteration evaluates the
-// inner step's arguments with .forEach.<itemVar> and .forEach.index added
-// to the template data, and
-// calls the backend with the inner step's retry policy (or the forEach
-// step's, when the inner step has none). Results go into a slice slot per
-// iteration, so workers never share writes.
+// running after quickLoopWait. Each iteration evaluates the inner step's
+// arguments with .forEach.<itemVar> and .forEach.index added to the
+// template data, and calls the backend with the inner step's retry policy
+// (or the forEach step's, when the inner step has none). Results go into
+// a slice slot per iteration, so workers never share writes.
 //
 // An inner step with a condition evaluates it per item, with the same
 // .forEach data as its arguments, before anything else: false skips the
@@ -385,8 +384,8 @@ func iterationError(ctx context.Context, sp *stepPlan, i int, serr *StepError) *
 // worker's own template data, read under mu (its frame's lock). Its
 // .forEach holds the enclosing loops' items (outerFE) and this one: fe,
 // when the worker reuses one map for it (already data's .forEach), or a
-// new map put there when fe is nil. skipped is true when the inner step's condition is false; out
-// is then its defaultResults.
+// new map put there when fe is nil. skipped is true when the inner step's
+// condition is false; out is then its defaultResults.
 func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, mu *sync.RWMutex, data, outerFE, fe map[string]any, itemVar string, i int, item any) (out any, skipped bool, serr *StepError) {
 	inner := sp.inner
 	if fe == nil {
