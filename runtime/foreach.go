@@ -264,10 +264,10 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 		}
 		// The worker's mean time per iteration joins the loop's, which
 		// decides whether it is quick.
-		began, ran := time.Since(r.run.StartedAt), 0
+		began, ran := time.Now(), 0
 		defer func() {
 			if ran > 0 {
-				sp.iterTime.note((time.Since(r.run.StartedAt) - began) / time.Duration(ran))
+				sp.iterTime.note(time.Since(began) / time.Duration(ran))
 			}
 		}()
 		for ; i < len(items) && iterCtx.Err() == nil; i = int(next.Add(1) - 1) {

@@ -239,3 +239,27 @@ func TestQuickLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopTimedOnExecuteStep: a loop run by Engine.ExecuteStep (the
+// Temporal driver's way, with no run of the local driver around it) is
+// timed too: iterations of a millisecond do not make it quick.
+func TestLoopTimedOnExecuteStep(t *testing.T) {
+	e := mustEngine(t, plan(loopWorkflow(10)), Options{Backend: &overlapBackend{pause: time.Millisecond}})
+	m, err := e.NewMachine("loop", "run-1", nil, MachineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := m.Start(time.Now())
+	k := slices.IndexFunc(acts, func(a Action) bool { return a.Kind == ActionStart })
+	if k < 0 {
+		t.Fatalf("Start = %v; want the loop started", acts)
+	}
+	res, err := e.ExecuteStep(context.Background(), "loop", m.StepInput(acts[k].Step), StepEnv{}, nil)
+	if err != nil || res.Status != StepCompleted {
+		t.Fatalf("ExecuteStep = %v, %v", res, err)
+	}
+	wp, _ := e.lookup("loop")
+	if it := &wp.steps[0].iterTime; it.quick() {
+		t.Errorf("iteration time %v after iterations of 1ms; want it not quick", time.Duration(it.mean.Load()))
+	}
+}
