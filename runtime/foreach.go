@@ -70,7 +70,7 @@ type iterPool struct {
 	workers int         // started so far, the calling goroutine included
 	quick   bool        // no worker starts the next (see quickLoop)
 	closed  bool        // every item is claimed: no worker starts
-	timer   *time.Timer // a quick loop's
+	timer   *time.Timer // a quick loop's (the calling goroutine's only)
 }
 
 // Quick loops. A loop whose iterations each take about as long as
@@ -203,11 +203,11 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 		wg        sync.WaitGroup
 		failOnce  sync.Once
 		firstFail *StepError
-		pool      = iterPool{workers: 1} // the calling goroutine is the first worker
+		// The calling goroutine is the first worker. A quick loop runs
+		// its iterations on it (see the top of the file); pool.quick says
+		// so until the loop's timer gives up.
+		pool = iterPool{workers: 1, quick: sp.quickLoop(len(items), par)}
 	)
-	// A quick loop runs its iterations on the calling goroutine (see the
-	// top of the file); pool.quick says so until its timer gives up.
-	pool.quick = sp.quickLoop(len(items), par)
 	var worker func()
 	// spawn starts the next worker while items are left and the pool is
 	// not full. Called with pool.mu held.
@@ -303,25 +303,23 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 	if pool.quick {
 		// The bet on a quick loop is lost once it has run for
 		// quickLoopWait: from then on it starts its workers as a slow
-		// tool's loop does.
-		pool.mu.Lock()
+		// tool's loop does. Only this goroutine reads pool.timer.
 		pool.timer = time.AfterFunc(quickLoopWait, func() {
 			pool.mu.Lock()
 			defer pool.mu.Unlock()
 			pool.quick = false
 			spawn()
 		})
-		pool.mu.Unlock()
 	}
 	wg.Add(1)
 	worker()
 	// Every item is claimed (or the loop stopped): no worker starts any
 	// more, so the wait below is for the ones running.
-	pool.mu.Lock()
-	pool.closed = true
 	if pool.timer != nil {
 		pool.timer.Stop()
 	}
+	pool.mu.Lock()
+	pool.closed = true
 	pool.mu.Unlock()
 	wg.Wait()
 
