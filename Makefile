@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: build test lint bench bench-toolhive fuzz demo peers temporal-cli clean
+.PHONY: build test lint bench bench-toolhive fuzz demo peers temporal-cli system-packages clean
 
 # The npm peers run on the Node.js that package.json pins (the npm
 # registry's `node` package), not on the machine's: the MCP Inspector asks
@@ -43,7 +43,12 @@ $(TEMPORAL):
 temporal-cli: $(TEMPORAL)
 	@echo "temporal CLI at $(VMCP_BIN_CACHE)/temporal: $$($(VMCP_BIN_CACHE)/temporal --version)"
 
-test: node_modules/.package-lock.json $(TEMPORAL)
+# The Debian packages the tests run (chromium for the console's browser
+# tests, jq for the README's agent session), installed when missing.
+system-packages:
+	@./scripts/system-packages.sh
+
+test: system-packages node_modules/.package-lock.json $(TEMPORAL)
 	$(GO) vet ./...
 	PATH="$(VMCP_BIN_CACHE):$$PATH" $(GO) test -race -timeout 20m ./...
 
