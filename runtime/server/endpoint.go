@@ -55,7 +55,7 @@ func (s *Server) MCPHandler() *Endpoint {
 	})
 	e.mcp = mcpserver.NewStreamableHTTPServer(s.mcp,
 		mcpserver.WithEndpointPath(MCPPath),
-		mcpserver.WithStreamableHTTPLogger(s.log),
+		mcpserver.WithStreamableHTTPLogger(libraryLogger(s.log)),
 		mcpserver.WithSessionIdManagerResolver(sessionIDs{e.sessions}),
 		// httpsafe.CheckHost refuses foreign Host names on loopback for
 		// every endpoint, with server.allowedHosts; mcp-go's own check
