@@ -55,7 +55,7 @@ func (s *Server) MCPHandler() *Endpoint {
 	})
 	e.mcp = mcpserver.NewStreamableHTTPServer(s.mcp,
 		mcpserver.WithEndpointPath(MCPPath),
-		mcpserver.WithStreamableHTTPLogger(s.log),
+		mcpserver.WithStreamableHTTPLogger(libraryLogger(s.log)),
 		mcpserver.WithSessionIdManagerResolver(sessionIDs{e.sessions}),
 		// httpsafe.CheckHost refuses foreign Host names on loopback for
 		// every endpoint, with server.allowedHosts; mcp-go's own check
@@ -85,8 +85,8 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
-	if modern && e.s.tasks == nil {
-		e.serve(w, r) // no sessions; the body need not be read here
+	if modern && e.s.tasks == nil && r.Method != http.MethodPost {
+		e.serve(w, r) // no sessions and no body
 		return
 	}
 	var body []byte
@@ -100,6 +100,9 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	msg := peekMessage(body)
+	if modern && acceptBareCancel(w, r, msg) {
+		return
+	}
 	if modern || mcp.IsModernProtocol(msg.protocolVersion()) {
 		if r.Method == http.MethodPost && e.s.tasks != nil && e.serveExtension(w, r, body) {
 			return
@@ -143,6 +146,21 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.serve(w, r.WithContext(ctx))
+}
+
+// acceptBareCancel answers 202 to a 2026-07-28 notifications/cancelled
+// whose params carry no _meta protocol version: the header already names
+// the version (the official Go SDK sends it so, and closes the session on
+// mcp-go's 400). The notification itself has nothing left to do: in
+// 2026-07-28 every call has its own response stream, and a client that
+// cancels closes it, which cancels the call's context (and so its run).
+func acceptBareCancel(w http.ResponseWriter, r *http.Request, msg rpcMessage) bool {
+	if r.Method != http.MethodPost || msg.Method != string(mcp.MethodNotificationCancelled) ||
+		msg.ID != nil || msg.protocolVersion() != "" {
+		return false
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return true
 }
 
 // initialize serves an initialize request under a freshly reserved
