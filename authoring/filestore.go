@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // FileStore is a Store over a directory.
@@ -134,8 +135,14 @@ func (f *FileStore) Save(_ context.Context, name, source string, replace bool) (
 	return Version{Name: name, Version: next, Source: source, CreatedAt: info.ModTime().UTC()}, nil
 }
 
+// writeFileAtomic writes through a temporary file and a rename. The
+// temporary is opened with 0644 (less umask), as the version files are:
+// os.CreateTemp would make it 0600 and the rename would keep that, so the
+// two files of one save had different modes. Authored files are meant
+// to be committed, hence readable.
 func writeFileAtomic(path, content string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	tmpName := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+strconv.FormatInt(time.Now().UnixNano(), 36))
+	tmp, err := os.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}

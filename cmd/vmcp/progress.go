@@ -107,7 +107,17 @@ func (d *progressDisplay) onEvent(ev runtime.Event) {
 	if at.IsZero() {
 		at = time.Now()
 	}
-	fmt.Fprintf(d.w, "[%d/%d] +%.3fs %s\n", ev.Done, ev.Total, at.Sub(d.start).Seconds(), line)
+	fmt.Fprintf(d.w, "[%d/%d] +%s %s\n", ev.Done, ev.Total, formatElapsed(at.Sub(d.start)), line)
+}
+
+// formatElapsed prints an offset from the run's start. An event stamped
+// just before the display's start (clock skew at the run's first step)
+// would print "+-0.000s"; it is clamped at zero.
+func formatElapsed(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	return fmt.Sprintf("%.3fs", d.Seconds())
 }
 
 // redraw rewrites the status line; callers hold mu.
