@@ -62,8 +62,12 @@ func TestQuickStepWaitsForItsSibling(t *testing.T) {
 	if !b.StartedAt.Before(a.EndedAt) {
 		t.Errorf("b started at %v, after a ended at %v", b.StartedAt, a.EndedAt)
 	}
-	if want := []string{"a", "b", "c"}; !slices.Equal(be.order, want) {
-		t.Errorf("calls in the order %v; want %v (a first, on the calling goroutine; b while a waits)", be.order, want)
+	// c follows a; a and b may be called in either order: under load the
+	// calling goroutine can be descheduled for longer than inlineWait
+	// before it calls a, and then the worker calls b first (seen once in a
+	// full race run on 2 cores).
+	if len(be.order) != 3 || be.order[2] != "c" || !slices.Contains(be.order, "a") || !slices.Contains(be.order, "b") {
+		t.Errorf("calls in the order %v; want a and b, then c", be.order)
 	}
 }
 
