@@ -25,7 +25,8 @@ package checker
 //
 // .forEach holds the item of every enclosing loop by its itemVar, so the
 // itemVars along a chain of loops must differ; .forEach.index is the
-// innermost loop's index. Loops nest at most ir.MaxLoopDepth deep.
+// innermost loop's index. Loops nest at most ir.MaxLoopDepth deep, counting
+// the innermost loop whether its body is steps: or step: (checkLoopDepth).
 
 import (
 	"strconv"
@@ -63,23 +64,32 @@ func (si *stepInfo) outermost() *stepInfo {
 	return si
 }
 
+// checkLoopDepth reports a loop nested deeper than ir.MaxLoopDepth, at
+// its id, whichever form its body takes (steps: or step:), and returns
+// false then: the loop's body is not checked.
+func (w *wfCheck) checkLoopDepth(si *stepInfo) bool {
+	d := si.loopDepth()
+	if d <= ir.MaxLoopDepth {
+		return true
+	}
+	s := si.src
+	pos, path := s.Node.Pos, s.Node.Path
+	if s.ID != nil {
+		pos, path = s.ID.Pos, s.ID.Path
+	}
+	w.add(errLoopTooDeep(pos, path, stepName(si), d))
+	return false
+}
+
 // checkLoopBody checks a forEach's steps: (pass 1 of the loop itself):
-// that it is the only body, its depth, and its itemVar against the
-// enclosing loops'. The body's steps are checked by expandBodies.
+// that it is the only body and that it has steps. The body's steps are
+// checked by expandBodies.
 func (w *wfCheck) checkLoopBody(si *stepInfo) {
 	s := si.src
 	n := s.StepsNode
 	if s.Inner != nil && s.Inner.Node != nil {
 		pos, path := keyPos(s.Node, n, "steps")
 		w.add(errLoopBodyConflict(pos, path, stepName(si)))
-	}
-	if d := si.loopDepth(); d > ir.MaxLoopDepth {
-		pos, path := s.Node.Pos, s.Node.Path
-		if s.ID != nil {
-			pos, path = s.ID.Pos, s.ID.Path
-		}
-		w.add(errLoopTooDeep(pos, path, stepName(si), d))
-		return
 	}
 	switch {
 	case n.Kind == parser.Null, n.Kind == parser.Seq && len(n.Items) == 0:

@@ -717,6 +717,9 @@ func (w *wfCheck) checkForEach(si *stepInfo) {
 			}
 		}
 	}
+	if !w.checkLoopDepth(si) {
+		return
+	}
 	if s.StepsNode != nil {
 		w.checkLoopBody(si)
 		return

@@ -21,7 +21,8 @@ const (
 	// not set it.
 	DefaultMaxIterations = 100
 	// MaxLoopDepth is how deeply forEach loops nest through their bodies
-	// (steps:); a top-level loop is depth 1.
+	// (steps:); a top-level loop is depth 1, and the limit holds for the
+	// innermost loop whether its body is steps: or a single step:.
 	MaxLoopDepth = 3
 	// DefaultMaxParallel is a workflow's maxParallel, and a forEach's,
 	// when it does not set one.
