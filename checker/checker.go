@@ -184,6 +184,9 @@ type wfCheck struct {
 	nouter int
 	byID   map[string]int // id -> index of the first step with it
 	ids    []string       // every distinct id, for suggestions
+	// dupIDs are the ids more than one step has (nil when none):
+	// references to them are not checked (checkDuplicateIDs).
+	dupIDs map[string]bool
 
 	valueSlab []ir.Value // see newValue
 

@@ -48,18 +48,51 @@ import (
 	"github.com/vmcp-dev/vmcp/parser"
 )
 
+// checkDuplicateIDs indexes the steps by id and reports each id that more
+// than one step has, at every occurrence after the first in the file (body
+// steps come after the top-level ones in w.steps, not in the file). Such
+// an id is in doubt: dependsOn entries and templates that name it are not
+// checked further (w.dupIDs), since any error there would guess which step
+// was meant.
 func (w *wfCheck) checkDuplicateIDs() {
+	var dups []*stepInfo
 	for _, si := range w.steps {
 		if si.id == "" {
 			continue
 		}
-		if first, dup := w.byID[si.id]; dup {
-			firstLine := w.steps[first].src.ID.Pos.Line
-			w.add(errDuplicateStep(si.src.ID.Pos, si.src.ID.Path, si.id, firstLine))
+		if _, dup := w.byID[si.id]; dup {
+			dups = append(dups, si)
 			continue
 		}
 		w.byID[si.id] = si.index
 		w.ids = append(w.ids, si.id)
+	}
+	if len(dups) == 0 {
+		return
+	}
+	w.dupIDs = map[string]bool{}
+	for _, si := range dups {
+		w.dupIDs[si.id] = true
+	}
+	for _, id := range w.ids {
+		if w.dupIDs[id] {
+			w.reportDuplicate(id)
+		}
+	}
+}
+
+// reportDuplicate reports every step with id but the first in the file.
+func (w *wfCheck) reportDuplicate(id string) {
+	var same []*stepInfo
+	for _, si := range w.steps {
+		if si.id == id {
+			same = append(same, si)
+		}
+	}
+	sort.SliceStable(same, func(i, j int) bool { return before(same[i].src.ID.Pos, same[j].src.ID.Pos) })
+	firstLine := same[0].src.ID.Pos.Line
+	for _, si := range same[1:] {
+		w.add(errDuplicateStep(si.src.ID.Pos, si.src.ID.Path, id, firstLine))
 	}
 }
 
@@ -104,6 +137,8 @@ func (w *wfCheck) resolveDeps() {
 			}
 			to, known := w.byID[name]
 			switch {
+			case w.dupIDs[name]:
+				// Reported as duplicate_step; the step meant is in doubt.
 			case !known:
 				w.add(errUnknownStep(it.Pos, it.Path, name, w.ids))
 			case to == si.index || (si.id != "" && name == si.id):

@@ -327,7 +327,7 @@ func warnStepIDHyphen(pos ir.Pos, path, id string) diag.Diagnostic {
 func errDuplicateStep(pos ir.Pos, path, id string, firstLine int) diag.Diagnostic {
 	return errorAt(pos, path, CodeDuplicateStep,
 		fmt.Sprintf("duplicate step id %q; the first step with this id is on line %d", id, firstLine),
-		"rename one of them: step ids are unique across the workflow, loop bodies and finally included")
+		"rename one of them: step ids are unique across the workflow, loop bodies and finally included; dependsOn entries and templates that name it are checked once it is unique")
 }
 
 func errInvalidStepType(pos ir.Pos, path, got string) diag.Diagnostic {

@@ -148,6 +148,9 @@ func (w *wfCheck) checkStepRef(pos ir.Pos, path string, r ref, sc scope) {
 		return
 	}
 	id := r.path[1]
+	if w.dupIDs[id] {
+		return // reported as duplicate_step; the step meant is in doubt
+	}
 	ti, known := w.byID[id]
 	if !known {
 		w.add(errUnknownStep(pos, path, id, w.ids))
