@@ -268,7 +268,7 @@ func TestBodyOnErrorContinue(t *testing.T) {
 	if diff := cmp.Diff([]any{"completed", "failed", "completed", "completed"}, statuses); diff != "" {
 		t.Errorf("iteration statuses (-want +got):\n%s", diff)
 	}
-	if msg := its[1]["error"].(string); !strings.Contains(msg, `iteration 1: step "boom"`) || !strings.Contains(msg, "backend unavailable") {
+	if msg := its[1]["error"].(string); !strings.Contains(msg, `iteration 1 (2): step "boom"`) || !strings.Contains(msg, "backend unavailable") {
 		t.Errorf("failed iteration's error = %q; want it to name iteration 1, step boom and the cause", msg)
 	}
 	tol := its[0]["steps"].(map[string]any)["tolerant"].(map[string]any)
@@ -287,7 +287,7 @@ func TestBodyOnErrorContinue(t *testing.T) {
 	if err != nil || run.Status != RunFailed {
 		t.Fatalf("Run = %v, %v; want failed", run.Status, err)
 	}
-	if msg := run.Error.Error(); !strings.Contains(msg, `iteration 0: step "put"`) {
+	if msg := run.Error.Error(); !strings.Contains(msg, `iteration 0 (1): step "put"`) {
 		t.Errorf("run error = %q; want it to name iteration 0 and step put", msg)
 	}
 	if n := len(fb.callsTo("get")); n != 1 {

@@ -281,7 +281,7 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 			if sp.body != nil {
 				out, res.steps, serr = r.runBody(iterCtx, sp, fr, itemVar, i, items[i])
 				if serr != nil {
-					serr = iterationError(iterCtx, sp, i, serr)
+					serr = iterationError(iterCtx, sp, i, items[i], serr)
 				}
 			} else {
 				out, skipped, serr = r.runIteration(iterCtx, sp, policy, fr.mu, data, outerFE, fe, itemVar, i, items[i])
@@ -365,9 +365,9 @@ func notAllDone(results []iterResult) bool {
 	return false
 }
 
-// iterationError names the iteration and the body step whose failure
-// failed it, in the loop's error.
-func iterationError(ctx context.Context, sp *stepPlan, i int, serr *StepError) *StepError {
+// iterationError names the iteration (by its item, IterationLabel) and
+// the body step whose failure failed it, in the loop's error.
+func iterationError(ctx context.Context, sp *stepPlan, i int, item any, serr *StepError) *StepError {
 	msg := serr.Msg
 	if context.Cause(ctx) == errIterationFailed {
 		msg = "cancelled because another iteration failed"
@@ -375,7 +375,7 @@ func iterationError(ctx context.Context, sp *stepPlan, i int, serr *StepError) *
 	if serr.Step != "" && serr.Step != sp.id {
 		msg = fmt.Sprintf("step %q: %s", serr.Step, msg)
 	}
-	return &StepError{Step: sp.id, Pos: posOr(serr.Pos, sp.step.Pos), Msg: fmt.Sprintf("iteration %d: %s", i, msg)}
+	return &StepError{Step: sp.id, Pos: posOr(serr.Pos, sp.step.Pos), Msg: IterationLabel(i, item) + ": " + msg}
 }
 
 // runIteration runs the inner step once for item i. data is the calling
@@ -406,7 +406,7 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, mu *s
 	}
 	mu.RUnlock()
 	if serr != nil {
-		serr.Msg = fmt.Sprintf("iteration %d: %s", i, serr.Msg)
+		serr.Msg = IterationLabel(i, item) + ": " + serr.Msg
 		return nil, false, serr
 	}
 	if !run {
@@ -426,7 +426,7 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, mu *s
 		if context.Cause(ctx) == errIterationFailed {
 			msg = "cancelled because another iteration failed"
 		}
-		return nil, false, &StepError{Step: sp.id, Pos: posOr(inner.step.Pos, sp.step.Pos), Msg: fmt.Sprintf("iteration %d: %s", i, msg)}
+		return nil, false, &StepError{Step: sp.id, Pos: posOr(inner.step.Pos, sp.step.Pos), Msg: IterationLabel(i, item) + ": " + msg}
 	}
 	return res.output, false, nil
 }

@@ -157,7 +157,7 @@ func TestArgumentLimits(t *testing.T) {
 			wf: build("loop", tool("a", "svc.deep", nil),
 				// One iteration at a time, so iteration 0 is the one that fails.
 				forEach("each", "{{.params.items}}", "n", tool("", "svc.x", M{"v": "{{.steps.a.output.tree}}"}), "a").With(func(s *ir.Step) { s.ForEach.MaxParallel = 1 })),
-			errHas: `step "each" (wf.yaml:1:1): iteration 0: arguments.v is nested deeper than 100 levels`,
+			errHas: `step "each" (wf.yaml:1:1): iteration 0 (0): arguments.v is nested deeper than 100 levels`,
 		},
 	}
 	for _, tt := range tests {

@@ -182,7 +182,7 @@ func forEachCases() []Case {
 			),
 			tools:  map[string]*fakeTool{"svc.list": lister, "svc.bad": {isError: true}},
 			status: runtime.RunFailed,
-			errHas: []string{`step "scan"`, "iteration 0", "quota exceeded"},
+			errHas: []string{`step "scan"`, `iteration 0 (name "a"): `, "quota exceeded"},
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
 				if n := len(fb.callsTo("scan")); n != 1 {
 					t.Errorf("calls after the first failure = %d; want 1 (maxParallel 1, abort)", n)
