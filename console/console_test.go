@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -104,6 +105,26 @@ func TestRunPageHooksStatusesAndPositions(t *testing.T) {
 	}
 }
 
+// TestRunPageNamesIterationsByItem: each iteration of a loop body is
+// headed by its index and its item's label, and its error names the item
+// the same way.
+func TestRunPageNamesIterationsByItem(t *testing.T) {
+	f := newFixture(t)
+	run := f.run(t, "named", nil)
+	page := body(t, f.get(t, "/ui/runs/"+run.ID))
+	for i, name := range []string{"web-1", "web-2"} {
+		idx := strconv.Itoa(i)
+		head := `<span class="id">iteration ` + idx + `</span> <span class="item-label mono" data-item-label>(name &#34;` + name + `&#34;)</span>`
+		if !strings.Contains(page, head) {
+			t.Errorf("iteration %d is not headed by its item's label %s", i, head)
+		}
+		msg := `iteration ` + idx + ` (name &#34;` + name + `&#34;): step &#34;ping&#34;: `
+		if !strings.Contains(page, msg) {
+			t.Errorf("iteration %d's error does not name its item: no %s", i, msg)
+		}
+	}
+}
+
 func TestFailedRunShowsErrorWithPosition(t *testing.T) {
 	f := newFixture(t)
 	run := f.run(t, "failing", map[string]any{"text": "quota exceeded"})
@@ -194,7 +215,7 @@ func TestWorkflowPages(t *testing.T) {
 		t.Errorf("the parameters table is wrong:\n%s", other)
 	}
 	res := f.get(t, "/ui/workflows/nope")
-	if msg := body(t, res); res.StatusCode != 404 || !strings.Contains(msg, "the workflows are: blocked, echo, failing, flaky, mixed, other, parent, quick") {
+	if msg := body(t, res); res.StatusCode != 404 || !strings.Contains(msg, "the workflows are: blocked, echo, failing, flaky, mixed, named, other, parent, quick") {
 		t.Errorf("an unknown workflow = %d:\n%s", res.StatusCode, msg)
 	}
 	svg := f.get(t, "/ui/workflows/mixed/plan.svg")

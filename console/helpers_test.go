@@ -77,6 +77,15 @@ const testWorkflows = `compositeTools:
         tool: tb.flaky
         arguments: {}
         onError: {action: retry, maxRetries: 2, retryDelay: 1ms}
+  - name: named
+    description: A loop body that fails for each of its named items
+    steps:
+      - id: hosts
+        type: forEach
+        collection: [{name: web-1}, {name: web-2}]
+        onError: {action: continue}
+        steps:
+          - {id: ping, tool: tb.fail, arguments: {text: "{{.forEach.item.name}} is down"}}
   - name: blocked
     description: Wait until released or cancelled
     steps:

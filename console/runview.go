@@ -134,6 +134,7 @@ func (s stepRow) Open() bool {
 type iterationView struct {
 	Key    string
 	Index  int
+	Label  string // names the item (runtime.ItemLabel)
 	Status string
 	Error  string
 	Steps  []stepRow
@@ -277,7 +278,7 @@ func (b *builder) scope(ns, prefix, runID string, recs []httpapi.StepDetail, inf
 			bodyInfo := scopeInfo(in.Body, nil)
 			for _, it := range st.Iterations {
 				ip := path + "/" + strconv.Itoa(it.Index) + "/"
-				row.Iterations = append(row.Iterations, iterationView{Key: ns + strings.TrimSuffix(ip, "/"), Index: it.Index, Status: it.Status, Error: it.Error,
+				row.Iterations = append(row.Iterations, iterationView{Key: ns + strings.TrimSuffix(ip, "/"), Index: it.Index, Label: it.Label, Status: it.Status, Error: it.Error,
 					Steps: b.scope(ns, ip, runID, it.Steps, bodyInfo, st.StartedAt, it.Index, kids, depth)})
 			}
 		} else {

@@ -143,14 +143,17 @@ type StepDetail struct {
 
 // IterationDetail is one iteration of a loop with a body.
 type IterationDetail struct {
-	Index  int          `json:"index"`
+	Index int `json:"index"`
+	// Label names the iteration's item (runtime.ItemLabel), as its
+	// error does: `name "web-2"`, or the start of the item's JSON.
+	Label  string       `json:"label"`
 	Status string       `json:"status"`
 	Error  string       `json:"error,omitempty"`
 	Steps  []StepDetail `json:"steps"`
 }
 
 // bodyIterations reads the iterations of a loop with a body from its
-// output ({iterations: [{index, status, error, steps: {id: record}}]}),
+// output ({iterations: [{index, item, status, error, steps: {id: record}}]}),
 // whether it comes from memory or was decoded from a store's JSON. Body
 // steps are ordered by start time, then id, for a timeline.
 func bodyIterations(output any, now time.Time) []IterationDetail {
@@ -163,7 +166,7 @@ func bodyIterations(output any, now time.Time) []IterationDetail {
 		if !ok {
 			return nil // not a loop with a body
 		}
-		d := IterationDetail{Index: k}
+		d := IterationDetail{Index: k, Label: runtime.ItemLabel(it["item"])}
 		d.Status, _ = it["status"].(string)
 		d.Error, _ = it["error"].(string)
 		for id, r := range recs {
