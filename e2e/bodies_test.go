@@ -4,6 +4,7 @@ package e2e
 // on stdio driven by an mcp-go client, against the test backend process.
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,6 +51,19 @@ compositeTools:
     output:
       properties:
         grid: {type: array, value: "{{query \"iterations[].output.iterations[].output\" .steps.per_region.output}}"}
+  - name: ping_hosts
+    description: Ping each host in turn; the first that fails fails the loop
+    parameters:
+      hosts: {type: array, required: true}
+    steps:
+      - id: per_host
+        type: forEach
+        collection: "{{.params.hosts}}"
+        maxParallel: 1
+        steps:
+          - id: ping
+            tool: tb.fail
+            arguments: {message: "{{.forEach.item.name}} is down"}
 `
 
 // TestNestedLoopBodiesOverStdio runs a two-level loop with a two-step
@@ -70,5 +84,18 @@ func TestNestedLoopBodiesOverStdio(t *testing.T) {
 	}}
 	if diff := cmp.Diff(want, res.StructuredContent); diff != "" {
 		t.Errorf("grid structuredContent (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoopErrorNamesItemOverStdio: a failed iteration's error, as the MCP
+// client gets it from vmcp run, names the iteration's item, not only its
+// index.
+func TestLoopErrorNamesItemOverStdio(t *testing.T) {
+	c, _ := stdioVMCP(t, writeConfig(t, bodiesConfig, ""))
+	hosts := []any{map[string]any{"name": "web-1"}, map[string]any{"name": "web-2"}}
+	res := mustCall(t, c, "ping_hosts", map[string]any{"hosts": hosts})
+	text := testenv.ResultText(res)
+	if want := `iteration 0 (name "web-1"): step "ping": `; !res.IsError || !strings.Contains(text, want) || !strings.Contains(text, "web-1 is down") {
+		t.Errorf("ping_hosts = %q (isError %v); want an error with %q and the backend's text", text, res.IsError, want)
 	}
 }
