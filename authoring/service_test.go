@@ -28,6 +28,16 @@ func draft(name, call string) string {
 	return fmt.Sprintf("name: %s\ndescription: test\nsteps:\n  - id: s\n    tool: %s\n    arguments: {text: hi}\n", name, call)
 }
 
+// manySteps is a draft of n one-line steps, each a call of call.
+func manySteps(n int, call string) string {
+	var b strings.Builder
+	b.WriteString("name: big\ndescription: test\nsteps:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {id: s%d, tool: %s, arguments: {text: hi}}\n", i, call)
+	}
+	return b.String()
+}
+
 func codes(ch *Checked) []string {
 	var out []string
 	for _, d := range ch.Diagnostics {
@@ -243,5 +253,40 @@ func TestSaveNotServedIsRolledBack(t *testing.T) {
 	}
 	if got := svc.List(); got[len(got)-1].Version != "1" {
 		t.Errorf("List after a failed publish = %+v; want w at version 1", got)
+	}
+}
+
+// TestCheckHugeDraft: a draft past the parser's node limit is refused
+// before it is parsed, at the line where the limit was crossed; one with
+// too many steps but under the node limit is refused with too_many_steps,
+// and only its first 100 steps are checked.
+func TestCheckHugeDraft(t *testing.T) {
+	c := &Compiler{Catalog: testCatalog(), Allowed: []string{"a"}}
+	ch := c.Check("", manySteps(100_000, "a.echo"), nil)
+	if got := codes(ch); len(got) != 1 || !strings.HasSuffix(got[0], " document_too_large ") {
+		t.Fatalf("check(100,000 steps) = %v; want one document_too_large", got)
+	}
+	// The root and the three header lines estimate at 7 nodes and each
+	// step's line at
+	// 10 (the line, "-", two braces, two commas, four ": "), so the
+	// 2,000th step's line crosses 20,000.
+	if line := ch.Diagnostics[0].Pos.Line; line != 3+2000 {
+		t.Errorf("document_too_large at line %d; want %d, the first line past the limit", line, 3+2000)
+	}
+
+	ch = c.Check("", manySteps(150, "a.nope"), nil)
+	var tooMany, unknown int
+	for _, d := range ch.Diagnostics {
+		switch {
+		case d.Code == "too_many_steps":
+			tooMany++
+		case d.Pos.Line > 3+100:
+			t.Errorf("check(150 steps) reported %s at line %d, past the 100th step", d.Code, d.Pos.Line)
+		default:
+			unknown++
+		}
+	}
+	if tooMany != 1 || unknown == 0 {
+		t.Errorf("check(150 steps) = %v; want too_many_steps once and the first steps' unknown tool", codes(ch))
 	}
 }
