@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -288,5 +289,50 @@ func TestCheckHugeDraft(t *testing.T) {
 	}
 	if tooMany != 1 || unknown == 0 {
 		t.Errorf("check(150 steps) = %v; want too_many_steps once and the first steps' unknown tool", codes(ch))
+	}
+}
+
+// callDraft is a draft whose one step runs the served workflow callee.
+func callDraft(name, callee string) string {
+	return fmt.Sprintf("name: %s\ndescription: test\nsteps:\n  - id: w\n    type: workflow\n    workflow: %s\n", name, callee)
+}
+
+// TestCheckReachThroughWorkflows: a draft may not reach a backend outside
+// authoring.backends through a workflow step, however deep the callee
+// calls it; what it reaches through allowed callees is listed in Callees.
+func TestCheckReachThroughWorkflows(t *testing.T) {
+	open := &Compiler{Catalog: testCatalog()}
+	compile := func(src string, served ...*ir.Workflow) *ir.Workflow {
+		ch := open.Check("", src, served)
+		if !ch.OK() {
+			t.Fatalf("served workflow does not compile: %v", codes(ch))
+		}
+		return ch.Workflow
+	}
+	usesB := compile(draft("uses_b", "b.echo"))
+	usesA := compile(draft("uses_a", "a.echo"))
+	mid := compile(callDraft("mid", "uses_b"), usesB) // reaches b one workflow down
+	served := []*ir.Workflow{usesB, usesA, mid}
+
+	c := &Compiler{Catalog: testCatalog(), Allowed: []string{"a"}}
+	for _, callee := range []string{"uses_b", "mid"} {
+		ch := c.Check("", callDraft("d", callee), served)
+		got := codes(ch)
+		if len(got) != 1 || got[0] != "6:15 backend_not_allowed steps[0].workflow" {
+			t.Errorf("draft calling %s: diagnostics %v; want backend_not_allowed at its workflow: (6:15)", callee, got)
+			continue
+		}
+		if msg := ch.Diagnostics[0].Message; !strings.Contains(msg, `workflow "`+callee+`" calls backend "b"`) {
+			t.Errorf("draft calling %s: message %q; want it to name the callee and backend b", callee, msg)
+		}
+	}
+	ch := c.Check("", callDraft("d", "uses_a"), served)
+	if !ch.OK() || len(ch.Callees) != 1 || ch.Callees[0] != "uses_a" {
+		t.Errorf("draft calling uses_a: ok %v, callees %v, diagnostics %v; want ok with callees [uses_a]", ch.OK(), ch.Callees, codes(ch))
+	}
+	// Without authoring.backends every backend is allowed, and the
+	// callees are still listed (the run tool checks their scopes).
+	if ch := open.Check("", callDraft("d", "mid"), served); !ch.OK() || !slices.Equal(ch.Callees, []string{"mid", "uses_b"}) {
+		t.Errorf("draft calling mid, no authoring.backends: ok %v, callees %v; want ok with [mid uses_b]", ch.OK(), ch.Callees)
 	}
 }
