@@ -2,6 +2,7 @@ package authoring
 
 import (
 	"context"
+	"strconv"
 	"testing"
 )
 
@@ -35,5 +36,24 @@ func BenchmarkSave(b *testing.B) {
 		if _, _, err := svc.Save(ctx, src, true); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkCheckHugeDraft is one vmcp_workflow_check of a draft with far
+// more steps than a workflow may have (one line each). A draft past the
+// parser's node limit is refused before go-yaml parses it, so the cost
+// does not grow with the draft.
+func BenchmarkCheckHugeDraft(b *testing.B) {
+	c := &Compiler{Catalog: testCatalog(), Allowed: []string{"a"}}
+	for _, n := range []int{100, 10_000, 100_000} {
+		src := manySteps(n, "a.echo")
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if ch := c.Check("", src, nil); n > 100 && ch.OK() {
+					b.Fatal("a draft of", n, "steps checked clean")
+				}
+			}
+		})
 	}
 }

@@ -5,7 +5,8 @@ package authoring
 // live catalog narrowed to the backends authoring.backends allows, and
 // adds the authoring rules: a source holds one workflow; a tool of a
 // backend outside authoring.backends is backend_not_allowed at its tool
-// reference (in place of the checker's unknown_backend there); and, for
+// reference (in place of the checker's unknown_backend there), and so is a
+// workflow step whose callee reaches such a backend; and, for
 // saving, the name must not be a workflow from files or another tool.
 
 import (
@@ -42,6 +43,10 @@ type Checked struct {
 	Name        string
 	Diagnostics diag.List
 	Sources     diag.Sources
+	// Callees are the served workflows the workflow runs, through its own
+	// workflow steps or theirs (sorted; reach.go); a draft run needs the
+	// scope each of them needs.
+	Callees []string
 	// namePos and namePath locate the name, for the save rules.
 	namePos  ir.Pos
 	namePath string
@@ -88,14 +93,15 @@ func (c *Compiler) Check(file, source string, callable []*ir.Workflow) *Checked 
 	if first.Name != nil {
 		out.namePos, out.namePath = first.Name.Pos, first.Name.Path
 	}
-	forbidden := c.forbiddenRefs(first, &own)
-
 	var others []*ir.Workflow
+	served := map[string]*ir.Workflow{}
 	for _, wf := range callable {
 		if wf.Name != out.Name {
 			others = append(others, wf)
+			served[wf.Name] = wf
 		}
 	}
+	forbidden := c.forbiddenRefs(first, served, &own)
 	plan, cdiags := compiler.Compile([]compiler.Source{{Name: file, Src: src}},
 		compiler.Options{Tools: c.allowedCatalog(), MaxIterations: c.MaxIterations, Workflows: others})
 	for _, d := range cdiags {
@@ -107,6 +113,7 @@ func (c *Compiler) Check(file, source string, callable []*ir.Workflow) *Checked 
 	out.Diagnostics = own.Sorted()
 	if !out.Diagnostics.HasErrors() && plan != nil && len(plan.Workflows) == 1 {
 		out.Workflow = plan.Workflows[0]
+		out.Callees = reach(out.Workflow, served).Workflows
 	}
 	return out
 }
@@ -135,8 +142,10 @@ func (c *Compiler) allowedCatalog() *catalog.Catalog {
 }
 
 // forbiddenRefs reports every tool reference backend.tool of w whose
-// backend is connected but not allowed, and returns their positions.
-func (c *Compiler) forbiddenRefs(w *parser.Workflow, out *diag.List) map[ir.Pos]bool {
+// backend is connected but not allowed, and every workflow step whose
+// callee (one of served) reaches such a backend (reach.go), and returns
+// the tool references' positions.
+func (c *Compiler) forbiddenRefs(w *parser.Workflow, served map[string]*ir.Workflow, out *diag.List) map[ir.Pos]bool {
 	at := map[ir.Pos]bool{}
 	if c.Catalog == nil || len(c.Allowed) == 0 {
 		return at
@@ -153,6 +162,13 @@ func (c *Compiler) forbiddenRefs(w *parser.Workflow, out *diag.List) map[ir.Pos]
 					if _, connected := c.Catalog.Backends[backend]; found && connected && !slices.Contains(c.Allowed, backend) {
 						out.Add(errBackendNotAllowed(s.Tool.Pos, s.Tool.Path, backend, c.Allowed))
 						at[s.Tool.Pos] = true
+					}
+				}
+			}
+			if s.Workflow != nil {
+				if name, ok := s.Workflow.Value.(string); ok && served[name] != nil {
+					if b := outside(reach(served[name], served).Backends, c.Allowed); b != "" {
+						out.Add(errCalleeNotAllowed(s.Workflow.Pos, s.Workflow.Path, name, b, c.Allowed))
 					}
 				}
 			}

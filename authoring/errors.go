@@ -49,6 +49,12 @@ func errBackendNotAllowed(pos ir.Pos, path, backend string, allowed []string) di
 			backend, strings.Join(allowed, ", "), backend)}
 }
 
+func errCalleeNotAllowed(pos ir.Pos, path, callee, backend string, allowed []string) diag.Diagnostic {
+	return diag.Diagnostic{Severity: diag.Error, Pos: pos, Path: path, Code: CodeBackendNotAllowed,
+		Message: fmt.Sprintf("workflow %q calls backend %q, which authored workflows may not reach (authoring.backends: %s): "+
+			"call the tools of %s yourself, or ask the operator to add %s there", callee, backend, strings.Join(allowed, ", "), strings.Join(allowed, ", "), backend)}
+}
+
 func errFileWorkflow(pos ir.Pos, path, name string, from ir.Pos) diag.Diagnostic {
 	return diag.Diagnostic{Severity: diag.Error, Pos: pos, Path: path, Code: CodeFileWorkflow,
 		Message: fmt.Sprintf("workflow %q comes from files (%s) and cannot be replaced by an authored one: choose another name", name, from)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -26,6 +27,16 @@ func testCatalog() *catalog.Catalog {
 
 func draft(name, call string) string {
 	return fmt.Sprintf("name: %s\ndescription: test\nsteps:\n  - id: s\n    tool: %s\n    arguments: {text: hi}\n", name, call)
+}
+
+// manySteps is a draft of n one-line steps, each a call of call.
+func manySteps(n int, call string) string {
+	var b strings.Builder
+	b.WriteString("name: big\ndescription: test\nsteps:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {id: s%d, tool: %s, arguments: {text: hi}}\n", i, call)
+	}
+	return b.String()
 }
 
 func codes(ch *Checked) []string {
@@ -243,5 +254,85 @@ func TestSaveNotServedIsRolledBack(t *testing.T) {
 	}
 	if got := svc.List(); got[len(got)-1].Version != "1" {
 		t.Errorf("List after a failed publish = %+v; want w at version 1", got)
+	}
+}
+
+// TestCheckHugeDraft: a draft past the parser's node limit is refused
+// before it is parsed, at the line where the limit was crossed; one with
+// too many steps but under the node limit is refused with too_many_steps,
+// and only its first 100 steps are checked.
+func TestCheckHugeDraft(t *testing.T) {
+	c := &Compiler{Catalog: testCatalog(), Allowed: []string{"a"}}
+	ch := c.Check("", manySteps(100_000, "a.echo"), nil)
+	if got := codes(ch); len(got) != 1 || !strings.HasSuffix(got[0], " document_too_large ") {
+		t.Fatalf("check(100,000 steps) = %v; want one document_too_large", got)
+	}
+	// The root and the three header lines estimate at 7 nodes and each
+	// step's line at
+	// 10 (the line, "-", two braces, two commas, four ": "), so the
+	// 2,000th step's line crosses 20,000.
+	if line := ch.Diagnostics[0].Pos.Line; line != 3+2000 {
+		t.Errorf("document_too_large at line %d; want %d, the first line past the limit", line, 3+2000)
+	}
+
+	ch = c.Check("", manySteps(150, "a.nope"), nil)
+	var tooMany, unknown int
+	for _, d := range ch.Diagnostics {
+		switch {
+		case d.Code == "too_many_steps":
+			tooMany++
+		case d.Pos.Line > 3+100:
+			t.Errorf("check(150 steps) reported %s at line %d, past the 100th step", d.Code, d.Pos.Line)
+		default:
+			unknown++
+		}
+	}
+	if tooMany != 1 || unknown == 0 {
+		t.Errorf("check(150 steps) = %v; want too_many_steps once and the first steps' unknown tool", codes(ch))
+	}
+}
+
+// callDraft is a draft whose one step runs the served workflow callee.
+func callDraft(name, callee string) string {
+	return fmt.Sprintf("name: %s\ndescription: test\nsteps:\n  - id: w\n    type: workflow\n    workflow: %s\n", name, callee)
+}
+
+// TestCheckReachThroughWorkflows: a draft may not reach a backend outside
+// authoring.backends through a workflow step, however deep the callee
+// calls it; what it reaches through allowed callees is listed in Callees.
+func TestCheckReachThroughWorkflows(t *testing.T) {
+	open := &Compiler{Catalog: testCatalog()}
+	compile := func(src string, served ...*ir.Workflow) *ir.Workflow {
+		ch := open.Check("", src, served)
+		if !ch.OK() {
+			t.Fatalf("served workflow does not compile: %v", codes(ch))
+		}
+		return ch.Workflow
+	}
+	usesB := compile(draft("uses_b", "b.echo"))
+	usesA := compile(draft("uses_a", "a.echo"))
+	mid := compile(callDraft("mid", "uses_b"), usesB) // reaches b one workflow down
+	served := []*ir.Workflow{usesB, usesA, mid}
+
+	c := &Compiler{Catalog: testCatalog(), Allowed: []string{"a"}}
+	for _, callee := range []string{"uses_b", "mid"} {
+		ch := c.Check("", callDraft("d", callee), served)
+		got := codes(ch)
+		if len(got) != 1 || got[0] != "6:15 backend_not_allowed steps[0].workflow" {
+			t.Errorf("draft calling %s: diagnostics %v; want backend_not_allowed at its workflow: (6:15)", callee, got)
+			continue
+		}
+		if msg := ch.Diagnostics[0].Message; !strings.Contains(msg, `workflow "`+callee+`" calls backend "b"`) {
+			t.Errorf("draft calling %s: message %q; want it to name the callee and backend b", callee, msg)
+		}
+	}
+	ch := c.Check("", callDraft("d", "uses_a"), served)
+	if !ch.OK() || len(ch.Callees) != 1 || ch.Callees[0] != "uses_a" {
+		t.Errorf("draft calling uses_a: ok %v, callees %v, diagnostics %v; want ok with callees [uses_a]", ch.OK(), ch.Callees, codes(ch))
+	}
+	// Without authoring.backends every backend is allowed, and the
+	// callees are still listed (the run tool checks their scopes).
+	if ch := open.Check("", callDraft("d", "mid"), served); !ch.OK() || !slices.Equal(ch.Callees, []string{"mid", "uses_b"}) {
+		t.Errorf("draft calling mid, no authoring.backends: ok %v, callees %v; want ok with [mid uses_b]", ch.OK(), ch.Callees)
 	}
 }

@@ -309,6 +309,11 @@ func (h *handlers) run(ctx context.Context, req mcp.CallToolRequest, args map[st
 	if !ch.OK() {
 		return errorResult(fmt.Sprintf("the draft has %d error(s); it was not run: fix them (see diagnostics)", len(ch.Diagnostics.Errors())), checkResult(ch))
 	}
+	for _, callee := range ch.Callees {
+		if sc, ok := h.srv.CallAllowed(ctx, callee); !ok {
+			return mcp.NewToolResultError(httpsafe.ForbiddenMessage(sc, "running workflow "+callee+" from a draft"))
+		}
+	}
 	wf := ch.Workflow
 	sum := sha256.Sum256([]byte(source))
 	wf.Version = "draft-" + hex.EncodeToString(sum[:6])

@@ -55,7 +55,7 @@ func (w *wfCheck) checkFinallySteps() {
 	case len(n.Items) > maxSteps:
 		w.add(errTooManySteps(n.Pos, n.Path, len(n.Items)))
 	}
-	for i, s := range w.src.Finally {
+	for i, s := range atMost(w.src.Finally, maxSteps) {
 		w.steps = append(w.steps, w.checkStep(w.nmain+i, s, true, nil))
 	}
 }

@@ -89,7 +89,9 @@ func (w *wfCheck) checkSteps(pos ir.Pos, path string) {
 		w.add(errTooManySteps(n.Pos, n.Path, len(n.Items)))
 	}
 	// Pass 1: each step on its own, the finally steps after the others.
-	for i, s := range w.src.Steps {
+	// Past the limit only the first maxSteps are checked: the workflow is
+	// refused anyway, and checking cost stays bounded.
+	for i, s := range atMost(w.src.Steps, maxSteps) {
 		w.steps = append(w.steps, w.checkStep(i, s, false, nil))
 	}
 	w.nmain = len(w.steps)
@@ -780,4 +782,9 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// atMost returns the first n elements of s, or all of s when it is shorter.
+func atMost[T any](s []T, n int) []T {
+	return s[:min(len(s), n)]
 }

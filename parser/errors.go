@@ -25,6 +25,7 @@ const (
 	CodeDuplicateKey   = "duplicate_key"
 	CodeDuplicateField = "duplicate_field"
 	CodeNestingTooDeep = "nesting_too_deep"
+	CodeTooLarge       = "document_too_large"
 	CodeAliasBudget    = "alias_budget"
 	CodeUnknownAnchor  = "unknown_anchor"
 	CodeComplexKey     = "complex_key"
@@ -105,6 +106,14 @@ func errDuplicateField(pos ir.Pos, path, object, field, key, firstKey string, fi
 
 func errNestingTooDeep(pos ir.Pos, path string, limit int) diag.Diagnostic {
 	return errorAt(pos, path, CodeNestingTooDeep, "values nest more than %d levels deep", limit)
+}
+
+func errDocumentTooLarge(pos ir.Pos, limit int) diag.Diagnostic {
+	d := errorAt(pos, "", CodeTooLarge,
+		"document holds more than %d values by this line; it is not parsed", limit)
+	d.Detail = []string{"a workflow has at most 100 steps: move a part into a workflow of its own " +
+		"(a type: workflow step runs it), fold repeated steps into a forEach, or read large data from a backend"}
+	return d
 }
 
 func errAliasBudget(pos ir.Pos, path string, limit int) diag.Diagnostic {

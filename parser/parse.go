@@ -122,8 +122,12 @@ func (p *parse) document(idx int, c chunk) {
 	b.aliases = map[*ast.AliasNode]ast.Node{}
 	b.depthHit = false
 	text := p.s.src[c.start:c.end]
-	if d, at := nestingBound(text); d > preParseDepth {
-		p.diags.Add(errNestingTooDeep(p.s.pos(c.start+at), "", maxDepth))
+	switch bd := preScan(text); {
+	case bd.depth > preParseDepth:
+		p.diags.Add(errNestingTooDeep(p.s.pos(c.start+bd.depthAt), "", maxDepth))
+		return
+	case bd.nodesAt >= 0:
+		p.diags.Add(errDocumentTooLarge(p.s.pos(c.start+bd.nodesAt), maxNodes))
 		return
 	}
 	af, err := goparser.ParseBytes(text, 0, goparser.AllowDuplicateMapKey())

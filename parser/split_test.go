@@ -1,9 +1,16 @@
 package parser
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml/ast"
+	goparser "github.com/goccy/go-yaml/parser"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 func TestSplitDocuments(t *testing.T) {
@@ -58,5 +65,77 @@ func TestNestingBound(t *testing.T) {
 		if got, _ := nestingBound([]byte(tc.src)); got != tc.want {
 			t.Errorf("nestingBound(%q) = %d; want %d", tc.src, got, tc.want)
 		}
+	}
+}
+
+// TestPreScanNodesNotBelowRealCount: the node estimate is an upper bound
+// of the nodes go-yaml builds, for every corpus file and some shapes that
+// pack many values into few lines.
+func TestPreScanNodesNotBelowRealCount(t *testing.T) {
+	docs := map[string]string{
+		"flow sequence": "a: [1, 2, 3, [4, 5], {b: 6, c: [7]}]\n",
+		"compact":       "- - - a\n  - b: {c: d, e: f}\n- ? k\n  : v\n",
+		"quoted":        "a: \"x, [y], {z}: w\"\nb: 'p, q'\n",
+		"multi-line":    "a: {b: 1,\n  c: 2,\n  d: [3,\n    4]}\n",
+	}
+	for _, p := range corpusFiles(t) {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[p] = string(src)
+	}
+	for name, src := range docs {
+		for _, c := range splitDocuments([]byte(src)) {
+			text := []byte(src[c.start:c.end])
+			f, err := goparser.ParseBytes(text, 0)
+			if err != nil {
+				continue // not YAML: nothing to bound
+			}
+			real := 0
+			for _, d := range f.Docs {
+				ast.Walk(nodeCounter{&real}, d)
+			}
+			if est := preScan(text).nodes; est < real {
+				t.Errorf("%s, document at line %d: node estimate %d < %d nodes", name, c.line, est, real)
+			}
+		}
+	}
+}
+
+// nodeCounter counts the value nodes of a go-yaml tree: scalars,
+// collections and aliases, not the mapping entries that pair them.
+type nodeCounter struct{ n *int }
+
+func (v nodeCounter) Visit(n ast.Node) ast.Visitor {
+	switch n.(type) {
+	case *ast.MappingValueNode, *ast.DocumentNode, *ast.CommentNode, *ast.CommentGroupNode, nil:
+	default:
+		*v.n++
+	}
+	return v
+}
+
+// TestTooLargeDocument: a document past maxNodes is refused without being
+// parsed, at the line that crossed the limit, and the next document of the
+// file is still parsed.
+func TestTooLargeDocument(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("steps:\n")
+	for i := range maxNodes {
+		fmt.Fprintf(&b, "  - {id: s%d}\n", i)
+	}
+	b.WriteString("---\nname: next\nsteps:\n  - {id: a, tool: b.c}\n")
+	f, diags := Parse("big.yaml", []byte(b.String()))
+	if len(diags) != 1 || diags[0].Code != CodeTooLarge {
+		t.Fatalf("diagnostics = %v; want one %s", diags, CodeTooLarge)
+	}
+	// The root and "steps:" estimate at 3 nodes and each step's line at 4
+	// (the line, "-", "{", ": "): the 5,000th step's line crosses 20,000.
+	if got, want := diags[0].Pos, (ir.Pos{File: "big.yaml", Line: 1 + 5000, Col: 3}); got != want {
+		t.Errorf("%s at %v; want %v", CodeTooLarge, got, want)
+	}
+	if len(f.Workflows) != 1 || f.Workflows[0].Name == nil {
+		t.Errorf("workflows = %d; want the second document's", len(f.Workflows))
 	}
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -33,8 +36,26 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exit-code": testenv.ScriptExitCode,
+			"gen-steps": genSteps,
 		},
 	})
+}
+
+// genSteps writes a workflow of N one-line steps: gen-steps N FILE.
+func genSteps(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: gen-steps N FILE")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("gen-steps: %v", err)
+	}
+	var b strings.Builder
+	b.WriteString("name: big\ndescription: many steps\nsteps:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {id: s%d, tool: a.b}\n", i)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(b.String()), 0o644))
 }
 
 func copyExamples(from, to string) error {
