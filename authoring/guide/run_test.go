@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -182,18 +183,19 @@ func TestGuideExamplesRun(t *testing.T) {
 	}
 }
 
-// functionRow is one row of the guide's JMESPath function table.
-type functionRow struct {
+// queryRow is one row of a table of queries: the function it shows
+// ("" in the table of traps), the expression and its result.
+type queryRow struct {
 	line             int
 	name, expr, want string
 }
 
 var codeCellRE = regexp.MustCompile("^`+ ?(.*?) ?`+$")
 
-// functionRows returns the rows of the table whose header is
-// "| function | example | result |".
-func functionRows(md string) []functionRow {
-	var rows []functionRow
+// queryRows returns the rows of the tables whose header is header
+// ("function | example | result", or "expression | result").
+func queryRows(md string, header ...string) []queryRow {
+	var rows []queryRow
 	in := false
 	for i, line := range strings.Split(md, "\n") {
 		if !strings.HasPrefix(line, "|") {
@@ -203,24 +205,27 @@ func functionRows(md string) []functionRow {
 		// A \| in a cell is a | of the expression.
 		cells := strings.Split(strings.ReplaceAll(strings.Trim(line, "|"), `\|`, "\x00"), "|")
 		for j := range cells {
-			cells[j] = strings.ReplaceAll(strings.TrimSpace(cells[j]), "\x00", "|")
+			cells[j] = unquoteCell(strings.ReplaceAll(strings.TrimSpace(cells[j]), "\x00", "|"))
 		}
-		if len(cells) == 3 && cells[0] == "function" && cells[1] == "example" && cells[2] == "result" {
+		switch {
+		case slices.Equal(cells, header):
 			in = true
-			continue
-		}
-		if !in || strings.HasPrefix(cells[0], "---") || len(cells) != 3 {
-			continue
-		}
-		unquote := func(s string) string {
-			if m := codeCellRE.FindStringSubmatch(s); m != nil {
-				return m[1]
+		case in && len(cells) == len(header) && !strings.HasPrefix(cells[0], "---"):
+			r := queryRow{line: i + 1, expr: cells[len(cells)-2], want: cells[len(cells)-1]}
+			if len(cells) == 3 {
+				r.name = cells[0]
 			}
-			return s
+			rows = append(rows, r)
 		}
-		rows = append(rows, functionRow{line: i + 1, name: unquote(cells[0]), expr: unquote(cells[1]), want: unquote(cells[2])})
 	}
 	return rows
+}
+
+func unquoteCell(s string) string {
+	if m := codeCellRE.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return s
 }
 
 // queryStep is a workflow that evaluates one query over the guide's
@@ -241,7 +246,8 @@ steps:
 }
 
 // The function table lists every function query has, and each example
-// gives its result when the engine runs it.
+// of it and of the table of traps gives its result when the engine runs
+// it.
 func TestGuideListsEveryQueryFunction(t *testing.T) {
 	md := Markdown()
 	inputs, lines := fencedBlocks(md, "json query-input")
@@ -252,17 +258,23 @@ func TestGuideListsEveryQueryFunction(t *testing.T) {
 	if err := json.Unmarshal([]byte(inputs[0]), &input); err != nil {
 		t.Fatalf("guide.md:%d: the query input is not a JSON object: %v", lines[0], err)
 	}
-	rows := functionRows(md)
+	functions := queryRows(md, "function", "example", "result")
+	traps := queryRows(md, "expression", "result")
+	if len(traps) < 5 {
+		t.Errorf("guide has %d rows of traps; want at least 5", len(traps))
+	}
 	var listed []string
-	for _, r := range rows {
-		listed = append(listed, r.name)
+	for _, r := range append(functions, traps...) {
+		if r.name != "" {
+			listed = append(listed, r.name)
+			if !strings.Contains(r.expr, r.name+"(") {
+				t.Errorf("guide.md:%d: the example of %s does not call it: %s", r.line, r.name, r.expr)
+			}
+		}
 		var want any
 		if err := json.Unmarshal([]byte(r.want), &want); err != nil {
-			t.Errorf("guide.md:%d: the result of %s is not JSON: %v", r.line, r.name, err)
+			t.Errorf("guide.md:%d: the result of %s is not JSON: %v", r.line, r.expr, err)
 			continue
-		}
-		if !strings.Contains(r.expr, r.name+"(") {
-			t.Errorf("guide.md:%d: the example of %s does not call it: %s", r.line, r.name, r.expr)
 		}
 		be := &guideBackend{tools: map[string]any{"guide.input": input}}
 		got, err := runExample(t, queryStep(r.expr), compiler.Options{}, be, 0, nil)
