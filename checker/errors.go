@@ -91,6 +91,7 @@ const (
 	CodeAttemptTimeout        = "attempt_timeout_exceeds_step"
 	CodeQueryFunction         = "query_unknown_function"
 	CodeQueryArguments        = "query_arguments"
+	CodeQueryVariable         = "query_variable"
 	CodeLoopBodyConflict      = "loop_body_conflict"
 	CodeLoopTooDeep           = "loop_too_deep"
 	CodeItemVarClash          = "item_var_clash"
@@ -1020,8 +1021,11 @@ func errQuery(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
 			`write {{query "items[].name" .steps.x.output}}`)
 	case queryArity:
 		return errorAt(pos, path, CodeQueryArguments,
-			fmt.Sprintf("query takes 2 arguments, an expression and a value, not %d", p.args),
-			`write {{query "items[].name" .steps.x.output}} or {{.steps.x.output | query "items[].name"}}`)
+			fmt.Sprintf("query takes an expression and a value, then optionally name-value pairs, not %d argument%s", p.args, plural(p.args)),
+			`write {{query "items[].name" .steps.x.output}} or {{.steps.x.output | query "items[].name"}}; `+
+				`named inputs follow in pairs: {{query "items[?contains($roles, role)]" .steps.x.output "roles" .steps.y.output.names}}`)
+	case queryInputName, queryInputTwice, queryVarUndefined, queryInputUnused:
+		return errQueryInput(pos, path, p)
 	}
 	return errorAt(pos, path, CodeQuerySyntax, "JMESPath syntax error in the query expression: "+p.text)
 }
@@ -1080,4 +1084,39 @@ func errBodyElicitation(pos ir.Pos, path, id string) diag.Diagnostic {
 
 func errNoBodySteps(pos ir.Pos, path, id string) diag.Diagnostic {
 	return errorAt(pos, path, CodeNoSteps, fmt.Sprintf("the body of forEach step %q has no steps; it needs at least one", id))
+}
+
+// errQueryInput words a problem with a query call's named inputs or the
+// variables its expression reads (see query_inputs.go).
+func errQueryInput(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
+	const example = `{{query "items[?contains($roles, role)]" .steps.x.output "roles" .steps.y.output.names}}`
+	switch p.kind {
+	case queryInputName:
+		if strings.HasPrefix(p.text, "$") && ir.IsQueryVarName(p.text[1:]) {
+			return errorAt(pos, path, CodeQueryArguments,
+				fmt.Sprintf("the name of a query input is written without $: %q", p.text),
+				fmt.Sprintf("write %q; the expression reads it as %s", p.text[1:], p.text))
+		}
+		return errorAt(pos, path, CodeQueryArguments,
+			fmt.Sprintf("argument %d of query must be the name of a named input in quotes (letters, digits and _, not starting with a digit)", p.args),
+			"named inputs follow the value in name-value pairs: "+example)
+	case queryInputTwice:
+		return errorAt(pos, path, CodeQueryArguments,
+			fmt.Sprintf("query input %q is given twice", p.text),
+			"give each named input once, or rename one")
+	case queryVarUndefined:
+		return errorAt(pos, path, CodeQueryVariable,
+			fmt.Sprintf("the query expression reads $%s, which is not defined%s", p.text, didYouMean(p.text, p.inputs)),
+			fmt.Sprintf("pass it as a named input after the value (%q VALUE), or define it with let $%s = ... in ...; a let's bindings do not see each other, so nest a second let to use one in another", p.text, p.text))
+	}
+	return errorAt(pos, path, CodeQueryVariable,
+		fmt.Sprintf("query input %q is not read by the expression", p.text),
+		fmt.Sprintf("read it as $%s in the expression, or remove the input (a let that defines $%s hides it)", p.text, p.text))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -13,8 +13,10 @@ package checker
 // the expression.
 //
 // A call's arity is checked too: query takes the expression and the
-// value, and in a pipeline ({{.x | query "a"}}) the piped value is the
-// last argument.
+// value, then any number of named inputs as name-value pairs, and in a
+// pipeline ({{.x | query "a"}}) the piped value is the last argument.
+// The named inputs and the variables the expression reads are checked in
+// query_inputs.go.
 
 import (
 	"errors"
@@ -35,6 +37,8 @@ type queryProblem struct {
 	text string
 	// arity: the number of arguments given.
 	args int
+	// inputs: the call's named inputs, for an undefined variable.
+	inputs []string
 }
 
 type queryProblemKind int
@@ -64,7 +68,7 @@ func (wk *refWalker) queryCall(args []parse.Node, piped bool) {
 	if piped {
 		n++
 	}
-	if n != 2 {
+	if n < 2 || n%2 != 0 {
 		wk.queries = append(wk.queries, queryProblem{off: int(args[0].Position()), kind: queryArity, args: n})
 		return
 	}
@@ -73,6 +77,7 @@ func (wk *refWalker) queryCall(args []parse.Node, piped bool) {
 		wk.queries = append(wk.queries, queryProblem{off: int(args[1].Position()), kind: queryNotString})
 		return
 	}
+	inputs, inputsOK := wk.queryInputs(args)
 	lit, ok := args[1].(*parse.StringNode)
 	if !ok {
 		return // a computed expression is parsed when it runs
@@ -80,6 +85,10 @@ func (wk *refWalker) queryCall(args []parse.Node, piped bool) {
 	if p, bad := checkQueryExpr(lit.Text); bad {
 		p.off = int(lit.Pos) + queryLiteralOffset(lit.Quoted, p.off)
 		wk.queries = append(wk.queries, p)
+		return
+	}
+	if inputsOK {
+		wk.queryVariables(lit, inputs)
 	}
 }
 

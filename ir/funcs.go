@@ -9,7 +9,7 @@ const (
 	FuncJSON     = "json"     // encode a value as JSON text
 	FuncFromJSON = "fromJson" // decode JSON text into a value
 	FuncQuote    = "quote"    // a value as a JSON string literal
-	FuncQuery    = "query"    // query EXPR VALUE: JMESPath over any value
+	FuncQuery    = "query"    // query EXPR VALUE [NAME VALUE]...: JMESPath over any value, named inputs as $NAME
 )
 
 // TemplateFuncs are the workflow functions, sorted.

@@ -3,7 +3,10 @@ package runtime
 // The query template function: {{query EXPR VALUE}} evaluates the
 // JMESPath expression EXPR (jmespath-community/go-jmespath, the dialect
 // with let) over VALUE and returns the result with its type, so a
-// single-action template passes an array or object on as one.
+// single-action template passes an array or object on as one. Named
+// inputs may follow ({{query EXPR VALUE "roles" .steps.r.output}}): each
+// is bound to a JMESPath variable ($roles) for the whole expression (see
+// query_inputs.go).
 //
 // The library's functions and comparisons work on float64 numbers, while
 // plan values hold integers as int64 (ir.NormalizeNumbers); jmespathValue
@@ -12,9 +15,10 @@ package runtime
 // as it comes; the typed-template path turns integral numbers back into
 // int64.
 //
-// Compiled expressions are kept in a cache per function map (one per
+// Parsed expressions are kept in a cache per function map (one per
 // engine): the checker has already parsed every literal expression, and
-// a literal is compiled once here. The cache is bounded, so expressions
+// a literal is parsed once here; it is evaluated by the library's
+// interpreter with the functions of queryCaller. The cache is bounded, so expressions
 // computed from data cannot grow it without limit; past the bound they
 // are compiled on each call.
 
@@ -28,6 +32,8 @@ import (
 	"sync"
 
 	"github.com/jmespath-community/go-jmespath"
+	"github.com/jmespath-community/go-jmespath/pkg/interpreter"
+	"github.com/jmespath-community/go-jmespath/pkg/parsing"
 )
 
 // maxCachedQueries bounds the compiled-expression cache of one engine.
@@ -35,35 +41,40 @@ const maxCachedQueries = 1024
 
 type queryCache struct {
 	mu    sync.RWMutex
-	exprs map[string]jmespath.JMESPath
+	exprs map[string]parsing.ASTNode
 }
 
 func newQueryCache() *queryCache {
-	return &queryCache{exprs: map[string]jmespath.JMESPath{}}
+	return &queryCache{exprs: map[string]parsing.ASTNode{}}
 }
 
-func (c *queryCache) compile(expr string) (jmespath.JMESPath, error) {
+func (c *queryCache) compile(expr string) (parsing.ASTNode, error) {
 	c.mu.RLock()
-	jp, ok := c.exprs[expr]
+	ast, ok := c.exprs[expr]
 	c.mu.RUnlock()
 	if ok {
-		return jp, nil
+		return ast, nil
 	}
-	jp, err := jmespath.Compile(expr)
+	ast, err := parsing.NewParser().Parse(expr)
 	if err != nil {
-		return nil, err
+		return parsing.ASTNode{}, err
 	}
 	c.mu.Lock()
 	if len(c.exprs) < maxCachedQueries {
-		c.exprs[expr] = jp
+		c.exprs[expr] = ast
 	}
 	c.mu.Unlock()
-	return jp, nil
+	return ast, nil
 }
 
-// query is the template function. Its errors never show the value.
-func (c *queryCache) query(expr string, v any) (any, error) {
-	jp, err := c.compile(expr)
+// query is the template function: the expression, the value, then the
+// named inputs as name-value pairs. Its errors never show a value.
+func (c *queryCache) query(expr string, v any, named ...any) (any, error) {
+	vars, err := queryBindings(named)
+	if err != nil {
+		return nil, err
+	}
+	ast, err := c.compile(expr)
 	if err != nil {
 		var se jmespath.SyntaxError
 		if errors.As(err, &se) {
@@ -71,7 +82,8 @@ func (c *queryCache) query(expr string, v any) (any, error) {
 		}
 		return nil, fmt.Errorf("the JMESPath expression does not parse: %v", err)
 	}
-	out, err := jp.Search(jmespathValue(v, 0))
+	data := jmespathValue(v, 0)
+	out, err := interpreter.NewInterpreter(data, queryCaller, vars).Execute(ast, data)
 	if err != nil {
 		return nil, fmt.Errorf("the JMESPath expression failed: %s", hideQueryValue(err.Error()))
 	}

@@ -16,6 +16,11 @@
 // schema, and nothing else does; every example in the guide compiles with
 // the compiler against testdata/catalog.json; every "mistake" example
 // yields exactly the diagnostic code the guide names next to it, on the
-// line it marks; every example under examples/ and every corpus file the
+// line it marks; an example followed by a ```json run block runs on the
+// engine against the backend answers the block gives and returns the
+// block's result; the JMESPath function table lists exactly the functions
+// the engine registers (runtime.QueryFunctions), and each query row (of
+// functions, literals and traps) gives its result when the engine runs it
+// (run_test.go); every example under examples/ and every corpus file the
 // compiler accepts validates against the schema.
 package guide

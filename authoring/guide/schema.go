@@ -135,7 +135,7 @@ func build(d dialect) obj {
 	defs["duration"] = obj{"type": "string", "pattern": durationPattern,
 		"description": "Go duration such as 30s, 5m or 1h30m"}
 	defs["template"] = obj{"type": "string",
-		"description": "Go text/template over .params, .vars, .steps.<id>.output/status/error, .workflow.id, .workflow.status and .forEach; functions json, fromJson, quote and query (JMESPath)"}
+		"description": "Go text/template over .params, .vars, .steps.<id>.output/status/error, .workflow.id, .workflow.status and .forEach; functions json, fromJson, quote and query (JMESPath: query EXPR VALUE, then optional name-value pairs bound as $name)"}
 	defs["onError"] = objectOf("What a failed step does", props(
 		field{"action", enum("abort (default), continue, or retry", "abort", "continue", "retry")},
 		field{"maxRetries", intRange("Retries after the first attempt, only with action retry (at most 10)", 0, 0)},
