@@ -14,10 +14,12 @@ package runtime
 // accepts every object: {type: object}, with no properties) is cached as
 // "nothing to check", and so is one that does not compile (the backend's
 // schema is the backend's business: the call goes through and the
-// backend judges, as before, and the engine logs the reason once). The
-// arguments are validated as the Go values they are, without a JSON round
-// trip; only a value the validator does not know (a []string, say) makes
-// them go through JSON once.
+// backend judges, as before, and the engine logs the reason once). Most
+// schemas are also prepared for a check that allocates nothing
+// (argfast.go); the validator runs only when that check cannot say the
+// arguments match. The arguments are validated as the Go values they are,
+// without a JSON round trip; only a value the validator does not know (a
+// []string, say) makes them go through JSON once.
 //
 // Errors name the argument's path (items[1].name), the rule and the tool,
 // never the value: arguments may be secrets. A forEach iteration's error
@@ -42,10 +44,12 @@ import (
 type toolKey struct{ backend, tool string }
 
 // argSchema is a compiled tool input schema; validator is nil when there
-// is nothing to check. source identifies the schema map it came from.
+// is nothing to check, fast when the schema is not in argfast.go's
+// subset. source identifies the schema map it came from.
 type argSchema struct {
 	source    uintptr
 	validator *jsonschema.Schema
+	fast      *fastSchema
 }
 
 // argSchemas caches the compiled input schemas of backend tools.
@@ -69,6 +73,9 @@ func (c *argSchemas) get(key toolKey, schema map[string]any) (*argSchema, error)
 	if !anyObjectSchema(schema) {
 		as.validator, err = compileSchemaWith(schema, "vmcp:///tools/"+key.backend+"/"+key.tool+"/input.json", noRemoteRefs{})
 	}
+	if as.validator != nil {
+		as.fast, _ = prepareFast(schema, 0)
+	}
 	c.m.Store(key, as)
 	return as, err
 }
@@ -90,7 +97,7 @@ func (e *Engine) checkToolArgs(backend, tool string, schema map[string]any, args
 		e.log.Warn("a tool's input schema does not compile; its arguments go to the backend unchecked",
 			"backend", backend, "tool", tool, "error", err)
 	}
-	if as.validator == nil {
+	if as.validator == nil || as.fast != nil && as.fast.surelyValid(args) {
 		return ""
 	}
 	var inst any = args

@@ -148,3 +148,75 @@ func TestCheckToolArgsNonJSONTypes(t *testing.T) {
 		t.Errorf("checkToolArgs([]int) = %q; want the path and the rule", msg)
 	}
 }
+
+// fastCaseSchemas are schemas of argfast.go's subset.
+var fastCaseSchemas = []M{
+	{"type": "object", "properties": M{"v": M{"type": "integer"}, "a": M{"type": "number", "minimum": 0, "maximum": 2.5}}, "required": A{"v"}},
+	{"type": "object", "properties": M{"name": M{"type": "string", "minLength": 2, "maxLength": 3}, "kind": M{"enum": A{"pod", "node"}}}, "additionalProperties": false},
+	{"type": "object", "properties": M{"items": M{"type": "array", "minItems": 1, "maxItems": 2, "items": M{"type": "object", "required": A{"name"}}}}},
+	{"type": "object", "additionalProperties": M{"type": A{"string", "null"}}, "$schema": "http://json-schema.org/draft-07/schema#", "title": "t"},
+	{"type": "object", "properties": M{"any": true, "b": M{"type": "boolean", "description": "d", "default": true}}},
+}
+
+// fastCaseValues are argument objects made from a pool of values under
+// the keys the schemas above use.
+func fastCaseValues() []map[string]any {
+	pool := []any{nil, true, false, "", "a", "ab", "abc", "abcd", "üü", "pod", "node", int64(0), int64(3), int64(-1), 1.0, 1.5, 2.5, 3.5,
+		int64(1) << 60, M{}, M{"name": "x"}, M{"id": 1}, A{}, A{M{"name": "a"}}, A{M{"name": "a"}, M{"name": "b"}, M{"name": "c"}}, A{A{}}, A{"x"}}
+	var out []map[string]any
+	for _, k := range []string{"v", "a", "name", "kind", "items", "any", "b", "other"} {
+		for _, v := range pool {
+			out = append(out, map[string]any{k: v})
+			out = append(out, map[string]any{"v": int64(1), k: v})
+		}
+	}
+	return out
+}
+
+// TestFastArgCheckAgreesWithTheValidator: whenever argfast.go says the
+// arguments surely match, the validator agrees; and it does say so for
+// matching arguments of each schema (else it would never save anything).
+func TestFastArgCheckAgreesWithTheValidator(t *testing.T) {
+	for i, schema := range fastCaseSchemas {
+		fast, ok := prepareFast(schema, 0)
+		if !ok {
+			t.Fatalf("schema %d is not prepared for the fast check", i)
+		}
+		v, err := compileSchema(schema, "vmcp:///fast.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sure := 0
+		for _, args := range fastCaseValues() {
+			if !fast.surelyValid(args) {
+				continue
+			}
+			sure++
+			if err := v.Validate(normalizeInstance(args)); err != nil {
+				t.Errorf("schema %d: fast check passes %v, the validator says %v", i, args, err)
+			}
+		}
+		if sure == 0 {
+			t.Errorf("schema %d: the fast check passes no arguments at all", i)
+		}
+	}
+	for _, outside := range []M{{"type": "string", "format": "email"}, {"$ref": "#/$defs/x"}, {"anyOf": A{M{}}}, {"type": "integer", "minimum": "1"}} {
+		if _, ok := prepareFast(outside, 0); ok {
+			t.Errorf("prepareFast(%v) = ok; want it left to the validator", outside)
+		}
+	}
+}
+
+// TestCheckToolArgsValidAllocatesNothing: arguments that match a schema
+// of the fast subset are checked without a single allocation.
+func TestCheckToolArgsValidAllocatesNothing(t *testing.T) {
+	e := mustEngine(t, plan(build("w", tool("a", "svc.x", nil))), Options{Backend: newFake(nil)})
+	schema := fastCaseSchemas[0]
+	args := map[string]any{"v": int64(3), "a": 1.5}
+	if msg := e.checkToolArgs("svc", "x", schema, args); msg != "" {
+		t.Fatalf("checkToolArgs = %q; want no problem", msg)
+	}
+	if n := testing.AllocsPerRun(100, func() { e.checkToolArgs("svc", "x", schema, args) }); n != 0 {
+		t.Errorf("checkToolArgs of matching arguments makes %v allocations; want 0", n)
+	}
+}
