@@ -216,7 +216,7 @@ func (c *Console) buildRun(ctx context.Context, run *runtime.Run) (runView, erro
 	if err != nil {
 		return v, err
 	}
-	v.Steps = b.scope("", "", run.ID, main, scopeInfo(wf.Steps, wf.CriticalPath), run.StartedAt, -1, kids, 0)
+	v.Steps = b.scope("", "", run.ID, main, scopeInfo(wf.Steps, runCriticalPath(wf.Steps, main, end)), run.StartedAt, -1, kids, 0)
 	finStart := run.StartedAt
 	for _, s := range main {
 		if s.EndedAt.After(finStart) {
@@ -324,7 +324,11 @@ func (b *builder) child(s httpapi.RunSummary, depth int) childView {
 	if run.FinallyFrom > 0 && run.FinallyFrom <= len(d.Steps) {
 		main = d.Steps[:run.FinallyFrom]
 	}
-	cv.Steps = b.scope(run.ID+":", "", run.ID, main, scopeInfo(wf.Steps, wf.CriticalPath), run.StartedAt, -1, kids, depth)
+	end := run.EndedAt
+	if end.IsZero() {
+		end = b.now
+	}
+	cv.Steps = b.scope(run.ID+":", "", run.ID, main, scopeInfo(wf.Steps, runCriticalPath(wf.Steps, main, end)), run.StartedAt, -1, kids, depth)
 	return cv
 }
 

@@ -20,6 +20,16 @@ func (benchBackend) CallTool(_ context.Context, call ToolCall) (*ToolResult, err
 	return &ToolResult{Structured: map[string]any{"v": call.Arguments["v"]}}, nil
 }
 
+// benchSchemas are the input schemas of the benchmark's tools, as a
+// backend would declare them: every call's arguments are coerced to them
+// and checked against them (argschema.go).
+var benchSchemas = schemaMap{
+	"svc.x": M{"type": "object", "properties": M{
+		"v": M{"type": "integer"}, "a": M{"type": "integer"}, "b": M{"type": "integer"}, "c": M{"type": "integer"},
+	}, "required": A{"v"}},
+	"svc.list": M{"type": "object", "properties": M{"v": M{"type": "array", "items": M{"type": "integer"}}}, "required": A{"v"}},
+}
+
 // benchShape is a workflow and the number of backend calls one run makes.
 type benchShape struct {
 	name  string
@@ -128,7 +138,8 @@ func processCPU() time.Duration {
 
 // BenchmarkRun measures the engine's cost per step at zero backend latency.
 // ns/step and allocs/step divide a whole run (validation, store writes,
-// result) by the number of backend calls it makes. The store keeps the last
+// result) by the number of backend calls it makes. The tools declare input
+// schemas (benchSchemas), so each call's arguments are coerced and checked. The store keeps the last
 // 16 runs: with the default 1000 retained runs, the garbage collector
 // rescans every retained output on each cycle, which BenchmarkRunRetained
 // shows separately.
@@ -142,7 +153,7 @@ func benchmarkRun(b *testing.B, keep int) {
 	for _, sh := range benchShapes() {
 		sh.wf.Timeout = ir.Duration(30 * time.Minute) // the default, so step timers are real
 		b.Run(sh.name, func(b *testing.B) {
-			e := mustEngine(b, plan(append([]*ir.Workflow{sh.wf}, sh.callees...)...), Options{Backend: benchBackend{}, Store: NewMemoryStore(keep)})
+			e := mustEngine(b, plan(append([]*ir.Workflow{sh.wf}, sh.callees...)...), Options{Backend: benchBackend{}, Schemas: benchSchemas, Store: NewMemoryStore(keep)})
 			ctx := context.Background()
 			// Check once that the shape really runs.
 			if run, err := e.Run(ctx, sh.wf.Name, nil, RunOptions{}); err != nil || run.Status != RunCompleted {

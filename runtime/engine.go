@@ -19,7 +19,8 @@ import (
 type Options struct {
 	Backend Backend
 	// Schemas, when set, lets the engine coerce string arguments to the
-	// types a backend tool declares.
+	// types a backend tool declares and check every call's arguments
+	// against the tool's input schema before the call (argschema.go).
 	Schemas SchemaSource
 	// Store keeps runs; nil means an in-memory store.
 	Store  Store
@@ -66,10 +67,13 @@ type Engine struct {
 	wfs     map[string]*workflowPlan
 	backend Backend
 	schemas SchemaSource
-	store   Store
-	log     *slog.Logger
-	mu      sync.Mutex
-	active  map[string]*runState
+	// argSchemas are the compiled input schemas of the tools called so
+	// far (argschema.go).
+	argSchemas argSchemas
+	store      Store
+	log        *slog.Logger
+	mu         sync.Mutex
+	active     map[string]*runState
 	// iterationLimit is Options.MaxIterations with its default.
 	iterationLimit int
 	clock          Clock

@@ -53,6 +53,12 @@ func compileAnswerSchema(st *ir.Step) (*jsonschema.Schema, error) {
 
 // compileSchema compiles one schema of the plan under url.
 func compileSchema(schema map[string]any, url string) (*jsonschema.Schema, error) {
+	return compileSchemaWith(schema, url, nil)
+}
+
+// compileSchemaWith compiles schema under url; loader, when set, loads
+// the resources its $refs name outside it.
+func compileSchemaWith(schema map[string]any, url string, loader jsonschema.URLLoader) (*jsonschema.Schema, error) {
 	// Round-trip through JSON so every number is in the form the library
 	// expects, whatever Go types the plan holds.
 	raw, err := json.Marshal(schema)
@@ -64,6 +70,9 @@ func compileSchema(schema map[string]any, url string) (*jsonschema.Schema, error
 		return nil, err
 	}
 	c := jsonschema.NewCompiler()
+	if loader != nil {
+		c.UseLoader(loader)
+	}
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
@@ -265,19 +274,25 @@ func applyDefaults(obj map[string]any, schema map[string]any, d int) {
 // collectProblems walks the error tree and records one message per leaf;
 // noun says what a top-level property is (parameter, field).
 func collectProblems(e *jsonschema.ValidationError, noun string, out map[string]bool) {
+	collectProblemsAt(e, noun, func(loc []string) string { return strings.Join(loc, ".") }, out)
+}
+
+// collectProblemsAt is collectProblems with path writing an instance
+// location as the message shows it.
+func collectProblemsAt(e *jsonschema.ValidationError, noun string, path func([]string) string, out map[string]bool) {
 	if len(e.Causes) > 0 {
 		for _, c := range e.Causes {
-			collectProblems(c, noun, out)
+			collectProblemsAt(c, noun, path, out)
 		}
 		return
 	}
-	param := strings.Join(e.InstanceLocation, ".")
+	param := path(e.InstanceLocation)
 	name := func() string {
 		if param == "" {
-			if noun == "parameter" {
-				return "arguments"
+			if noun == "field" {
+				return "the answer"
 			}
-			return "the answer"
+			return "arguments"
 		}
 		return fmt.Sprintf("%s %q", noun, param)
 	}

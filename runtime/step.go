@@ -67,8 +67,9 @@ func (r *runState) runTool(ctx context.Context, sp *stepPlan) stepMsg {
 	return stepMsg{status: StepCompleted, output: res.output, content: res.content, attempts: attempts}
 }
 
-// evalArgs evaluates a tool step's arguments and coerces them to the tool's
-// input schema. Callers hold the read lock.
+// evalArgs evaluates a tool step's arguments, coerces them to the tool's
+// input schema and checks them against it (argschema.go). Callers hold
+// the read lock.
 func (r *Machine) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *StepError) {
 	var args map[string]any
 	if sp.args != nil {
@@ -96,13 +97,20 @@ func (r *Machine) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *
 	if args == nil {
 		args = map[string]any{}
 	}
-	if schema, ok := r.inputSchema(sp); ok {
+	schema, known := r.inputSchema(sp)
+	if known {
 		if err := coerceArgs(args, schema); err != nil {
 			return nil, &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: err.Error()}
 		}
 	}
 	if serr := checkArgLimits(sp, args); serr != nil {
 		return nil, serr
+	}
+	if known && sp.callee == nil {
+		// A callee validates its parameters itself (validateParams).
+		if msg := r.e.checkToolArgs(sp.step.Tool.Backend, sp.step.Tool.Name, schema, args); msg != "" {
+			return nil, &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: msg}
+		}
 	}
 	return args, nil
 }

@@ -21,6 +21,7 @@ func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	faults := flag.Bool("faults", false, "also serve big and stop_reading")
 	gated := flag.Bool("gated", false, "also serve gated (for the resume tests)")
+	typed := flag.Bool("typed", false, "also serve create_tickets, whose input schema is an array of objects")
 	flag.Parse()
 	r := &recorder{path: *record}
 	stdin := testservers.NewGate(os.Stdin)
@@ -118,6 +119,9 @@ func main() {
 	if *gated {
 		addGated(s, r)
 	}
+	if *typed {
+		addTyped(s, r)
+	}
 
 	var err error
 	if *httpAddr != "" {
@@ -162,6 +166,21 @@ func addGated(s *server.MCPServer, r *recorder) {
 	}
 	s.AddTool(mcp.NewTool("gated", opts...), gatedHandler(r))
 	s.AddTool(mcp.NewTool("gated_idempotent", append(opts, mcp.WithIdempotentHintAnnotation(true))...), gatedHandler(r))
+}
+
+// addTyped adds create_tickets, which takes items, an array of objects
+// that each have a string name. It records "call create_tickets N" (N
+// items) as the call arrives and does not validate its input itself, so
+// the record shows every call that reached the backend.
+func addTyped(s *server.MCPServer, r *recorder) {
+	schema := `{"type": "object", "required": ["items"], "properties": {"items": {"type": "array",
+		"items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}}}}`
+	s.AddTool(mcp.NewToolWithRawSchema("create_tickets", "Create one ticket per item", []byte(schema)),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			items, _ := req.GetArguments()["items"].([]any)
+			r.add(fmt.Sprintf("call create_tickets %d", len(items)))
+			return mcp.NewToolResultStructuredOnly(map[string]any{"created": len(items)}), nil
+		})
 }
 
 func gatedHandler(r *recorder) server.ToolHandlerFunc {
