@@ -6,10 +6,13 @@ package authoring
 // agent already paid for. Per step it gives the status, attempts,
 // duration, error, a forEach's iteration counts and first failures, the
 // size of the output in JSON bytes and the output itself, as a sample
-// (sample.go) unless the caller asked for whole outputs (full: true).
+// (sample.go) unless the caller asked for whole outputs (full: true). A
+// step whose output is the workflow's result says so (isResult) instead of
+// repeating it.
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -56,9 +59,12 @@ type StepReport struct {
 	Loop             *runtime.LoopCounts `json:"loop,omitempty"`
 	FailedIterations []IterationError    `json:"failedIterations,omitempty"`
 	// OutputBytes is the size of the whole output's JSON (0: no output).
-	OutputBytes int    `json:"outputBytes"`
-	Output      any    `json:"output,omitempty"`
-	Note        string `json:"note,omitempty"`
+	OutputBytes int `json:"outputBytes"`
+	Output      any `json:"output,omitempty"`
+	// IsResult says that the output is the workflow's result (the single
+	// sink's output), shown once, as the report's output.
+	IsResult bool   `json:"isResult,omitempty"`
+	Note     string `json:"note,omitempty"`
 }
 
 // IterationError is a failed iteration of a loop.
@@ -79,7 +85,11 @@ func Report(run *runtime.Run, full bool) RunReport {
 		r.Output, r.OutputBytes = r.shown(server.StructuredOutput(run.Output), full)
 	}
 	for i, st := range run.Steps {
-		r.Steps = append(r.Steps, r.step(st, run.IsFinally(i), full))
+		s := r.step(st, run.IsFinally(i), full)
+		if run.Output != nil && st.Output != nil && reflect.DeepEqual(run.Output, st.Output) {
+			s.Output, s.IsResult = nil, true
+		}
+		r.Steps = append(r.Steps, s)
 	}
 	return r
 }

@@ -113,6 +113,12 @@ func TestReport(t *testing.T) {
 		}
 	}
 
+	done := &runtime.Run{ID: "r2", Workflow: "w", Status: runtime.RunCompleted, StartedAt: t0, EndedAt: t0, Output: map[string]any{"n": 1.0},
+		Steps: []runtime.StepState{{ID: "a", Status: runtime.StepCompleted, Output: map[string]any{"n": 2.0}}, {ID: "b", Status: runtime.StepCompleted, Output: map[string]any{"n": 1.0}}}}
+	if d := Report(done, false); d.Steps[0].IsResult || d.Steps[0].Output == nil || !d.Steps[1].IsResult || d.Steps[1].Output != nil || d.Steps[1].OutputBytes != 7 {
+		t.Errorf("Report(a run whose result is b's output).Steps = %+v; want b marked isResult, its output shown once", d.Steps)
+	}
+
 	f := Report(run, true)
 	if f.Sampled || len(f.Steps[0].Output.(map[string]any)["items"].([]any)) != 50 {
 		t.Errorf("Report(full): sampled %v, %d items; want whole outputs", f.Sampled, len(f.Steps[0].Output.(map[string]any)["items"].([]any)))
