@@ -48,7 +48,7 @@ func TestSample(t *testing.T) {
 			}
 			return m
 		}(), true},
-		{"deep nesting is named", deep, []any{[]any{[]any{[]any{[]any{[]any{"[array of 1 items]"}}}}}}, true},
+		{"deep nesting is named", deep, []any{[]any{[]any{[]any{[]any{[]any{[]any{[]any{"[array of 1 items]"}}}}}}}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,6 +58,53 @@ func TestSample(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSampleValueBudget: a wide object of arrays of objects (1021
+// values) is sampled to SampleValues values; each container that comes
+// after the budget is named by its size.
+func TestSampleValueBudget(t *testing.T) {
+	in := map[string]any{}
+	for k := range SampleKeys {
+		var arr []any
+		for range 3 {
+			obj := map[string]any{}
+			for f := range 10 {
+				obj[fmt.Sprintf("f%d", f)] = float64(f)
+			}
+			arr = append(arr, obj)
+		}
+		in[fmt.Sprintf("k%02d", k)] = arr
+	}
+	got, cut := Sample(in)
+	m := got.(map[string]any)
+	// After the budget each remaining array (one per key left) is one
+	// string.
+	if n := countValues(got); !cut || n > SampleValues+SampleKeys {
+		t.Errorf("Sample kept %d values (cut %v); want at most %d and a note per array left", n, cut, SampleValues+SampleKeys)
+	}
+	if first, _ := m["k00"].([]any); len(first) != 3 {
+		t.Errorf("Sample: k00 = %v; want its 3 objects whole", m["k00"])
+	}
+	if last := m[fmt.Sprintf("k%02d", SampleKeys-1)]; last != "[array of 3 items]" {
+		t.Errorf("Sample: the last key = %v; want \"[array of 3 items]\"", last)
+	}
+}
+
+// countValues counts v and every value inside it.
+func countValues(v any) int {
+	n := 1
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			n += countValues(e)
+		}
+	case map[string]any:
+		for _, e := range x {
+			n += countValues(e)
+		}
+	}
+	return n
 }
 
 // TestReport: a failed run's report names the failed step with its error,
@@ -177,7 +224,7 @@ func TestResultContentByRevision(t *testing.T) {
 // state the sample rules with the numbers the code uses.
 func TestSampleRulesAreDocumented(t *testing.T) {
 	for _, want := range []string{fmt.Sprintf("first %d items", SampleItems), fmt.Sprintf("first %d characters", SampleChars),
-		fmt.Sprintf("first %d keys", SampleKeys), fmt.Sprintf("%d levels", SampleDepth), "full"} {
+		fmt.Sprintf("first %d keys", SampleKeys), fmt.Sprintf("%d levels", SampleDepth), fmt.Sprintf("%d values in all", SampleValues), "full"} {
 		if !strings.Contains(runDescription, want) {
 			t.Errorf("vmcp_workflow_run's description lacks %q:\n%s", want, runDescription)
 		}

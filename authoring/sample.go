@@ -11,8 +11,9 @@ package authoring
 //     SampleChars and ends with "… (M chars in all)";
 //   - an object longer than SampleKeys keys keeps its first SampleKeys
 //     keys in sorted order and a key "…" says "N more keys (M in all)";
-//   - below SampleDepth levels an array or object is replaced by a string
-//     naming its size ("[array of 12 items]", "{object of 3 keys}").
+//   - below SampleDepth levels, and once the sample holds SampleValues
+//     values, an array or object is replaced by a string naming its size
+//     ("[array of 12 items]", "{object of 3 keys}").
 //
 // Numbers, booleans and null are kept as they are. The walk is one pass
 // over the value; it never copies more than it keeps.
@@ -28,31 +29,38 @@ import (
 const (
 	SampleItems = 3
 	SampleChars = 200
-	SampleKeys  = 30
-	SampleDepth = 6
+	SampleKeys   = 30
+	SampleDepth  = 8
+	SampleValues = 500
 )
 
 // Sample returns v as a compact sample and whether anything was left out.
 func Sample(v any) (any, bool) {
-	var s sampler
+	s := sampler{left: SampleValues}
 	out := s.value(v, 0)
 	return out, s.cut
 }
 
-type sampler struct{ cut bool }
+// sampler walks one value; left counts down the values it may still keep.
+type sampler struct {
+	cut  bool
+	left int
+}
 
 func (s *sampler) value(v any, depth int) any {
+	s.left--
+	full := depth >= SampleDepth || s.left < 0
 	switch x := v.(type) {
 	case string:
 		return s.text(x)
 	case []any:
-		if depth >= SampleDepth && len(x) > 0 {
+		if full && len(x) > 0 {
 			s.cut = true
 			return fmt.Sprintf("[array of %d items]", len(x))
 		}
 		return s.array(x, depth)
 	case map[string]any:
-		if depth >= SampleDepth && len(x) > 0 {
+		if full && len(x) > 0 {
 			s.cut = true
 			return fmt.Sprintf("{object of %d keys}", len(x))
 		}

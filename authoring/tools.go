@@ -135,8 +135,8 @@ func Tools(svc *Service, srv *server.Server) []mcpserver.ServerTool {
 // rules of sample.go.
 var runDescription = fmt.Sprintf("Run a workflow once: a draft given as source (checked first, never saved; the run is recorded as a draft) or a served workflow by name. "+
 	"Returns a report: the run's status and error, and per step its status, attempts, duration, error, a loop's iteration counts and first failed iterations, the size of its output in JSON bytes, and the output. "+
-	"Outputs (the workflow's and each step's) are samples unless full is true: arrays keep their first %d items, strings their first %d characters, objects their first %d keys, nesting %d levels, each cut saying how much there was.",
-	SampleItems, SampleChars, SampleKeys, SampleDepth)
+	"Outputs (the workflow's and each step's) are samples unless full is true: arrays keep their first %d items, strings their first %d characters, objects their first %d keys, nesting %d levels and %d values in all, each cut saying how much there was.",
+	SampleItems, SampleChars, SampleKeys, SampleDepth, SampleValues)
 
 type handlers struct {
 	svc *Service
