@@ -27,8 +27,8 @@ import (
 // The sample rules (see the top of the file); the tool description and
 // the guide state the same numbers (TestSampleRulesAreDocumented).
 const (
-	SampleItems = 3
-	SampleChars = 200
+	SampleItems  = 3
+	SampleChars  = 200
 	SampleKeys   = 30
 	SampleDepth  = 8
 	SampleValues = 500
