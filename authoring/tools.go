@@ -1,10 +1,16 @@
 package authoring
 
-// The MCP tools. Each takes and returns JSON objects (structuredContent,
-// and the same JSON as text). A problem the caller can fix (a draft with
-// errors, a name that exists, a missing scope) is an isError result that
-// says how to fix it, with the diagnostics as structured content, never a
-// protocol error.
+// The MCP tools. Each takes a JSON object and returns one as
+// structuredContent. The text content depends on the caller's protocol
+// revision (resultContent): structuredContent came with 2025-06-18, whose
+// spec asks for the serialized JSON in a text block "for backwards
+// compatibility", so a client that negotiated an older revision (or whose
+// revision is unknown) gets the whole JSON as text as well; a client on
+// 2025-06-18 or later reads structuredContent, and its text is a short
+// summary, so it does not pay for every answer twice. A problem the caller
+// can fix (a draft with errors, a name that exists, a missing scope) is an
+// isError result that says how to fix it, with the diagnostics as
+// structured content, never a protocol error.
 
 import (
 	"context"
@@ -111,8 +117,8 @@ func Tools(svc *Service, srv *server.Server) []mcpserver.ServerTool {
 		def(guide.ToolSave, "Save a workflow that compiles as a new version and serve it as a tool at once (clients get notifications/tools/list_changed). Returns {name, version}. A draft with errors is refused with the same diagnostics as vmcp_workflow_check.",
 			`{"type":"object","properties":{"source":{"type":"string","description":"the workflow, YAML or JSON"},"replace":{"type":"boolean","description":"true to save a new version of a workflow that exists (default false: an existing name is refused)"}},"required":["source"]}`,
 			h.save, false),
-		def(guide.ToolRun, "Run a workflow once: a draft given as source (checked first, never saved; the run is recorded as a draft) or a served workflow by name.",
-			`{"type":"object","properties":{"source":{"type":"string","description":"a draft to check and run once, YAML or JSON"},"name":{"type":"string","description":"a served workflow to run (instead of source)"},"arguments":{"type":"object","description":"the workflow's parameters"}}}`,
+		def(guide.ToolRun, runDescription,
+			`{"type":"object","properties":{"source":{"type":"string","description":"a draft to check and run once, YAML or JSON"},"name":{"type":"string","description":"a served workflow to run (instead of source)"},"arguments":{"type":"object","description":"the workflow's parameters"},"full":{"type":"boolean","description":"true for whole outputs instead of samples (default false)"}}}`,
 			h.run, false),
 		def(guide.ToolList, "List the served workflows with their versions and origin (authored, or files).",
 			`{"type":"object","properties":{}}`, h.list, true),
@@ -124,6 +130,13 @@ func Tools(svc *Service, srv *server.Server) []mcpserver.ServerTool {
 			h.delete, false),
 	}
 }
+
+// runDescription is vmcp_workflow_run's description; it states the sample
+// rules of sample.go.
+var runDescription = fmt.Sprintf("Run a workflow once: a draft given as source (checked first, never saved; the run is recorded as a draft) or a served workflow by name. "+
+	"Returns a report: the run's status and error, and per step its status, attempts, duration, error, a loop's iteration counts and first failed iterations, the size of its output in JSON bytes, and the output. "+
+	"Outputs (the workflow's and each step's) are samples unless full is true: arrays keep their first %d items, strings their first %d characters, objects their first %d keys, nesting %d levels and %d values in all, each cut saying how much there was.",
+	SampleItems, SampleChars, SampleKeys, SampleDepth, SampleValues)
 
 type handlers struct {
 	svc *Service
@@ -152,22 +165,53 @@ func (h *handlers) wrap(name string, fn func(context.Context, mcp.CallToolReques
 	}
 }
 
-func jsonResult(v any) *mcp.CallToolResult {
+// readsStructured reports whether the caller's protocol revision has
+// structuredContent: 2025-06-18 or later (revisions are dates, so they
+// compare as strings). An unknown revision counts as older.
+func readsStructured(ctx context.Context) bool {
+	v := mcpserver.RequestProtocolVersion(ctx)
+	return v != "" && v >= mcp.ProtocolVersion20250618
+}
+
+// resultContent is the text content of a result whose structuredContent is
+// v (see the top of the file): summary for a client that reads
+// structuredContent, summary and then the JSON of v for any other.
+func resultContent(ctx context.Context, summary string, v any) ([]mcp.Content, error) {
+	content := []mcp.Content{}
+	if summary != "" {
+		content = append(content, mcp.NewTextContent(summary))
+	}
+	if readsStructured(ctx) {
+		return content, nil
+	}
 	text, err := runtime.MarshalJSON(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(content, mcp.NewTextContent(string(text))), nil
+}
+
+// jsonResult is a result with v as structuredContent and summary as its
+// text (plus the JSON for older clients).
+func jsonResult(ctx context.Context, summary string, v any) *mcp.CallToolResult {
+	if readsStructured(ctx) && summary == "" {
+		summary = "The result is in structuredContent."
+	}
+	content, err := resultContent(ctx, summary, v)
 	if err != nil {
 		return mcp.NewToolResultError(fmt.Sprintf("internal error: result is not JSON: %v", err))
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(text))}, StructuredContent: v}
+	return &mcp.CallToolResult{Content: content, StructuredContent: v}
 }
 
-func errorResult(msg string, structured any) *mcp.CallToolResult {
-	res := mcp.NewToolResultError(msg)
-	if structured != nil {
-		if text, err := runtime.MarshalJSON(structured); err == nil {
-			res.Content = append(res.Content, mcp.NewTextContent(string(text)))
-			res.StructuredContent = structured
-		}
+// errorResult is an isError result saying msg, with structured (when not
+// nil) as structuredContent.
+func errorResult(ctx context.Context, msg string, structured any) *mcp.CallToolResult {
+	if structured == nil {
+		return mcp.NewToolResultError(msg)
 	}
+	res := jsonResult(ctx, msg, structured)
+	res.IsError = true
 	return res
 }
 
@@ -193,12 +237,15 @@ type BackendTool struct {
 	Ref         string         `json:"ref"` // what a step's tool: field says
 	Description string         `json:"description,omitempty"`
 	InputSchema map[string]any `json:"inputSchema"`
+	// OutputSchema is the schema of the tool's structured output, when the
+	// backend declares one: the fields .steps.ID.output has.
+	OutputSchema map[string]any `json:"outputSchema,omitempty"`
 }
 
 // maxToolDescription keeps vmcp_backend_tools compact.
 const maxToolDescription = 300
 
-func (h *handlers) backendTools(_ context.Context, _ mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
+func (h *handlers) backendTools(ctx context.Context, _ mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
 	backend, problem := stringArg(args, "backend", false)
 	query, problem2 := stringArg(args, "query", false)
 	if problem != "" || problem2 != "" {
@@ -227,19 +274,52 @@ func (h *handlers) backendTools(_ context.Context, _ mcp.CallToolRequest, args m
 			if schema == nil {
 				schema = map[string]any{"type": "object"}
 			}
-			tools = append(tools, BackendTool{Backend: b, Name: t.Name, Ref: b + "." + t.Name, Description: desc, InputSchema: schema})
+			tools = append(tools, BackendTool{Backend: b, Name: t.Name, Ref: b + "." + t.Name, Description: desc, InputSchema: schema, OutputSchema: t.OutputSchema})
 		}
 	}
 	sort.SliceStable(tools, func(i, j int) bool { return tools[i].Ref < tools[j].Ref })
-	return jsonResult(map[string]any{"tools": tools, "count": len(tools)})
+	refs := make([]string, len(tools))
+	for i, t := range tools {
+		refs[i] = t.Ref
+	}
+	summary := fmt.Sprintf("%d tools: %s. Their input (and declared output) schemas are in structuredContent.", len(tools), strings.Join(refs, ", "))
+	return jsonResult(ctx, summary, map[string]any{"tools": tools, "count": len(tools)})
 }
 
-func (h *handlers) check(_ context.Context, _ mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
+func (h *handlers) check(ctx context.Context, _ mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
 	source, problem := stringArg(args, "source", true)
 	if problem != "" {
 		return mcp.NewToolResultError(problem)
 	}
-	return jsonResult(checkResult(h.svc.Check(source)))
+	r := checkResult(h.svc.Check(source))
+	return jsonResult(ctx, r.summary(), r)
+}
+
+// maxSummaryDiagnostics is how many diagnostics a summary lists.
+const maxSummaryDiagnostics = 5
+
+// summary is the check in a few lines: whether it compiles, the plan's
+// size, and the first diagnostics as line:col severity code: message.
+func (r CheckResult) summary() string {
+	var b strings.Builder
+	if r.OK {
+		fmt.Fprintf(&b, "ok: %s compiles", r.Name)
+		if r.Plan != nil {
+			fmt.Fprintf(&b, " (%d steps in %d levels, critical path %s)", r.Plan.Stats.TotalSteps, r.Plan.Stats.TotalLevels, strings.Join(r.Plan.CriticalPath, " -> "))
+		}
+	} else {
+		b.WriteString("not ok")
+	}
+	fmt.Fprintf(&b, "; %d diagnostic(s)", len(r.Diagnostics))
+	for i, d := range r.Diagnostics {
+		if i == maxSummaryDiagnostics {
+			fmt.Fprintf(&b, "\n... and %d more", len(r.Diagnostics)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n%d:%d %s %s: %s", d.Line, d.Col, d.Severity, d.Code, d.Message)
+	}
+	b.WriteString("\nDetails (paths, fixes, the plan) are in structuredContent.")
+	return b.String()
 }
 
 // SaveResult is vmcp_workflow_save's result.
@@ -255,27 +335,24 @@ func (h *handlers) save(ctx context.Context, _ mcp.CallToolRequest, args map[str
 	if problem != "" {
 		return mcp.NewToolResultError(problem)
 	}
-	replace := false
-	if v, ok := args["replace"]; ok && v != nil {
-		b, isBool := v.(bool)
-		if !isBool {
-			return mcp.NewToolResultError("the replace argument must be true or false")
-		}
-		replace = b
+	replace, problem := boolArg(args, "replace")
+	if problem != "" {
+		return mcp.NewToolResultError(problem)
 	}
 	v, ch, err := h.svc.Save(ctx, source, replace)
 	switch {
 	case errors.Is(err, ErrInvalid):
 		n := len(ch.Diagnostics.Errors())
-		return errorResult(fmt.Sprintf("the draft has %d error(s); nothing was saved: fix them (see diagnostics) and save again", n), checkResult(ch))
+		r := checkResult(ch)
+		return errorResult(ctx, fmt.Sprintf("the draft has %d error(s); nothing was saved: fix them (see diagnostics) and save again\n%s", n, r.summary()), r)
 	case err != nil:
-		return errorResult(err.Error(), nil)
+		return errorResult(ctx, err.Error(), nil)
 	}
 	res := SaveResult{Name: v.Name, Version: v.Version}
 	if len(ch.Diagnostics) > 0 {
 		res.Diagnostics = Diagnostics(ch.Diagnostics)
 	}
-	return jsonResult(res)
+	return jsonResult(ctx, fmt.Sprintf("saved %s version %d (%d warning(s)); it is served as the tool %s.", v.Name, v.Version, len(res.Diagnostics), v.Name), res)
 }
 
 func (h *handlers) run(ctx context.Context, req mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
@@ -283,6 +360,10 @@ func (h *handlers) run(ctx context.Context, req mcp.CallToolRequest, args map[st
 	name, p2 := stringArg(args, "name", false)
 	if p1 != "" || p2 != "" {
 		return mcp.NewToolResultError(p1 + p2)
+	}
+	full, problem := boolArg(args, "full")
+	if problem != "" {
+		return mcp.NewToolResultError(problem)
 	}
 	params := map[string]any{}
 	if a, ok := args["arguments"]; ok && a != nil {
@@ -303,11 +384,12 @@ func (h *handlers) run(ctx context.Context, req mcp.CallToolRequest, args map[st
 		if sc, ok := h.srv.CallAllowed(ctx, name); !ok {
 			return mcp.NewToolResultError(httpsafe.ForbiddenMessage(sc, "running "+name))
 		}
-		return h.srv.RunTool(ctx, req, wf, params, false)
+		return h.report(ctx, req, wf, params, false, full)
 	}
 	ch := h.svc.Check(source)
 	if !ch.OK() {
-		return errorResult(fmt.Sprintf("the draft has %d error(s); it was not run: fix them (see diagnostics)", len(ch.Diagnostics.Errors())), checkResult(ch))
+		r := checkResult(ch)
+		return errorResult(ctx, fmt.Sprintf("the draft has %d error(s); it was not run: fix them (see diagnostics)\n%s", len(ch.Diagnostics.Errors()), r.summary()), r)
 	}
 	for _, callee := range ch.Callees {
 		if sc, ok := h.srv.CallAllowed(ctx, callee); !ok {
@@ -317,11 +399,44 @@ func (h *handlers) run(ctx context.Context, req mcp.CallToolRequest, args map[st
 	wf := ch.Workflow
 	sum := sha256.Sum256([]byte(source))
 	wf.Version = "draft-" + hex.EncodeToString(sum[:6])
-	return h.srv.RunTool(ctx, req, wf, params, true)
+	return h.report(ctx, req, wf, params, true, full)
 }
 
-func (h *handlers) list(context.Context, mcp.CallToolRequest, map[string]any) *mcp.CallToolResult {
-	return jsonResult(map[string]any{"workflows": h.svc.List()})
+// report runs wf once and returns its RunReport: an isError result when
+// the run did not complete, with the same _meta as a workflow tool's
+// result (run id, status, timeline, version, draft).
+func (h *handlers) report(ctx context.Context, req mcp.CallToolRequest, wf *ir.Workflow, params map[string]any, draft, full bool) *mcp.CallToolResult {
+	run, refused := h.srv.RunWorkflow(ctx, req, wf, params, draft)
+	if refused != nil {
+		return refused
+	}
+	rep := Report(run, full)
+	res := jsonResult(ctx, rep.Summary(), rep)
+	res.IsError = run.Status != runtime.RunCompleted
+	res.Meta = server.RunMeta(run)
+	return res
+}
+
+// boolArg reads an optional boolean argument (false when absent).
+func boolArg(args map[string]any, key string) (bool, string) {
+	v, ok := args[key]
+	if !ok || v == nil {
+		return false, ""
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		return false, fmt.Sprintf("the %s argument must be true or false", key)
+	}
+	return b, ""
+}
+
+func (h *handlers) list(ctx context.Context, _ mcp.CallToolRequest, _ map[string]any) *mcp.CallToolResult {
+	list := h.svc.List()
+	names := make([]string, len(list))
+	for i, e := range list {
+		names[i] = fmt.Sprintf("%s (%s %s)", e.Name, e.Origin, e.Version)
+	}
+	return jsonResult(ctx, fmt.Sprintf("%d workflows: %s.", len(list), strings.Join(names, ", ")), map[string]any{"workflows": list})
 }
 
 func (h *handlers) get(ctx context.Context, _ mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
@@ -341,7 +456,7 @@ func (h *handlers) get(ctx context.Context, _ mcp.CallToolRequest, args map[stri
 	if err != nil {
 		return mcp.NewToolResultError(err.Error())
 	}
-	return jsonResult(v)
+	return jsonResult(ctx, fmt.Sprintf("%s version %d, %d bytes of source (structuredContent.source).", v.Name, v.Version, len(v.Source)), v)
 }
 
 func (h *handlers) delete(ctx context.Context, _ mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
@@ -353,5 +468,5 @@ func (h *handlers) delete(ctx context.Context, _ mcp.CallToolRequest, args map[s
 	if err != nil {
 		return mcp.NewToolResultError(err.Error())
 	}
-	return jsonResult(map[string]any{"name": v.Name, "version": v.Version, "deleted": true})
+	return jsonResult(ctx, fmt.Sprintf("deleted %s; its versions (the last %d) are kept.", v.Name, v.Version), map[string]any{"name": v.Name, "version": v.Version, "deleted": true})
 }

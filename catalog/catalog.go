@@ -26,6 +26,9 @@ type Tool struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description,omitempty"`
 	InputSchema map[string]any `json:"inputSchema"`
+	// OutputSchema is the JSON Schema of the tool's structuredContent, when
+	// the backend declares one (nil otherwise).
+	OutputSchema map[string]any `json:"outputSchema,omitempty"`
 	// Annotations are the MCP tool annotations the backend declares; nil
 	// (or a nil hint) means the backend did not say.
 	Annotations *Annotations `json:"annotations,omitempty"`

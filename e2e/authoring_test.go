@@ -206,7 +206,7 @@ func authoringLoop(t *testing.T, a *agent, restart func() *agent) {
 	}
 	// Run once without saving: a draft run, not served afterwards.
 	res = mustCall(t, a.Client, "vmcp_workflow_run", map[string]any{"source": fixedDraft, "arguments": map[string]any{"who": "bob"}})
-	if !strings.Contains(testenv.ResultText(res), "hello bob again") || res.Meta == nil || res.Meta.AdditionalFields["vmcp/draft"] != true {
+	if draftRunOutput(t, res)["text"] != "hello bob again" || res.Meta == nil || res.Meta.AdditionalFields["vmcp/draft"] != true {
 		t.Fatalf("run(fixed draft) = %s, meta %+v; want hello bob again, marked draft", testenv.ResultText(res), res.Meta)
 	}
 	if slices.Contains(a.tools(t), "greet") {
@@ -234,7 +234,7 @@ func authoringLoop(t *testing.T, a *agent, restart func() *agent) {
 	}
 	callGreet(a, "ada", "hello ada again", "1")
 	res = mustCall(t, a.Client, "vmcp_workflow_run", map[string]any{"name": "greet", "arguments": map[string]any{"who": "cy"}})
-	if !strings.Contains(testenv.ResultText(res), "hello cy again") || res.Meta.AdditionalFields["vmcp/draft"] != nil {
+	if draftRunOutput(t, res)["text"] != "hello cy again" || res.Meta.AdditionalFields["vmcp/draft"] != nil {
 		t.Fatalf("vmcp_workflow_run {name: greet} = %s; want the saved workflow's result, not a draft", testenv.ResultText(res))
 	}
 
@@ -260,7 +260,11 @@ func authoringLoop(t *testing.T, a *agent, restart func() *agent) {
 	a.waitListChanged(t, before+1, "replacing greet")
 	callGreet(a, "ada", "hello ada and again", "2")
 	res = mustCall(t, a.Client, "vmcp_workflow_get", map[string]any{"name": "greet", "version": 1})
-	if !strings.Contains(testenv.ResultText(res), "} again") {
+	var got struct {
+		Source string `json:"source"`
+	}
+	structured(t, res, &got)
+	if !strings.Contains(got.Source, "} again") {
 		t.Fatalf("get {greet, version 1} = %s; want version 1's source", testenv.ResultText(res))
 	}
 
@@ -272,7 +276,13 @@ func authoringLoop(t *testing.T, a *agent, restart func() *agent) {
 		t.Fatalf("after delete tools/list = %v; want greet gone", a.tools(t))
 	}
 	res = mustCall(t, a.Client, "vmcp_workflow_list", nil)
-	if strings.Contains(testenv.ResultText(res), "greet") {
+	var listed struct {
+		Workflows []struct {
+			Name string `json:"name"`
+		} `json:"workflows"`
+	}
+	structured(t, res, &listed)
+	if len(listed.Workflows) != 0 || strings.Contains(testenv.ResultText(res), "greet") {
 		t.Fatalf("vmcp_workflow_list after delete = %s; want greet gone", testenv.ResultText(res))
 	}
 

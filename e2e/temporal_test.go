@@ -57,6 +57,12 @@ type gateEntry struct{ label, worker string }
 
 func startGateBackend(t *testing.T) *gateBackend {
 	t.Helper()
+	return startGateBackendIn(t, temporalLo, temporalHi)
+}
+
+// startGateBackendIn is startGateBackend on a port from lo to hi.
+func startGateBackendIn(t *testing.T, lo, hi int) *gateBackend {
+	t.Helper()
 	g := &gateBackend{entered: make(chan gateEntry, 16), release: map[string]chan struct{}{}}
 	s := mcpserver.NewMCPServer("gate", "1.0.0", mcpserver.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("step", mcp.WithString("label", mcp.Required())),
@@ -78,7 +84,7 @@ func startGateBackend(t *testing.T) *gateBackend {
 			}
 			return mcp.NewToolResultStructuredOnly(map[string]any{"label": label, "worker": worker}), nil
 		})
-	g.url = testenv.Serve(t, temporalLo, temporalHi, &http.Server{Handler: mcpserver.NewStreamableHTTPServer(s)}) + "/mcp"
+	g.url = testenv.Serve(t, lo, hi, &http.Server{Handler: mcpserver.NewStreamableHTTPServer(s)}) + "/mcp"
 	return g
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/authoring"
 	"github.com/vmcp-dev/vmcp/config"
+	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/server"
 	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
@@ -46,11 +47,36 @@ func (s *stack) authoringService(srv *server.Server, log *slog.Logger) (*authori
 	if err != nil {
 		return nil, err
 	}
-	opts := authoring.Options{Store: store, Compiler: s.authoringCompiler(), Files: s.plan.Workflows, Engine: s.engine, Logger: log}
+	opts := authoring.Options{Store: store, Compiler: s.authoringCompiler(), Files: s.plan.Workflows, Engine: s.servingEngines(), Logger: log}
 	if srv != nil {
 		opts.Server = srv
 	}
 	return authoring.NewService(opts), nil
+}
+
+// servingEngines is what gets each new workflow set: the local engine
+// (which `vmcp call` and the console read the workflows from) and, with
+// executor: temporal, the Temporal runner, whose runs carry the plan to
+// the workers in their input.
+func (s *stack) servingEngines() authoring.Engine {
+	if tr, ok := s.exec.(authoring.Engine); ok && s.exec != executor(s.engine) {
+		return engines{s.engine, tr}
+	}
+	return s.engine
+}
+
+// engines hands a workflow set to each engine in order, stopping at the
+// first that refuses it.
+type engines []authoring.Engine
+
+// SetWorkflows implements authoring.Engine.
+func (es engines) SetWorkflows(plan *ir.Plan) error {
+	for _, e := range es {
+		if err := e.SetWorkflows(plan); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // serveAuthoring registers the authoring tools on srv and serves the

@@ -98,12 +98,6 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 	}
 	st := &stack{cfg: cfg, plan: plan, backend: mgr, engine: eng, exec: eng, ops: o, closeExec: func() {}}
 	if cfg.Executor.Temporal() {
-		if cfg.Authoring.Enabled {
-			// The Temporal runner serves the plan it was built with; the
-			// workflows agents save would be listed but could not run.
-			o.Close()
-			return nil, failuref("%s: authoring.enabled and executor: temporal cannot be combined yet: saved workflows run on the local executor only; turn authoring off, or use executor: {kind: local}", cfg.Path)
-		}
 		c, err := dialTemporal(cfg.Executor, log)
 		if err != nil {
 			o.Close()

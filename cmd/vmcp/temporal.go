@@ -15,7 +15,6 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
-	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
@@ -62,34 +61,6 @@ func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
 }
 func (h minLevel) WithGroup(g string) slog.Handler { return minLevel{h.Handler.WithGroup(g), h.min} }
 
-// planTools is the part of the live catalog that plan's steps call, at any
-// depth (bodies, finally).
-func planTools(plan *ir.Plan, live *catalog.Catalog) *catalog.Catalog {
-	out := catalog.New()
-	for _, wf := range plan.Workflows {
-		visit := func(s *ir.Step) {
-			if s.Tool == nil {
-				return
-			}
-			t, ok := live.Tool(s.Tool.Backend, s.Tool.Name)
-			if !ok {
-				return
-			}
-			b := out.Backends[s.Tool.Backend]
-			if b == nil {
-				b = &catalog.Backend{}
-				out.Backends[s.Tool.Backend] = b
-			}
-			if _, dup := out.Tool(s.Tool.Backend, s.Tool.Name); !dup {
-				b.Tools = append(b.Tools, t)
-			}
-		}
-		ir.EachStep(wf.Steps, visit)
-		ir.EachStep(wf.Finally, visit)
-	}
-	return out
-}
-
 // temporalRunner builds the runner of executor: temporal over the stack's
 // plan, catalog and store.
 func temporalRunner(st *stack, c client.Client, log *slog.Logger) (*temporalrun.Runner, error) {
@@ -97,7 +68,7 @@ func temporalRunner(st *stack, c client.Client, log *slog.Logger) (*temporalrun.
 		Client:           c,
 		TaskQueue:        st.cfg.Executor.TaskQueue,
 		Plan:             st.plan,
-		Tools:            planTools(st.plan, st.backend.Catalog()),
+		Tools:            st.backend.Catalog(),
 		Store:            st.ops.store,
 		HeartbeatTimeout: st.cfg.Executor.HeartbeatTimeout,
 		MaxIterations:    st.cfg.Limits.MaxIterations,

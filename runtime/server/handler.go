@@ -22,7 +22,8 @@ const (
 	MetaStatus   = "vmcp/status"
 	// MetaTimeline lists each step's status and its start and end as
 	// milliseconds since the run started, in plan order, so a client can see
-	// what ran in parallel.
+	// what ran in parallel; a forEach step's entry counts its iterations
+	// (loop: {count, completed, failed, skipped}).
 	MetaTimeline = "vmcp/timeline"
 	// MetaFinallyFailed lists the finally steps that failed, when any did:
 	// they do not change the run's status, so this is where they show.
@@ -56,6 +57,18 @@ func (s *Server) workflowHandler(wf *ir.Workflow) mcpserver.ToolHandlerFunc {
 // through the runner's RunOptions.Draft (vmcp_workflow_run); drafts do not
 // take part in multi round trips.
 func (s *Server) RunTool(ctx context.Context, req mcp.CallToolRequest, wf *ir.Workflow, args map[string]any, draft bool) *mcp.CallToolResult {
+	run, refused := s.RunWorkflow(ctx, req, wf, args, draft)
+	if refused != nil {
+		return refused
+	}
+	return RunResult(run)
+}
+
+// RunWorkflow is RunTool without the result: it returns the finished run,
+// or, for a run that could not start (bad arguments, say), the isError
+// result that says why. vmcp_workflow_run builds its own report from the
+// run.
+func (s *Server) RunWorkflow(ctx context.Context, req mcp.CallToolRequest, wf *ir.Workflow, args map[string]any, draft bool) (*runtime.Run, *mcp.CallToolResult) {
 	runID := uuid.NewString()
 	log := s.log.With("workflow", wf.Name, "run_id", runID)
 	opts := runtime.RunOptions{
@@ -73,10 +86,10 @@ func (s *Server) RunTool(ctx context.Context, req mcp.CallToolRequest, wf *ir.Wo
 	run, err := s.opts.Runner.Run(ctx, wf.Name, args, opts)
 	if err != nil {
 		log.Info("run did not start", "err", err)
-		return startError(wf, err)
+		return nil, startError(wf, err)
 	}
 	log.Info("run finished", "status", run.Status, "duration", run.EndedAt.Sub(run.StartedAt).Round(time.Microsecond))
-	return RunResult(run)
+	return run, nil
 }
 
 // startError is the result for a run that could not start: invalid
@@ -144,22 +157,30 @@ func RunResult(run *runtime.Run) *mcp.CallToolResult {
 	} else {
 		res = mcp.NewToolResultError(FailureMessage(run))
 	}
-	res.Meta = &mcp.Meta{AdditionalFields: map[string]any{
+	res.Meta = RunMeta(run)
+	return res
+}
+
+// RunMeta is the _meta of a run's result: run id, workflow, status,
+// timeline, and when they apply the failed finally steps, the version and
+// the draft mark.
+func RunMeta(run *runtime.Run) *mcp.Meta {
+	meta := &mcp.Meta{AdditionalFields: map[string]any{
 		MetaRunID:    run.ID,
 		MetaWorkflow: run.Workflow,
 		MetaStatus:   string(run.Status),
 		MetaTimeline: Timeline(run),
 	}}
 	if failed := run.FailedFinally(); len(failed) > 0 {
-		res.Meta.AdditionalFields[MetaFinallyFailed] = failed
+		meta.AdditionalFields[MetaFinallyFailed] = failed
 	}
 	if run.WorkflowVersion != "" {
-		res.Meta.AdditionalFields[MetaVersion] = run.WorkflowVersion
+		meta.AdditionalFields[MetaVersion] = run.WorkflowVersion
 	}
 	if run.Draft {
-		res.Meta.AdditionalFields[MetaDraft] = true
+		meta.AdditionalFields[MetaDraft] = true
 	}
-	return res
+	return meta
 }
 
 // StructuredOutput is the structuredContent for a run output.
@@ -199,6 +220,8 @@ type TimelineEntry struct {
 	StartMs  float64 `json:"startMs"`
 	EndMs    float64 `json:"endMs"`
 	Finally  bool    `json:"finally,omitempty"` // a finally step
+	// Loop counts a forEach step's iterations, once it has ended.
+	Loop *runtime.LoopCounts `json:"loop,omitempty"`
 }
 
 // Timeline lists every step that started, with start and end offsets in
@@ -218,6 +241,9 @@ func Timeline(run *runtime.Run) []TimelineEntry {
 		}
 		if !st.EndedAt.IsZero() {
 			e.EndMs = ms(st.EndedAt.Sub(run.StartedAt))
+		}
+		if lc, ok := runtime.LoopSummary(st.Output); ok {
+			e.Loop = &lc
 		}
 		out = append(out, e)
 	}

@@ -143,7 +143,7 @@ func (f *follower) followChild(ctx context.Context, id string) {
 			return
 		}
 	}
-	wf, ok := f.r.wfs[c.Workflow]
+	wf, ok := f.r.Workflow(c.Workflow)
 	if !ok {
 		return
 	}

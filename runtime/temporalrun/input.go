@@ -66,6 +66,9 @@ type Input struct {
 	MaxIterations int `json:"maxIterations,omitempty"`
 	// Elicit says whether the caller can answer elicitation requests.
 	Elicit bool `json:"elicit,omitempty"`
+	// Draft marks the run of an unsaved draft (vmcp_workflow_run with a
+	// source): its plan holds the draft, and its record says so.
+	Draft bool `json:"draft,omitempty"`
 }
 
 // CallInput is one backend call: one attempt of a tool step.
@@ -188,4 +191,32 @@ func engineOptions(tools *catalog.Catalog, maxIterations int, backend runtime.Ba
 		opts.Schemas = toolSource{tools}
 	}
 	return opts
+}
+
+// PlanTools is the part of live that plan's steps call, at any depth
+// (bodies, finally): what a run's input carries of the catalog.
+func PlanTools(plan *ir.Plan, live *catalog.Catalog) *catalog.Catalog {
+	out := catalog.New()
+	for _, wf := range plan.Workflows {
+		visit := func(s *ir.Step) {
+			if s.Tool == nil {
+				return
+			}
+			t, ok := live.Tool(s.Tool.Backend, s.Tool.Name)
+			if !ok {
+				return
+			}
+			b := out.Backends[s.Tool.Backend]
+			if b == nil {
+				b = &catalog.Backend{}
+				out.Backends[s.Tool.Backend] = b
+			}
+			if _, dup := out.Tool(s.Tool.Backend, s.Tool.Name); !dup {
+				b.Tools = append(b.Tools, t)
+			}
+		}
+		ir.EachStep(wf.Steps, visit)
+		ir.EachStep(wf.Finally, visit)
+	}
+	return out
 }

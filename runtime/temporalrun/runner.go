@@ -52,8 +52,10 @@ type RunnerOptions struct {
 	Client client.Client
 	// TaskQueue is the queue the workers poll.
 	TaskQueue string
-	// Plan is the compiled plan; Tools the backend tools it calls (their
-	// schemas and annotations travel in each run's input).
+	// Plan is the compiled plan (SetWorkflows replaces it). Tools are the
+	// backend tools its workflows may call: the live catalog, or only the
+	// part the plan calls. Each run's input carries the part of Tools that
+	// its plan calls (PlanTools): their schemas and annotations.
 	Plan  *ir.Plan
 	Tools *catalog.Catalog
 	// Store records the runs (vmcp's run store, shared with the API).
@@ -69,10 +71,13 @@ type RunnerOptions struct {
 // Runner runs workflows on Temporal (see the top of the file).
 type Runner struct {
 	opts     RunnerOptions
-	wfs      map[string]*ir.Workflow
-	check    *runtime.Engine // validates arguments before a run is recorded
 	log      *slog.Logger
 	detached atomic.Bool
+
+	// served is the plan the runner serves now; SetWorkflows swaps it
+	// whole (authored workflows come and go while vmcp runs).
+	wmu    sync.RWMutex
+	served servedPlan
 
 	mu        sync.Mutex
 	following map[string]bool // run ids followed by this process
@@ -92,25 +97,91 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Runner{opts: opts, wfs: map[string]*ir.Workflow{}, log: opts.Logger, following: map[string]bool{}}
-	for _, wf := range opts.Plan.Workflows {
-		r.wfs[wf.Name] = wf
+	r := &Runner{opts: opts, log: opts.Logger, following: map[string]bool{}}
+	if err := r.SetWorkflows(opts.Plan); err != nil {
+		return nil, err
 	}
-	check, err := runtime.New(opts.Plan, engineOptions(opts.Tools, opts.MaxIterations, nil))
-	if err != nil {
-		return nil, fmt.Errorf("temporalrun: %w", err)
-	}
-	r.check = check
 	return r, nil
 }
 
-// Workflows are the plan's workflows.
-func (r *Runner) Workflows() []*ir.Workflow { return r.opts.Plan.Workflows }
+// servedPlan is a plan with what the runner derives from it.
+type servedPlan struct {
+	plan  *ir.Plan
+	tools *catalog.Catalog // the part of RunnerOptions.Tools the plan calls
+	wfs   map[string]*ir.Workflow
+	check *runtime.Engine // validates arguments before a run is recorded
+}
 
-// Workflow returns the plan's workflow of that name.
+// newServedPlan prepares plan (templates parsed, callees linked) to be
+// served or run once.
+func (r *Runner) newServedPlan(plan *ir.Plan) (servedPlan, error) {
+	sp := servedPlan{plan: plan, tools: PlanTools(plan, r.opts.Tools), wfs: map[string]*ir.Workflow{}}
+	for _, wf := range plan.Workflows {
+		sp.wfs[wf.Name] = wf
+	}
+	check, err := runtime.New(plan, engineOptions(sp.tools, r.opts.MaxIterations, nil))
+	if err != nil {
+		return servedPlan{}, fmt.Errorf("temporalrun: %w", err)
+	}
+	sp.check = check
+	return sp, nil
+}
+
+// SetWorkflows replaces the served plan (the workflows from files and the
+// authored ones, as authoring.Service publishes them). Runs in flight keep
+// the plan they started with: it is their Temporal input.
+func (r *Runner) SetWorkflows(plan *ir.Plan) error {
+	if plan == nil {
+		return errors.New("temporalrun: nil plan")
+	}
+	sp, err := r.newServedPlan(plan)
+	if err != nil {
+		return err
+	}
+	r.wmu.Lock()
+	r.served = sp
+	r.wmu.Unlock()
+	return nil
+}
+
+func (r *Runner) current() servedPlan {
+	r.wmu.RLock()
+	defer r.wmu.RUnlock()
+	return r.served
+}
+
+// Workflows are the served plan's workflows.
+func (r *Runner) Workflows() []*ir.Workflow { return r.current().plan.Workflows }
+
+// Workflow returns the served plan's workflow of that name.
 func (r *Runner) Workflow(name string) (*ir.Workflow, bool) {
-	wf, ok := r.wfs[name]
+	wf, ok := r.current().wfs[name]
 	return wf, ok
+}
+
+// planFor is the plan a run of workflow starts with: the served one, or
+// for a draft (opts.Draft) the served workflows with the draft in place
+// of any served workflow of its name.
+func (r *Runner) planFor(workflow string, opts runtime.RunOptions) (servedPlan, *ir.Workflow, error) {
+	sp := r.current()
+	if opts.Draft == nil {
+		wf, ok := sp.wfs[workflow]
+		if !ok {
+			return servedPlan{}, nil, fmt.Errorf("%w %q", runtime.ErrUnknownWorkflow, workflow)
+		}
+		return sp, wf, nil
+	}
+	if opts.Draft.Name != workflow {
+		return servedPlan{}, nil, fmt.Errorf("temporalrun: the draft is workflow %q, not %q", opts.Draft.Name, workflow)
+	}
+	plan := &ir.Plan{Version: sp.plan.Version, Workflows: []*ir.Workflow{opts.Draft}}
+	for _, wf := range sp.plan.Workflows {
+		if wf.Name != workflow {
+			plan.Workflows = append(plan.Workflows, wf)
+		}
+	}
+	dp, err := r.newServedPlan(plan)
+	return dp, opts.Draft, err
 }
 
 // Detach makes cancelled callers leave their runs going on Temporal
@@ -123,13 +194,13 @@ var ErrDetached = errors.New("vmcp stopped following this run; it goes on on Tem
 
 // Run starts workflow as a Temporal workflow and follows it to its end.
 func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any, opts runtime.RunOptions) (*runtime.Run, error) {
-	wf, ok := r.wfs[workflow]
-	if !ok {
-		return nil, fmt.Errorf("%w %q", runtime.ErrUnknownWorkflow, workflow)
+	sp, wf, err := r.planFor(workflow, opts)
+	if err != nil {
+		return nil, err
 	}
 	// Bad arguments are refused before anything is recorded or started,
 	// as the local engine refuses them.
-	if err := r.check.ValidateParams(workflow, params); err != nil {
+	if err := sp.check.ValidateParams(workflow, params); err != nil {
 		return nil, err
 	}
 	id := opts.RunID
@@ -141,12 +212,12 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
 	}
 	in := Input{
-		Plan: r.opts.Plan, Tools: r.opts.Tools, Workflow: workflow, Params: params, RunID: id,
-		ParentID: opts.ParentID, ParentStep: opts.ParentStep,
+		Plan: sp.plan, Tools: sp.tools, Workflow: workflow, Params: params, RunID: id,
+		ParentID: opts.ParentID, ParentStep: opts.ParentStep, Draft: opts.Draft != nil,
 		HeartbeatTimeout: r.opts.HeartbeatTimeout, MaxIterations: r.opts.MaxIterations,
 		Elicit: opts.Elicitor != nil,
 	}
-	_, err := r.opts.Client.ExecuteWorkflow(context.WithoutCancel(ctx), client.StartWorkflowOptions{
+	_, err = r.opts.Client.ExecuteWorkflow(context.WithoutCancel(ctx), client.StartWorkflowOptions{
 		ID:                       id,
 		TaskQueue:                r.opts.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
@@ -164,7 +235,8 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 // pending, as the local engine records it.
 func initialRun(wf *ir.Workflow, id string, opts runtime.RunOptions, now time.Time) *runtime.Run {
 	run := &runtime.Run{
-		ID: id, Workflow: wf.Name, ParentID: opts.ParentID, ParentStep: opts.ParentStep,
+		ID: id, Workflow: wf.Name, WorkflowVersion: wf.Version, Draft: opts.Draft != nil,
+		ParentID: opts.ParentID, ParentStep: opts.ParentStep,
 		Status: runtime.RunRunning, StartedAt: now,
 	}
 	for _, s := range wf.Steps {

@@ -53,7 +53,7 @@ func Workflow(ctx workflow.Context, in Input) (*runtime.Run, error) {
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("this worker cannot run the plan: %v", err), ErrPlanType, nil)
 	}
-	m, err := eng.NewMachine(in.Workflow, in.RunID, in.Params, runtime.MachineOptions{ParentID: in.ParentID, ParentStep: in.ParentStep})
+	m, err := eng.NewMachine(in.Workflow, in.RunID, in.Params, runtime.MachineOptions{ParentID: in.ParentID, ParentStep: in.ParentStep, Draft: in.Draft})
 	if err != nil {
 		if ie, ok := err.(*runtime.InputError); ok {
 			return nil, temporal.NewNonRetryableApplicationError(ie.Error(), ErrInputType, nil, ie)
