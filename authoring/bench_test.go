@@ -3,6 +3,7 @@ package authoring
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -52,6 +53,33 @@ func BenchmarkCheckHugeDraft(b *testing.B) {
 			for b.Loop() {
 				if ch := c.Check("", src, nil); n > 100 && ch.OK() {
 					b.Fatal("a draft of", n, "steps checked clean")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFileStoreSave is one save (replace) of a 20 KB source into a
+// FileStore that holds n versions of the name already. A save reads the
+// directory, not the older versions, so its cost does not grow with n.
+func BenchmarkFileStoreSave(b *testing.B) {
+	src := strings.Repeat("# a comment line of a 20 KB workflow source\n", 20<<10/44)
+	for _, n := range []int{10, 1000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			ctx := context.Background()
+			s, err := NewFileStore(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range n {
+				if _, err := s.Save(ctx, "w", src, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Save(ctx, "w", src, true); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

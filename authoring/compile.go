@@ -10,6 +10,7 @@ package authoring
 // saving, the name must not be a workflow from files or another tool.
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -183,8 +184,13 @@ func (c *Compiler) forbiddenRefs(w *parser.Workflow, served map[string]*ir.Workf
 	return at
 }
 
+// windowsDevice matches the names Windows keeps for devices: a file
+// called con.yaml cannot be checked out there, and authoring.dir is meant
+// to be committed. (Workflow names are lower case.)
+var windowsDevice = regexp.MustCompile(`^(con|prn|aux|nul|com[0-9]|lpt[0-9])$`)
+
 // checkName adds the save rules for the name: not a workflow from files,
-// not another tool's name.
+// not another tool's name, not a Windows device name.
 func (ch *Checked) checkName(files map[string]*ir.Workflow, taken func(string) bool) {
 	if ch.Name == "" {
 		return
@@ -193,6 +199,8 @@ func (ch *Checked) checkName(files map[string]*ir.Workflow, taken func(string) b
 		ch.Diagnostics = append(ch.Diagnostics, errFileWorkflow(ch.namePos, ch.namePath, ch.Name, wf.Pos)).Sorted()
 	} else if strings.HasPrefix(ch.Name, "vmcp_") || (taken != nil && taken(ch.Name)) {
 		ch.Diagnostics = append(ch.Diagnostics, errReservedName(ch.namePos, ch.namePath, ch.Name)).Sorted()
+	} else if windowsDevice.MatchString(ch.Name) {
+		ch.Diagnostics = append(ch.Diagnostics, errDeviceName(ch.namePos, ch.namePath, ch.Name)).Sorted()
 	}
 	if ch.Diagnostics.HasErrors() {
 		ch.Workflow = nil

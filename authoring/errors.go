@@ -60,6 +60,11 @@ func errFileWorkflow(pos ir.Pos, path, name string, from ir.Pos) diag.Diagnostic
 		Message: fmt.Sprintf("workflow %q comes from files (%s) and cannot be replaced by an authored one: choose another name", name, from)}
 }
 
+func errDeviceName(pos ir.Pos, path, name string) diag.Diagnostic {
+	return diag.Diagnostic{Severity: diag.Error, Pos: pos, Path: path, Code: CodeReservedName,
+		Message: fmt.Sprintf("the name %q is a device name on Windows, where its file in authoring.dir could not be checked out: choose another name (%s_check, say)", name, name)}
+}
+
 func errReservedName(pos ir.Pos, path, name string) diag.Diagnostic {
 	return diag.Diagnostic{Severity: diag.Error, Pos: pos, Path: path, Code: CodeReservedName,
 		Message: fmt.Sprintf("the name %q is taken by another tool of this server (names starting with vmcp_ are reserved): choose another name", name)}

@@ -92,16 +92,18 @@ func (f *FileStore) Save(_ context.Context, name, source string, replace bool) (
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	all, err := f.versions(name)
+	// Only the newest version's number and whether name is deleted matter
+	// here: the sources of older versions are not read.
+	nums, _, err := f.numbers(name)
 	if err != nil {
 		return Version{}, err
 	}
-	vs := all[name]
 	var latest *Version
 	next := 1
-	if len(vs) > 0 {
-		latest = &vs[len(vs)-1]
-		next = latest.Version + 1
+	if len(nums) > 0 {
+		n := nums[len(nums)-1]
+		latest = &Version{Name: name, Version: n, Deleted: !exists(f.currentPath(name))}
+		next = n + 1
 	}
 	if err := allowSave(name, latest, replace); err != nil {
 		return Version{}, err
@@ -215,6 +217,61 @@ func (f *FileStore) Versions(_ context.Context, name string) ([]Version, error) 
 		return nil, err
 	}
 	return all[name], nil
+}
+
+// numbers returns the version numbers of name (of every name when name is
+// ""), ascending, and the total size of those version files, reading the
+// directory but no file.
+func (f *FileStore) numbers(name string) ([]int, int64, error) {
+	entries, err := os.ReadDir(f.dir)
+	if err != nil {
+		return nil, 0, fmt.Errorf("authoring.dir: %w", err)
+	}
+	var nums []int
+	var size int64
+	for _, e := range entries {
+		m := versionFileRE.FindStringSubmatch(e.Name())
+		if m == nil || e.IsDir() || (name != "" && m[1] != name) {
+			continue
+		}
+		n, _ := strconv.Atoi(m[2])
+		nums = append(nums, n)
+		if info, err := e.Info(); err == nil {
+			size += info.Size()
+		}
+	}
+	sort.Ints(nums)
+	return nums, size, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+func (f *FileStore) Usage(context.Context) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, size, err := f.numbers("")
+	return size, err
+}
+
+func (f *FileStore) Prune(_ context.Context, name string, keep int) error {
+	if strings.ContainsAny(name, `./\`) || name == "" {
+		return fmt.Errorf("authoring: %q is not a workflow name", name)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	nums, _, err := f.numbers(name)
+	if err != nil || keep <= 0 || len(nums) <= keep {
+		return err
+	}
+	for _, n := range nums[:len(nums)-keep] {
+		if err := os.Remove(f.versionPath(name, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 func (f *FileStore) Close() error { return nil }

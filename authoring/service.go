@@ -48,13 +48,46 @@ type Options struct {
 	Engine Engine
 	Server Publisher
 	Logger *slog.Logger
+	// Limits bound the store; zero fields take DefaultLimits'.
+	Limits Limits
+}
+
+// Limits bound what authored workflows may take of a store
+// (authoring.limits in vmcp.yaml).
+type Limits struct {
+	// Workflows is how many authored workflows may be served at once.
+	Workflows int
+	// Versions is how many versions of each name are kept: a save removes
+	// the oldest past it.
+	Versions int
+	// Bytes bounds the sources the store keeps, every kept version of
+	// every name (deleted ones too) together.
+	Bytes int64
+}
+
+// DefaultLimits are authoring.limits' defaults.
+var DefaultLimits = Limits{Workflows: 100, Versions: 20, Bytes: 16 << 20}
+
+// withDefaults fills the zero fields of l from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	if l.Workflows <= 0 {
+		l.Workflows = DefaultLimits.Workflows
+	}
+	if l.Versions <= 0 {
+		l.Versions = DefaultLimits.Versions
+	}
+	if l.Bytes <= 0 {
+		l.Bytes = DefaultLimits.Bytes
+	}
+	return l
 }
 
 // Service checks, stores and serves authored workflows.
 type Service struct {
-	opts  Options
-	log   *slog.Logger
-	files map[string]*ir.Workflow
+	opts   Options
+	log    *slog.Logger
+	limits Limits
+	files  map[string]*ir.Workflow
 
 	mu       sync.Mutex
 	authored map[string]*ir.Workflow // served authored workflows, by name
@@ -67,7 +100,7 @@ func NewService(opts Options) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{opts: opts, log: log, files: map[string]*ir.Workflow{},
+	s := &Service{opts: opts, log: log, limits: opts.Limits.withDefaults(), files: map[string]*ir.Workflow{},
 		authored: map[string]*ir.Workflow{}, saved: map[string]Version{}}
 	for _, wf := range opts.Files {
 		s.files[wf.Name] = wf
@@ -180,9 +213,15 @@ func (s *Service) Save(ctx context.Context, source string, replace bool) (Versio
 	if !ch.OK() {
 		return Version{}, ch, ErrInvalid
 	}
+	if err := s.withinLimits(ctx, ch.Name, source); err != nil {
+		return Version{}, ch, err
+	}
 	v, err := s.opts.Store.Save(ctx, ch.Name, source, replace)
 	if err != nil {
 		return Version{}, ch, err
+	}
+	if err := s.opts.Store.Prune(ctx, v.Name, s.limits.Versions); err != nil {
+		s.log.Warn("old versions of an authored workflow could not be removed", "workflow", v.Name, "err", err)
 	}
 	prevWF, prevV, had := s.authored[v.Name], s.saved[v.Name], s.authored[v.Name] != nil
 	s.serveVersion(ch.Workflow, v)
@@ -197,6 +236,29 @@ func (s *Service) Save(ctx context.Context, source string, replace bool) (Versio
 	}
 	s.log.Info("authored workflow saved", "workflow", v.Name, "version", v.Version)
 	return v, ch, nil
+}
+
+// ErrLimit is wrapped by the errors of saves past authoring.limits.
+var ErrLimit = errors.New("authoring limit reached")
+
+// withinLimits refuses a save of source as name past the workflow count or
+// the stored bytes. The bytes count what is kept before this save prunes,
+// so a store at its limit refuses even a save that would free a version.
+// Called with mu held.
+func (s *Service) withinLimits(ctx context.Context, name, source string) error {
+	if s.authored[name] == nil && len(s.authored) >= s.limits.Workflows {
+		return fmt.Errorf("%w: %d authored workflows are served, the most authoring.limits.workflows allows: delete one (vmcp_workflow_delete) or ask the operator to raise the limit",
+			ErrLimit, len(s.authored))
+	}
+	used, err := s.opts.Store.Usage(ctx)
+	if err != nil {
+		return err
+	}
+	if used+int64(len(source)) > s.limits.Bytes {
+		return fmt.Errorf("%w: the store keeps %d bytes of authored sources and this one has %d, past authoring.limits.bytes (%d): ask the operator to raise it or to remove old versions",
+			ErrLimit, used, len(source), s.limits.Bytes)
+	}
+	return nil
 }
 
 // takenByOtherTool reports a name another tool of the server has (an

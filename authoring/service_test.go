@@ -336,3 +336,56 @@ func TestCheckReachThroughWorkflows(t *testing.T) {
 		t.Errorf("draft calling mid, no authoring.backends: ok %v, callees %v; want ok with [mid uses_b]", ch.OK(), ch.Callees)
 	}
 }
+
+// TestServiceLimits: authoring.limits hold at every save: a save past the
+// workflow count or the stored bytes is refused with ErrLimit and stores
+// nothing, and a name keeps its newest versions only.
+func TestServiceLimits(t *testing.T) {
+	ctx := context.Background()
+	store := NewMemoryStore()
+	svc := newTestService(store, &fakeServing{})
+	svc.limits = Limits{Workflows: 2, Versions: 3, Bytes: 1000}
+	for _, name := range []string{"one", "two"} {
+		if _, _, err := svc.Save(ctx, draft(name, "a.echo"), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err := svc.Save(ctx, draft("three", "a.echo"), false)
+	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "authoring.limits.workflows") {
+		t.Errorf("third workflow past workflows: 2 = %v; want ErrLimit naming authoring.limits.workflows", err)
+	}
+	for range 5 { // replacing a served name is within the count
+		if _, _, err := svc.Save(ctx, draft("two", "a.echo"), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if vs, _ := store.Versions(ctx, "two"); len(vs) != 3 || vs[0].Version != 4 || vs[2].Version != 6 {
+		t.Errorf("versions of two after 6 saves = %d (first %d); want the newest 3, versions 4 to 6", len(vs), vs[0].Version)
+	}
+	big := draft("two", "a.echo") + "# " + strings.Repeat("x", 1000) + "\n"
+	_, _, err = svc.Save(ctx, big, true)
+	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "authoring.limits.bytes") {
+		t.Errorf("save past bytes: 1000 = %v; want ErrLimit naming authoring.limits.bytes", err)
+	}
+	if vs, _ := store.Versions(ctx, "two"); vs[len(vs)-1].Version != 6 {
+		t.Errorf("a refused save stored version %d", vs[len(vs)-1].Version)
+	}
+}
+
+// TestWindowsDeviceNames: con, nul, aux, com1, lpt9... are refused as
+// names (their files could not be checked out on Windows); names that only
+// start with one are fine.
+func TestWindowsDeviceNames(t *testing.T) {
+	svc := newTestService(NewMemoryStore(), &fakeServing{})
+	for _, name := range []string{"con", "prn", "aux", "nul", "com1", "lpt9"} {
+		_, ch, err := svc.Save(context.Background(), draft(name, "a.echo"), false)
+		if !errors.Is(err, ErrInvalid) || len(ch.Diagnostics) != 1 || !strings.Contains(ch.Diagnostics[0].Message, "device name on Windows") {
+			t.Errorf("save %s = %v %v; want reserved_name: a device name on Windows", name, err, codes(ch))
+		}
+	}
+	for _, name := range []string{"console", "con_check", "com10", "nul-safe"} {
+		if _, ch, err := svc.Save(context.Background(), draft(name, "a.echo"), false); err != nil {
+			t.Errorf("save %s = %v %v; want it saved", name, err, codes(ch))
+		}
+	}
+}

@@ -82,4 +82,12 @@ func (s *SQLiteStore) Versions(ctx context.Context, name string) ([]Version, err
 	return fromRows(rows, err)
 }
 
+func (s *SQLiteStore) Usage(ctx context.Context) (int64, error) {
+	return s.db.WorkflowBytes(ctx)
+}
+
+func (s *SQLiteStore) Prune(ctx context.Context, name string, keep int) error {
+	return s.db.PruneWorkflow(ctx, name, keep)
+}
+
 func (s *SQLiteStore) Close() error { return nil }

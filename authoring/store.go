@@ -6,7 +6,10 @@ package authoring
 // MemoryStore keeps versions until the process ends; FileStore and
 // SQLiteStore keep them on disk. Each store applies allowSave inside its
 // own lock or transaction, so concurrent saves of one name never lose a
-// version and never both pass the replace check.
+// version and never both pass the replace check. The service bounds what a
+// store keeps (authoring.limits, service.go): after a save it prunes the
+// name's oldest versions past the limit, and it refuses a save past the
+// workflow count or the stored bytes.
 
 import (
 	"context"
@@ -46,6 +49,13 @@ type Store interface {
 	List(ctx context.Context) ([]Version, error)
 	// Versions returns every version of name, oldest first.
 	Versions(ctx context.Context, name string) ([]Version, error)
+	// Usage returns the bytes of every kept version's source, of every
+	// name (deleted ones too).
+	Usage(ctx context.Context) (int64, error)
+	// Prune removes the versions of name older than its newest keep
+	// ones; numbers are not reused (the next save of name still gets one
+	// past its newest).
+	Prune(ctx context.Context, name string, keep int) error
 	// Close releases the store.
 	Close() error
 }
@@ -84,7 +94,8 @@ func current(name string, versions []Version, version int) (Version, error) {
 			return v, nil
 		}
 	}
-	return Version{}, fmt.Errorf("%w: %q has no version %d (it has 1 to %d)", ErrNotFound, name, version, versions[len(versions)-1].Version)
+	return Version{}, fmt.Errorf("%w: %q has no version %d (it has %d to %d; older versions are not kept past authoring.limits.versions)",
+		ErrNotFound, name, version, versions[0].Version, versions[len(versions)-1].Version)
 }
 
 // MemoryStore keeps authored workflows in memory, until the process ends.
@@ -110,7 +121,11 @@ func (m *MemoryStore) Save(_ context.Context, name, source string, replace bool)
 	if err := allowSave(name, latest, replace); err != nil {
 		return Version{}, err
 	}
-	v := Version{Name: name, Version: len(vs) + 1, Source: source, CreatedAt: m.now().UTC()}
+	next := 1
+	if latest != nil {
+		next = latest.Version + 1
+	}
+	v := Version{Name: name, Version: next, Source: source, CreatedAt: m.now().UTC()}
 	m.versions[name] = append(vs, v)
 	return v, nil
 }
@@ -151,6 +166,27 @@ func (m *MemoryStore) Versions(_ context.Context, name string) ([]Version, error
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]Version(nil), m.versions[name]...), nil
+}
+
+func (m *MemoryStore) Usage(context.Context) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for _, vs := range m.versions {
+		for _, v := range vs {
+			n += int64(len(v.Source))
+		}
+	}
+	return n, nil
+}
+
+func (m *MemoryStore) Prune(_ context.Context, name string, keep int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if vs := m.versions[name]; keep > 0 && len(vs) > keep {
+		m.versions[name] = append([]Version(nil), vs[len(vs)-keep:]...)
+	}
+	return nil
 }
 
 func (m *MemoryStore) Close() error { return nil }

@@ -167,3 +167,51 @@ func TestFileStoreLayout(t *testing.T) {
 		t.Error("Save(../evil) = nil; want an error (names stay in the directory)")
 	}
 }
+
+// TestStorePruneAndUsage: Prune keeps a name's newest versions, the next
+// save still gets one past the newest, a deleted name keeps its deleted
+// mark, and Usage counts the bytes of what is kept, in every store.
+func TestStorePruneAndUsage(t *testing.T) {
+	for kind, mk := range stores(t) {
+		t.Run(kind, func(t *testing.T) {
+			s, _ := mk()
+			ctx := context.Background()
+			for i := 1; i <= 5; i++ {
+				if _, err := s.Save(ctx, "w", fmt.Sprintf("v%d", i), true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Save(ctx, "other", "1234567", false); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Prune(ctx, "w", 2); err != nil {
+				t.Fatal(err)
+			}
+			vs, err := s.Versions(ctx, "w")
+			if err != nil || len(vs) != 2 || vs[0].Version != 4 || vs[1].Version != 5 {
+				t.Fatalf("versions after Prune(w, 2) = %+v, %v; want 4 and 5", vs, err)
+			}
+			if n, err := s.Usage(ctx); err != nil || n != 2*2+7 {
+				t.Errorf("Usage = %d, %v; want %d (v4, v5 and other's 7 bytes)", n, err, 2*2+7)
+			}
+			if _, err := s.Get(ctx, "w", 1); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Get(w, 1) after pruning = %v; want ErrNotFound", err)
+			}
+			if v, err := s.Save(ctx, "w", "v6", true); err != nil || v.Version != 6 {
+				t.Errorf("save after pruning = %+v, %v; want version 6", v, err)
+			}
+			if _, err := s.Delete(ctx, "w"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Prune(ctx, "w", 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Get(ctx, "w", 0); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Get(w) of a deleted, pruned workflow = %v; want ErrNotFound", err)
+			}
+			if v, err := s.Save(ctx, "w", "v7", false); err != nil || v.Version != 7 {
+				t.Errorf("save after delete and prune = %+v, %v; want version 7", v, err)
+			}
+		})
+	}
+}

@@ -3,7 +3,8 @@ package config
 // The authoring: section: whether the vmcp_* authoring tools are served,
 // where authored workflows are kept (authoring.dir), and which backends
 // authored workflows may call (authoring.backends, each of which must be
-// a configured backend).
+// a configured backend), and what they may take of the store
+// (authoring.limits).
 
 import (
 	"fmt"
@@ -13,7 +14,7 @@ import (
 
 func (l *loader) authoring(n ast.Node) {
 	a := &l.cfg.Authoring
-	l.fields(n, "authoring", []string{"enabled", "dir", "backends"}, func(key string, k, v ast.Node) {
+	l.fields(n, "authoring", []string{"enabled", "dir", "backends", "limits"}, func(key string, k, v ast.Node) {
 		p := "authoring." + key
 		switch key {
 		case "enabled":
@@ -25,6 +26,24 @@ func (l *loader) authoring(n ast.Node) {
 		case "backends":
 			a.Backends = l.strList(v, p, p)
 			l.authoringBackends = v
+		case "limits":
+			l.authoringLimits(v)
+		}
+	})
+}
+
+// authoringLimits reads authoring.limits: {workflows, versions, bytes}.
+func (l *loader) authoringLimits(n ast.Node) {
+	a := &l.cfg.Authoring
+	l.fields(n, "authoring.limits", []string{"workflows", "versions", "bytes"}, func(key string, k, v ast.Node) {
+		p := "authoring.limits." + key
+		switch key {
+		case "workflows":
+			a.MaxWorkflows = l.integer(v, p, p, 1)
+		case "versions":
+			a.MaxVersions = l.integer(v, p, p, 1)
+		case "bytes":
+			a.MaxBytes = int64(l.integer(v, p, p, 1024))
 		}
 	})
 }

@@ -110,3 +110,25 @@ func TestAuthoringSection(t *testing.T) {
 		t.Errorf("Authoring = %+v; want enabled, dir conf/authored, backends [b]", a)
 	}
 }
+
+// TestAuthoringLimits: authoring.limits is read, and a bad value is an
+// error at its position naming the rule.
+func TestAuthoringLimits(t *testing.T) {
+	cfg, err := parse("vmcp.yaml", []byte("authoring:\n  enabled: true\n  limits: {workflows: 5, versions: 3, bytes: 4096}\n"), envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := cfg.Authoring; a.MaxWorkflows != 5 || a.MaxVersions != 3 || a.MaxBytes != 4096 {
+		t.Errorf("authoring.limits = %d, %d, %d; want 5, 3, 4096", a.MaxWorkflows, a.MaxVersions, a.MaxBytes)
+	}
+	_, err = parse("vmcp.yaml", []byte("authoring:\n  limits: {workflows: 0, bytes: 10, version: 2}\n"), envOf(nil))
+	for _, want := range []string{
+		"vmcp.yaml:2:23: error: authoring.limits.workflows must be at least 1, not 0",
+		"vmcp.yaml:2:33: error: authoring.limits.bytes must be at least 1024, not 10",
+		`vmcp.yaml:2:37: error: unknown key "version" in authoring.limits; did you mean versions?`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors = %v; want %q", err, want)
+		}
+	}
+}

@@ -167,6 +167,12 @@ type Authoring struct {
 	// Backends, when set, are the only backends authored workflows may
 	// call; empty means every backend.
 	Backends []string
+	// MaxWorkflows, MaxVersions and MaxBytes are authoring.limits: the
+	// authored workflows served at once, the versions kept of each, and
+	// the bytes of every kept source together; 0 takes the default
+	// (authoring.DefaultLimits).
+	MaxWorkflows, MaxVersions int
+	MaxBytes                  int64
 }
 
 // State configures the run store.

@@ -40,6 +40,12 @@ func (s *stack) authoringCompiler() *authoring.Compiler {
 	return &authoring.Compiler{Catalog: s.backend.Catalog(), Allowed: allowed, MaxIterations: s.cfg.Limits.MaxIterations}
 }
 
+// authoringLimits are authoring.limits (zero fields take the defaults).
+func (s *stack) authoringLimits() authoring.Limits {
+	a := s.cfg.Authoring
+	return authoring.Limits{Workflows: a.MaxWorkflows, Versions: a.MaxVersions, Bytes: a.MaxBytes}
+}
+
 // authoringService builds the authoring service over the config's store;
 // srv, when not nil, gets the saved workflows as tools.
 func (s *stack) authoringService(srv *server.Server, log *slog.Logger) (*authoring.Service, error) {
@@ -47,7 +53,8 @@ func (s *stack) authoringService(srv *server.Server, log *slog.Logger) (*authori
 	if err != nil {
 		return nil, err
 	}
-	opts := authoring.Options{Store: store, Compiler: s.authoringCompiler(), Files: s.plan.Workflows, Engine: s.servingEngines(), Logger: log}
+	opts := authoring.Options{Store: store, Compiler: s.authoringCompiler(), Files: s.plan.Workflows, Engine: s.servingEngines(), Logger: log,
+		Limits: s.authoringLimits()}
 	if srv != nil {
 		opts.Server = srv
 	}

@@ -381,7 +381,7 @@ func (s *storeWorkflows) save(ctx context.Context, source string, replace bool) 
 	if err != nil {
 		return authoring.SaveResult{}, nil, err
 	}
-	svc := authoring.NewService(authoring.Options{Store: store, Compiler: st.authoringCompiler(), Files: st.plan.Workflows})
+	svc := authoring.NewService(authoring.Options{Store: store, Compiler: st.authoringCompiler(), Files: st.plan.Workflows, Limits: st.authoringLimits()})
 	if _, err := svc.Load(ctx); err != nil {
 		return authoring.SaveResult{}, nil, err
 	}

@@ -84,6 +84,28 @@ func (s *Store) DeleteWorkflow(ctx context.Context, name string) (Workflow, erro
 	return wf, err
 }
 
+// WorkflowBytes returns the bytes of every stored version's source.
+func (s *Store) WorkflowBytes(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(length(CAST(source AS BLOB))), 0) FROM workflows`).Scan(&n)
+	return n, err
+}
+
+// PruneWorkflow removes the versions of name older than its newest keep
+// ones (none when keep <= 0). The newest stays, so version numbers are
+// never reused.
+func (s *Store) PruneWorkflow(ctx context.Context, name string, keep int) error {
+	if keep <= 0 {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	return s.write(false, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM workflows WHERE name = ? AND version <= (SELECT MAX(version) FROM workflows WHERE name = ?) - ?`,
+			name, name, keep)
+		return err
+	})
+}
+
 // GetWorkflow returns one version of name; version 0 means the newest
 // (which may be Deleted).
 func (s *Store) GetWorkflow(ctx context.Context, name string, version int) (Workflow, error) {
