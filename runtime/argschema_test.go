@@ -74,11 +74,15 @@ func TestToolArgumentsCheckedAgainstInputSchema(t *testing.T) {
 			name: "a forEach iteration names its iteration",
 			wf: build("loop",
 				tool("list", "svc.list", nil),
-				forEach("create", "{{.steps.list.output.v}}", "it", tool("", "jira.create", M{"items": "{{.forEach.it}}"}), "list")),
-			tools:   map[string]*fakeTool{"svc.list": listOf([]any{[]any{map[string]any{"name": "a"}}, []any{map[string]any{"id": "secret-web"}}})},
+				forEach("create", "{{.steps.list.output.v}}", "it", tool("", "jira.create", M{"items": "{{.forEach.it.items}}"}), "list")),
+			// The iteration is named by its item's name (item 10 of issue
+			// 22); the argument's value itself is never shown.
+			tools: map[string]*fakeTool{"svc.list": listOf([]any{
+				map[string]any{"name": "batch-1", "items": []any{map[string]any{"name": "a"}}},
+				map[string]any{"name": "batch-2", "items": []any{map[string]any{"id": "secret-web"}}}})},
 			schemas: jiraSchemas,
 			status:  RunFailed,
-			errHas:  []string{"iteration 1", `argument "items[0].name" is required (input schema of tool jira.create)`},
+			errHas:  []string{`iteration 1 (name "batch-2")`, `argument "items[0].name" is required (input schema of tool jira.create)`},
 			check: func(t *testing.T, run *Run, fb *fakeBackend) {
 				for _, call := range fb.callsTo("create") {
 					if items := call.Arguments["items"].([]any); len(items) == 1 && items[0].(map[string]any)["id"] != nil {
