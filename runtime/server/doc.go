@@ -15,9 +15,10 @@
 // before the run (undeclared ones are refused), every finished step becomes a notifications/progress
 // when the client asked for progress, a client's notifications/cancelled
 // stops the run, and elicitation steps are forwarded to the client when it
-// declared the capability: as elicitation/create requests on stdio and to
-// clients of protocol 2025-11-25 or earlier, and as input_required results
-// (multi round-trip requests, mrtr.go) to 2026-07-28 clients over HTTP. The result carries structuredContent, the same
+// declared the capability: as elicitation/create requests to clients of
+// protocol 2025-11-25 or earlier, and as input_required results (multi
+// round-trip requests, mrtr.go) to 2026-07-28 clients, over stdio and
+// HTTP alike. The result carries structuredContent, the same
 // JSON as text, and the run id in _meta; a failed run is an isError result
 // that names the step and its source position, never a protocol error.
 //

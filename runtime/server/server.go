@@ -127,10 +127,11 @@ func New(opts Options) (*Server, error) {
 		mcpserver.WithToolCapabilities(opts.ListChanged),
 		mcpserver.WithElicitation(),
 		// Elicitation steps block inside a tools/call until the user
-		// answers, so vmcp asks with a server-initiated request. mcp-go
-		// refuses those to 2026-07-28 clients unless told otherwise; they
-		// still work on stdio (both directions are open). Over HTTP such
-		// clients are asked with input_required results (mrtr.go).
+		// answers, so vmcp asks clients of 2025-11-25 and earlier with a
+		// server-initiated request; 2026-07-28 clients are asked with
+		// input_required results on both transports (mrtr.go). vmcp
+		// chooses per request (handler.go), so mcp-go's own refusal of
+		// server-initiated requests to 2026-07-28 sessions stays off.
 		mcpserver.WithLegacyServerInitiatedRequests(),
 		mcpserver.WithToolHandlerMiddleware(s.flushMiddleware),
 		mcpserver.WithRecovery(),
