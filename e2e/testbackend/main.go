@@ -21,7 +21,9 @@ func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	faults := flag.Bool("faults", false, "also serve big and stop_reading")
 	gated := flag.Bool("gated", false, "also serve gated (for the resume tests)")
+	initDelay := flag.Duration("init-delay", 0, "wait this long before serving: a backend slow to come up")
 	flag.Parse()
+	time.Sleep(*initDelay)
 	r := &recorder{path: *record}
 	stdin := testservers.NewGate(os.Stdin)
 	s := server.NewMCPServer("testbackend", "1.0.0", server.WithToolCapabilities(false))
