@@ -95,21 +95,6 @@ func (m *Manager) Wait(ctx context.Context, names ...string) error {
 // Closed reports whether Close has been called.
 func (m *Manager) Closed() bool { return m.ctx.Err() != nil }
 
-// Started reports whether the first start of a backend has ended, and its
-// error.
-func (m *Manager) Started(name string) (bool, error) {
-	f, ok := m.first[name]
-	if !ok {
-		return false, fmt.Errorf("backend %q is not configured", name)
-	}
-	select {
-	case <-f.done:
-		return true, f.err
-	default:
-		return false, nil
-	}
-}
-
 func sortedUnique(names []string) []string {
 	seen := map[string]bool{}
 	var out []string

@@ -5,7 +5,9 @@
 // In: a [Runner] (a *runtime.Engine) whose workflows become tools, and
 // optionally the backend manager, whose tools can be served as they are
 // under <backend>_<tool> names. Out: an mcp-go MCP server, reachable over
-// stdio ([Server.ServeStdio]) or streamable HTTP ([Server.MCPHandler],
+// stdio ([Server.ServeStdio]; [ServeStdioEarly] answers initialize and
+// server/discover while the server is still being built, early.go) or
+// streamable HTTP ([Server.MCPHandler],
 // an [Endpoint]; [HTTPHandler], [ServeHTTP]). Over HTTP the endpoint keeps
 // its own session table (sessions.go: 404 for unknown ids, idle expiry, a
 // cap) and writes each call's notifications on that call's response
