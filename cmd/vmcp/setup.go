@@ -162,7 +162,11 @@ func usedBackends(cfg *config.Config, mgr *mcpclient.Manager, diagOut io.Writer)
 			switch {
 			case s.Type != ir.StepTool || s.Tool == nil:
 			case s.Tool.Resolved():
-				used = append(used, s.Tool.Backend)
+				// A backend the config lacks is the compile's error, with
+				// its position.
+				if cfg.Backends[s.Tool.Backend] != nil {
+					used = append(used, s.Tool.Backend)
+				}
 			default:
 				bare = true
 			}
