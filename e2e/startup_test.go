@@ -13,6 +13,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,11 +26,12 @@ type stdioLines struct {
 	answers chan map[string]any
 	stderr  *testenv.Buffer
 	exited  chan error
+	stop    func() error // close stdin, wait for the exit and return its error (once)
 }
 
 // startStdioLines starts `vmcp run --config cfg` on stdio. At the end of
 // the test its stdin is closed and it is waited for (killed after 15s).
-func startStdioLines(t *testing.T, cfg string) *stdioLines {
+func startStdioLines(t testing.TB, cfg string) *stdioLines {
 	t.Helper()
 	s := &stdioLines{answers: make(chan map[string]any, 16), stderr: &testenv.Buffer{}, exited: make(chan error, 1)}
 	cmd := exec.Command(bins.vmcp, "run", "--config", cfg, "--log-level", "debug")
@@ -57,24 +59,27 @@ func startStdioLines(t *testing.T, cfg string) *stdioLines {
 		}
 	}()
 	go func() { s.exited <- cmd.Wait() }()
-	t.Cleanup(func() {
+	s.stop = sync.OnceValue(func() error {
 		s.stdin.Close()
+		var err error
 		select {
-		case <-s.exited:
+		case err = <-s.exited:
 		case <-time.After(15 * time.Second):
 			cmd.Process.Kill()
-			<-s.exited
+			err = <-s.exited
 			t.Errorf("vmcp run did not exit within 15s of its stdin closing")
 		}
 		if t.Failed() {
 			t.Logf("vmcp stderr:\n%s", s.stderr.String())
 		}
+		return err
 	})
+	t.Cleanup(func() { s.stop() })
 	return s
 }
 
 // send writes one JSON-RPC message.
-func (s *stdioLines) send(t *testing.T, msg string) {
+func (s *stdioLines) send(t testing.TB, msg string) {
 	t.Helper()
 	if _, err := io.WriteString(s.stdin, msg+"\n"); err != nil {
 		t.Fatalf("write to vmcp: %v", err)
@@ -83,7 +88,7 @@ func (s *stdioLines) send(t *testing.T, msg string) {
 
 // answer waits for the answer to request id, skipping notifications. The
 // deadline only keeps a broken vmcp from hanging the test.
-func (s *stdioLines) answer(t *testing.T, id int) map[string]any {
+func (s *stdioLines) answer(t testing.TB, id int) map[string]any {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -170,9 +175,63 @@ compositeTools:
 	if msg != want {
 		t.Fatalf("tools/call of echo_it answered error %q; want %q", msg, want)
 	}
-	s.stdin.Close()
-	if err := <-s.exited; err == nil || !strings.Contains(s.stderr.String(), `vmcp: backend "never": initialize`) {
+	if err := s.stop(); err == nil || !strings.Contains(s.stderr.String(), `vmcp: backend "never": initialize`) {
 		t.Errorf("vmcp run exited with %v; want exit status 1 with the reason on stderr:\n%s", err, s.stderr.String())
 	}
-	s.exited <- nil // for the cleanup
+}
+
+// slowBackends is a config of five backends that each answer initialize a
+// second late, s1 to s5, and workflows echo1 to echoN, echoI calling sI.
+// With fastFirst, s1 answers at once.
+func slowBackends(workflows int, fastFirst bool) string {
+	var b strings.Builder
+	b.WriteString("backends:\n")
+	for i := 1; i <= 5; i++ {
+		if i == 1 && fastFirst {
+			b.WriteString("  s1: {command: \"${TB}\"}\n")
+			continue
+		}
+		fmt.Fprintf(&b, "  s%d: {command: \"${TB}\", args: [-init-delay, 1s]}\n", i)
+	}
+	b.WriteString("compositeTools:\n")
+	for i := 1; i <= workflows; i++ {
+		fmt.Fprintf(&b, "  - name: echo%d\n    description: Echo through s%d\n    steps:\n      - {id: e, tool: s%d.echo, arguments: {text: hi}}\n", i, i, i)
+	}
+	return b.String()
+}
+
+// BenchmarkStdioFirstToolsList is the time from starting `vmcp run` on
+// stdio to the answers to initialize and to the first tools/list, with
+// five backends that each take a second to answer initialize: all five
+// used by the workflows, or only one that answers at once (the other four
+// unused).
+func BenchmarkStdioFirstToolsList(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		cfg  string
+	}{
+		{"5slow_used", slowBackends(5, false)},
+		{"1fast_used_4slow_unused", slowBackends(1, true)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cfg := writeConfig(b, bc.cfg, "")
+			var initialize, list time.Duration
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				s := startStdioLines(b, cfg)
+				s.send(b, initializeLine)
+				s.answer(b, 1)
+				initialize += time.Since(start)
+				s.send(b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				s.send(b, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+				s.answer(b, 2)
+				list += time.Since(start)
+				b.StopTimer()
+				s.stop()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(initialize.Milliseconds())/float64(b.N), "ms-to-initialize")
+			b.ReportMetric(float64(list.Milliseconds())/float64(b.N), "ms-to-tools-list")
+		})
+	}
 }
