@@ -74,7 +74,7 @@ func runMain(m *testing.M) int {
 // writeFile writes text to name in a fresh temp dir and returns the path.
 // ${TB}, ${DEMO}, ${REC} and ${DIR} in text are replaced by the test
 // backend, the demo backend, rec and the directory.
-func writeConfig(t *testing.T, text string, rec string) string {
+func writeConfig(t testing.TB, text string, rec string) string {
 	t.Helper()
 	dir := t.TempDir()
 	r := strings.NewReplacer("${TB}", bins.testbackend, "${DEMO}", bins.demo, "${REC}", rec, "${DIR}", dir)

@@ -5,7 +5,6 @@ import (
 	"github.com/vmcp-dev/vmcp/compiler"
 	"github.com/vmcp-dev/vmcp/diag"
 	"github.com/vmcp-dev/vmcp/ir"
-	"github.com/vmcp-dev/vmcp/runtime/mcpclient"
 )
 
 // compilePlan compiles the workflow sources (YAML or plan.json) with the
@@ -15,16 +14,13 @@ import (
 // (plan.json included: compiler.Compile runs checker.CheckPlan on it). It
 // returns the source texts for printing diagnostics with excerpts.
 // maxIterations is the server-wide forEach cap, limits.maxIterations.
-func compilePlan(paths []string, mgr *mcpclient.Manager, maxIterations int) (*ir.Plan, diag.List, diag.Sources) {
+// With a nil catalog nothing is checked against the backends.
+func compilePlan(paths []string, tools *catalog.Catalog, maxIterations int) (*ir.Plan, diag.List, diag.Sources) {
 	inputs, err := compiler.Load(paths)
 	if err != nil {
 		var l diag.List
 		l.Errorf(ir.Pos{}, "", "load", "%v", err)
 		return nil, l, nil
-	}
-	var tools *catalog.Catalog
-	if mgr != nil {
-		tools = mgr.Catalog()
 	}
 	plan, diags := compiler.Compile(inputs, compiler.Options{Tools: tools, MaxIterations: maxIterations})
 	return plan, diags, compiler.Sources(inputs)

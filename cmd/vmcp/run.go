@@ -8,7 +8,6 @@ import (
 
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/runtime/server"
-	"github.com/vmcp-dev/vmcp/runtime/temporalrun"
 )
 
 func newRunCmd(io streams) *cobra.Command {
@@ -38,100 +37,92 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			if cmd.Flags().Changed("transport") && transport != "stdio" && transport != "http" {
 				return usageErrorf("--transport must be stdio or http, not %q", transport)
 			}
-			st, err := openStack(cmd.Context(), configPath, log, io.err)
+			cfg, err := loadConfig(configPath, io.err)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			if !cmd.Flags().Changed("transport") && st.cfg.Server.Transport != "" {
-				transport = st.cfg.Server.Transport
+			if !cmd.Flags().Changed("transport") && cfg.Server.Transport != "" {
+				transport = cfg.Server.Transport
 			}
-			if !cmd.Flags().Changed("listen") && st.cfg.Server.Listen != "" {
-				listen = st.cfg.Server.Listen
+			if !cmd.Flags().Changed("listen") && cfg.Server.Listen != "" {
+				listen = cfg.Server.Listen
 			}
 			// cmd.Context() ends at the first signal; serving goes on until
 			// the shutdown (shutdown.go) says it may stop.
 			ctx, stopServing := context.WithCancel(context.WithoutCancel(cmd.Context()))
 			defer stopServing()
-			if transport == "http" || adminListen != "" {
-				if err := st.ops.openConsole(ctx, st.exec, st.consoleCatalog()); err != nil { // the web console: console.go
-					return failuref("%v", err)
+			var st *stack
+			defer func() {
+				if st != nil {
+					st.Close()
 				}
-			}
-			// The tracker knows the runs in flight, for the shutdown.
-			runs := newRunTracker(st.ops.runner(st.exec)) // metrics and run logs: ops.go
-			srv, err := server.New(server.Options{
-				Tasks: server.TaskOptions{ // long runs as MCP Tasks
-					Runs:          st.exec,
-					TTL:           st.cfg.State.Retention,
-					Authenticated: len(st.cfg.Server.Auth.Tokens) > 0,
-				},
-				Runner:       runs,
-				Backends:     st.backend,
-				BackendNames: st.backend.Backends(),
-				Expose:       st.cfg.Server.ExposeBackendTools,
-				Logger:       log,
-				Name:         "vmcp",
-				Version:      version,
-				// Sessions of the streamable HTTP transport.
-				SessionIdleTimeout: st.cfg.Server.Sessions.IdleTimeout,
-				MaxSessions:        st.cfg.Server.Sessions.Max,
-				// Authored workflows come and go while vmcp runs.
-				ListChanged: st.cfg.Authoring.Enabled,
-			})
-			if err != nil {
-				return failuref("%v", err)
-			}
-			if err := st.ops.addRunTools(srv, st.exec); err != nil {
-				return failuref("%v", err)
-			}
-			if st.cfg.Authoring.Enabled {
-				if err := st.serveAuthoring(cmd.Context(), srv, log); err != nil { // authoring.go
-					return failuref("%v", err)
+			}()
+			var runs *runTracker
+			open := func() (*server.Server, error) {
+				var srv *server.Server
+				var err error
+				st, err = openStackFor(cmd.Context(), cfg, log, io.err)
+				if err == nil {
+					srv, runs, err = st.serve(cmd.Context(), ctx, transport, adminListen, log)
 				}
+				return srv, err
 			}
-			// With executor: temporal, runs outlive this process: from the
-			// first signal on, a run whose caller is cancelled by the
-			// shutdown is left going on Temporal (the next vmcp run
-			// records its result), not cancelled.
-			if tr, ok := st.exec.(*temporalrun.Runner); ok {
-				go func() { <-cmd.Context().Done(); tr.Detach() }()
-				// Runs an earlier vmcp run left going are recorded as
-				// they end (runtime/temporalrun/reattach.go).
+			if transport == "stdio" {
+				// initialize and server/discover are answered while the
+				// backends start and the workflows compile (ServeStdioEarly).
+				// A signal before the server is built stops serving: the
+				// shutdown (shutdown.go) starts only once it is.
+				early := server.EarlyOptions{Name: "vmcp", Version: version, ListChanged: cfg.Authoring.Enabled, Tasks: true}
+				built := false
+				ready := make(chan struct{})
 				go func() {
-					n, err := tr.Reattach(cmd.Context())
-					if err != nil {
-						log.Error("picking up the runs of an earlier vmcp run", "err", err)
-					} else if n > 0 {
-						log.Info("picked up runs of an earlier vmcp run", "count", n)
+					select {
+					case <-ready:
+					case <-cmd.Context().Done():
+						select {
+						case <-ready:
+						default:
+							stopServing()
+						}
 					}
 				}()
-			}
-			// The runs the previous process left running go on in the
-			// background, now that the backends are up (resume.go). With
-			// executor: temporal they went on on Temporal instead, and
-			// Reattach (above) records them.
-			if rs, ids := st.ops.newResumeSet(st.engine, runs); rs != nil && !st.cfg.Executor.Temporal() {
-				rs.adopt = srv.AdoptRun // elicitations asked again reach task clients
-				rs.resumeRuns(ctx, ids)
-			}
-			switch transport {
-			case "stdio":
-				if adminListen != "" {
-					if err := st.ops.checkListen(adminListen, insecure); err != nil {
-						return usageErrorf("%v", err)
+				err := server.ServeStdioEarly(ctx, io.in, io.out, early, func() (*server.Server, error) {
+					srv, err := open()
+					if err != nil {
+						// vmcp answers the client with it until stdin ends.
+						log.Error("vmcp could not start", "err", err)
+						return nil, err
 					}
-					go func() {
-						if err := st.ops.serveAdmin(ctx, adminListen, st.exec, st.backend.Ready); err != nil {
-							log.Error("admin API stopped", "err", err)
+					if adminListen != "" {
+						if err := st.ops.checkListen(adminListen, insecure); err != nil {
+							return nil, usageErrorf("%v", err)
 						}
-					}()
-				}
-				go shutdown(cmd.Context(), ctx, runs, grace, log, nil, stopServing)
-				log.Info("serving MCP on stdio", "tools", len(srv.ToolNames()))
-				if err := srv.ServeStdio(ctx, io.in, io.out); err != nil {
+						go func() {
+							if err := st.ops.serveAdmin(ctx, adminListen, st.exec, st.backend.Ready); err != nil {
+								log.Error("admin API stopped", "err", err)
+							}
+						}()
+					}
+					go shutdown(cmd.Context(), ctx, runs, grace, log, nil, stopServing)
+					log.Info("serving MCP on stdio", "tools", len(srv.ToolNames()))
+					built = true
+					close(ready)
+					return srv, nil
+				})
+				if err != nil {
+					if !built { // vmcp could not start: that error, as before
+						return err
+					}
 					return failuref("stdio: %v", err)
 				}
+				log.Info("server stopped")
+				return nil
+			}
+			srv, err := open()
+			if err != nil {
+				return err
+			}
+			switch transport {
 			case "http":
 				if err := st.ops.checkListen(listen, insecure); err != nil {
 					return usageErrorf("%v", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 
 	"github.com/vmcp-dev/vmcp/authoring"
 	"github.com/vmcp-dev/vmcp/config"
@@ -41,25 +42,41 @@ type stack struct {
 }
 
 // openStack loads the config (configPath, or ./vmcp.yaml when it is
-// empty), connects every backend, compiles the
-// workflows with the backends' live tool schemas (so unknown tools and
-// mistyped arguments are compile errors with positions), and builds the
-// engine. Diagnostics, warnings included, are printed on diagOut. Every
-// failure is an exit-1 error; nothing is left running when it fails.
+// empty) and opens the stack it describes (openStackFor).
 func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut io.Writer) (*stack, error) {
 	cfg, err := loadConfig(configPath, diagOut)
 	if err != nil {
 		return nil, err
 	}
+	return openStackFor(ctx, cfg, log, diagOut)
+}
+
+// openStackFor starts every backend in the background, waits for the ones
+// the workflows use (usedBackends), compiles the workflows with their
+// live tool schemas (so unknown tools and mistyped arguments are compile
+// errors with positions), and builds the engine. The other backends go on
+// starting; a call that needs one waits for it. Diagnostics, warnings
+// included, are printed on diagOut. Every failure is an exit-1 error;
+// nothing is left running when it fails.
+func openStackFor(ctx context.Context, cfg *config.Config, log *slog.Logger, diagOut io.Writer) (*stack, error) {
 	if len(cfg.Sources()) == 0 && !cfg.Authoring.Enabled {
 		return nil, failuref("%s: no workflows: add workflows: or compositeTools: (or authoring: {enabled: true} to let agents write them)", cfg.Path)
 	}
-	mgr, err := mcpclient.Connect(ctx, cfg.Backends, mcpclient.Options{
+	mgr, err := mcpclient.Start(cfg.Backends, mcpclient.Options{
 		Logger: log, ClientName: "vmcp", ClientVersion: version, MaxResultBytes: cfg.Limits.MaxResultBytes,
 	})
 	if err != nil {
 		return nil, failuref("%v", err)
 	}
+	need, err := usedBackends(cfg, mgr, diagOut)
+	if err == nil {
+		err = mgr.Wait(ctx, need...)
+	}
+	if err != nil {
+		mgr.Close()
+		return nil, failuref("%v", err)
+	}
+	go reportLateBackends(mgr, need, log)
 	ok := false
 	defer func() {
 		if !ok {
@@ -70,7 +87,7 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 	var src diag.Sources
 	if len(cfg.Sources()) > 0 {
 		var diags diag.List
-		plan, diags, src = compilePlan(cfg.Sources(), mgr, cfg.Limits.MaxIterations)
+		plan, diags, src = compilePlan(cfg.Sources(), mgr.Catalog(), cfg.Limits.MaxIterations)
 		if len(diags) > 0 {
 			diag.Print(diagOut, diags.Sorted(), diag.Text, src)
 		}
@@ -113,6 +130,64 @@ func openStack(ctx context.Context, configPath string, log *slog.Logger, diagOut
 	}
 	ok = true
 	return st, nil
+}
+
+// usedBackends names the backends vmcp must wait for before it compiles:
+// those the workflows' tool steps name. It compiles the workflows once
+// without a catalog to find them, so errors that need no backend are
+// reported at once. Every backend is needed when a step names a tool
+// without its backend (only the catalog can resolve it), when
+// exposeBackendTools serves them all, or when authoring lets agents write
+// workflows against any of them.
+func usedBackends(cfg *config.Config, mgr *mcpclient.Manager, diagOut io.Writer) ([]string, error) {
+	all := mgr.Backends()
+	if cfg.Server.ExposeBackendTools || cfg.Authoring.Enabled || len(cfg.Sources()) == 0 {
+		return all, nil
+	}
+	plan, diags, src := compilePlan(cfg.Sources(), nil, cfg.Limits.MaxIterations)
+	if diags.HasErrors() {
+		diag.Print(diagOut, diags.Sorted(), diag.Text, src)
+		return nil, fmt.Errorf("%d error(s) in the workflows of %s", len(diags.Errors()), cfg.Path)
+	}
+	var used []string
+	bare := false
+	for _, wf := range plan.Workflows {
+		ir.EachStep(slices.Concat(wf.Steps, wf.Finally), func(s *ir.Step) {
+			switch {
+			case s.Type != ir.StepTool || s.Tool == nil:
+			case s.Tool.Resolved():
+				// A backend the config lacks is the compile's error, with
+				// its position.
+				if cfg.Backends[s.Tool.Backend] != nil {
+					used = append(used, s.Tool.Backend)
+				}
+			default:
+				bare = true
+			}
+		})
+	}
+	if bare {
+		return all, nil
+	}
+	return used, nil
+}
+
+// reportLateBackends logs, as each ends, the first start of every backend
+// that vmcp did not wait for: a failed one is started again by the next
+// call that needs it, which fails naming it if it cannot start.
+func reportLateBackends(mgr *mcpclient.Manager, waited []string, log *slog.Logger) {
+	done := map[string]bool{}
+	for _, n := range waited {
+		done[n] = true
+	}
+	for _, n := range mgr.Backends() {
+		if done[n] {
+			continue
+		}
+		if err := mgr.Wait(context.Background(), n); err != nil && !mgr.Closed() {
+			log.Warn("backend did not start; calls that need it will try again", "backend", n, "err", err)
+		}
+	}
 }
 
 // callLimits are the config's bounds on backend calls in flight.

@@ -26,6 +26,9 @@
 //	                         gate exists (when given), then returns {label}
 //	gated_idempotent         the same, declaring idempotentHint: true
 //
+// With -init-delay D it waits D before serving, so initialize is answered
+// D late: a backend slow to come up (an npm server booting).
+//
 // With -record FILE, sleep appends "start LABEL", "done LABEL" or
 // "cancelled LABEL" lines to FILE, so a test can see that a cancel reached
 // the backend, and gated "call LABEL" lines, so a test can count calls.

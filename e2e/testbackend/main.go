@@ -22,7 +22,9 @@ func main() {
 	faults := flag.Bool("faults", false, "also serve big and stop_reading")
 	gated := flag.Bool("gated", false, "also serve gated (for the resume tests)")
 	typed := flag.Bool("typed", false, "also serve create_tickets, whose input schema is an array of objects")
+	initDelay := flag.Duration("init-delay", 0, "wait this long before serving: a backend slow to come up")
 	flag.Parse()
+	time.Sleep(*initDelay)
 	r := &recorder{path: *record}
 	stdin := testservers.NewGate(os.Stdin)
 	s := server.NewMCPServer("testbackend", "1.0.0", server.WithToolCapabilities(false))

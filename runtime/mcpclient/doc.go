@@ -6,7 +6,9 @@
 // Out: a [Manager] that implements runtime.Backend (CallTool routes
 // backend.tool to the right server), serves the raw tool lists and a
 // catalog.Catalog for the checker, and reports per-backend health.
-// Entry point: [Connect]; always [Manager.Close] it.
+// Entry point: [Connect], or [Start] to start the backends in the
+// background and [Manager.Wait] for the ones needed (start.go); always
+// [Manager.Close] it.
 //
 // Every call has a deadline (the backend's timeout unless the caller's is
 // earlier). Cancelling the caller's context cancels the request on the

@@ -44,6 +44,8 @@ type Manager struct {
 	log   *slog.Logger
 	names []string // sorted
 	conns map[string]*conn
+	// first is each backend's first start (start.go).
+	first map[string]*firstStart
 
 	// ctx lives as long as the manager: stdio processes and HTTP streams
 	// are bound to it, and Close cancels it.
@@ -66,11 +68,26 @@ type Manager struct {
 var _ toolcall.Backend = (*Manager)(nil)
 
 // Connect starts or dials every backend concurrently, initializes each one
-// and lists its tools (following pagination). Each start is bounded by ctx
-// and by the backend's StartTimeout. If any backend cannot start, Connect
-// closes the others and returns an error naming each failed backend and
-// what failed (with the stderr tail of a stdio process that exited).
+// and lists its tools (following pagination), and waits for all of them
+// (Start, then Wait). Each start is bounded by the backend's StartTimeout;
+// ctx bounds the wait. If any backend cannot start, Connect closes the
+// others and returns an error naming each failed backend and what failed
+// (with the stderr tail of a stdio process that exited).
 func Connect(ctx context.Context, backends map[string]*config.Backend, opts Options) (*Manager, error) {
+	m, err := Start(backends, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Wait(ctx, m.names...); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// newManager checks the backends' configuration, fills in the defaults
+// and builds the manager without starting anything.
+func newManager(backends map[string]*config.Backend, opts Options) (*Manager, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -83,7 +100,8 @@ func Connect(ctx context.Context, backends map[string]*config.Backend, opts Opti
 	if opts.MaxResultBytes == 0 {
 		opts.MaxResultBytes = config.DefaultMaxResultBytes
 	}
-	m := &Manager{opts: opts, log: opts.Logger, conns: map[string]*conn{}, http: newHTTPClient(opts.MaxResultBytes)}
+	m := &Manager{opts: opts, log: opts.Logger, conns: map[string]*conn{}, first: map[string]*firstStart{},
+		http: newHTTPClient(opts.MaxResultBytes)}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	for name, b := range backends {
 		if b == nil {
@@ -108,28 +126,6 @@ func Connect(ctx context.Context, backends map[string]*config.Backend, opts Opti
 		m.names = append(m.names, name)
 	}
 	sort.Strings(m.names)
-
-	errs := make([]error, len(m.names))
-	var wg sync.WaitGroup
-	for i, name := range m.names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			start := time.Now()
-			_, err := m.conns[name].get(ctx)
-			errs[i] = err
-			if err == nil {
-				// Tools locks: a tools/list_changed refresh may be running.
-				m.log.Info("backend connected", "backend", name, "transport", m.conns[name].cfg.Transport,
-					"tools", len(m.Tools(name)), "took", time.Since(start).Round(time.Millisecond))
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		m.Close()
-		return nil, err
-	}
 	return m, nil
 }
 

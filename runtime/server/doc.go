@@ -5,7 +5,9 @@
 // In: a [Runner] (a *runtime.Engine) whose workflows become tools, and
 // optionally the backend manager, whose tools can be served as they are
 // under <backend>_<tool> names. Out: an mcp-go MCP server, reachable over
-// stdio ([Server.ServeStdio]) or streamable HTTP ([Server.MCPHandler],
+// stdio ([Server.ServeStdio]; [ServeStdioEarly] answers initialize and
+// server/discover while the server is still being built, early.go) or
+// streamable HTTP ([Server.MCPHandler],
 // an [Endpoint]; [HTTPHandler], [ServeHTTP]). Over HTTP the endpoint keeps
 // its own session table (sessions.go: 404 for unknown ids, idle expiry, a
 // cap) and writes each call's notifications on that call's response
@@ -15,9 +17,10 @@
 // before the run (undeclared ones are refused), every finished step becomes a notifications/progress
 // when the client asked for progress, a client's notifications/cancelled
 // stops the run, and elicitation steps are forwarded to the client when it
-// declared the capability: as elicitation/create requests on stdio and to
-// clients of protocol 2025-11-25 or earlier, and as input_required results
-// (multi round-trip requests, mrtr.go) to 2026-07-28 clients over HTTP. The result carries structuredContent, the same
+// declared the capability: as elicitation/create requests to clients of
+// protocol 2025-11-25 or earlier, and as input_required results (multi
+// round-trip requests, mrtr.go) to 2026-07-28 clients, over stdio and
+// HTTP alike. The result carries structuredContent, the same
 // JSON as text, and the run id in _meta; a failed run is an isError result
 // that names the step and its source position, never a protocol error.
 //

@@ -16,11 +16,13 @@ import (
 // action or fails the step with this message.
 var ErrNoElicitation = errors.New("the calling MCP client did not declare the elicitation capability")
 
-// ErrElicitationOverModernHTTP is returned if a client that speaks MCP
-// 2026-07-28 or later over streamable HTTP reaches the server-initiated
-// path: that protocol removed server-initiated requests. Such clients are
-// asked with input_required results instead (mrtr.go), so this is a guard.
-var ErrElicitationOverModernHTTP = errors.New("elicitation is not available to MCP 2026-07-28 clients over streamable HTTP; connect with protocol 2025-11-25 or over stdio")
+// ErrElicitationModern is returned if a client that speaks MCP 2026-07-28
+// or later (over stdio or streamable HTTP) reaches the server-initiated
+// path: that protocol removed server-initiated requests, and such a client
+// would leave the question unanswered. Workflow calls of such clients ask
+// with input_required results instead (mrtr.go); a draft run
+// (vmcp_workflow_run), which takes no part in multi round trips, gets this.
+var ErrElicitationModern = errors.New("elicitation is not available to MCP 2026-07-28 clients outside a workflow tool call; connect with protocol 2025-11-25")
 
 // clientElicitor forwards elicitation steps to the client that called the
 // tool. reqCtx is the tools/call context: it carries the client session and
@@ -35,8 +37,8 @@ func (e *clientElicitor) Elicit(ctx context.Context, req runtime.ElicitRequest) 
 	if !ClientCanElicit(e.reqCtx) {
 		return runtime.ElicitResult{}, ErrNoElicitation
 	}
-	if transportOf(e.reqCtx) == transportHTTP && mcpserver.IsModernRequest(e.reqCtx) {
-		return runtime.ElicitResult{}, ErrElicitationOverModernHTTP
+	if mcpserver.IsModernRequest(e.reqCtx) {
+		return runtime.ElicitResult{}, ErrElicitationModern
 	}
 	ctx, cancel := context.WithTimeout(valuesFrom{ctx, e.reqCtx}, e.s.opts.ElicitTimeout)
 	defer cancel()

@@ -1,6 +1,6 @@
 package server
 
-// Elicitation for MCP 2026-07-28 clients over streamable HTTP.
+// Elicitation for MCP 2026-07-28 clients, over stdio and streamable HTTP.
 //
 // That protocol removed server-initiated requests: a tool call that needs
 // the user's input returns an input_required result carrying the question
@@ -112,14 +112,16 @@ func (w *waiting) drop(q *question) {
 }
 
 // usesMultiRoundTrip reports whether a call must ask its questions with
-// input_required results: a 2026-07-28 client over streamable HTTP that
-// declared elicitation.
+// input_required results: a 2026-07-28 client that declared elicitation,
+// on either transport. Such a client does not answer server-initiated
+// requests even on stdio, where the pipe would carry them (the TypeScript
+// SDK v2 client leaves an elicitation/create unanswered).
 func usesMultiRoundTrip(ctx context.Context) bool {
-	return transportOf(ctx) == transportHTTP && mcpserver.IsModernRequest(ctx) && ClientCanElicit(ctx)
+	return mcpserver.IsModernRequest(ctx) && ClientCanElicit(ctx)
 }
 
 // multiRoundTrip serves one round trip of a workflow call for a
-// 2026-07-28 HTTP client (see the top of this file).
+// 2026-07-28 client (see the top of this file).
 func (s *Server) multiRoundTrip(ctx context.Context, wf *ir.Workflow, req mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
 	var run *pendingRun
 	if state := req.Params.RequestState; state != "" {

@@ -126,3 +126,37 @@ func TestUnknownRequestState(t *testing.T) {
 		t.Errorf("call with a stale requestState = (isError %v) %q; want isError %q", res.IsError, testenv.ResultText(res), want)
 	}
 }
+
+// TestMultiRoundTripOverStdio: a 2026-07-28 client on stdio that declared
+// elicitation gets the question as an input_required result, as over HTTP,
+// and its retry with the answer gets the run's result. vmcp used to send
+// such a client an elicitation/create request, which it never answers.
+func TestMultiRoundTripOverStdio(t *testing.T) {
+	runner := &fakeRunner{wfs: testWorkflows}
+	runner.script = func(ctx context.Context, wf string, _ map[string]any, opts runtime.RunOptions) (*runtime.Run, error) {
+		res, err := opts.Elicitor.Elicit(ctx, runtime.ElicitRequest{Message: "ok?", Schema: map[string]any{"type": "object"}})
+		if err != nil {
+			return nil, err
+		}
+		return completed(opts.RunID, wf, map[string]any{"action": res.Action}), nil
+	}
+	s := newTestServer(t, runner)
+	c := serveEarly(t, func() (*Server, error) { return s, nil })
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
+	c.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","arguments":{},`+meta+`}}`)
+	first := c.next(t)
+	res, _ := first["result"].(map[string]any)
+	asks, _ := res["inputRequests"].(map[string]any)
+	ask, _ := asks[elicitationKey].(map[string]any)
+	state, _ := res["requestState"].(string)
+	if first["id"] != 1.0 || res["resultType"] != "input_required" || ask["method"] != "elicitation/create" || state == "" {
+		t.Fatalf("the first round trip got %v; want an input_required result asking %q with a requestState", first, elicitationKey)
+	}
+	c.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"plain","arguments":{},"requestState":`+string(mustJSON(t, state))+
+		`,"inputResponses":{"`+elicitationKey+`":{"action":"decline"}},`+meta+`}}`)
+	second := c.next(t)
+	res, _ = second["result"].(map[string]any)
+	if second["id"] != 2.0 || fmt.Sprint(res["structuredContent"]) != fmt.Sprint(map[string]any{"action": "decline"}) {
+		t.Fatalf("the retry got %v; want the run's result with action decline", second)
+	}
+}

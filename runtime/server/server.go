@@ -123,25 +123,14 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: log, workflows: map[string]*ir.Workflow{}, others: map[string]bool{},
 		scopes: map[string]httpsafe.Scope{}}
-	mcpOpts := []mcpserver.ServerOption{
-		mcpserver.WithToolCapabilities(opts.ListChanged),
-		mcpserver.WithElicitation(),
-		// Elicitation steps block inside a tools/call until the user
-		// answers, so vmcp asks with a server-initiated request. mcp-go
-		// refuses those to 2026-07-28 clients unless told otherwise; they
-		// still work on stdio (both directions are open). Over HTTP such
-		// clients are asked with input_required results (mrtr.go).
-		mcpserver.WithLegacyServerInitiatedRequests(),
+	mcpOpts := append(capabilityOptions(opts.ListChanged, opts.Tasks.Runs != nil),
 		mcpserver.WithToolHandlerMiddleware(s.flushMiddleware),
 		mcpserver.WithRecovery(),
-	}
+	)
 	if opts.Tasks.Runs != nil {
 		s.tasks = newTasks(s, opts.Tasks)
-		// Advertised through mcp-go; served by tasks_wire.go.
-		mcpOpts = append(mcpOpts,
-			mcpserver.WithHooks(s.tasks.hooks()),
-			mcpserver.WithTaskCapabilities(true, true, true),
-			mcpserver.WithExtensions(map[string]any{TasksExtension: map[string]any{}}))
+		// Advertised by capabilityOptions; served by tasks_wire.go.
+		mcpOpts = append(mcpOpts, mcpserver.WithHooks(s.tasks.hooks()))
 	}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
 
@@ -174,6 +163,40 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mcp.AddTools(tools...)
 	return s, nil
+}
+
+// capabilityOptions are the mcp-go options that make what initialize and
+// server/discover answer: New's server and the early one of
+// ServeStdioEarly (early.go) must answer the same.
+func capabilityOptions(listChanged, tasks bool) []mcpserver.ServerOption {
+	opts := []mcpserver.ServerOption{
+		mcpserver.WithToolCapabilities(listChanged),
+		mcpserver.WithElicitation(),
+		// Elicitation steps block inside a tools/call until the user
+		// answers, so vmcp asks clients of 2025-11-25 and earlier with a
+		// server-initiated request; 2026-07-28 clients are asked with
+		// input_required results on both transports (mrtr.go). vmcp
+		// chooses per request (handler.go), so mcp-go's own refusal of
+		// server-initiated requests to 2026-07-28 sessions stays off.
+		mcpserver.WithLegacyServerInitiatedRequests(),
+	}
+	if tasks {
+		opts = append(opts,
+			mcpserver.WithTaskCapabilities(true, true, true),
+			mcpserver.WithExtensions(map[string]any{TasksExtension: map[string]any{}}))
+	}
+	return opts
+}
+
+// newEarlyMCP is the server that answers before the real one is built.
+func newEarlyMCP(opts EarlyOptions) *mcpserver.MCPServer {
+	if opts.Name == "" {
+		opts.Name = "vmcp"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	return mcpserver.NewMCPServer(opts.Name, opts.Version, capabilityOptions(opts.ListChanged, opts.Tasks)...)
 }
 
 // MCP returns the underlying mcp-go server.
