@@ -2,7 +2,7 @@ package runtime
 
 // The query template function: {{query EXPR VALUE}} evaluates the
 // JMESPath expression EXPR (jmespath-community/go-jmespath, the dialect
-// with let) over VALUE and returns the result with its type, so a
+// with let, with vmcp's function table: internal/jmes) over VALUE and returns the result with its type, so a
 // single-action template passes an array or object on as one.
 //
 // The library's functions and comparisons work on float64 numbers, while
@@ -20,14 +20,13 @@ package runtime
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
-	"github.com/jmespath-community/go-jmespath"
+	"github.com/jmespath-community/go-jmespath/pkg/parsing"
+
+	"github.com/vmcp-dev/vmcp/internal/jmes"
 )
 
 // maxCachedQueries bounds the compiled-expression cache of one engine.
@@ -35,60 +34,45 @@ const maxCachedQueries = 1024
 
 type queryCache struct {
 	mu    sync.RWMutex
-	exprs map[string]jmespath.JMESPath
+	exprs map[string]parsing.ASTNode
 }
 
 func newQueryCache() *queryCache {
-	return &queryCache{exprs: map[string]jmespath.JMESPath{}}
+	return &queryCache{exprs: map[string]parsing.ASTNode{}}
 }
 
-func (c *queryCache) compile(expr string) (jmespath.JMESPath, error) {
+func (c *queryCache) compile(expr string) (parsing.ASTNode, error) {
 	c.mu.RLock()
-	jp, ok := c.exprs[expr]
+	ast, ok := c.exprs[expr]
 	c.mu.RUnlock()
 	if ok {
-		return jp, nil
+		return ast, nil
 	}
-	jp, err := jmespath.Compile(expr)
+	ast, err := jmes.Parse(expr)
 	if err != nil {
-		return nil, err
+		return parsing.ASTNode{}, err
 	}
 	c.mu.Lock()
 	if len(c.exprs) < maxCachedQueries {
-		c.exprs[expr] = jp
+		c.exprs[expr] = ast
 	}
 	c.mu.Unlock()
-	return jp, nil
+	return ast, nil
 }
 
-// query is the template function. Its errors never show the value.
+// query is the template function. Its errors never show the value (see
+// queryfuncs.go for their wording).
 func (c *queryCache) query(expr string, v any) (any, error) {
-	jp, err := c.compile(expr)
+	ast, err := c.compile(expr)
 	if err != nil {
-		var se jmespath.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("the JMESPath expression does not parse at offset %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "SyntaxError: "))
-		}
-		return nil, fmt.Errorf("the JMESPath expression does not parse: %v", err)
+		return nil, queryParseError(expr, err)
 	}
-	out, err := jp.Search(jmespathValue(v, 0))
+	data := jmespathValue(v, 0)
+	out, err := jmes.Search(ast, data, nil)
 	if err != nil {
-		return nil, fmt.Errorf("the JMESPath expression failed: %s", hideQueryValue(err.Error()))
+		return nil, querySearchError(err)
 	}
 	return out, nil
-}
-
-// hideQueryValue drops the argument value from the library's type error
-// ("invalid type for: <value>, expected: []functions.JpType{"number"}"):
-// errors never show data, which may hold secrets.
-func hideQueryValue(msg string) string {
-	const prefix, sep = "invalid type for: ", ", expected: "
-	i := strings.LastIndex(msg, sep)
-	if !strings.HasPrefix(msg, prefix) || i < 0 {
-		return msg
-	}
-	want := strings.TrimSuffix(strings.TrimPrefix(msg[i+len(sep):], "[]functions.JpType{"), "}")
-	return "a function argument has the wrong type; it must be " + strings.ReplaceAll(want, ", ", " or ")
 }
 
 // jmespathValue returns v with every number as float64 (see the file

@@ -1,0 +1,57 @@
+package jmes
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Undefined finds each variable read outside the let that binds it, at
+// its byte offset, with the bindings of one let evaluated in the scope
+// around it (as the library evaluates them).
+func TestUndefined(t *testing.T) {
+	for _, c := range []struct {
+		expr  string
+		outer []string
+		want  []Var
+	}{
+		// The issue's query: $b's binding cannot see $a.
+		{"let $a = 'admin', $b = items[?metadata.name == $a] in $b", nil, []Var{{"$a", 47}}},
+		{"let $a = 'admin' in let $b = items[?metadata.name == $a] in $b", nil, nil},
+		{"let $a = 'top-a' in let $a = 'in-a', $b = $a in $b", nil, nil},
+		{"[let $scope = 'foo' in [$scope], $scope]", nil, []Var{{"$scope", 33}}},
+		{"let $a = $a in $a", nil, []Var{{"$a", 9}}},
+		// A filter's condition is written before its right-hand side.
+		{"a[?x == $p].b[?$q].c", nil, []Var{{"$p", 8}, {"$q", 15}}},
+		{"a[?x == $p].b[?$q].c", []string{"$p"}, []Var{{"$q", 15}}},
+		// Literals are not variables; $ alone is the root.
+		{"'$no' == `\"$no\"` && \"$no\" == $.x && $yes", nil, []Var{{"$yes", 36}}},
+		{"$noexist", nil, []Var{{"$noexist", 0}}},
+	} {
+		ast, err := Parse(c.expr)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", c.expr, err)
+		}
+		if diff := cmp.Diff(c.want, Undefined(c.expr, ast, c.outer)); diff != "" {
+			t.Errorf("Undefined(%q, %v) mismatch (-want +got):\n%s", c.expr, c.outer, diff)
+		}
+	}
+}
+
+// A let binding that is not $name = expression is a parse error at its
+// let (the library's interpreter panics on it).
+func TestParseBadBinding(t *testing.T) {
+	for _, c := range []struct {
+		expr string
+		off  int
+	}{
+		{"let $a in $a", 0},
+		{"x || let $a = `1`, b in $a", 5},
+	} {
+		_, err := Parse(c.expr)
+		e, ok := err.(*Error)
+		if !ok || e.Off != c.off || e.Msg != "each binding of let is $name = expression" {
+			t.Errorf("Parse(%q) = %v; want the binding error at offset %d", c.expr, err, c.off)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+)
+
+// contains() compares arrays and objects by content, as == does
+// (JMESPath equality), where the library's compared them with Go's ==
+// and panicked: "runtime error: comparing uncomparable type []interface {}".
+func TestQueryContainsDeepEquality(t *testing.T) {
+	data := M{"pairs": A{A{int64(1), int64(2)}, A{int64(3)}}, "labels": A{M{"app": "web"}}, "names": A{"a", "b"}}
+	q := newQueryCache()
+	for _, c := range []struct {
+		expr string
+		want bool
+	}{
+		{"contains(`[[1, 2]]`, `[1, 2]`)", true},
+		{"contains(`[[1, 2]]`, `[2, 1]`)", false},
+		{"contains(pairs, `[1, 2]`)", true}, // plan integers against a literal
+		{"contains(pairs, `[3, 4]`)", false},
+		{"contains(labels, `{\"app\": \"web\"}`)", true},
+		{"contains(labels, `{\"app\": \"db\"}`)", false},
+		{"contains(names, 'b')", true},
+		{"contains('abc', 'bc')", true},
+		{"contains('abc', `1`)", false},
+		{"length(pairs[?contains(`[[1, 2], [5]]`, @)])", true},
+	} {
+		got, err := q.query(c.expr, data)
+		if err != nil {
+			t.Errorf("query(%q) failed: %v", c.expr, err)
+			continue
+		}
+		if n, ok := got.(float64); ok {
+			got = n == 1
+		}
+		if got != c.want {
+			t.Errorf("query(%q) = %v; want %v", c.expr, got, c.want)
+		}
+	}
+}
+
+// A library function that panics on its arguments (reverse, map, sort_by,
+// group_by and zip assume a []any and are given a Go []string) fails the
+// query with an error that names the function, never Go's runtime error.
+func TestQueryFunctionPanicNamesTheFunction(t *testing.T) {
+	q := newQueryCache()
+	for _, fn := range []string{"reverse(@)", "map(&@, @)", "sort_by(@, &@)", "group_by(@, &@)", "zip(@, @)"} {
+		_, err := q.query(fn, []string{"s3cr3t"})
+		if err == nil {
+			t.Errorf("query(%q) succeeded; want an error", fn)
+			continue
+		}
+		name := fn[:strings.IndexByte(fn, '(')]
+		if msg := err.Error(); !strings.Contains(msg, name+"() cannot take these arguments") || strings.Contains(msg, "runtime error") || strings.Contains(msg, "s3cr3t") {
+			t.Errorf("query(%q) error = %q; want %s() named, without Go's text or the value", fn, msg, name)
+		}
+	}
+}
