@@ -91,6 +91,7 @@ const (
 	CodeAttemptTimeout        = "attempt_timeout_exceeds_step"
 	CodeQueryFunction         = "query_unknown_function"
 	CodeQueryArguments        = "query_arguments"
+	CodeQueryVariable         = "query_variable"
 	CodeLoopBodyConflict      = "loop_body_conflict"
 	CodeLoopTooDeep           = "loop_too_deep"
 	CodeItemVarClash          = "item_var_clash"
@@ -1009,6 +1010,9 @@ func errFinallyRead(pos ir.Pos, path, reader, target string) diag.Diagnostic {
 
 // errQuery words a problem with a call of query (see query.go).
 func errQuery(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
+	if d, ok := errQueryExpr(pos, path, p); ok {
+		return d
+	}
 	switch p.kind {
 	case queryUnknownFunc:
 		return errorAt(pos, path, CodeQueryFunction,
@@ -1024,6 +1028,22 @@ func errQuery(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
 			`write {{query "items[].name" .steps.x.output}} or {{.steps.x.output | query "items[].name"}}`)
 	}
 	return errorAt(pos, path, CodeQuerySyntax, "JMESPath syntax error in the query expression: "+p.text)
+}
+
+// errQueryExpr words a literal expression's syntax error or a variable
+// read outside its let, with the fix internal/jmes gives.
+func errQueryExpr(pos ir.Pos, path string, p queryProblem) (diag.Diagnostic, bool) {
+	var detail []string
+	if p.fix != "" {
+		detail = append(detail, p.fix)
+	}
+	switch p.kind {
+	case querySyntax:
+		return errorAt(pos, path, CodeQuerySyntax, "JMESPath syntax error in the query expression: "+p.text, detail...), true
+	case queryUndefinedVar:
+		return errorAt(pos, path, CodeQueryVariable, fmt.Sprintf("JMESPath variable %s is not defined here", p.text), detail...), true
+	}
+	return diag.Diagnostic{}, false
 }
 
 // ---- loop bodies ----

@@ -2,10 +2,11 @@ package checker
 
 // The query function: {{query EXPR VALUE}} runs the JMESPath expression
 // EXPR (the jmespath-community dialect, which has let) over VALUE. When
-// EXPR is a string literal it is parsed here, by the same library the
-// runtime evaluates it with, so a syntax error or an unknown function is
-// a compile-time error. The library reports a syntax error's byte offset
-// in the expression text; the expression is a Go string literal inside
+// EXPR is a string literal it is parsed here, by the same code the
+// runtime evaluates it with (internal/jmes), so a syntax error, an
+// unknown function or a variable read outside its let (query_scope.go)
+// is a compile-time error. A syntax error comes with the byte offset of
+// the token that is wrong in the expression text, and a fix; the expression is a Go string literal inside
 // the template, so that offset is mapped through the literal's escapes
 // (queryLiteralOffset) to an offset in the template source, which
 // parser.Node.OffsetPos then maps to the file. An unknown function has no
@@ -22,8 +23,9 @@ import (
 	"strings"
 	"text/template/parse"
 
-	"github.com/jmespath-community/go-jmespath/pkg/functions"
 	"github.com/jmespath-community/go-jmespath/pkg/parsing"
+
+	"github.com/vmcp-dev/vmcp/internal/jmes"
 )
 
 // queryProblem is a query call that cannot work: where (a byte offset in
@@ -31,8 +33,12 @@ import (
 type queryProblem struct {
 	off  int
 	kind queryProblemKind
-	// syntax: the library's message; unknown function: the name.
+	// syntax: the message (internal/jmes words it); unknown function:
+	// the name; undefined variable: the variable, with its $.
 	text string
+	// syntax, undefined variable: how to fix it ("" when there is no
+	// one fix).
+	fix string
 	// arity: the number of arguments given.
 	args int
 }
@@ -44,17 +50,12 @@ const (
 	queryUnknownFunc
 	queryArity
 	queryNotString
+	queryUndefinedVar // see query_scope.go
 )
 
 // jmespathFuncs are the names of the functions a JMESPath expression may
-// call, sorted as the library lists them.
-var jmespathFuncs = func() []string {
-	var names []string
-	for _, f := range functions.GetDefaultFunctions() {
-		names = append(names, f.Name)
-	}
-	return names
-}()
+// call, sorted.
+var jmespathFuncs = jmes.Names()
 
 // queryCall checks one call of query. args are the command's arguments,
 // args[0] being the identifier; piped says whether the command receives
@@ -80,19 +81,20 @@ func (wk *refWalker) queryCall(args []parse.Node, piped bool) {
 	if p, bad := checkQueryExpr(lit.Text); bad {
 		p.off = int(lit.Pos) + queryLiteralOffset(lit.Quoted, p.off)
 		wk.queries = append(wk.queries, p)
+		return
 	}
+	wk.queryScopes(lit, nil)
 }
 
 // checkQueryExpr parses a JMESPath expression and checks the functions it
 // calls. The offset of a problem is in expr.
 func checkQueryExpr(expr string) (queryProblem, bool) {
-	ast, err := parsing.NewParser().Parse(expr)
+	ast, err := jmes.Parse(expr)
 	if err != nil {
-		var se parsing.SyntaxError
-		if errors.As(err, &se) {
-			return queryProblem{off: se.Offset, kind: querySyntax, text: strings.TrimPrefix(se.Error(), "SyntaxError: ")}, true
+		var e *jmes.Error
+		if errors.As(err, &e) {
+			return queryProblem{off: max(e.Off, 0), kind: querySyntax, text: e.Msg, fix: e.Fix}, true
 		}
-		// A JSON literal (`...`) that does not decode has no offset.
 		return queryProblem{off: 0, kind: querySyntax, text: err.Error()}, true
 	}
 	if name, ok := unknownJMESPathFunc(ast); ok {
