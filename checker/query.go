@@ -93,7 +93,8 @@ func checkQueryExpr(expr string) (queryProblem, bool) {
 	if err != nil {
 		var e *jmes.Error
 		if errors.As(err, &e) {
-			return queryProblem{off: max(e.Off, 0), kind: querySyntax, text: e.Msg, fix: e.Fix}, true
+			msg, fix := e.InSource()
+			return queryProblem{off: max(e.Off, 0), kind: querySyntax, text: msg, fix: fix}, true
 		}
 		return queryProblem{off: 0, kind: querySyntax, text: err.Error()}, true
 	}

@@ -12,9 +12,10 @@ package runtime
 // as it comes; the typed-template path turns integral numbers back into
 // int64.
 //
-// Compiled expressions are kept in a cache per function map (one per
-// engine): the checker has already parsed every literal expression, and
-// a literal is compiled once here. The cache is bounded, so expressions
+// Parsed expressions are kept in a cache per function map (one per
+// engine), with the variables they read outside their lets (an error
+// before the search, as at compile time): the checker has already
+// parsed every literal expression, and a literal is parsed once here. The cache is bounded, so expressions
 // computed from data cannot grow it without limit; past the bound they
 // are compiled on each call.
 
@@ -34,41 +35,52 @@ const maxCachedQueries = 1024
 
 type queryCache struct {
 	mu    sync.RWMutex
-	exprs map[string]parsing.ASTNode
+	exprs map[string]queryExpr
+}
+
+// queryExpr is a parsed expression and the variables it reads where no
+// let binds them.
+type queryExpr struct {
+	ast       parsing.ASTNode
+	undefined []jmes.Var
 }
 
 func newQueryCache() *queryCache {
-	return &queryCache{exprs: map[string]parsing.ASTNode{}}
+	return &queryCache{exprs: map[string]queryExpr{}}
 }
 
-func (c *queryCache) compile(expr string) (parsing.ASTNode, error) {
+func (c *queryCache) compile(expr string) (queryExpr, error) {
 	c.mu.RLock()
-	ast, ok := c.exprs[expr]
+	q, ok := c.exprs[expr]
 	c.mu.RUnlock()
 	if ok {
-		return ast, nil
+		return q, nil
 	}
 	ast, err := jmes.Parse(expr)
 	if err != nil {
-		return parsing.ASTNode{}, err
+		return queryExpr{}, err
 	}
+	q = queryExpr{ast: ast, undefined: jmes.Undefined(expr, ast, nil)}
 	c.mu.Lock()
 	if len(c.exprs) < maxCachedQueries {
-		c.exprs[expr] = ast
+		c.exprs[expr] = q
 	}
 	c.mu.Unlock()
-	return ast, nil
+	return q, nil
 }
 
 // query is the template function. Its errors never show the value (see
 // queryfuncs.go for their wording).
 func (c *queryCache) query(expr string, v any) (any, error) {
-	ast, err := c.compile(expr)
+	q, err := c.compile(expr)
 	if err != nil {
 		return nil, queryParseError(expr, err)
 	}
+	if len(q.undefined) > 0 {
+		return nil, queryParseError(expr, jmes.ErrUndefined(q.undefined[0]))
+	}
 	data := jmespathValue(v, 0)
-	out, err := jmes.Search(ast, data, nil)
+	out, err := jmes.Search(q.ast, data, nil)
 	if err != nil {
 		return nil, querySearchError(err)
 	}

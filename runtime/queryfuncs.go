@@ -11,18 +11,24 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/vmcp-dev/vmcp/internal/jmes"
 )
 
-// queryParseError words an expression that does not parse.
+// queryParseError words an expression that does not parse or reads a
+// variable it does not define.
 func queryParseError(expr string, err error) error {
 	var e *jmes.Error
 	if !errors.As(err, &e) {
 		return fmt.Errorf("the JMESPath expression does not parse: %v", err)
 	}
-	return fmt.Errorf("the JMESPath expression does not parse (%s): %v", queryWhere(expr, e.Off), e)
+	what := "does not parse"
+	if strings.HasPrefix(e.Msg, "variable ") {
+		what = "reads a variable it does not define"
+	}
+	return fmt.Errorf("the JMESPath expression %s (%s): %v", what, queryWhere(expr, e.Off), e)
 }
 
 // querySearchError words a search that failed.

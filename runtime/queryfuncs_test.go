@@ -57,3 +57,44 @@ func TestQueryFunctionPanicNamesTheFunction(t *testing.T) {
 		}
 	}
 }
+
+// An expression built with printf that does not parse fails the step in
+// the workflow's terms: where in the expression (it exists only at run
+// time), what was expected in characters, not the library's token names,
+// at the position of the query call in the file; never the data.
+func TestQueryComputedSyntaxError(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		errHas    []string
+	}{
+		{"bracket", `{{query (printf "items[?name == '%s'" .params.n) .params.data}}`,
+			[]string{"does not parse (at the end of the expression): expected ']' but the query ended; close it with ']'"}},
+		{"literal", "{{query (printf \"items[?kind == `%s`]\" .params.n) .params.data}}",
+			[]string{"does not parse (at column 16 of the expression): the text between backticks is not JSON; a `JSON literal` holds"}},
+		// Refused before the search, as at compile time, even where the
+		// library would not reach the variable (no items here).
+		{"variable", `{{query (printf "let $a = '%s', $b = items[?name == $a] in $b" .params.n) .params.data}}`,
+			[]string{"reads a variable it does not define (at column 40 of the expression): variable $a is not defined here; bind it with let"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := build("q", tool("a", "svc.x", M{"v": c.src}))
+			w.Steps[0].Arguments.Fields[0].Value.Template.Pos = at(7, 12)
+			pos := at(7, 14)
+			runCase{
+				wf:     w,
+				params: M{"n": "s3cr3t", "data": M{"items": A{}}},
+				status: RunFailed,
+				errPos: &pos,
+				errHas: append([]string{`step "a"`, "query"}, c.errHas...),
+				check: func(t *testing.T, run *Run, fb *fakeBackend) {
+					msg := run.Error.Error()
+					for _, bad := range []string{"s3cr3t", "TOK", "offset"} {
+						if strings.Contains(msg, bad) {
+							t.Errorf("error %q shows %q", msg, bad)
+						}
+					}
+				},
+			}.run(t)
+		})
+	}
+}

@@ -18,11 +18,24 @@ import (
 
 // Error is a query that does not parse, cannot be evaluated, or failed:
 // the byte offset in the expression (-1 when it has none), what is wrong,
-// and how to fix it ("" when there is no one fix).
+// and how to fix it ("" when there is no one fix). Msg and Fix never
+// quote the expression, which may hold data when it is built at run time;
+// SourceFix, when set, is a better fix that does quote it, for an
+// expression written in the workflow's source.
 type Error struct {
-	Off int
-	Msg string
-	Fix string
+	Off       int
+	Msg       string
+	Fix       string
+	SourceFix string
+}
+
+// InSource returns the message and the fix for an expression written in
+// the workflow's source.
+func (e *Error) InSource() (msg, fix string) {
+	if e.SourceFix != "" {
+		return e.Msg, e.SourceFix
+	}
+	return e.Msg, e.Fix
 }
 
 func (e *Error) Error() string {
@@ -163,7 +176,7 @@ func fixedWords(msg string) string {
 		return "unexpected token after a projection"
 	}
 	if strings.HasPrefix(msg, "Unknown char: ") {
-		return "unexpected character " + strings.TrimPrefix(msg, "Unknown char: ")
+		return "unexpected character" // which one would quote the expression
 	}
 	return strings.ToLower(msg[:1]) + msg[1:]
 }
@@ -177,7 +190,7 @@ func literalError(expr string) (*Error, bool) {
 		switch t.kind {
 		case tokJSON:
 			if !isJSON(strings.ReplaceAll(t.text, "\\`", "`")) {
-				return &Error{Off: t.off, Msg: "the text between backticks is not JSON", Fix: jsonLiteralFix(t.text)}, true
+				return &Error{Off: t.off, Msg: "the text between backticks is not JSON", Fix: jsonLiteralHolds, SourceFix: jsonLiteralFix(t.text)}, true
 			}
 		case tokQuoted:
 			if !isJSON(`"` + t.text + `"`) {
@@ -188,6 +201,9 @@ func literalError(expr string) (*Error, bool) {
 	return nil, false
 }
 
+// jsonLiteralHolds is what a JSON literal may hold.
+const jsonLiteralHolds = "a `JSON literal` holds a number, true, false, null, a \"string\", an [array] or an {object}; write a string as 'text'"
+
 // jsonLiteralFix says how to write a JSON literal that was meant to be a
 // string (`Pod`), or what a JSON literal holds.
 func jsonLiteralFix(text string) string {
@@ -195,7 +211,7 @@ func jsonLiteralFix(text string) string {
 	if s != "" && isJSON(`"`+s+`"`) && !strings.ContainsAny(s, `'"\{}[]`) {
 		return fmt.Sprintf("write '%s' for a string, or `\"%s\"` for a JSON string literal", s, s)
 	}
-	return "a `JSON literal` holds a number, true, false, null, a \"string\", an [array] or an {object}"
+	return jsonLiteralHolds
 }
 
 // functionError words an error of function name. Type errors drop the
