@@ -257,6 +257,10 @@ func ErrUndefined(v Var) *Error {
 	return &Error{Off: v.Off, Msg: fmt.Sprintf("variable %s is not defined here", v.Name), Fix: undefinedFix}
 }
 
+func errUnexpectedChar(off int) *Error {
+	return &Error{Off: off, Msg: "unexpected character"}
+}
+
 func errBadBinding(off int) *Error {
 	return &Error{Off: off, Msg: "each binding of let is $name = expression", Fix: "write let $name = expression, $other = expression in body"}
 }

@@ -17,6 +17,11 @@ import (
 
 // Parse parses expr. Its error is an *Error with the offset in expr.
 func Parse(expr string) (parsing.ASTNode, error) {
+	for _, t := range scan(expr) {
+		if t.kind == tokU0080 {
+			return parsing.ASTNode{}, errUnexpectedChar(t.off)
+		}
+	}
 	ast, err := parsing.NewParser().Parse(expr)
 	if err != nil {
 		var se parsing.SyntaxError

@@ -21,6 +21,7 @@ const (
 	tokQuoted                  // "..."
 	tokRaw                     // '...'
 	tokUnclosed                // a literal whose closing delimiter is missing
+	tokU0080                   // U+0080 right after a name, on which the library lexer panics
 )
 
 // tok is one scanned token: its kind, its offset, and its text (the name
@@ -51,12 +52,14 @@ func scan(expr string) []tok {
 			if j > i+1 {
 				toks = append(toks, tok{kind: tokVar, off: i, text: expr[i:j]})
 			}
+			toks = u0080(toks, expr, j)
 			i = j
 		case identStart(c):
 			j := identEnd(expr, i)
 			if expr[i:j] == "let" && startsVar(expr[j:]) {
 				toks = append(toks, tok{kind: tokLet, off: i, text: "let"})
 			}
+			toks = u0080(toks, expr, j)
 			i = j
 		default:
 			i++
@@ -77,6 +80,16 @@ func closing(expr string, i int, d byte) int {
 		}
 	}
 	return -1
+}
+
+// u0080 adds a tokU0080 token when the name that ends at j is followed
+// by U+0080: the library's lexer reads one entry past its table of name
+// characters for exactly that rune.
+func u0080(toks []tok, expr string, j int) []tok {
+	if strings.HasPrefix(expr[j:], "\u0080") {
+		return append(toks, tok{kind: tokU0080, off: j})
+	}
+	return toks
 }
 
 func identStart(c byte) bool {
