@@ -19,13 +19,13 @@ package checker
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 	"text/template/parse"
 
 	"github.com/jmespath-community/go-jmespath/pkg/parsing"
 
 	"github.com/vmcp-dev/vmcp/internal/jmes"
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // queryProblem is a query call that cannot work: where (a byte offset in
@@ -125,19 +125,5 @@ func unknownJMESPathFunc(n parsing.ASTNode) (string, bool) {
 }
 
 // queryLiteralOffset maps a byte offset in the value of a Go string
-// literal to the offset in its quoted form (which starts with the quote).
-func queryLiteralOffset(quoted string, off int) int {
-	if quoted == "" || quoted[0] == '`' {
-		return 1 + off // raw strings have no escapes
-	}
-	i, value := 1, 0
-	for i < len(quoted)-1 && value < off {
-		r, _, tail, err := strconv.UnquoteChar(quoted[i:], '"')
-		if err != nil {
-			break
-		}
-		value += len(string(r))
-		i = len(quoted) - len(tail)
-	}
-	return i
-}
+// literal to the offset in its quoted form (ir.LiteralOffset).
+func queryLiteralOffset(quoted string, off int) int { return ir.LiteralOffset(quoted, off) }

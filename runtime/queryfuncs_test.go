@@ -61,25 +61,28 @@ func TestQueryFunctionPanicNamesTheFunction(t *testing.T) {
 // An expression built with printf that does not parse fails the step in
 // the workflow's terms: where in the expression (it exists only at run
 // time), what was expected in characters, not the library's token names,
-// at the position of the query call in the file; never the data.
+// at the character of the printf format in the file that the problem
+// comes from (the format's closing quote when the expression ends too
+// soon); never the data.
 func TestQueryComputedSyntaxError(t *testing.T) {
 	for _, c := range []struct {
 		name, src string
+		col       int // on line 7; the template starts at column 12
 		errHas    []string
 	}{
-		{"bracket", `{{query (printf "items[?name == '%s'" .params.n) .params.data}}`,
+		{"bracket", `{{query (printf "items[?name == '%s'" .params.n) .params.data}}`, 48,
 			[]string{"does not parse (at the end of the expression): expected ']' but the query ended; close it with ']'"}},
-		{"literal", "{{query (printf \"items[?kind == `%s`]\" .params.n) .params.data}}",
+		{"literal", "{{query (printf \"items[?kind == `%s`]\" .params.n) .params.data}}", 44,
 			[]string{"does not parse (at column 16 of the expression): the text between backticks is not JSON; a `JSON literal` holds"}},
 		// Refused before the search, as at compile time, even where the
 		// library would not reach the variable (no items here).
-		{"variable", `{{query (printf "let $a = '%s', $b = items[?name == $a] in $b" .params.n) .params.data}}`,
+		{"variable", `{{query (printf "let $a = '%s', $b = items[?name == $a] in $b" .params.n) .params.data}}`, 64,
 			[]string{"reads a variable it does not define (at column 40 of the expression): variable $a is not defined here; bind it with let"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := build("q", tool("a", "svc.x", M{"v": c.src}))
 			w.Steps[0].Arguments.Fields[0].Value.Template.Pos = at(7, 12)
-			pos := at(7, 14)
+			pos := at(7, c.col)
 			runCase{
 				wf:     w,
 				params: M{"n": "s3cr3t", "data": M{"items": A{}}},
@@ -96,5 +99,31 @@ func TestQueryComputedSyntaxError(t *testing.T) {
 				},
 			}.run(t)
 		})
+	}
+}
+
+// formatOffset maps an offset of printf's output back to the format: in
+// the format's own text, to the verb whose text it is in, at the end; and
+// refuses output the format cannot have given.
+func TestFormatOffset(t *testing.T) {
+	for _, c := range []struct {
+		f, s    string
+		off     int
+		want    int
+		matches bool
+	}{
+		{"items[?name == '%s'", "items[?name == 'x'", 18, 19, true},   // the end
+		{"items[?name == '%s'", "items[?name == 'abc'", 17, 16, true}, // inside the verb's text
+		{"items[?name == '%s'", "items[?name == 'abc'", 19, 18, true}, // the quote after it
+		{"a[?k == `%s`]", "a[?k == `Pod`]", 8, 8, true},
+		{"%d%%|%v]", "12%|x]", 3, 4, true}, // after "%%"
+		{"%d%%|%v]", "12%|x]", 2, 2, true}, // "%%" itself
+		{"items[%d]", "other[1]", 0, 0, false},
+		{"items[%d]", "items[1]x", 0, 0, false},
+	} {
+		got, ok := formatOffset(c.f, c.s, c.off)
+		if ok != c.matches || (ok && got != c.want) {
+			t.Errorf("formatOffset(%q, %q, %d) = %d, %v; want %d, %v", c.f, c.s, c.off, got, ok, c.want, c.matches)
+		}
 	}
 }
