@@ -261,6 +261,10 @@ func errUnexpectedChar(off int) *Error {
 	return &Error{Off: off, Msg: "unexpected character"}
 }
 
+func errStrayBinding(off int) *Error {
+	return &Error{Off: off, Msg: "'=' binds a variable only in a let", Fix: "write let $name = expression in body, or compare with =="}
+}
+
 func errBadBinding(off int) *Error {
 	return &Error{Off: off, Msg: "each binding of let is $name = expression", Fix: "write let $name = expression, $other = expression in body"}
 }

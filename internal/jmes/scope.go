@@ -66,7 +66,7 @@ func Undefined(expr string, ast parsing.ASTNode, outer []string) []Var {
 
 // checkBindings returns an error for the first let binding of ast that
 // is not `$name = expression` (the library's interpreter would panic on
-// it), or nil.
+// it), or for a `$name = expression` outside a let, or nil.
 func checkBindings(expr string, ast parsing.ASTNode) *Error {
 	w := newScopeWalk(expr)
 	w.node(ast, map[string]bool{})
@@ -83,6 +83,15 @@ func (w *scopeWalk) node(n parsing.ASTNode, scope map[string]bool) {
 		}
 	case parsing.ASTLetExpression:
 		w.let(n, scope)
+	case parsing.ASTBinding:
+		// $name = expression outside the bindings of a let (the
+		// library cannot evaluate it).
+		if w.bad == nil {
+			w.bad = errStrayBinding(w.peekOffset())
+		}
+		for _, c := range n.Children {
+			w.node(c, scope)
+		}
 	case parsing.ASTFilterProjection:
 		// left[?condition]right: children are left, right, condition.
 		w.node(n.Children[0], scope)
@@ -121,6 +130,14 @@ func (w *scopeWalk) let(n parsing.ASTNode, scope map[string]bool) {
 		inner[name] = true
 	}
 	w.node(n.Children[1], inner)
+}
+
+// peekOffset returns the offset of the next variable token, or 0.
+func (w *scopeWalk) peekOffset() int {
+	if w.nv < len(w.vars) {
+		return w.vars[w.nv].off
+	}
+	return 0
 }
 
 // varOffset returns the offset of the next variable token, which is the
