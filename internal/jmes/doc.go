@@ -8,5 +8,5 @@
 // parsed tree, the result, or an *Error with the byte offset in the
 // expression, what is wrong and how to fix it, in the workflow's terms
 // (never the library's token names, never Go's runtime error text, never
-// the searched value). Entry points: Parse, Undefined, Search, Functions.
+// the searched value). Entry points: Parse, Undefined, Search, Names.
 package jmes

@@ -1,15 +1,12 @@
 package jmes
 
-// The function table. It is the library's default table with two
-// changes:
+// The function table. It is the library's default table with one
+// change: contains() compares with JMESPath equality (the equality of ==,
+// which compares arrays and objects by content). The library's own
+// contains uses Go's ==, which panics ("comparing uncomparable type")
+// when an element and the search are both arrays or both objects:
+// contains(`[[1, 2]]`, `[1, 2]`) is true in JMESPath.
 //
-//   - contains() compares with JMESPath equality (the equality of ==,
-//     which compares arrays and objects by content). The library's own
-//     contains uses Go's ==, which is false for two equal arrays of
-//     different identity and panics ("comparing uncomparable type")
-//     when both are arrays or objects: contains(`[[1, 2]]`, `[1, 2]`)
-//     is true in JMESPath.
-
 // Calls go through namedCaller, which puts the function's name on each of
 // its errors ("abs(): ..."), and turns a panic inside a library function
 // (the library trusts its own type check, and a few handlers assume more
@@ -18,7 +15,6 @@ package jmes
 
 import (
 	"errors"
-	"slices"
 	"sort"
 	"strings"
 
@@ -34,10 +30,6 @@ var table = buildTable()
 // only read, so one serves every evaluation.
 var caller = namedCaller{interpreter.NewFunctionCaller(table...)}
 
-// Functions returns the function table of every query expression: the
-// library's defaults with vmcp's replacements (see the file comment).
-func Functions() []functions.FunctionEntry { return slices.Clone(table) }
-
 // Names returns the names of the functions a query may call, sorted.
 func Names() []string {
 	names := make([]string, 0, len(table))
@@ -46,11 +38,6 @@ func Names() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// IsFunction reports whether a query may call a function of that name.
-func IsFunction(name string) bool {
-	return slices.ContainsFunc(table, func(f functions.FunctionEntry) bool { return f.Name == name })
 }
 
 func buildTable() []functions.FunctionEntry {
