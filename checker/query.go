@@ -6,12 +6,12 @@ package checker
 // runtime evaluates it with (internal/jmes), so a syntax error, an
 // unknown function or a variable read outside its let (query_scope.go)
 // is a compile-time error. A syntax error comes with the byte offset of
-// the token that is wrong in the expression text, and a fix; the expression is a Go string literal inside
-// the template, so that offset is mapped through the literal's escapes
-// (queryLiteralOffset) to an offset in the template source, which
-// parser.Node.OffsetPos then maps to the file. An unknown function has no
-// offset in the library's tree, so it is placed at the first "name(" in
-// the expression.
+// the token that is wrong in the expression text, and a fix; the
+// expression is a Go string literal inside the template, so that offset
+// is mapped through the literal's escapes (queryLiteralOffset) to an
+// offset in the template source, which parser.Node.OffsetPos then maps
+// to the file. An unknown function has no offset in the library's tree,
+// so it is placed at the first "name(" in the expression.
 //
 // A call's arity is checked too: query takes the expression and the
 // value, and in a pipeline ({{.x | query "a"}}) the piped value is the

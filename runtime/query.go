@@ -2,8 +2,9 @@ package runtime
 
 // The query template function: {{query EXPR VALUE}} evaluates the
 // JMESPath expression EXPR (jmespath-community/go-jmespath, the dialect
-// with let, with vmcp's function table: internal/jmes) over VALUE and returns the result with its type, so a
-// single-action template passes an array or object on as one.
+// with let, with vmcp's function table: internal/jmes) over VALUE and
+// returns the result with its type, so a single-action template passes
+// an array or object on as one.
 //
 // The library's functions and comparisons work on float64 numbers, while
 // plan values hold integers as int64 (ir.NormalizeNumbers); jmespathValue
@@ -15,9 +16,9 @@ package runtime
 // Parsed expressions are kept in a cache per function map (one per
 // engine), with the variables they read outside their lets (an error
 // before the search, as at compile time): the checker has already
-// parsed every literal expression, and a literal is parsed once here. The cache is bounded, so expressions
-// computed from data cannot grow it without limit; past the bound they
-// are compiled on each call.
+// parsed every literal expression, and a literal is parsed once here.
+// The cache is bounded, so expressions computed from data cannot grow
+// it without limit; past the bound they are compiled on each call.
 
 import (
 	"encoding/json"
