@@ -1010,6 +1010,9 @@ func errFinallyRead(pos ir.Pos, path, reader, target string) diag.Diagnostic {
 
 // errQuery words a problem with a call of query (see query.go).
 func errQuery(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
+	if d, ok := errQueryExpr(pos, path, p); ok {
+		return d
+	}
 	switch p.kind {
 	case queryUnknownFunc:
 		return errorAt(pos, path, CodeQueryFunction,
@@ -1024,10 +1027,27 @@ func errQuery(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
 			fmt.Sprintf("query takes an expression and a value, then optionally name-value pairs, not %d argument%s", p.args, plural(p.args)),
 			`write {{query "items[].name" .steps.x.output}} or {{.steps.x.output | query "items[].name"}}; `+
 				`named inputs follow in pairs: {{query "items[?contains($roles, role)]" .steps.x.output "roles" .steps.y.output.names}}`)
-	case queryInputName, queryInputTwice, queryVarUndefined, queryInputUnused:
+	case queryInputName, queryInputTwice, queryInputUnused:
 		return errQueryInput(pos, path, p)
 	}
 	return errorAt(pos, path, CodeQuerySyntax, "JMESPath syntax error in the query expression: "+p.text)
+}
+
+// errQueryExpr words a literal expression's syntax error or a variable
+// that no let and no named input defines, with the fix internal/jmes
+// gives (and, for a variable, the named input it may be a typo of).
+func errQueryExpr(pos ir.Pos, path string, p queryProblem) (diag.Diagnostic, bool) {
+	var detail []string
+	if p.fix != "" {
+		detail = append(detail, p.fix)
+	}
+	switch p.kind {
+	case querySyntax:
+		return errorAt(pos, path, CodeQuerySyntax, "JMESPath syntax error in the query expression: "+p.text, detail...), true
+	case queryUndefinedVar:
+		return errorAt(pos, path, CodeQueryVariable, fmt.Sprintf("JMESPath variable %s is not defined here%s", p.text, didYouMeanVar(p.text, p.inputs)), detail...), true
+	}
+	return diag.Diagnostic{}, false
 }
 
 // ---- loop bodies ----
@@ -1086,8 +1106,8 @@ func errNoBodySteps(pos ir.Pos, path, id string) diag.Diagnostic {
 	return errorAt(pos, path, CodeNoSteps, fmt.Sprintf("the body of forEach step %q has no steps; it needs at least one", id))
 }
 
-// errQueryInput words a problem with a query call's named inputs or the
-// variables its expression reads (see query_inputs.go).
+// errQueryInput words a problem with a query call's named inputs (see
+// query_inputs.go and query_scope.go).
 func errQueryInput(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
 	const example = `{{query "items[?contains($roles, role)]" .steps.x.output "roles" .steps.y.output.names}}`
 	switch p.kind {
@@ -1104,14 +1124,19 @@ func errQueryInput(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
 		return errorAt(pos, path, CodeQueryArguments,
 			fmt.Sprintf("query input %q is given twice", p.text),
 			"give each named input once, or rename one")
-	case queryVarUndefined:
-		return errorAt(pos, path, CodeQueryVariable,
-			fmt.Sprintf("the query expression reads $%s, which is not defined%s", p.text, didYouMean(p.text, p.inputs)),
-			fmt.Sprintf("pass it as a named input after the value (%q VALUE), or define it with let $%s = ... in ...; a let's bindings do not see each other, so nest a second let to use one in another", p.text, p.text))
 	}
 	return errorAt(pos, path, CodeQueryVariable,
 		fmt.Sprintf("query input %q is not read by the expression", p.text),
 		fmt.Sprintf("read it as $%s in the expression, or remove the input (a let that defines $%s hides it)", p.text, p.text))
+}
+
+// didYouMeanVar suggests the named input that variable v (with its $) may
+// be a typo of: "; did you mean $roles?", or "".
+func didYouMeanVar(v string, inputs []string) string {
+	if s := suggest(strings.TrimPrefix(v, "$"), inputs); s != "" {
+		return "; did you mean $" + s + "?"
+	}
+	return ""
 }
 
 func plural(n int) string {

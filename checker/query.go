@@ -2,30 +2,32 @@ package checker
 
 // The query function: {{query EXPR VALUE}} runs the JMESPath expression
 // EXPR (the jmespath-community dialect, which has let) over VALUE. When
-// EXPR is a string literal it is parsed here, by the same library the
-// runtime evaluates it with, so a syntax error or an unknown function is
-// a compile-time error. The library reports a syntax error's byte offset
-// in the expression text; the expression is a Go string literal inside
-// the template, so that offset is mapped through the literal's escapes
-// (queryLiteralOffset) to an offset in the template source, which
-// parser.Node.OffsetPos then maps to the file. An unknown function has no
-// offset in the library's tree, so it is placed at the first "name(" in
-// the expression.
+// EXPR is a string literal it is parsed here, by the same code the
+// runtime evaluates it with (internal/jmes), so a syntax error, an
+// unknown function or a variable that no let and no named input defines
+// (query_scope.go) is a compile-time error. A syntax error comes with the byte offset of
+// the token that is wrong in the expression text, and a fix; the
+// expression is a Go string literal inside the template, so that offset
+// is mapped through the literal's escapes (queryLiteralOffset) to an
+// offset in the template source, which parser.Node.OffsetPos then maps
+// to the file. An unknown function has no offset in the library's tree,
+// so it is placed at the first "name(" in the expression.
 //
 // A call's arity is checked too: query takes the expression and the
 // value, then any number of named inputs as name-value pairs, and in a
 // pipeline ({{.x | query "a"}}) the piped value is the last argument.
-// The named inputs and the variables the expression reads are checked in
-// query_inputs.go.
+// The named inputs are checked in query_inputs.go, and the variables
+// the expression reads against them and its lets in query_scope.go.
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 	"text/template/parse"
 
-	"github.com/jmespath-community/go-jmespath/pkg/functions"
 	"github.com/jmespath-community/go-jmespath/pkg/parsing"
+
+	"github.com/vmcp-dev/vmcp/internal/jmes"
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // queryProblem is a query call that cannot work: where (a byte offset in
@@ -33,11 +35,16 @@ import (
 type queryProblem struct {
 	off  int
 	kind queryProblemKind
-	// syntax: the library's message; unknown function: the name.
+	// syntax: the message (internal/jmes words it); unknown function:
+	// the name; undefined variable: the variable, with its $.
 	text string
+	// syntax, undefined variable: how to fix it ("" when there is no
+	// one fix).
+	fix string
 	// arity: the number of arguments given.
 	args int
-	// inputs: the call's named inputs, for an undefined variable.
+	// undefined variable: the call's named inputs (without their $), for
+	// a suggestion.
 	inputs []string
 }
 
@@ -48,17 +55,12 @@ const (
 	queryUnknownFunc
 	queryArity
 	queryNotString
+	queryUndefinedVar // see query_scope.go
 )
 
 // jmespathFuncs are the names of the functions a JMESPath expression may
-// call, sorted as the library lists them.
-var jmespathFuncs = func() []string {
-	var names []string
-	for _, f := range functions.GetDefaultFunctions() {
-		names = append(names, f.Name)
-	}
-	return names
-}()
+// call, sorted.
+var jmespathFuncs = jmes.Names()
 
 // queryCall checks one call of query. args are the command's arguments,
 // args[0] being the identifier; piped says whether the command receives
@@ -88,20 +90,20 @@ func (wk *refWalker) queryCall(args []parse.Node, piped bool) {
 		return
 	}
 	if inputsOK {
-		wk.queryVariables(lit, inputs)
+		wk.queryScopes(lit, inputs)
 	}
 }
 
 // checkQueryExpr parses a JMESPath expression and checks the functions it
 // calls. The offset of a problem is in expr.
 func checkQueryExpr(expr string) (queryProblem, bool) {
-	ast, err := parsing.NewParser().Parse(expr)
+	ast, err := jmes.Parse(expr)
 	if err != nil {
-		var se parsing.SyntaxError
-		if errors.As(err, &se) {
-			return queryProblem{off: se.Offset, kind: querySyntax, text: strings.TrimPrefix(se.Error(), "SyntaxError: ")}, true
+		var e *jmes.Error
+		if errors.As(err, &e) {
+			msg, fix := e.InSource()
+			return queryProblem{off: max(e.Off, 0), kind: querySyntax, text: msg, fix: fix}, true
 		}
-		// A JSON literal (`...`) that does not decode has no offset.
 		return queryProblem{off: 0, kind: querySyntax, text: err.Error()}, true
 	}
 	if name, ok := unknownJMESPathFunc(ast); ok {
@@ -131,19 +133,5 @@ func unknownJMESPathFunc(n parsing.ASTNode) (string, bool) {
 }
 
 // queryLiteralOffset maps a byte offset in the value of a Go string
-// literal to the offset in its quoted form (which starts with the quote).
-func queryLiteralOffset(quoted string, off int) int {
-	if quoted == "" || quoted[0] == '`' {
-		return 1 + off // raw strings have no escapes
-	}
-	i, value := 1, 0
-	for i < len(quoted)-1 && value < off {
-		r, _, tail, err := strconv.UnquoteChar(quoted[i:], '"')
-		if err != nil {
-			break
-		}
-		value += len(string(r))
-		i = len(quoted) - len(tail)
-	}
-	return i
-}
+// literal to the offset in its quoted form (ir.LiteralOffset).
+func queryLiteralOffset(quoted string, off int) int { return ir.LiteralOffset(quoted, off) }

@@ -16,6 +16,8 @@ package ir
 // (segments are sorted by Off) and adds the number of runes of the value
 // between the segment's start and the offset to the segment's column.
 
+import "strconv"
+
 // Segment says that the bytes of a string value from Off onwards start in
 // the source file at Line:Col and run on that line until the next segment.
 type Segment struct {
@@ -58,6 +60,27 @@ func (t *Template) OffsetPos(off int) Pos {
 		return OffsetPos(t.Pos.File, []Segment{{Line: t.Pos.Line, Col: t.Pos.Col}}, t.Source, off)
 	}
 	return OffsetPos(t.Pos.File, t.Segments, t.Source, off)
+}
+
+// LiteralOffset maps a byte offset in the value of a Go string literal
+// inside a template ({{query "a.\"b\"" .x}}) to the offset in its quoted
+// form, which starts with the quote: the literal's escapes are wider in
+// the source than in the value. An offset at the value's end maps to the
+// closing quote. Raw strings (`...`) have no escapes.
+func LiteralOffset(quoted string, off int) int {
+	if quoted == "" || quoted[0] == '`' {
+		return 1 + off
+	}
+	i, value := 1, 0
+	for i < len(quoted)-1 && value < off {
+		r, _, tail, err := strconv.UnquoteChar(quoted[i:], '"')
+		if err != nil {
+			break
+		}
+		value += len(string(r))
+		i = len(quoted) - len(tail)
+	}
+	return i
 }
 
 func runeCount(s string) int {

@@ -37,7 +37,8 @@
 // body.go (loop bodies: a DAG of steps per iteration, nested loops),
 // subworkflow.go (workflow steps: child runs linked to their parent),
 // template.go (templates and their functions), query.go (the query
-// function, JMESPath), value.go (arguments and coercion), limit.go (the
+// function, JMESPath through internal/jmes), queryfuncs.go (its error
+// wording), value.go (arguments and coercion), limit.go (the
 // size and depth limits on caller and backend arguments, and the cap on
 // concurrent backend calls), output.go (step outputs and the composite
 // result), input.go (parameter validation), store.go (the in-memory

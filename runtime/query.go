@@ -2,11 +2,11 @@ package runtime
 
 // The query template function: {{query EXPR VALUE}} evaluates the
 // JMESPath expression EXPR (jmespath-community/go-jmespath, the dialect
-// with let) over VALUE and returns the result with its type, so a
-// single-action template passes an array or object on as one. Named
-// inputs may follow ({{query EXPR VALUE "roles" .steps.r.output}}): each
-// is bound to a JMESPath variable ($roles) for the whole expression (see
-// query_inputs.go).
+// with let, with vmcp's function table: internal/jmes) over VALUE and
+// returns the result with its type, so a single-action template passes
+// an array or object on as one. Named inputs may follow ({{query EXPR
+// VALUE "roles" .steps.r.output}}): each is bound to a JMESPath variable
+// ($roles) for the whole expression (see query_inputs.go).
 //
 // The library's functions and comparisons work on float64 numbers, while
 // plan values hold integers as int64 (ir.NormalizeNumbers); jmespathValue
@@ -16,24 +16,25 @@ package runtime
 // int64.
 //
 // Parsed expressions are kept in a cache per function map (one per
-// engine): the checker has already parsed every literal expression, and
-// a literal is parsed once here; it is evaluated by the library's
-// interpreter with the functions of queryCaller. The cache is bounded, so expressions
-// computed from data cannot grow it without limit; past the bound they
-// are compiled on each call.
+// engine), with the variables they read outside their lets: each must be
+// a named input of the call, else it is an error before the search, as
+// at compile time (a variable no let binds reads the name defined around
+// the whole expression, so the check needs no second walk of the tree
+// per call). The checker has already parsed every literal expression,
+// and a literal is parsed once here. The cache is bounded, so
+// expressions computed from data cannot grow it without limit; past the
+// bound they are compiled on each call.
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
-	"github.com/jmespath-community/go-jmespath"
-	"github.com/jmespath-community/go-jmespath/pkg/interpreter"
+	"github.com/jmespath-community/go-jmespath/pkg/binding"
 	"github.com/jmespath-community/go-jmespath/pkg/parsing"
+
+	"github.com/vmcp-dev/vmcp/internal/jmes"
 )
 
 // maxCachedQueries bounds the compiled-expression cache of one engine.
@@ -41,66 +42,74 @@ const maxCachedQueries = 1024
 
 type queryCache struct {
 	mu    sync.RWMutex
-	exprs map[string]parsing.ASTNode
+	exprs map[string]queryExpr
+}
+
+// queryExpr is a parsed expression and the variables it reads where no
+// let binds them (jmes.Undefined without outer names).
+type queryExpr struct {
+	ast  parsing.ASTNode
+	free []jmes.Var
+}
+
+// unbound returns the first variable of q.free that vars does not bind.
+func (q queryExpr) unbound(vars binding.Bindings) (jmes.Var, bool) {
+	for _, v := range q.free {
+		if vars == nil {
+			return v, true
+		}
+		if _, err := vars.Get(v.Name); err != nil {
+			return v, true
+		}
+	}
+	return jmes.Var{}, false
 }
 
 func newQueryCache() *queryCache {
-	return &queryCache{exprs: map[string]parsing.ASTNode{}}
+	return &queryCache{exprs: map[string]queryExpr{}}
 }
 
-func (c *queryCache) compile(expr string) (parsing.ASTNode, error) {
+func (c *queryCache) compile(expr string) (queryExpr, error) {
 	c.mu.RLock()
-	ast, ok := c.exprs[expr]
+	q, ok := c.exprs[expr]
 	c.mu.RUnlock()
 	if ok {
-		return ast, nil
+		return q, nil
 	}
-	ast, err := parsing.NewParser().Parse(expr)
+	ast, err := jmes.Parse(expr)
 	if err != nil {
-		return parsing.ASTNode{}, err
+		return queryExpr{}, err
 	}
+	q = queryExpr{ast: ast, free: jmes.Undefined(expr, ast, nil)}
 	c.mu.Lock()
 	if len(c.exprs) < maxCachedQueries {
-		c.exprs[expr] = ast
+		c.exprs[expr] = q
 	}
 	c.mu.Unlock()
-	return ast, nil
+	return q, nil
 }
 
 // query is the template function: the expression, the value, then the
-// named inputs as name-value pairs. Its errors never show a value.
+// named inputs as name-value pairs. Its errors never show a value (see
+// queryfuncs.go for their wording).
 func (c *queryCache) query(expr string, v any, named ...any) (any, error) {
 	vars, err := queryBindings(named)
 	if err != nil {
 		return nil, err
 	}
-	ast, err := c.compile(expr)
+	q, err := c.compile(expr)
 	if err != nil {
-		var se jmespath.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("the JMESPath expression does not parse at offset %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "SyntaxError: "))
-		}
-		return nil, fmt.Errorf("the JMESPath expression does not parse: %v", err)
+		return nil, queryParseError(expr, err)
+	}
+	if u, ok := q.unbound(vars); ok {
+		return nil, queryParseError(expr, jmes.ErrUndefined(u))
 	}
 	data := jmespathValue(v, 0)
-	out, err := interpreter.NewInterpreter(data, queryCaller, vars).Execute(ast, data)
+	out, err := jmes.Search(q.ast, data, vars)
 	if err != nil {
-		return nil, fmt.Errorf("the JMESPath expression failed: %s", hideQueryValue(err.Error()))
+		return nil, querySearchError(err)
 	}
 	return out, nil
-}
-
-// hideQueryValue drops the argument value from the library's type error
-// ("invalid type for: <value>, expected: []functions.JpType{"number"}"):
-// errors never show data, which may hold secrets.
-func hideQueryValue(msg string) string {
-	const prefix, sep = "invalid type for: ", ", expected: "
-	i := strings.LastIndex(msg, sep)
-	if !strings.HasPrefix(msg, prefix) || i < 0 {
-		return msg
-	}
-	want := strings.TrimSuffix(strings.TrimPrefix(msg[i+len(sep):], "[]functions.JpType{"), "}")
-	return "a function argument has the wrong type; it must be " + strings.ReplaceAll(want, ", ", " or ")
 }
 
 // jmespathValue returns v with every number as float64 (see the file

@@ -12,38 +12,22 @@ package runtime
 // variable it reads); these checks repeat only what a computed call or a
 // hand-built plan can still get wrong, with errors that show no value.
 //
-// queryCaller holds the functions every query may call: the library's
-// defaults. QueryFunctions lists their names, for the guide's test that
-// keeps the documented function list equal to this one.
+// QueryFunctions lists the names of internal/jmes's function table (the
+// one every query is evaluated with), for the guide's test that keeps
+// the documented function list equal to it.
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/jmespath-community/go-jmespath/pkg/binding"
-	"github.com/jmespath-community/go-jmespath/pkg/functions"
-	"github.com/jmespath-community/go-jmespath/pkg/interpreter"
 
+	"github.com/vmcp-dev/vmcp/internal/jmes"
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
-// queryFunctions are the functions of every query expression.
-var queryFunctions = functions.GetDefaultFunctions()
-
-// queryCaller calls queryFunctions; it is only read, so one serves every
-// engine.
-var queryCaller = interpreter.NewFunctionCaller(queryFunctions...)
-
 // QueryFunctions returns the names of the JMESPath functions a query
 // expression may call, sorted.
-func QueryFunctions() []string {
-	names := make([]string, 0, len(queryFunctions))
-	for _, f := range queryFunctions {
-		names = append(names, f.Name)
-	}
-	sort.Strings(names)
-	return names
-}
+func QueryFunctions() []string { return jmes.Names() }
 
 // queryBindings turns the named inputs of a query call (name, value,
 // name, value, ...) into JMESPath variable bindings; nil when there are

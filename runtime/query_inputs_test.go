@@ -30,6 +30,20 @@ func TestQueryNamedInputs(t *testing.T) {
 	})
 }
 
+// A query with named inputs is evaluated with vmcp's function table
+// (internal/jmes): contains compares the input's objects by content,
+// where the library's own contains panics on them.
+func TestQueryNamedInputsUseVmcpFunctions(t *testing.T) {
+	data := map[string]any{"steps": M{
+		"roles": M{"output": M{"items": A{M{"name": "admin", "level": int64(3)}}}},
+		"want":  M{"output": M{"name": "admin", "level": int64(3)}},
+	}}
+	checkValues(t, data, []valueCase{
+		{"{{query \"contains($roles, @)\" .steps.want.output \"roles\" .steps.roles.output.items}}", true},
+		{"{{query \"contains($roles, {name: 'admin'})\" 0 \"roles\" .steps.roles.output.items}}", false},
+	})
+}
+
 // A computed call that names its inputs wrongly fails with an error that
 // says what to write and shows no value.
 func TestQueryNamedInputErrors(t *testing.T) {
@@ -39,7 +53,7 @@ func TestQueryNamedInputErrors(t *testing.T) {
 		{"{{query \"$x\" 0 1 .params.secret}}", `argument 3 of query must name a JMESPath variable`},
 		{"{{query \"$x\" 0 \"x\" .params.secret \"x\" 2}}", `query input "x" is given twice`},
 		{"{{query \"$x\" 0 \"x\" .params.secret \"y\"}}", `the last name (argument 5) has no value`},
-		{"{{query \"$y\" 0 \"x\" .params.secret}}", `variable not defined: $y`},
+		{"{{query \"$y\" 0 \"x\" .params.secret}}", `reads a variable it does not define (at column 1 of the expression): variable $y is not defined here`},
 	} {
 		tp, err := parseTemplate(tpl(c.src), templateFuncs())
 		if err != nil {

@@ -65,9 +65,9 @@ func TestQueryRuntimeErrors(t *testing.T) {
 		name, expr string
 		errHas     []string
 	}{
-		{"syntax", "items[", []string{"does not parse at offset 6", "Expected TOKStar"}},
-		{"type", "abs(@)", []string{"the JMESPath expression failed", `a function argument has the wrong type; it must be "number"`}},
-		{"function", "nope(@)", []string{"unknown function: nope"}},
+		{"syntax", "items[", []string{"does not parse (at the end of the expression): expected '*' but the query ended"}},
+		{"type", "abs(@)", []string{"the JMESPath expression failed", `abs(): an argument has the wrong type; it must be "number"`}},
+		{"function", "nope(@)", []string{"unknown function nope()"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -405,6 +405,9 @@ func (t *tmpl) execError(err error) error {
 	if k := badFieldRE.FindStringSubmatch(msg); k != nil {
 		return &templateError{pos: pos, missing: true, msg: fmt.Sprintf("cannot read field %q of %s: it is %s, not an object (in {{%s}})", k[1], describeChain(chainBefore(chain, k[1])), goTypeName(k[2]), node)}
 	}
+	if qp, ok := t.queryExprPos(err); ok {
+		pos = qp // the character of the query expression (queryfuncs.go)
+	}
 	return &templateError{pos: pos, msg: fmt.Sprintf("in {{%s}}: %s", node, msg)}
 }
 

@@ -1,0 +1,61 @@
+package jmes
+
+// Parsing and evaluation. Parse is the library's parser plus the checks
+// the library leaves to run time (or to a panic): literals that do not
+// decode are placed at their token, and every let binding must be
+// `$name = expression`. Search runs the library's interpreter with vmcp's
+// function table (functions.go).
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/jmespath-community/go-jmespath/pkg/binding"
+	"github.com/jmespath-community/go-jmespath/pkg/interpreter"
+	"github.com/jmespath-community/go-jmespath/pkg/parsing"
+)
+
+// Parse parses expr. Its error is an *Error with the offset in expr.
+func Parse(expr string) (parsing.ASTNode, error) {
+	for _, t := range scan(expr) {
+		if t.kind == tokU0080 {
+			return parsing.ASTNode{}, errUnexpectedChar(t.off)
+		}
+	}
+	ast, err := parsing.NewParser().Parse(expr)
+	if err != nil {
+		var se parsing.SyntaxError
+		if errors.As(err, &se) {
+			return parsing.ASTNode{}, syntaxError(expr, se)
+		}
+		if e, ok := literalError(expr); ok {
+			return parsing.ASTNode{}, e
+		}
+		return parsing.ASTNode{}, &Error{Off: 0, Msg: err.Error()}
+	}
+	if e := checkBindings(expr, ast); e != nil {
+		return parsing.ASTNode{}, e
+	}
+	return ast, nil
+}
+
+// Search evaluates a tree that Parse returned over data, with vars (nil
+// for none) bound around it. Its error is an *Error, which never shows
+// data.
+func Search(ast parsing.ASTNode, data any, vars binding.Bindings) (out any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, errPanic()
+		}
+	}()
+	out, err = interpreter.NewInterpreter(data, caller, vars).Execute(ast, data)
+	if err != nil {
+		return nil, searchError(err)
+	}
+	return out, nil
+}
+
+func isJSON(s string) bool {
+	var v any
+	return json.Unmarshal([]byte(s), &v) == nil
+}
