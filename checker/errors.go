@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/internal/spell"
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
@@ -119,7 +120,7 @@ func warnAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnosti
 func errUnknownField(pos ir.Pos, path, key, object string, known []string) diag.Diagnostic {
 	hint := didYouMean(key, known)
 	var detail []string
-	if where, ok := nestedFields[object][snakeKey(key)]; ok && hint == "" {
+	if where, ok := nestedFields[object][spell.Snake(key)]; ok && hint == "" {
 		return errorAt(pos, path, CodeUnknownField, fmt.Sprintf("unknown field %q in %s", key, object), where)
 	}
 	if hint == "" {
@@ -139,22 +140,6 @@ var nestedFields = map[string]map[string]string{
 		"retry":       "retries go under onError: {action: retry, maxRetries: N}",
 		"fallback":    "a fallback is onError: {action: continue} with defaultResults: {...}",
 	},
-}
-
-// snakeKey turns camelCase into snake_case, so both spellings find their
-// nestedFields entry.
-func snakeKey(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if r >= 'A' && r <= 'Z' {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // articled puts "a" or "an" before an object's name.

@@ -216,7 +216,7 @@ func (l *loader) fields(n ast.Node, path string, known []string, fn func(key str
 		}
 		key := raw
 		if known != nil {
-			key = camel(raw)
+			key = spell.Camel(raw)
 		}
 		sub := joinPath(path, raw)
 		if seen[key] {
@@ -716,23 +716,6 @@ func kind(n ast.Node) string {
 	return "a " + strings.ToLower(n.Type().String())
 }
 
-// camel turns snake_case into camelCase; camelCase stays as it is.
-func camel(s string) string {
-	if !strings.Contains(s, "_") {
-		return s
-	}
-	parts := strings.Split(s, "_")
-	var b strings.Builder
-	b.WriteString(parts[0])
-	for _, p := range parts[1:] {
-		if p == "" {
-			continue
-		}
-		b.WriteString(strings.ToUpper(p[:1]) + p[1:])
-	}
-	return b.String()
-}
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -751,7 +734,7 @@ func suggest(s string, known []string) string {
 	}
 	var cs []cand
 	for _, k := range known {
-		if d := spell.Distance(strings.ToLower(camel(s)), strings.ToLower(k)); d < 3 {
+		if d := spell.Distance(strings.ToLower(spell.Camel(s)), strings.ToLower(k)); d < 3 {
 			cs = append(cs, cand{k, d})
 		}
 	}

@@ -10,10 +10,8 @@ package parser
 // duplicate_field error, and the first one wins.
 
 import (
-	"strings"
-	"unicode"
-
 	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/internal/spell"
 )
 
 // Object names used in UnknownKey.Object.
@@ -39,26 +37,13 @@ func newFieldSet(object string, known []string, synonyms map[string]string) *fie
 	fs := &fieldSet{object: object, known: known, synonyms: synonyms, spell: map[string]string{}}
 	for _, k := range known {
 		fs.spell[k] = k
-		fs.spell[snake(k)] = k
+		fs.spell[spell.Snake(k)] = k
 	}
 	for syn, canon := range synonyms {
 		fs.spell[syn] = canon
-		fs.spell[snake(syn)] = canon
+		fs.spell[spell.Snake(syn)] = canon
 	}
 	return fs
-}
-
-// snake converts a camelCase name to snake_case.
-func snake(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsUpper(r) {
-			b.WriteByte('_')
-			r = unicode.ToLower(r)
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 var (

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/internal/spell"
 )
 
 // summary is what a format test compares: the workflows found, the
@@ -276,7 +277,7 @@ func TestFieldSpellings(t *testing.T) {
 			len(workflowGetters), len(workflowFields.known), len(stepGetters), len(stepFields.known))
 	}
 	for _, field := range workflowFields.known {
-		for _, key := range uniq(field, snake(field)) {
+		for _, key := range uniq(field, spell.Snake(field)) {
 			src := fmt.Sprintf("steps: []\n%s: {}\n", key)
 			if field == "steps" {
 				src = fmt.Sprintf("%s: []\n", key)
@@ -295,7 +296,7 @@ func TestFieldSpellings(t *testing.T) {
 		}
 	}
 	for _, field := range stepFields.known {
-		for _, key := range uniq(field, snake(field)) {
+		for _, key := range uniq(field, spell.Snake(field)) {
 			src := fmt.Sprintf("steps:\n  - id: a\n    %s: {}\n", key)
 			if field == "id" {
 				src = fmt.Sprintf("steps:\n  - %s: {}\n", key)

@@ -19,9 +19,8 @@ package guide
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
-	"unicode"
 
+	"github.com/vmcp-dev/vmcp/internal/spell"
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
@@ -71,27 +70,11 @@ func props(fields ...field) obj {
 	out := obj{}
 	for _, f := range fields {
 		out[f.name] = f.schema
-		if s := snakeCase(f.name); s != f.name {
+		if s := spell.Snake(f.name); s != f.name {
 			out[s] = f.schema
 		}
 	}
 	return out
-}
-
-// snakeCase converts camelCase to snake_case: maxRetries -> max_retries.
-func snakeCase(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if unicode.IsUpper(r) {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			b.WriteRune(unicode.ToLower(r))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func str(desc string) obj { return obj{"type": "string", "description": desc} }

@@ -27,3 +27,27 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestSnakeAndCamel(t *testing.T) {
+	for _, c := range []struct{ camel, snake string }{
+		{"maxRetries", "max_retries"},
+		{"dependsOn", "depends_on"},
+		{"id", "id"},
+		{"onErrorAction", "on_error_action"},
+	} {
+		if got := Snake(c.camel); got != c.snake {
+			t.Errorf("Snake(%q) = %q; want %q", c.camel, got, c.snake)
+		}
+		if got := Camel(c.snake); got != c.camel {
+			t.Errorf("Camel(%q) = %q; want %q", c.snake, got, c.camel)
+		}
+	}
+	// A leading capital takes no underscore; doubled and trailing ones
+	// are dropped.
+	if got := Snake("MaxRetries"); got != "max_retries" {
+		t.Errorf("Snake(MaxRetries) = %q; want max_retries", got)
+	}
+	if got := Camel("max__retries_"); got != "maxRetries" {
+		t.Errorf("Camel(max__retries_) = %q; want maxRetries", got)
+	}
+}
