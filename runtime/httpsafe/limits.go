@@ -13,7 +13,12 @@ package httpsafe
 //
 // BodyTimeout bounds the whole body, not only its first bytes: a client
 // that trickles a body a byte at a time gets 408 and its connection closed
-// when BodyTimeout has passed since the headers were read.
+// when BodyTimeout has passed since the headers were read. The deadline is
+// set first of all (BoundBody, the outermost layer of Protect), not only
+// in LimitBody: a request refused before its body is read (401, 403) has
+// its body drained by net/http after the handler returns, and without a
+// deadline a trickling client would hold that connection for as long as
+// it kept trickling.
 //
 // Connections are capped by the listener (Listen, see listen.go): it stops
 // accepting once MaxConnections are open, so further clients wait in the
@@ -87,6 +92,19 @@ func (l Limits) withDefaults() Limits {
 	}
 	l.MaxConnectionsPerClient = min(l.MaxConnectionsPerClient, l.MaxConnections)
 	return l
+}
+
+// BoundBody puts a read deadline of l.BodyTimeout on each request that
+// has a body, before next sees it; LimitBody clears it once the body is
+// read whole.
+func BoundBody(l Limits, next http.Handler) http.Handler {
+	l = l.withDefaults()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(l.BodyTimeout))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // LimitBody buffers each request body of at most l.MaxBody bytes, read
