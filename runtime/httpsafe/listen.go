@@ -17,6 +17,9 @@ package httpsafe
 // closed (once, however often Close is called). So one address cannot hold
 // every slot with idle, slow or streaming connections; the rest of the
 // slots stay for other clients (load balancers' health checks among them).
+// The refusal is plain HTTP/1.1, as the listener serves (TLS, when there is
+// any, ends at a proxy in front, whose address is then every client's:
+// raise MaxConnectionsPerClient to MaxConnections there).
 
 import (
 	"fmt"
