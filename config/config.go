@@ -133,7 +133,27 @@ type Server struct {
 	// ReadHeaderTimeout connections whose request headers take longer. 0
 	// means httpsafe's defaults (120s and 10s).
 	IdleTimeout, ReadHeaderTimeout time.Duration
-	Sessions                       Sessions
+	// BodyTimeout bounds the time to read a whole request body; a slower
+	// body gets 408 and its connection closed. 0 means
+	// httpsafe.DefaultBodyTimeout (10s).
+	BodyTimeout time.Duration
+	// MaxConnectionsPerClient caps the connections open at once from one
+	// client address (an IPv6 /64 counts as one); past it a connection gets
+	// 429. 0 means httpsafe.DefaultPerClient(maxConnections).
+	MaxConnectionsPerClient int
+	Sessions                Sessions
+	Console                 Console
+}
+
+// Console limits the web console (server.console). Zero fields take the
+// console's defaults (console.Limits; maxEventStreams defaults to a
+// quarter of maxConnections).
+type Console struct {
+	MaxEventStreams           int
+	MaxEventStreamsPerSession int
+	SessionTTL                time.Duration
+	SigninFailures            int
+	SigninLockout             time.Duration
 }
 
 // Sessions limits the MCP sessions of the HTTP server (server.sessions).

@@ -125,6 +125,19 @@ func TestLoadValues(t *testing.T) {
 			},
 		},
 		{
+			name: "server connection caps and console limits",
+			src:  "server:\n  maxConnections: 64\n  maxConnectionsPerClient: 8\n  bodyTimeout: 3s\n  console: {maxEventStreams: 16, maxEventStreamsPerSession: 2, sessionTTL: 1h, signinFailures: 5, signinLockout: 10m}\n",
+			check: func(t *testing.T, c *Config) {
+				want := Console{MaxEventStreams: 16, MaxEventStreamsPerSession: 2, SessionTTL: time.Hour, SigninFailures: 5, SigninLockout: 10 * time.Minute}
+				if diff := cmp.Diff(want, c.Server.Console); diff != "" {
+					t.Errorf("server.console (-want +got):\n%s", diff)
+				}
+				if c.Server.MaxConnectionsPerClient != 8 || c.Server.BodyTimeout != 3*time.Second {
+					t.Errorf("server.maxConnectionsPerClient, bodyTimeout = %d, %v; want 8, 3s", c.Server.MaxConnectionsPerClient, c.Server.BodyTimeout)
+				}
+			},
+		},
+		{
 			name: "server sessions, camelCase and snake_case",
 			src:  "server:\n  sessions: {idle_timeout: 90s, max: 20}\n",
 			check: func(t *testing.T, c *Config) {
@@ -364,6 +377,18 @@ func TestLoadErrors(t *testing.T) {
 				`server.maxConnections must be at least 1, not 0`,
 				`server.idleTimeout: "soon" is not a Go duration`,
 				`server.readHeaderTimeout must be positive, not -1s`,
+			},
+		},
+		{
+			name: "connection caps that leave nothing for other clients",
+			src:  "server:\n  maxConnections: 64\n  maxConnectionsPerClient: 65\n  bodyTimeout: 0s\n  console:\n    maxEventStreams: 64\n    signinFailures: 0\n    signinLockout: soon\n    maxStreams: 3\n",
+			want: []string{
+				`vmcp.yaml:3:28: error: server.maxConnectionsPerClient (65) must be at most server.maxConnections (64)`,
+				`vmcp.yaml:4:16: error: server.bodyTimeout must be positive, not 0s`,
+				`vmcp.yaml:6:22: error: server.console.maxEventStreams (64) must be less than server.maxConnections (64), so that connections are left for health checks and MCP calls`,
+				`vmcp.yaml:7:21: error: server.console.signinFailures must be at least 1, not 0`,
+				`vmcp.yaml:8:20: error: server.console.signinLockout: "soon" is not a Go duration`,
+				`vmcp.yaml:9:5: error: unknown key "maxStreams" in server.console`,
 			},
 		},
 		{

@@ -20,8 +20,11 @@
 //	         exposeRunTools, maxParallel: 10, auth: {tokens: [...]},
 //	         allowedOrigins: [https://app.example.com],
 //	         allowedHosts: [vmcp.example.com], maxConnections: 1024,
-//	         idleTimeout: 120s, readHeaderTimeout: 10s,
-//	         sessions: {idleTimeout: 30m, max: 1000}}
+//	         idleTimeout: 120s, readHeaderTimeout: 10s, bodyTimeout: 10s,
+//	         maxConnectionsPerClient: 128,   # default maxConnections/8, at least 8
+//	         sessions: {idleTimeout: 30m, max: 1000},
+//	         console: {maxEventStreams: 256, maxEventStreamsPerSession: 6,
+//	                   sessionTTL: 12h, signinFailures: 10, signinLockout: 5m}}
 //	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes: 1048576}
 //	limits: {maxResultBytes: 10485760, maxIterations: 1000}   # server-wide caps
 //

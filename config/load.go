@@ -533,8 +533,12 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 func (l *loader) server(n ast.Node) {
 	s := &l.cfg.Server
 	known := []string{"transport", "listen", "exposeBackendTools", "exposeRunTools", "maxParallel", "auth", "allowedOrigins",
-		"allowedHosts", "maxConnections", "idleTimeout", "readHeaderTimeout", "sessions"}
+		"allowedHosts", "maxConnections", "idleTimeout", "readHeaderTimeout", "sessions", "bodyTimeout",
+		"maxConnectionsPerClient", "console"}
+	nodes := map[string]ast.Node{}
+	defer func() { l.serverCaps(nodes) }()
 	l.fields(n, "server", known, func(key string, k, v ast.Node) {
+		nodes[key] = v
 		p := "server." + key
 		switch key {
 		case "transport":
@@ -571,6 +575,12 @@ func (l *loader) server(n ast.Node) {
 			s.IdleTimeout = l.duration(v, p, p)
 		case "readHeaderTimeout":
 			s.ReadHeaderTimeout = l.duration(v, p, p)
+		case "bodyTimeout":
+			s.BodyTimeout = l.duration(v, p, p)
+		case "maxConnectionsPerClient":
+			s.MaxConnectionsPerClient = l.integer(v, p, p, 1)
+		case "console":
+			l.console(v, p, nodes)
 		case "sessions":
 			l.fields(v, p, []string{"idleTimeout", "max"}, func(key string, k, v ast.Node) {
 				sp := p + "." + key

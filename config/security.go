@@ -215,3 +215,45 @@ func (l *loader) hosts(n ast.Node, path string) []httpsafe.AllowedHost {
 	}
 	return out
 }
+
+// console reads server.console; nodes gets maxEventStreams' node for
+// serverCaps.
+func (l *loader) console(n ast.Node, path string, nodes map[string]ast.Node) {
+	c := &l.cfg.Server.Console
+	known := []string{"maxEventStreams", "maxEventStreamsPerSession", "sessionTTL", "signinFailures", "signinLockout"}
+	l.fields(n, path, known, func(key string, k, v ast.Node) {
+		p := path + "." + key
+		switch key {
+		case "maxEventStreams":
+			nodes["console.maxEventStreams"] = v
+			c.MaxEventStreams = l.integer(v, p, p, 1)
+		case "maxEventStreamsPerSession":
+			c.MaxEventStreamsPerSession = l.integer(v, p, p, 1)
+		case "sessionTTL":
+			c.SessionTTL = l.duration(v, p, p)
+		case "signinFailures":
+			c.SigninFailures = l.integer(v, p, p, 1)
+		case "signinLockout":
+			c.SigninLockout = l.duration(v, p, p)
+		}
+	})
+}
+
+// serverCaps checks the server's connection caps against each other: one
+// client, and the console's event streams, must leave connections for the
+// others (health checks, MCP calls).
+func (l *loader) serverCaps(nodes map[string]ast.Node) {
+	s := l.cfg.Server
+	maxConn := s.MaxConnections
+	if maxConn <= 0 {
+		maxConn = httpsafe.DefaultMaxConnections
+	}
+	if n := nodes["maxConnectionsPerClient"]; n != nil && s.MaxConnectionsPerClient > maxConn {
+		l.errorf(n, "server.maxConnectionsPerClient", CodeBadValue,
+			"server.maxConnectionsPerClient (%d) must be at most server.maxConnections (%d); raise maxConnections or lower maxConnectionsPerClient", s.MaxConnectionsPerClient, maxConn)
+	}
+	if n := nodes["console.maxEventStreams"]; n != nil && s.Console.MaxEventStreams >= maxConn {
+		l.errorf(n, "server.console.maxEventStreams", CodeBadValue,
+			"server.console.maxEventStreams (%d) must be less than server.maxConnections (%d), so that connections are left for health checks and MCP calls; a quarter of it is the default", s.Console.MaxEventStreams, maxConn)
+	}
+}

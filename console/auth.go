@@ -4,32 +4,32 @@ package console
 //
 // With tokens configured, every console page but the sign-in page and the
 // assets needs the session cookie. GET /ui/signin shows a form; POST
-// /ui/signin checks the token in constant time (httpsafe.TokenSet) and
-// sets the cookie:
+// /ui/signin checks the token in constant time (httpsafe.TokenSet),
+// stores a session server-side (sessions.go) and sets the cookie
+// vmcp_session to the session's random id. The session keeps the scopes
+// of the token signed in with: as in the API, reading runs needs run and
+// cancelling one admin (httpsafe.Allowed, with the scopes put into the
+// request's context). POST /ui/signout deletes the session, so its cookie
+// stops working at once. Failed sign-ins are throttled per client
+// address (sessions.go): past Limits.SigninFailures, 429 with Retry-After.
 //
-//	vmcp_session = "v1." + expiry (Unix seconds) + "." + nonce + "." + scopes + "." + mac
-//	mac          = HMAC-SHA256(key, "v1." + expiry + "." + nonce + "." + scopes)
-//
-// scopes are those of the token signed in with, joined by "+"
-// ("run+admin"): as in the API, reading runs needs run and cancelling one
-// admin (httpsafe.Allowed, with the scopes put into the request's context).
-//
-// key is 32 random bytes made when the console starts, so the cookie is
-// worth nothing to anyone but this process, carries no token material,
-// and a restart signs everyone out. The cookie is HttpOnly (no script can
-// read it), SameSite=Strict (no other site's page can send it), Path=/ui,
-// and Secure when the request came over TLS. It lasts sessionTTL.
+// The cookie carries no token material and is worth nothing to anyone but
+// this process; a restart signs everyone out. It is HttpOnly (no script
+// can read it), SameSite=Strict (no other site's page can send it),
+// Path=/ui, and Secure when the request came over TLS. A session lasts
+// Limits.SessionTTL.
 //
 // CSRF: every state-changing request (sign-in, sign-out, cancel) carries a
 // token in the form field "csrf" or the X-CSRF-Token header:
 //
 //	csrf = HMAC-SHA256(key, "csrf." + vmcp_csrf cookie + "." + vmcp_session cookie)
 //
-// vmcp_csrf is a random value that any page sets when the browser has
-// none (also without tokens, and before sign-in, so the sign-in form is
-// protected too). A page of another origin can neither read the cookies
-// nor compute the HMAC, so it cannot forge the token; SameSite=Strict and
-// the listener's Origin check are two more walls.
+// key is 32 random bytes made when the console starts. vmcp_csrf is a
+// random value that any page sets when the browser has none (also without
+// tokens, and before sign-in, so the sign-in form is protected too). A
+// page of another origin can neither read the cookies nor compute the
+// HMAC, so it cannot forge the token; SameSite=Strict and the listener's
+// Origin check are two more walls.
 
 import (
 	"crypto/hmac"
@@ -37,6 +37,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -50,20 +51,23 @@ import (
 const (
 	sessionCookie = "vmcp_session"
 	csrfCookie    = "vmcp_csrf"
-	// sessionTTL is how long a sign-in lasts.
-	sessionTTL = 12 * time.Hour
-	csrfField  = "csrf"
-	csrfHeader = "X-CSRF-Token"
+	csrfField     = "csrf"
+	csrfHeader    = "X-CSRF-Token"
 )
 
 type authenticator struct {
-	tokens *httpsafe.TokenSet // nil: no sign-in needed
-	key    []byte
-	now    func() time.Time
+	tokens   *httpsafe.TokenSet // nil: no sign-in needed
+	key      []byte
+	now      func() time.Time
+	ttl      time.Duration
+	sessions sessionTable
+	failed   throttle
 }
 
-func newAuthenticator(tokens []httpsafe.Token) (*authenticator, error) {
-	a := &authenticator{key: make([]byte, 32), now: time.Now}
+func newAuthenticator(tokens []httpsafe.Token, l Limits) (*authenticator, error) {
+	a := &authenticator{key: make([]byte, 32), now: time.Now, ttl: l.SessionTTL,
+		sessions: sessionTable{byID: map[string]session{}},
+		failed:   throttle{limit: l.SigninFailures, window: l.SigninLockout, byClient: map[string]failures{}}}
 	if _, err := rand.Read(a.key); err != nil {
 		return nil, err
 	}
@@ -87,54 +91,34 @@ func randomString() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// newSession returns a fresh session cookie value for a token with
-// scopes.
+// newSession stores a session for a token with scopes and returns its
+// cookie value.
 func (a *authenticator) newSession(scopes []httpsafe.Scope) string {
-	exp := strconv.FormatInt(a.now().Add(sessionTTL).Unix(), 10)
-	nonce := randomString()
-	names := make([]string, len(scopes))
-	for i, s := range scopes {
-		names[i] = string(s)
-	}
-	sc := strings.Join(names, "+")
-	return "v1." + exp + "." + nonce + "." + sc + "." + a.mac("v1", exp, nonce, sc)
+	now := a.now()
+	return a.sessions.add(scopes, now, now.Add(a.ttl))
 }
 
-// session reads the request's session cookie: its scopes, and whether it
-// is one newSession made that has not expired. Without tokens every
-// request is signed in with every scope.
-func (a *authenticator) session(r *http.Request) ([]httpsafe.Scope, bool) {
+// session reads the request's session cookie: its id and scopes, and
+// whether it names a session that has not ended. Without tokens every
+// request is signed in with every scope (and the id is "").
+func (a *authenticator) session(r *http.Request) (string, []httpsafe.Scope, bool) {
 	if !a.enabled() {
-		return httpsafe.Scopes, true
+		return "", httpsafe.Scopes, true
 	}
-	ck, err := r.Cookie(sessionCookie)
-	if err != nil {
-		return nil, false
+	id := cookieValue(r, sessionCookie)
+	if id == "" {
+		return "", nil, false
 	}
-	parts := strings.Split(ck.Value, ".")
-	if len(parts) != 5 || parts[0] != "v1" {
-		return nil, false
+	s, ok := a.sessions.get(id, a.now())
+	if !ok {
+		return "", nil, false
 	}
-	exp, err := strconv.ParseInt(parts[1], 10, 64)
-	if err != nil || a.now().Unix() >= exp {
-		return nil, false
-	}
-	want := a.mac("v1", parts[1], parts[2], parts[3])
-	if subtle.ConstantTimeCompare([]byte(want), []byte(parts[4])) != 1 {
-		return nil, false
-	}
-	var scopes []httpsafe.Scope
-	for _, s := range strings.Split(parts[3], "+") {
-		if s != "" {
-			scopes = append(scopes, httpsafe.Scope(s))
-		}
-	}
-	return scopes, true
+	return id, s.scopes, true
 }
 
 // signedIn reports whether the request has a valid session.
 func (a *authenticator) signedIn(r *http.Request) bool {
-	_, ok := a.session(r)
+	_, _, ok := a.session(r)
 	return ok
 }
 
@@ -187,9 +171,9 @@ func (a *authenticator) validCSRF(r *http.Request) bool {
 // runs and workflows).
 func (c *Console) signedIn(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		scopes, ok := c.auth.session(r)
+		id, scopes, ok := c.auth.session(r)
 		if ok && c.auth.enabled() {
-			r = r.WithContext(httpsafe.WithScopes(r.Context(), scopes))
+			r = r.WithContext(withSession(httpsafe.WithScopes(r.Context(), scopes), id))
 		}
 		if !ok {
 			if r.Method == http.MethodGet && isPage(r.URL.Path) {
@@ -260,8 +244,17 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 			Problem: "The sign-in form was stale (its CSRF token did not match). Try again."})
 		return
 	}
+	client := httpsafe.ClientKeyOf(r.RemoteAddr)
+	if wait, blocked := c.auth.failed.blocked(client, c.auth.now()); blocked {
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		c.full(w, r, http.StatusTooManyRequests, "signin.html", "Sign in", "", signinData{Next: next,
+			Problem: fmt.Sprintf("Too many failed sign-ins from %s (server.console.signinFailures is %d). Try again in %d s.", client, c.auth.failed.limit, secs)})
+		return
+	}
 	scopes, ok := c.auth.tokens.Lookup(r.PostFormValue("token"))
 	if !ok {
+		c.auth.failed.fail(client, c.auth.now())
 		c.log.Warn("console: sign-in with a wrong token", "remote", r.RemoteAddr)
 		c.full(w, r, http.StatusUnauthorized, "signin.html", "Sign in", "", signinData{Next: next,
 			Problem: "That token is not one of server.auth.tokens."})
@@ -272,13 +265,18 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 			Problem: httpsafe.ForbiddenMessage(httpsafe.ScopeRun, "The console (reading runs)")})
 		return
 	}
-	setCookie(w, r, sessionCookie, c.auth.newSession(scopes), int(sessionTTL/time.Second))
+	c.auth.failed.succeed(client)
+	setCookie(w, r, sessionCookie, c.auth.newSession(scopes), int(c.auth.ttl/time.Second))
 	// A new CSRF nonce as well: a token seen before sign-in is not valid after.
 	setCookie(w, r, csrfCookie, randomString(), 0)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 func (c *Console) signout(w http.ResponseWriter, r *http.Request) {
+	if id, _, ok := c.auth.session(r); ok && id != "" {
+		c.auth.sessions.end(id)
+		c.events.endOwner(id)
+	}
 	setCookie(w, r, sessionCookie, "", -1)
 	setCookie(w, r, csrfCookie, "", -1)
 	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)

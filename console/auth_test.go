@@ -68,7 +68,7 @@ func TestSignInSetsAStrictHttpOnlyCookie(t *testing.T) {
 		t.Fatalf("sign-in = %d %s; want a redirect back", res.StatusCode, res.Header.Get("Location"))
 	}
 	s := cookieNamed(res, sessionCookie)
-	if s == nil || !s.HttpOnly || s.SameSite != http.SameSiteStrictMode || s.Path != "/ui" || s.Secure || s.MaxAge != int(sessionTTL/time.Second) {
+	if s == nil || !s.HttpOnly || s.SameSite != http.SameSiteStrictMode || s.Path != "/ui" || s.Secure || s.MaxAge != int(DefaultSessionTTL/time.Second) {
 		t.Fatalf("session cookie = %+v; want HttpOnly, SameSite=Strict, Path=/ui, not Secure over plain HTTP", s)
 	}
 	if strings.Contains(s.Value, "other-token") {
@@ -82,7 +82,7 @@ func TestSignInSetsAStrictHttpOnlyCookie(t *testing.T) {
 	if res := f.get(t, "/ui/runs", forged); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("a forged cookie = %d; want a redirect to sign-in", res.StatusCode)
 	}
-	f.setClock(time.Now().Add(sessionTTL + time.Minute))
+	f.setClock(time.Now().Add(DefaultSessionTTL + time.Minute))
 	if res := f.get(t, "/ui/runs", jar...); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("an expired cookie = %d; want a redirect to sign-in", res.StatusCode)
 	}

@@ -57,12 +57,61 @@ type Options struct {
 	// authored ones; nil when authoring is off, and every workflow then
 	// comes from files (see catalog.go).
 	Catalog Catalog
+	// Limits cap event streams, sessions and failed sign-ins; zero fields
+	// take the defaults (see Limits).
+	Limits Limits
 	// CancelWait is how long a cancel from the page waits for the run to
 	// stop before the page is shown again (default 2s).
 	CancelWait time.Duration
 	Logger     *slog.Logger
 	// Now is the clock (time.Now when nil), for tests.
 	Now func() time.Time
+}
+
+// Defaults for Limits.
+const (
+	DefaultMaxEventStreams           = 256
+	DefaultMaxEventStreamsPerSession = 6
+	DefaultSessionTTL                = 12 * time.Hour
+	DefaultSigninFailures            = 10
+	DefaultSigninLockout             = 5 * time.Minute
+)
+
+// Limits bound what browsers may hold and try (server.console).
+type Limits struct {
+	// MaxEventStreams caps the live-update streams open at once, in all;
+	// keep it well under server.maxConnections (vmcp run's default is a
+	// quarter of it), so that the rest serves health checks and MCP calls.
+	MaxEventStreams int
+	// MaxEventStreamsPerSession caps one session's streams (a page open
+	// in a tab holds one).
+	MaxEventStreamsPerSession int
+	// SessionTTL is how long a sign-in lasts.
+	SessionTTL time.Duration
+	// SigninFailures is how many failed sign-ins a client address may make
+	// within SigninLockout; past it, sign-in from there gets 429 until the
+	// SigninLockout that began at its first failure is over.
+	SigninFailures int
+	SigninLockout  time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxEventStreams <= 0 {
+		l.MaxEventStreams = DefaultMaxEventStreams
+	}
+	if l.MaxEventStreamsPerSession <= 0 {
+		l.MaxEventStreamsPerSession = DefaultMaxEventStreamsPerSession
+	}
+	if l.SessionTTL <= 0 {
+		l.SessionTTL = DefaultSessionTTL
+	}
+	if l.SigninFailures <= 0 {
+		l.SigninFailures = DefaultSigninFailures
+	}
+	if l.SigninLockout <= 0 {
+		l.SigninLockout = DefaultSigninLockout
+	}
+	return l
 }
 
 // Console is the web console handler. It is safe for concurrent use.
@@ -88,7 +137,8 @@ func New(opts Options) (*Console, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	c := &Console{opts: opts, log: opts.Logger, mux: http.NewServeMux(), events: newHub(), rows: rowCache{rows: map[rowKey]template.HTML{}}}
+	opts.Limits = opts.Limits.withDefaults()
+	c := &Console{opts: opts, log: opts.Logger, mux: http.NewServeMux(), events: newHub(opts.Limits), rows: rowCache{rows: map[rowKey]template.HTML{}}}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -96,7 +146,7 @@ func New(opts Options) (*Console, error) {
 	if c.pages, err = parseTemplates(); err != nil {
 		return nil, err
 	}
-	if c.auth, err = newAuthenticator(opts.Tokens); err != nil {
+	if c.auth, err = newAuthenticator(opts.Tokens, opts.Limits); err != nil {
 		return nil, err
 	}
 	c.auth.now = opts.Now

@@ -24,14 +24,30 @@ package console
 // shutdown).
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
+
+type sessionKey struct{}
+
+// withSession puts the signed-in session's id into ctx.
+func withSession(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, id)
+}
+
+// sessionOf is the session id withSession put into ctx, "" without one.
+func sessionOf(ctx context.Context) string {
+	id, _ := ctx.Value(sessionKey{}).(string)
+	return id
+}
 
 // subscriberBuffer is how many events a page may lag behind before it
 // has to resync.
@@ -51,19 +67,31 @@ type wireEvent struct {
 
 type subscriber struct {
 	run    string // "" for every run
+	owner  string // the session id, or the client address without sign-in
 	ch     chan wireEvent
-	behind bool // guarded by hub.mu
+	ended  chan struct{} // closed when the owner's session ends
+	behind bool          // guarded by hub.mu
 }
 
 type hub struct {
-	mu     sync.Mutex
-	subs   map[*subscriber]struct{}
-	done   chan struct{}
-	closed bool
+	mu       sync.Mutex
+	subs     map[*subscriber]struct{}
+	byOwner  map[string]int // open streams by subscriber.owner
+	max      int            // streams in all
+	perOwner int            // streams of one owner
+	done     chan struct{}
+	closed   bool
 }
 
-func newHub() *hub {
-	return &hub{subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
+func newHub(l Limits) *hub {
+	return &hub{subs: map[*subscriber]struct{}{}, byOwner: map[string]int{}, max: l.MaxEventStreams,
+		perOwner: l.MaxEventStreamsPerSession, done: make(chan struct{})}
+}
+
+// refusal is why subscribe refused a stream: the status and message.
+type refusal struct {
+	code int
+	msg  string
 }
 
 func (h *hub) publish(ev runtime.Event) {
@@ -94,21 +122,47 @@ func (h *hub) publish(ev runtime.Event) {
 	}
 }
 
-func (h *hub) subscribe(run string) (*subscriber, bool) {
+// subscribe opens a stream of owner's, unless the server is shutting down
+// or a cap is reached.
+func (h *hub) subscribe(run, owner string) (*subscriber, *refusal) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
-		return nil, false
+	switch {
+	case h.closed:
+		return nil, &refusal{http.StatusServiceUnavailable, "the server is shutting down"}
+	case h.byOwner[owner] >= h.perOwner:
+		return nil, &refusal{http.StatusTooManyRequests, fmt.Sprintf("this session already has %d live-update streams open (server.console.maxEventStreamsPerSession); close a console tab and reload", h.perOwner)}
+	case len(h.subs) >= h.max:
+		return nil, &refusal{http.StatusServiceUnavailable, fmt.Sprintf("the server already serves %d live-update streams (server.console.maxEventStreams); reload later", h.max)}
 	}
-	s := &subscriber{run: run, ch: make(chan wireEvent, subscriberBuffer)}
+	s := &subscriber{run: run, owner: owner, ch: make(chan wireEvent, subscriberBuffer), ended: make(chan struct{})}
 	h.subs[s] = struct{}{}
-	return s, true
+	h.byOwner[owner]++
+	return s, nil
 }
 
 func (h *hub) unsubscribe(s *subscriber) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.subs, s)
+	if h.byOwner[s.owner]--; h.byOwner[s.owner] <= 0 {
+		delete(h.byOwner, s.owner)
+	}
+}
+
+// endOwner ends the streams of owner (a session that signed out).
+func (h *hub) endOwner(owner string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if s.owner == owner {
+			select {
+			case <-s.ended:
+			default:
+				close(s.ended)
+			}
+		}
+	}
 }
 
 func (h *hub) close() {
@@ -122,9 +176,15 @@ func (h *hub) close() {
 
 func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	s, ok := c.events.subscribe(r.URL.Query().Get("run"))
-	if !ok {
-		http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
+	owner := sessionOf(r.Context())
+	if owner == "" {
+		owner = "client " + httpsafe.ClientKeyOf(r.RemoteAddr)
+	}
+	s, no := c.events.subscribe(r.URL.Query().Get("run"), owner)
+	if no != nil {
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, no.msg, no.code)
 		return
 	}
 	defer c.events.unsubscribe(s)
@@ -151,6 +211,8 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-c.events.done:
+			return
+		case <-s.ended:
 			return
 		case <-tick.C:
 			msg = []byte(": keep-alive\n\n")

@@ -116,8 +116,8 @@ func TestCloseEndsEveryStream(t *testing.T) {
 }
 
 func TestSlowPageGetsResyncNotAStalledRun(t *testing.T) {
-	h := newHub()
-	s, _ := h.subscribe("")
+	h := newHub(Limits{}.withDefaults())
+	s, _ := h.subscribe("", "x")
 	for i := range subscriberBuffer * 3 { // nobody reads: publish must not block
 		h.publish(runtime.Event{Kind: runtime.EventStepStarted, RunID: "r", StepID: string(rune('a' + i%26))})
 	}

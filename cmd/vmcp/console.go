@@ -14,6 +14,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/console"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 	"github.com/vmcp-dev/vmcp/runtime/server"
 )
 
@@ -22,6 +23,7 @@ import (
 func (o *ops) openConsole(ctx context.Context, eng console.Engine, catalog console.Catalog) error {
 	ui, err := console.New(console.Options{
 		Engine: eng, Store: o.store, Sources: o.sources, Tokens: o.cfg.Server.Auth.Tokens, Catalog: catalog, Logger: o.log,
+		Limits: o.consoleLimits(),
 	})
 	if err != nil {
 		return err
@@ -29,6 +31,25 @@ func (o *ops) openConsole(ctx context.Context, eng console.Engine, catalog conso
 	o.ui = ui
 	context.AfterFunc(ctx, ui.Close)
 	return nil
+}
+
+// consoleLimits are server.console's limits; maxEventStreams defaults to a
+// quarter of server.maxConnections, so that the rest of the connections
+// serve health checks and MCP calls whatever the browsers hold.
+func (o *ops) consoleLimits() console.Limits {
+	s := o.cfg.Server
+	l := console.Limits{
+		MaxEventStreams: s.Console.MaxEventStreams, MaxEventStreamsPerSession: s.Console.MaxEventStreamsPerSession,
+		SessionTTL: s.Console.SessionTTL, SigninFailures: s.Console.SigninFailures, SigninLockout: s.Console.SigninLockout,
+	}
+	if l.MaxEventStreams == 0 {
+		maxConn := s.MaxConnections
+		if maxConn <= 0 {
+			maxConn = httpsafe.DefaultMaxConnections
+		}
+		l.MaxEventStreams = max(1, maxConn/4)
+	}
+	return l
 }
 
 // observeConsole passes an engine event to the console's live pages.

@@ -158,7 +158,8 @@ func (o *ops) protect(h http.Handler) http.Handler {
 // zero fields take httpsafe's defaults.
 func (o *ops) limits() httpsafe.Limits {
 	s := o.cfg.Server
-	return httpsafe.Limits{MaxConnections: s.MaxConnections, IdleTimeout: s.IdleTimeout, ReadHeaderTimeout: s.ReadHeaderTimeout}
+	return httpsafe.Limits{MaxConnections: s.MaxConnections, MaxConnectionsPerClient: s.MaxConnectionsPerClient,
+		IdleTimeout: s.IdleTimeout, ReadHeaderTimeout: s.ReadHeaderTimeout, BodyTimeout: s.BodyTimeout}
 }
 
 // listen opens an HTTP listener on addr that holds at most

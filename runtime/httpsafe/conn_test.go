@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,5 +119,62 @@ func BenchmarkCheckHost(b *testing.B) {
 				h.ServeHTTP(w, req)
 			}
 		})
+	}
+}
+
+// TestListenCapsConnectionsPerClient: a client at MaxConnectionsPerClient
+// gets 429 naming the setting, and the connection is closed; once one of
+// its connections closes, the next is served.
+func TestListenCapsConnectionsPerClient(t *testing.T) {
+	addr := serveHandler(t, Limits{MaxConnections: 10, MaxConnectionsPerClient: 2}, echo)[len("http://"):]
+	var held []*testenv.RawConn
+	for i := range 2 {
+		k := testenv.DialRaw(t, addr)
+		k.Get(t, "/healthz")
+		if code, ok := k.Response(t, 10*time.Second); !ok || code != 200 {
+			t.Fatalf("connection %d: GET /healthz = %d (answered %v); want 200", i+1, code, ok)
+		}
+		held = append(held, k)
+	}
+	over := testenv.DialRaw(t, addr)
+	over.Get(t, "/healthz")
+	b, err := over.ReadToClose(10 * time.Second)
+	if err != nil || !strings.HasPrefix(string(b), "HTTP/1.1 429 ") || !strings.Contains(string(b), "at most 2 at once from one address (server.maxConnectionsPerClient)") {
+		t.Fatalf("a 3rd connection over a per-client cap of 2 = %q, %v; want 429 naming the setting, then closed", b, err)
+	}
+	held[0].Close()
+	for served := false; !served; {
+		k := testenv.DialRaw(t, addr)
+		k.Get(t, "/healthz")
+		code, _ := k.Response(t, 10*time.Second)
+		k.Close()
+		served = code == 200
+	}
+}
+
+func TestClientKey(t *testing.T) {
+	for _, tt := range []struct {
+		addr net.Addr
+		want string
+	}{
+		{&net.TCPAddr{IP: net.ParseIP("192.0.2.7"), Port: 5}, "192.0.2.7"},
+		{&net.TCPAddr{IP: net.ParseIP("::ffff:192.0.2.7"), Port: 5}, "192.0.2.7"},
+		{&net.TCPAddr{IP: net.ParseIP("2001:db8:1:2:aaaa::1"), Port: 5}, "2001:db8:1:2::/64"},
+		{&net.TCPAddr{IP: net.ParseIP("2001:db8:1:2:bbbb::9"), Port: 6}, "2001:db8:1:2::/64"},
+	} {
+		if got := ClientKey(tt.addr); got != tt.want {
+			t.Errorf("ClientKey(%v) = %q; want %q", tt.addr, got, tt.want)
+		}
+	}
+	if got := ClientKeyOf("[2001:db8:1:2:aaaa::1]:443"); got != "2001:db8:1:2::/64" {
+		t.Errorf("ClientKeyOf = %q; want the /64", got)
+	}
+}
+
+func TestDefaultPerClient(t *testing.T) {
+	for _, tt := range [][2]int{{1024, 128}, {64, 8}, {4, 4}, {1, 1}} {
+		if got := DefaultPerClient(tt[0]); got != tt[1] {
+			t.Errorf("DefaultPerClient(%d) = %d; want %d", tt[0], got, tt[1])
+		}
 	}
 }

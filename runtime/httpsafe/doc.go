@@ -4,7 +4,7 @@
 // that refuses to expose an unauthenticated server beyond loopback.
 //
 // In: the config's tokens, allowed hosts and origins, and limits, and the
-// handler to protect. Out: http.Handler middleware (CheckHost, CheckOrigin,
+// handler to protect. Out: http.Handler middleware (BoundBody, CheckHost, CheckOrigin,
 // Auth, LimitBody, or all of them at once with Protect), a listener with a
 // connection cap (Listen), an *http.Server with safe timeouts (NewServer),
 // and CheckListen for `vmcp run`. Entry point: Protect.

@@ -11,9 +11,19 @@ package httpsafe
 // before the handler sees anything; a client that sends its body too
 // slowly gets 408.
 //
-// Connections are capped by the listener (Listen): netutil.LimitListener
-// stops accepting once MaxConnections are open, so further clients wait in
-// the kernel's accept queue, unserved, until one closes. What closes them is
+// BodyTimeout bounds the whole body, not only its first bytes: a client
+// that trickles a body a byte at a time gets 408 and its connection closed
+// when BodyTimeout has passed since the headers were read. The deadline is
+// set first of all (BoundBody, the outermost layer of Protect), not only
+// in LimitBody: a request refused before its body is read (401, 403) has
+// its body drained by net/http after the handler returns, and without a
+// deadline a trickling client would hold that connection for as long as
+// it kept trickling.
+//
+// Connections are capped by the listener (Listen, see listen.go): it stops
+// accepting once MaxConnections are open, so further clients wait in the
+// kernel's accept queue, unserved, until one closes, and one client address
+// may hold at most MaxConnectionsPerClient of them. What closes them is
 // the server: IdleTimeout ends keep-alive connections that sit idle (also
 // after a 401), and ReadHeaderTimeout ends connections that do not finish
 // their request headers in time, the first request's included.
@@ -26,14 +36,12 @@ import (
 	"net/http"
 	"os"
 	"time"
-
-	"golang.org/x/net/netutil"
 )
 
 // Defaults for Limits.
 const (
 	DefaultMaxBody           = 4 << 20 // 4 MiB
-	DefaultBodyTimeout       = 30 * time.Second
+	DefaultBodyTimeout       = 10 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
 	DefaultMaxHeaderBytes    = 64 << 10
@@ -49,6 +57,15 @@ type Limits struct {
 	MaxHeaderBytes    int
 	// MaxConnections caps the connections open at once (Listen).
 	MaxConnections int
+	// MaxConnectionsPerClient caps the connections open at once from one
+	// client address (ClientKey); default DefaultPerClient(MaxConnections).
+	MaxConnectionsPerClient int
+}
+
+// DefaultPerClient is the default of MaxConnectionsPerClient: an eighth of
+// maxConnections, but at least 8 (or maxConnections, when that is less).
+func DefaultPerClient(maxConnections int) int {
+	return max(maxConnections/8, min(maxConnections, 8))
 }
 
 func (l Limits) withDefaults() Limits {
@@ -70,7 +87,24 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxConnections <= 0 {
 		l.MaxConnections = DefaultMaxConnections
 	}
+	if l.MaxConnectionsPerClient <= 0 {
+		l.MaxConnectionsPerClient = DefaultPerClient(l.MaxConnections)
+	}
+	l.MaxConnectionsPerClient = min(l.MaxConnectionsPerClient, l.MaxConnections)
 	return l
+}
+
+// BoundBody puts a read deadline of l.BodyTimeout on each request that
+// has a body, before next sees it; LimitBody clears it once the body is
+// read whole.
+func BoundBody(l Limits, next http.Handler) http.Handler {
+	l = l.withDefaults()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(l.BodyTimeout))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // LimitBody buffers each request body of at most l.MaxBody bytes, read
@@ -134,7 +168,8 @@ func NewServer(handler http.Handler, l Limits) *http.Server {
 }
 
 // Listen listens on the TCP address addr and accepts at most
-// l.MaxConnections connections at once. Serve it with NewServer's server,
+// l.MaxConnections connections at once, and l.MaxConnectionsPerClient from
+// one client address (see listen.go). Serve it with NewServer's server,
 // whose timeouts are what closes idle and stalled connections.
 func Listen(addr string, l Limits) (net.Listener, error) {
 	l = l.withDefaults()
@@ -142,5 +177,5 @@ func Listen(addr string, l Limits) (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	return netutil.LimitListener(ln, l.MaxConnections), nil
+	return newCapListener(ln, l), nil
 }

@@ -25,11 +25,12 @@ type Options struct {
 	SelfAuthenticated func(*http.Request) bool
 }
 
-// Protect wraps next with, in order: the Host check, the Origin check,
-// authentication (GET /healthz stays open), and the body limit. The order
-// means a rebound or forged cross-site request is refused before its token
-// is even looked at (and /healthz is no exception), and an unauthenticated
-// client cannot make the server buffer a body.
+// Protect wraps next with, in order: the body's read deadline, the Host
+// check, the Origin check, authentication (GET /healthz stays open), and
+// the body limit. The order means a rebound or forged cross-site request
+// is refused before its token is even looked at (and /healthz is no
+// exception), an unauthenticated client cannot make the server buffer a
+// body, and no body, refused or not, takes longer than BodyTimeout.
 func Protect(opts Options, next http.Handler) http.Handler {
 	h := LimitBody(opts.Limits, next)
 	open := isHealthz
@@ -38,7 +39,7 @@ func Protect(opts Options, next http.Handler) http.Handler {
 	}
 	h = Auth(opts.Tokens, open, h)
 	h = CheckOrigin(opts.AllowedOrigins, h)
-	return CheckHost(opts.AllowedHosts, h)
+	return BoundBody(opts.Limits, CheckHost(opts.AllowedHosts, h))
 }
 
 func isHealthz(r *http.Request) bool {
