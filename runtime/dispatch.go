@@ -65,12 +65,9 @@ func (d *deferredStart) write() {
 }
 
 // defersStart reports whether the start of step sp is written by its
-// first backend call: the run's store outlives the process and every call
-// the step makes is a backend call of this run.
+// first backend call: every call the step makes is a backend call of this
+// run. Only asked with a store other than MemoryStore (r.updates is set).
 func (r *runState) defersStart(sp *stepPlan) bool {
-	if r.updates == nil {
-		return false
-	}
 	direct := true
 	sp.eachStep(func(s *stepPlan) {
 		if s.kind == ir.StepWorkflow {
@@ -94,16 +91,15 @@ type dispatchingBackend interface {
 	callDispatched(ctx context.Context, call ToolCall, dispatched func()) (*ToolResult, error)
 }
 
-// callBackend makes one backend call of a step, writing the step's
-// deferred start record first (see the top of the file).
-func (r *runState) callBackend(ctx context.Context, call ToolCall) (*ToolResult, error) {
-	if r.updates != nil {
-		if d, _ := ctx.Value(deferredStartKey{}).(*deferredStart); d != nil {
-			if b, ok := r.env.Backend.(dispatchingBackend); ok {
-				return b.callDispatched(ctx, call, d.write)
-			}
-			d.write()
+// callStoring makes one backend call of a step, with a store other than
+// MemoryStore: it writes the step's deferred start record first (see the
+// top of the file).
+func (r *runState) callStoring(ctx context.Context, call ToolCall) (*ToolResult, error) {
+	if d, _ := ctx.Value(deferredStartKey{}).(*deferredStart); d != nil {
+		if b, ok := r.env.Backend.(dispatchingBackend); ok {
+			return b.callDispatched(ctx, call, d.write)
 		}
+		d.write()
 	}
 	return r.env.Backend.CallTool(ctx, call)
 }

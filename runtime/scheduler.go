@@ -336,7 +336,7 @@ func (r *runState) perform(acts []Action) (own stepJob, complete bool) {
 		a := &acts[k]
 		switch a.Kind {
 		case ActionRecord:
-			if a.Event == EventStepStarted && r.defersStart(r.wp.steps[a.Step]) {
+			if r.updates != nil && a.Event == EventStepStarted && r.defersStart(r.wp.steps[a.Step]) {
 				deferred, durable = a.Step, a.Durable
 			} else {
 				r.putStep(a.Step, &r.run.Steps[a.Step], a.Durable)
