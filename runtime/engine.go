@@ -324,7 +324,8 @@ func (e *Engine) drive(ctx context.Context, r *runState, resume bool, rec *Run) 
 // Resume continues a stored run that was running when vmcp stopped,
 // under the same id. Its finished steps (completed, failed, skipped) are
 // replayed from the record and never run again; a step recorded running
-// is started again only when that is safe: it is idempotent (idempotent:
+// (which a step is once its first backend call has its slot, see
+// dispatch.go) is started again only when that is safe: it is idempotent (idempotent:
 // true, or the backend tool's idempotentHint or readOnlyHint; a loop or
 // workflow step when every call it makes is), or it is an elicitation,
 // which is asked again. Otherwise that step fails with an error naming it

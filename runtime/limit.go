@@ -76,6 +76,12 @@ type limitedBackend struct {
 }
 
 func (l *limitedBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResult, error) {
+	return l.callDispatched(ctx, call, nil)
+}
+
+// callDispatched is CallTool calling dispatched, when set, once the call
+// has its slots and before b gets it (dispatchingBackend).
+func (l *limitedBackend) callDispatched(ctx context.Context, call ToolCall, dispatched func()) (*ToolResult, error) {
 	if own := l.perBackend[call.Backend]; own != nil {
 		select {
 		case own <- struct{}{}:
@@ -92,6 +98,9 @@ func (l *limitedBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResu
 			return nil, fmt.Errorf("waiting for a free backend call slot (at most %d calls at once, server.maxParallel): %w", cap(l.total), context.Cause(ctx))
 		}
 		defer func() { <-l.total }()
+	}
+	if dispatched != nil {
+		dispatched()
 	}
 	return l.b.CallTool(ctx, call)
 }

@@ -20,6 +20,9 @@ package runtime
 //   - pending or running: the step was in flight or not yet started when
 //     the record ends. Resuming (live), the step is held; replaying a
 //     finished run, the run must have been stopped before it (below).
+//     A step is recorded running only once a call of it may have reached
+//     its backend: a step whose call waited for a backend slot
+//     (LimitCalls) is still pending in the record (dispatch.go).
 //
 // Then the in-flight step with the earliest recorded end is fed its
 // result, and so on until none is in flight.

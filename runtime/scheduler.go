@@ -329,17 +329,27 @@ func causeReason(cause error) StopReason {
 // started is returned for the calling goroutine to run; the others go to
 // workers. complete reports that the run is over. Called with sched held.
 func (r *runState) perform(acts []Action) (own stepJob, complete bool) {
+	deferred := -1 // a step whose start record its first call writes (dispatch.go)
+	durable := false
 	for k := range acts {
 		a := &acts[k]
 		switch a.Kind {
 		case ActionRecord:
-			r.putStep(a.Step, &r.run.Steps[a.Step], a.Durable)
+			if r.updates != nil && a.Event == EventStepStarted && r.defersStart(r.wp.steps[a.Step]) {
+				deferred, durable = a.Step, a.Durable
+			} else {
+				r.putStep(a.Step, &r.run.Steps[a.Step], a.Durable)
+			}
 			if r.opts.OnEvent != nil && a.Event != "" {
 				r.opts.OnEvent(r.Machine.Event(a))
 			}
 		case ActionStart:
 			sp := r.wp.steps[a.Step]
-			own = r.place(stepJob{ctx: r.stepContext(a.At, sp.timeout), sp: sp}, own)
+			ctx := r.stepContext(a.At, sp.timeout)
+			if a.Step == deferred {
+				ctx, deferred = r.deferStart(ctx, a.Step, durable), -1
+			}
+			own = r.place(stepJob{ctx: ctx, sp: sp}, own)
 		case ActionStop:
 			r.stop(stopCause(a.Cause))
 		case ActionFinally:
@@ -766,7 +776,8 @@ func (r *runState) putStep(i int, st *StepState, durable bool) {
 // saw finish. A durable start (a step that calls a backend and is not
 // idempotent) waits too, so the step is recorded running before its first
 // call: after a crash, resume knows it may have been called. Other starts
-// are not waited for.
+// are not waited for. The start of a step that only calls backends is
+// written by its first call, once that has its slot (dispatch.go).
 func (r *runState) storeStep(i int, st StepState, durable bool) {
 	if r.updates == nil {
 		r.writeStep(i, st)

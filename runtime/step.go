@@ -176,7 +176,13 @@ func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[stri
 	return r.withRetries(ctx, sp, policy, notify, timeout, func() (toolOutput, error) {
 		actx, cancel := policy.tuning.attemptContext(ctx)
 		defer cancel()
-		res, err := r.env.Backend.CallTool(actx, call)
+		var res *ToolResult
+		var err error
+		if r.updates != nil { // a store that outlives the process (dispatch.go)
+			res, err = r.callStoring(actx, call)
+		} else {
+			res, err = r.env.Backend.CallTool(actx, call)
+		}
 		a := classifyAttempt(tool, policy.tuning.attemptTimeout, res, err, ctx.Err() == nil && actx.Err() != nil)
 		if !a.OK {
 			return toolOutput{}, &attemptError{msg: a.Msg, cause: err, kind: a.Kind}

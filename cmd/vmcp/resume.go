@@ -10,6 +10,9 @@ package main
 //
 //   - A child run (a workflow step's) is not resumed on its own: its
 //     parent's workflow step decides, so it ends interrupted saying so.
+//   - A run whose stored record cannot be read (a column that does not
+//     hold valid JSON: sqlite.Store.Unreadable) ends interrupted naming
+//     the column, never its content.
 //   - A run whose workflow is no longer served, or whose workflow changed
 //     since the run started (ir.Digest of the served workflow differs from
 //     the one recorded when the run started; moving the workflow in its
@@ -51,6 +54,7 @@ type unfinishedStore interface {
 	GetRun(ctx context.Context, id string) (*runtime.Run, error)
 	Interrupt(ctx context.Context, id, reason string) (bool, error)
 	TruncatedSteps(ctx context.Context, id string) ([]string, error)
+	Unreadable(ctx context.Context, id string) ([]string, error)
 }
 
 // resumeEngine is what resuming needs from the engine.
@@ -115,7 +119,9 @@ func (rs *resumeSet) resumeRuns(ctx context.Context, ids []string) <-chan struct
 func (rs *resumeSet) decide(ctx context.Context, id string) func() {
 	run, err := rs.store.GetRun(ctx, id)
 	if err != nil {
-		rs.log.Error("cannot read a run left unfinished; it stays as it is", "run_id", id, "err", err)
+		// The error may quote the row: it goes to the log, not the run.
+		rs.log.Error("cannot read a run left unfinished; it ends interrupted", "run_id", id, "err", err)
+		rs.interrupt(ctx, id, "its stored record cannot be read (vmcp's log has the error)")
 		return nil
 	}
 	reason := rs.cannotResume(ctx, run)
@@ -139,6 +145,13 @@ func (rs *resumeSet) cannotResume(ctx context.Context, run *runtime.Run) string 
 	if run.ParentID != "" {
 		return fmt.Sprintf("it is the child run of step %q of run %s, and a child run is not resumed on its own (its parent's workflow step decides)",
 			run.ParentStep, run.ParentID)
+	}
+	bad, err := rs.store.Unreadable(ctx, run.ID)
+	if err != nil {
+		return fmt.Sprintf("its record cannot be read: %v", err)
+	}
+	if len(bad) > 0 {
+		return "its stored record cannot be read: " + strings.Join(bad, "; ")
 	}
 	wf, ok := rs.engine.Workflow(run.Workflow)
 	if !ok {

@@ -131,7 +131,10 @@ func main() {
 	} else if *faults {
 		err = server.NewStdioServer(s).Listen(context.Background(), stdin, os.Stdout)
 	} else {
-		err = server.ServeStdio(s)
+		// More workers than mcp-go's 5, so that every call a test holds
+		// in flight (up to vmcp's default maxParallel of 10, and more)
+		// reaches its handler and is recorded.
+		err = server.ServeStdio(s, server.WithWorkerPoolSize(32))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testbackend:", err)

@@ -190,3 +190,58 @@ func TestMigrateKeepsRunsForResume(t *testing.T) {
 		t.Errorf("GetRun(new) = %+v, %v; want params and digest kept", got, err)
 	}
 }
+
+// TestUnreadableColumns: bad JSON written straight into the file (the
+// run's params and output, step a's output and content) reads as null:
+// GetRun and ListRuns still return the run, step a's note says what it
+// could not read, and Unreadable names each column by its place, never
+// by its content.
+func TestUnreadableColumns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	cutRun(t, path, Options{})
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`UPDATE runs SET params = '{"secret', output = '[1,' WHERE id = 'cut'`,
+		`UPDATE steps SET output = '{"secret', content = '[1]' WHERE run_id = 'cut' AND idx = 0`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s, err := Open(path, Options{KeepUnfinished: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	got, err := s.GetRun(ctx, "cut")
+	if err != nil {
+		t.Fatalf("GetRun of a run with unreadable columns: %v", err)
+	}
+	if got.Params != nil || got.Output != nil || got.Steps[0].Output != nil || got.Steps[0].Content != nil {
+		t.Errorf("unreadable values read as %v, %v, %v, %v; want null", got.Params, got.Output, got.Steps[0].Output, got.Steps[0].Content)
+	}
+	wantNote := "the store cannot read this step's output: it is not valid JSON (at byte 8); the store cannot read this step's content: it is not a JSON object"
+	if got.Steps[0].Note != wantNote {
+		t.Errorf("step a's note = %q; want %q", got.Steps[0].Note, wantNote)
+	}
+	if runs, err := s.ListRuns(ctx, runtime.RunFilter{}); err != nil || len(runs) != 2 {
+		t.Errorf("ListRuns = %d runs, %v; want both runs", len(runs), err)
+	}
+	bad, err := s.Unreadable(ctx, "cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"output is not valid JSON (at byte 3)", "params is not valid JSON (at byte 8)",
+		`step "a" output is not valid JSON (at byte 8)`, `step "a" content is not a JSON object`}
+	if diff := cmp.Diff(want, bad); diff != "" {
+		t.Errorf("Unreadable (-want +got):\n%s", diff)
+	}
+	if bad, err := s.Unreadable(ctx, "done"); err != nil || len(bad) != 0 {
+		t.Errorf("Unreadable of an intact run = %v, %v; want none", bad, err)
+	}
+}

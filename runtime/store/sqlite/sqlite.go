@@ -63,6 +63,13 @@ package sqlite
 //
 // Interrupt adds its reason to that error.
 //
+// Unreadable rows: a JSON column (a run's output, params or error, a
+// step's output or content) that does not decode, because the file was
+// edited or damaged, reads as null and never fails a read: GetRun and
+// ListRuns still return the run, with a note on the step. Unreadable
+// names such columns, so vmcp ends a run left unfinished with one
+// interrupted, saying which, instead of resuming it.
+//
 // Retention: when Options.Retention > 0, a goroutine deletes finished runs
 // (any final status, interrupted included) whose ended_at is older than the
 // retention, once at Open and then every Retention/4 (at least 10ms, at
@@ -515,7 +522,7 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 	q += " ORDER BY started_at DESC, rowid DESC LIMIT ?"
 	args = append(args, limit)
 	if f.Summary {
-		return s.queryRuns(ctx, stepSummaryColumns, q, args...)
+		return s.queryRuns(ctx, nil, stepSummaryColumns, q, args...)
 	}
 	return s.query(ctx, q, args...)
 }
@@ -535,11 +542,13 @@ const (
 // query reads runs selected by q, then their steps, in one read transaction
 // so a run and its steps are one consistent snapshot.
 func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Run, error) {
-	return s.queryRuns(ctx, stepColumns, q, args...)
+	return s.queryRuns(ctx, nil, stepColumns, q, args...)
 }
 
-// queryRuns is query reading stepCols of the steps.
-func (s *Store) queryRuns(ctx context.Context, stepCols, q string, args ...any) ([]*runtime.Run, error) {
+// queryRuns is query reading stepCols of the steps. A JSON column that
+// cannot be decoded does not fail the read: its value reads as null, a
+// step's note says so, and bad, when not nil, gets the problem.
+func (s *Store) queryRuns(ctx context.Context, bad unreadable, stepCols, q string, args ...any) ([]*runtime.Run, error) {
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -570,18 +579,16 @@ func (s *Store) queryRuns(ctx context.Context, stepCols, q string, args ...any) 
 			r.EndedAt = fromNanos(ended.Int64)
 		}
 		if r.Output, err = decodeJSON(out); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("run %s output: %w", r.ID, err)
+			bad.add(r.ID, "output", err)
 		}
 		if r.Params, err = decodeObject(params); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("run %s params: %w", r.ID, err)
+			bad.add(r.ID, "params", err)
 		}
 		if errJSON.Valid {
 			r.Error = new(runtime.StepError)
 			if err := json.Unmarshal([]byte(errJSON.String), r.Error); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("run %s error: %w", r.ID, err)
+				r.Error = nil
+				bad.add(r.ID, "error", err)
 			}
 		}
 		r.Steps = []runtime.StepState{}
@@ -625,13 +632,13 @@ func (s *Store) queryRuns(ctx context.Context, stepCols, q string, args ...any) 
 		if ended.Valid {
 			st.EndedAt = fromNanos(ended.Int64)
 		}
+		st.Error, st.Note = errText, noteTxt
 		if st.Output, err = decodeJSON(out); err != nil {
-			return nil, fmt.Errorf("run %s step %s output: %w", runID, st.ID, err)
+			st.Note = bad.addStep(runID, &st, "output", err)
 		}
 		if st.Content, err = decodeObject(content); err != nil {
-			return nil, fmt.Errorf("run %s step %s content: %w", runID, st.ID, err)
+			st.Note = bad.addStep(runID, &st, "content", err)
 		}
-		st.Error, st.Note = errText, noteTxt
 		r := byID[runID]
 		r.Steps = append(r.Steps, st)
 	}
@@ -765,9 +772,65 @@ func decodeObject(s sql.NullString) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("want a JSON object, have %T", v)
+		return nil, errNotObject
 	}
 	return m, nil
+}
+
+// errNotObject: a column that holds an object holds other JSON.
+var errNotObject = errors.New("not a JSON object")
+
+// unreadable collects, per run id, what of the run's row could not be
+// read: the column (with its step), and what is wrong with it by its
+// position, never its content. A nil unreadable collects nothing.
+type unreadable map[string][]string
+
+// add notes that column what of run id cannot be decoded (err).
+func (u unreadable) add(id, what string, err error) {
+	if u != nil {
+		u[id] = append(u[id], what+" "+jsonProblem(err))
+	}
+}
+
+// addStep notes that column what of step st of run id cannot be decoded
+// (err), and returns st's note saying so.
+func (u unreadable) addStep(id string, st *runtime.StepState, what string, err error) string {
+	u.add(id, fmt.Sprintf("step %q %s", st.ID, what), err)
+	msg := fmt.Sprintf("the store cannot read this step's %s: it %s", what, jsonProblem(err))
+	if st.Note == "" {
+		return msg
+	}
+	return st.Note + "; " + msg
+}
+
+// jsonProblem says what is wrong with a JSON column that did not decode,
+// without quoting it.
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("is not valid JSON (at byte %d)", syn.Offset)
+	case errors.Is(err, errNotObject):
+		return "is not a JSON object"
+	}
+	return "does not hold what vmcp stores there"
+}
+
+// Unreadable names what of run id's stored record cannot be read: its
+// output, params or error column, or a step's output or content, that
+// does not hold valid JSON (such a value reads as null), in the order of
+// the columns, steps in plan order. A run with any cannot resume: vmcp
+// ends it with Interrupt instead.
+func (s *Store) Unreadable(ctx context.Context, id string) ([]string, error) {
+	bad := unreadable{}
+	runs, err := s.queryRuns(ctx, bad, stepColumns, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("run %s: %w", id, runtime.ErrRunNotFound)
+	}
+	return bad[id], nil
 }
 
 func encodeError(e *runtime.StepError) (sql.NullString, error) {
