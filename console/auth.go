@@ -7,12 +7,14 @@ package console
 // /ui/signin checks the token in constant time (httpsafe.TokenSet) and
 // sets the cookie:
 //
-//	vmcp_session = "v1." + expiry (Unix seconds) + "." + nonce + "." + scopes + "." + mac
-//	mac          = HMAC-SHA256(key, "v1." + expiry + "." + nonce + "." + scopes)
+//	vmcp_session = "v2." + expiry (Unix seconds) + "." + nonce + "." + scopes + "." + subject + "." + mac
+//	mac          = HMAC-SHA256(key, "v2." + expiry + "." + nonce + "." + scopes + "." + subject)
 //
 // scopes are those of the token signed in with, joined by "+"
-// ("run+admin"): as in the API, reading runs needs run and cancelling one
-// admin (httpsafe.Allowed, with the scopes put into the request's context).
+// ("run+admin"), and subject is its identity (httpsafe.Identity.Subject,
+// base64url): the request's context carries both (httpsafe.WithIdentity),
+// so the console reads and cancels the runs the API would let the token
+// read and cancel (the caller's own; every run for admin).
 //
 // key is 32 random bytes made when the console starts, so the cookie is
 // worth nothing to anyone but this process, carries no token material,
@@ -39,7 +41,6 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -87,49 +88,54 @@ func randomString() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// newSession returns a fresh session cookie value for a token with
-// scopes.
-func (a *authenticator) newSession(scopes []httpsafe.Scope) string {
+// newSession returns a fresh session cookie value for the identity of a
+// token.
+func (a *authenticator) newSession(id httpsafe.Identity) string {
 	exp := strconv.FormatInt(a.now().Add(sessionTTL).Unix(), 10)
 	nonce := randomString()
-	names := make([]string, len(scopes))
-	for i, s := range scopes {
+	names := make([]string, len(id.Scopes))
+	for i, s := range id.Scopes {
 		names[i] = string(s)
 	}
 	sc := strings.Join(names, "+")
-	return "v1." + exp + "." + nonce + "." + sc + "." + a.mac("v1", exp, nonce, sc)
+	sub := base64.RawURLEncoding.EncodeToString([]byte(id.Subject))
+	return "v2." + exp + "." + nonce + "." + sc + "." + sub + "." + a.mac("v2", exp, nonce, sc, sub)
 }
 
-// session reads the request's session cookie: its scopes, and whether it
-// is one newSession made that has not expired. Without tokens every
-// request is signed in with every scope.
-func (a *authenticator) session(r *http.Request) ([]httpsafe.Scope, bool) {
+// session reads the request's session cookie: the identity signed in
+// with, and whether it is one newSession made that has not expired.
+// Without tokens every request is the local operator.
+func (a *authenticator) session(r *http.Request) (httpsafe.Identity, bool) {
 	if !a.enabled() {
-		return httpsafe.Scopes, true
+		return httpsafe.LocalOperator, true
 	}
 	ck, err := r.Cookie(sessionCookie)
 	if err != nil {
-		return nil, false
+		return httpsafe.Identity{}, false
 	}
 	parts := strings.Split(ck.Value, ".")
-	if len(parts) != 5 || parts[0] != "v1" {
-		return nil, false
+	if len(parts) != 6 || parts[0] != "v2" {
+		return httpsafe.Identity{}, false
 	}
 	exp, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil || a.now().Unix() >= exp {
-		return nil, false
+		return httpsafe.Identity{}, false
 	}
-	want := a.mac("v1", parts[1], parts[2], parts[3])
-	if subtle.ConstantTimeCompare([]byte(want), []byte(parts[4])) != 1 {
-		return nil, false
+	want := a.mac("v2", parts[1], parts[2], parts[3], parts[4])
+	if subtle.ConstantTimeCompare([]byte(want), []byte(parts[5])) != 1 {
+		return httpsafe.Identity{}, false
 	}
-	var scopes []httpsafe.Scope
+	sub, err := base64.RawURLEncoding.DecodeString(parts[4])
+	if err != nil {
+		return httpsafe.Identity{}, false
+	}
+	id := httpsafe.Identity{Subject: string(sub), Authenticated: true}
 	for _, s := range strings.Split(parts[3], "+") {
 		if s != "" {
-			scopes = append(scopes, httpsafe.Scope(s))
+			id.Scopes = append(id.Scopes, httpsafe.Scope(s))
 		}
 	}
-	return scopes, true
+	return id, true
 }
 
 // signedIn reports whether the request has a valid session.
@@ -187,9 +193,9 @@ func (a *authenticator) validCSRF(r *http.Request) bool {
 // runs and workflows).
 func (c *Console) signedIn(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		scopes, ok := c.auth.session(r)
+		id, ok := c.auth.session(r)
 		if ok && c.auth.enabled() {
-			r = r.WithContext(httpsafe.WithScopes(r.Context(), scopes))
+			r = r.WithContext(httpsafe.WithIdentity(r.Context(), id))
 		}
 		if !ok {
 			if r.Method == http.MethodGet && isPage(r.URL.Path) {
@@ -260,19 +266,19 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 			Problem: "The sign-in form was stale (its CSRF token did not match). Try again."})
 		return
 	}
-	scopes, ok := c.auth.tokens.Lookup(r.PostFormValue("token"))
+	id, ok := c.auth.tokens.Lookup(r.PostFormValue("token"))
 	if !ok {
 		c.log.Warn("console: sign-in with a wrong token", "remote", r.RemoteAddr)
 		c.full(w, r, http.StatusUnauthorized, "signin.html", "Sign in", "", signinData{Next: next,
 			Problem: "That token is not one of server.auth.tokens."})
 		return
 	}
-	if !slices.Contains(scopes, httpsafe.ScopeRun) {
+	if !id.Allowed(httpsafe.ScopeRun) {
 		c.full(w, r, http.StatusForbidden, "signin.html", "Sign in", "", signinData{Next: next,
 			Problem: httpsafe.ForbiddenMessage(httpsafe.ScopeRun, "The console (reading runs)")})
 		return
 	}
-	setCookie(w, r, sessionCookie, c.auth.newSession(scopes), int(sessionTTL/time.Second))
+	setCookie(w, r, sessionCookie, c.auth.newSession(id), int(sessionTTL/time.Second))
 	// A new CSRF nonce as well: a token seen before sign-in is not valid after.
 	setCookie(w, r, csrfCookie, randomString(), 0)
 	http.Redirect(w, r, next, http.StatusSeeOther)

@@ -13,7 +13,8 @@ package console
 // changed (a run's row, or a run page's live part) from the server, which
 // renders it with the same templates as the full page.
 //
-// GET /ui/events streams every run's events; ?run=ID only that run's. A
+// GET /ui/events streams the events of every run the caller sees (its
+// own; every run for admin, package access); ?run=ID only that run's. A
 // page subscribes only after it has been rendered, so it tells the stream
 // when that was (?since=Unix milliseconds): the stream first sends a
 // "snapshot" event for each run that started, ended or was still going
@@ -31,6 +32,7 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // subscriberBuffer is how many events a page may lag behind before it
@@ -50,7 +52,8 @@ type wireEvent struct {
 }
 
 type subscriber struct {
-	run    string // "" for every run
+	run    string            // "" for every run
+	who    httpsafe.Identity // the caller: it gets the events of the runs it sees
 	ch     chan wireEvent
 	behind bool // guarded by hub.mu
 }
@@ -75,7 +78,7 @@ func (h *hub) publish(ev runtime.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		if s.run != "" && s.run != e.Run {
+		if (s.run != "" && s.run != e.Run) || !s.who.Sees(ev.Owner) {
 			continue
 		}
 		if s.behind {
@@ -94,13 +97,13 @@ func (h *hub) publish(ev runtime.Event) {
 	}
 }
 
-func (h *hub) subscribe(run string) (*subscriber, bool) {
+func (h *hub) subscribe(run string, who httpsafe.Identity) (*subscriber, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, false
 	}
-	s := &subscriber{run: run, ch: make(chan wireEvent, subscriberBuffer)}
+	s := &subscriber{run: run, who: who, ch: make(chan wireEvent, subscriberBuffer)}
 	h.subs[s] = struct{}{}
 	return s, true
 }
@@ -122,7 +125,7 @@ func (h *hub) close() {
 
 func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	s, ok := c.events.subscribe(r.URL.Query().Get("run"))
+	s, ok := c.events.subscribe(r.URL.Query().Get("run"), httpsafe.Caller(r.Context()))
 	if !ok {
 		http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
 		return

@@ -237,6 +237,8 @@ type MachineOptions struct {
 	// RunOptions).
 	ParentID   string
 	ParentStep string
+	// Owner is the run's owner (RunOptions.Owner).
+	Owner string
 	// DataGuard, when set, is held while the machine writes the run's
 	// template data, for drivers that evaluate templates (Machine.ToolCall,
 	// the step executors) on other goroutines under its read side. A
@@ -344,6 +346,7 @@ func (m *Machine) init(e *Engine, wp *workflowPlan, id string, params map[string
 		Workflow:   wp.wf.Name,
 		ParentID:   opts.ParentID,
 		ParentStep: opts.ParentStep,
+		Owner:      opts.Owner,
 		Status:     RunRunning,
 		Params:     params,
 		PlanDigest: wp.digest,

@@ -62,9 +62,8 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 			runs := newRunTracker(st.ops.runner(st.exec)) // metrics and run logs: ops.go
 			srv, err := server.New(server.Options{
 				Tasks: server.TaskOptions{ // long runs as MCP Tasks
-					Runs:          st.exec,
-					TTL:           st.cfg.State.Retention,
-					Authenticated: len(st.cfg.Server.Auth.Tokens) > 0,
+					Runs: st.exec,
+					TTL:  st.cfg.State.Retention,
 				},
 				Runner:       runs,
 				Backends:     st.backend,

@@ -10,7 +10,8 @@ import (
 func TestTokenSetMatchesOnlyConfiguredTokens(t *testing.T) {
 	s := NewTokenSet([]Token{{Value: "alpha", Scopes: []Scope{ScopeRun}}, {Value: "  "}, {Value: "beta", Scopes: Scopes}})
 	for tok, want := range map[string]int{"alpha": 1, "beta": 3, " beta ": 3, "": -1, "  ": -1, "alph": -1, "alphaa": -1} {
-		scopes, ok := s.Lookup(tok)
+		id, ok := s.Lookup(tok)
+		scopes := id.Scopes
 		if got := len(scopes); !ok {
 			got = -1
 		} else if got != want {

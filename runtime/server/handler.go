@@ -13,6 +13,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // Keys of the result's _meta.
@@ -60,6 +61,7 @@ func (s *Server) RunTool(ctx context.Context, req mcp.CallToolRequest, wf *ir.Wo
 	log := s.log.With("workflow", wf.Name, "run_id", runID)
 	opts := runtime.RunOptions{
 		RunID:    runID,
+		Owner:    httpsafe.Caller(ctx).Subject,
 		Elicitor: &clientElicitor{s: s, reqCtx: ctx},
 	}
 	if draft {

@@ -33,6 +33,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // elicitationKey names the single input request of an input_required result.
@@ -41,6 +42,7 @@ const elicitationKey = "elicitation"
 // pendingRun is a run driven over several tools/call round trips.
 type pendingRun struct {
 	s      *Server
+	owner  string // the caller that started it (httpsafe.Identity.Subject)
 	cancel context.CancelFunc
 	asks   chan *question    // the run's questions, one at a time
 	done   chan *runtime.Run // the run's end (buffered: nobody may wait)
@@ -92,10 +94,15 @@ func (w *waiting) put(run *pendingRun, q *question) string {
 	return token
 }
 
-func (w *waiting) take(token string) (waitingEntry, bool) {
+// take removes and returns the entry of token if who may answer it (it
+// sees the run's owner); another caller's token is unknown to it and stays.
+func (w *waiting) take(token string, who httpsafe.Identity) (waitingEntry, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e, ok := w.m[token]
+	if !ok || !who.Sees(e.run.owner) {
+		return waitingEntry{}, false
+	}
 	delete(w.m, token)
 	return e, ok
 }
@@ -123,7 +130,7 @@ func usesMultiRoundTrip(ctx context.Context) bool {
 func (s *Server) multiRoundTrip(ctx context.Context, wf *ir.Workflow, req mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
 	var run *pendingRun
 	if state := req.Params.RequestState; state != "" {
-		e, ok := s.waiting.take(state)
+		e, ok := s.waiting.take(state, httpsafe.Caller(ctx))
 		if !ok {
 			return mcp.NewToolResultError(fmt.Sprintf("workflow %s: requestState is unknown or was already used (the question may have timed out)", wf.Name))
 		}
@@ -158,6 +165,7 @@ func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.Call
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run := &pendingRun{
 		s:      s,
+		owner:  httpsafe.Caller(ctx).Subject,
 		cancel: cancel,
 		asks:   make(chan *question),
 		done:   make(chan *runtime.Run, 1),
@@ -169,6 +177,7 @@ func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.Call
 		defer cancel()
 		r, err := s.opts.Runner.Run(runCtx, wf.Name, args, runtime.RunOptions{
 			RunID:    id,
+			Owner:    run.owner,
 			Elicitor: &roundTripElicitor{run: run},
 			OnEvent:  run.onEvent,
 		})

@@ -164,7 +164,7 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 // pending, as the local engine records it.
 func initialRun(wf *ir.Workflow, id string, opts runtime.RunOptions, now time.Time) *runtime.Run {
 	run := &runtime.Run{
-		ID: id, Workflow: wf.Name, ParentID: opts.ParentID, ParentStep: opts.ParentStep,
+		ID: id, Workflow: wf.Name, ParentID: opts.ParentID, ParentStep: opts.ParentStep, Owner: opts.Owner,
 		Status: runtime.RunRunning, StartedAt: now,
 	}
 	for _, s := range wf.Steps {
