@@ -134,6 +134,19 @@ type Server struct {
 	// means httpsafe's defaults (120s and 10s).
 	IdleTimeout, ReadHeaderTimeout time.Duration
 	Sessions                       Sessions
+	// Limits cap the runs in flight (server.limits).
+	Limits RunLimits
+}
+
+// RunLimits cap the runs callers have in flight (server.limits: runs,
+// perOwner: {runs}, onLimit). Zero fields take runtime/server's defaults
+// (1000 runs, 500 per owner, refuse).
+type RunLimits struct {
+	Runs         int
+	PerOwnerRuns int
+	// OnLimit is what a run past a cap does: "refuse" (the default) or
+	// "wait" for a slot.
+	OnLimit string
 }
 
 // Sessions limits the MCP sessions of the HTTP server (server.sessions).

@@ -57,11 +57,17 @@ func (s *Server) workflowHandler(wf *ir.Workflow) mcpserver.ToolHandlerFunc {
 // through the runner's RunOptions.Draft (vmcp_workflow_run); drafts do not
 // take part in multi round trips.
 func (s *Server) RunTool(ctx context.Context, req mcp.CallToolRequest, wf *ir.Workflow, args map[string]any, draft bool) *mcp.CallToolResult {
+	owner := httpsafe.Caller(ctx).Subject
+	release, err := s.admitRun(ctx, owner, wf.Name)
+	if err != nil {
+		return startError(wf, err)
+	}
+	defer release()
 	runID := uuid.NewString()
 	log := s.log.With("workflow", wf.Name, "run_id", runID)
 	opts := runtime.RunOptions{
 		RunID:    runID,
-		Owner:    httpsafe.Caller(ctx).Subject,
+		Owner:    owner,
 		Elicitor: &clientElicitor{s: s, reqCtx: ctx},
 	}
 	if draft {

@@ -138,7 +138,11 @@ func (s *Server) multiRoundTrip(ctx context.Context, wf *ir.Workflow, req mcp.Ca
 		run.attach(ctx, req)
 		e.q.answer <- answerFromClient(req.Params.InputResponses)
 	} else {
-		run = s.startPending(ctx, wf, req, args)
+		release, err := s.admitRun(ctx, httpsafe.Caller(ctx).Subject, wf.Name)
+		if err != nil {
+			return startError(wf, err)
+		}
+		run = s.startPending(ctx, wf, req, args, release)
 	}
 	defer run.detach()
 	select {
@@ -161,7 +165,8 @@ func (s *Server) multiRoundTrip(ctx context.Context, wf *ir.Workflow, req mcp.Ca
 
 // startPending starts the run in the background, detached from this
 // round trip's context (it outlives it) but cancellable through run.cancel.
-func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.CallToolRequest, args map[string]any) *pendingRun {
+// release gives back the run's slot (runlimits.go) once the run returns.
+func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.CallToolRequest, args map[string]any, release func()) *pendingRun {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run := &pendingRun{
 		s:      s,
@@ -174,6 +179,7 @@ func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.Call
 	run.attach(ctx, req)
 	id := uuid.NewString()
 	go func() {
+		defer release()
 		defer cancel()
 		r, err := s.opts.Runner.Run(runCtx, wf.Name, args, runtime.RunOptions{
 			RunID:    id,

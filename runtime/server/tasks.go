@@ -274,6 +274,10 @@ type taskQuestion struct {
 // start starts a run of wf as a task of caller and returns once the run is
 // stored (a tasks/get would find it), or with the reason it did not start.
 func (t *tasks) start(ctx context.Context, wf *ir.Workflow, args map[string]any, caller httpsafe.Identity, session string, canElicit bool) (*liveTask, error) {
+	release, err := t.s.admitRun(ctx, caller.Subject, wf.Name)
+	if err != nil {
+		return nil, err
+	}
 	id := newTaskID(caller.Subject)
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	lt := &liveTask{
@@ -286,6 +290,7 @@ func (t *tasks) start(ctx context.Context, wf *ir.Workflow, args map[string]any,
 	t.live[id] = lt
 	t.mu.Unlock()
 	go func() {
+		defer release()
 		defer cancel()
 		run, err := t.s.opts.Runner.Run(runCtx, wf.Name, args, runtime.RunOptions{
 			RunID:    id,
