@@ -34,7 +34,7 @@ import (
 )
 
 // The owners tests' own port range.
-const ownersPortLo, ownersPortHi = 17900, 17949
+const ownersPortLo, ownersPortHi = 17900, 17924
 
 const ownersConfig = `
 backends:
