@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // TestAdmissionRefuses: past the owner's cap and past the server's, a run
@@ -68,26 +66,5 @@ func TestAdmissionWaits(t *testing.T) {
 	first()
 	if err := <-got; err != nil {
 		t.Errorf("the waiting run = %v; want it admitted once the slot was free", err)
-	}
-}
-
-// TestRequestStateBelongsToItsOwner: another owner's requestState (a multi
-// round trip's answer token) is unknown to a caller and stays for its
-// owner; admin may answer it.
-func TestRequestStateBelongsToItsOwner(t *testing.T) {
-	var w waiting
-	run := &pendingRun{owner: "alice"}
-	token := w.put(run, &question{})
-	bob := httpsafe.Identity{Subject: "bob", Scopes: []httpsafe.Scope{httpsafe.ScopeRun}, Authenticated: true}
-	if _, ok := w.take(token, bob); ok {
-		t.Fatalf("bob took alice's requestState")
-	}
-	alice := httpsafe.Identity{Subject: "alice", Scopes: []httpsafe.Scope{httpsafe.ScopeRun}, Authenticated: true}
-	if e, ok := w.take(token, alice); !ok || e.run != run {
-		t.Fatalf("alice's own requestState = %v, %v; want her run", e, ok)
-	}
-	token = w.put(run, &question{})
-	if _, ok := w.take(token, httpsafe.LocalOperator); !ok {
-		t.Errorf("the local operator (every scope) could not answer")
 	}
 }
