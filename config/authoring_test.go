@@ -18,7 +18,7 @@ func TestScopedTokens(t *testing.T) {
   auth:
     tokens:
       - "${ADMIN}"
-      - {token: runner-token, scopes: [run]}
+      - {token: runner-token, scopes: [run], name: ci-bot}
       - token: "${AUTHOR}"
         scopes: [run, author, author]
 `
@@ -28,11 +28,20 @@ func TestScopedTokens(t *testing.T) {
 	}
 	want := []httpsafe.Token{
 		{Value: "adm", Scopes: httpsafe.Scopes},
-		{Value: "runner-token", Scopes: []httpsafe.Scope{httpsafe.ScopeRun}},
+		{Value: "runner-token", Scopes: []httpsafe.Scope{httpsafe.ScopeRun}, Name: "ci-bot"},
 		{Value: "aut", Scopes: []httpsafe.Scope{httpsafe.ScopeRun, httpsafe.ScopeAuthor}},
 	}
 	if diff := cmp.Diff(want, cfg.Server.Auth.Tokens); diff != "" {
 		t.Errorf("tokens (-want +got):\n%s", diff)
+	}
+	// The owners: the name, else "token:" and 8 hex digits of the SHA-256
+	// of the token (sha256("adm") starts 86f65e28).
+	var owners []string
+	for _, tok := range cfg.Server.Auth.Tokens {
+		owners = append(owners, tok.Subject())
+	}
+	if diff := cmp.Diff([]string{"token:86f65e28", "ci-bot", "token:" + httpsafe.TokenSubject("aut")[6:]}, owners); diff != "" {
+		t.Errorf("owners (-want +got):\n%s", diff)
 	}
 }
 
@@ -69,6 +78,16 @@ func TestTokenAndAuthoringErrors(t *testing.T) {
 			src:  "server:\n  auth:\n    tokens:\n      - {token: \"${T}\", scopes: [run]}\n",
 			env:  map[string]string{"T": ""},
 			want: []string{`server.auth.tokens[0].token is empty: environment variable T is set but empty`},
+		},
+		{
+			name: "bad and duplicate names",
+			src:  "server:\n  auth:\n    tokens:\n      - {token: a, scopes: [run], name: \"\"}\n      - {token: b, scopes: [run], name: \"al ice\"}\n      - {token: c, scopes: [run], name: ci}\n      - {token: d, scopes: [run], name: ci}\n      - x\n      - x\n",
+			want: []string{
+				`vmcp.yaml:4:41: error: server.auth.tokens[0].name must be 1 to 64 characters long, not 0`,
+				`vmcp.yaml:5:41: error: server.auth.tokens[1].name: "al ice" may hold ASCII letters, digits and . _ @ - only, not " "`,
+				`vmcp.yaml:7:9: error: server.auth.tokens[3] has the owner "ci", as server.auth.tokens[2] has: each would see the other's runs`,
+				`vmcp.yaml:9:9: error: server.auth.tokens[5] has the owner "token:2d711642", as server.auth.tokens[4] has`,
+			},
 		},
 		{
 			name: "authoring backend that is not configured",

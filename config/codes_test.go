@@ -31,6 +31,7 @@ func TestLoadErrorCodes(t *testing.T) {
 		CodeUnknownScope:      {src: "server:\n  auth: {tokens: [{token: abc, scopes: [runn]}]}\n"},
 		CodeUnknownBackend:    {src: "authoring: {enabled: true, backends: [nope]}\n"},
 		CodeWorkflowNotFound:  {src: "workflows: [missing.yaml]\n"},
+		CodeDuplicateOwner:    {src: "server:\n  auth: {tokens: [{token: a, name: ci, scopes: [run]}, {token: b, name: ci, scopes: [run]}]}\n"},
 	}
 	for _, code := range codes {
 		c, ok := cases[code]

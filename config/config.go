@@ -143,6 +143,8 @@ type Server struct {
 	MaxConnectionsPerClient int
 	Sessions                Sessions
 	Console                 Console
+	// Limits cap the runs in flight (server.limits).
+	Limits RunLimits
 }
 
 // Console limits the web console (server.console). Zero fields take the
@@ -154,6 +156,17 @@ type Console struct {
 	SessionTTL                time.Duration
 	SigninFailures            int
 	SigninLockout             time.Duration
+}
+
+// RunLimits cap the runs callers have in flight (server.limits: runs,
+// perOwner: {runs}, onLimit). Zero fields take runtime/server's defaults
+// (1000 runs, 500 per owner, refuse).
+type RunLimits struct {
+	Runs         int
+	PerOwnerRuns int
+	// OnLimit is what a run past a cap does: "refuse" (the default) or
+	// "wait" for a slot.
+	OnLimit string
 }
 
 // Sessions limits the MCP sessions of the HTTP server (server.sessions).

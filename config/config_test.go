@@ -579,3 +579,21 @@ func TestExpand(t *testing.T) {
 		}
 	}
 }
+
+// TestServerLimits: server.limits is read, and a bad onLimit or a cap
+// under 1 is an error at its position.
+func TestServerLimits(t *testing.T) {
+	cfg, err := parse("vmcp.yaml", []byte("server:\n  limits: {runs: 50, perOwner: {runs: 5}, onLimit: wait}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (RunLimits{Runs: 50, PerOwnerRuns: 5, OnLimit: "wait"}); cfg.Server.Limits != want {
+		t.Errorf("server.limits = %+v; want %+v", cfg.Server.Limits, want)
+	}
+	_, err = parse("vmcp.yaml", []byte("server:\n  limits: {runs: 0, perOwner: {runs: 5}, onLimit: block}\n"), nil)
+	for _, want := range []string{"vmcp.yaml:2:18: error: server.limits.runs must be at least 1", `vmcp.yaml:2:51: error: server.limits.onLimit "block" is not one of refuse, wait`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("parse(bad limits) = %v; want %q", err, want)
+		}
+	}
+}

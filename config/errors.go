@@ -21,6 +21,7 @@ const (
 	CodeUnknownScope      = "unknown_scope"
 	CodeUnknownBackend    = "unknown_backend"    // authoring.backends names a backend that is not configured
 	CodeWorkflowNotFound  = "workflow_not_found" // a workflows: entry matches no file
+	CodeDuplicateOwner    = "duplicate_owner"    // two tokens with one name (the owner of their runs)
 )
 
 // codes lists every code above, for TestLoadErrorCodes.
@@ -28,5 +29,5 @@ var codes = []string{
 	CodeYAMLSyntax, CodeMultipleDocuments, CodeBadType, CodeBadKey, CodeDuplicateKey,
 	CodeUnknownField, CodeMissingField, CodeBadValue, CodeBadName, CodeBadEnvRef,
 	CodeMissingEnv, CodeBadEnvValue, CodeEmptyToken, CodeUnknownScope, CodeUnknownBackend,
-	CodeWorkflowNotFound,
+	CodeWorkflowNotFound, CodeDuplicateOwner,
 }

@@ -534,7 +534,7 @@ func (l *loader) server(n ast.Node) {
 	s := &l.cfg.Server
 	known := []string{"transport", "listen", "exposeBackendTools", "exposeRunTools", "maxParallel", "auth", "allowedOrigins",
 		"allowedHosts", "maxConnections", "idleTimeout", "readHeaderTimeout", "sessions", "bodyTimeout",
-		"maxConnectionsPerClient", "console"}
+		"maxConnectionsPerClient", "console", "limits"}
 	nodes := map[string]ast.Node{}
 	defer func() { l.serverCaps(nodes) }()
 	l.fields(n, "server", known, func(key string, k, v ast.Node) {
@@ -593,6 +593,32 @@ func (l *loader) server(n ast.Node) {
 					}
 				}
 			})
+		case "limits":
+			l.runLimits(v, p, &s.Limits)
+		}
+	})
+}
+
+// runLimits reads server.limits: {runs, perOwner: {runs}, onLimit}.
+func (l *loader) runLimits(n ast.Node, path string, out *RunLimits) {
+	l.fields(n, path, []string{"runs", "perOwner", "onLimit"}, func(key string, k, v ast.Node) {
+		p := path + "." + key
+		switch key {
+		case "runs":
+			if m := l.integer(v, p, p, 1); m >= 1 {
+				out.Runs = m
+			}
+		case "perOwner":
+			l.fields(v, p, []string{"runs"}, func(key string, k, v ast.Node) {
+				pp := p + "." + key
+				if m := l.integer(v, pp, pp, 1); m >= 1 {
+					out.PerOwnerRuns = m
+				}
+			})
+		case "onLimit":
+			if o, ok := l.oneOf(v, p, p, "refuse", "wait"); ok {
+				out.OnLimit = o
+			}
 		}
 	})
 }

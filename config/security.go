@@ -6,13 +6,17 @@ package config
 // whose syntax is httpsafe's.
 //
 // A server.auth.tokens entry is a string (the token, with every scope) or
-// a mapping {token, scopes: [run, author, admin]} that grants only the
-// scopes listed.
+// a mapping {token, scopes: [run, author, admin], name} that grants only
+// the scopes listed. name is the owner of the runs the token starts
+// (httpsafe.Token.Subject: "token:" and 8 hex digits of the token's
+// SHA-256 when it has none); two tokens may not have the same owner, as
+// each would see the other's runs.
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -40,17 +44,25 @@ func (l *loader) tokens(n ast.Node, path string) []httpsafe.Token {
 		items = []ast.Node{n}
 	}
 	var out []httpsafe.Token
+	owners := map[string]string{} // subject -> the path of the entry that has it
 	for i, v := range items {
 		p := fmt.Sprintf("%s[%d]", path, i)
+		tok, ok := httpsafe.Token{}, false
 		if _, isMap := unwrap(v).(*ast.MappingNode); isMap {
-			if tok, ok := l.scopedToken(v, p); ok {
-				out = append(out, tok)
-			}
+			tok, ok = l.scopedToken(v, p)
+		} else if tok.Value, ok = l.tokenValue(v, p); ok {
+			tok.Scopes = httpsafe.Scopes
+		}
+		if !ok {
 			continue
 		}
-		if tok, ok := l.tokenValue(v, p); ok {
-			out = append(out, httpsafe.Token{Value: tok, Scopes: httpsafe.Scopes})
+		sub := tok.Subject()
+		if first, dup := owners[sub]; dup {
+			l.errorf(v, p, CodeDuplicateOwner, "%s has the owner %q, as %s has: each would see the other's runs; give one of them another name (or remove the duplicate token)", p, sub, first)
+			continue
 		}
+		owners[sub] = p
+		out = append(out, tok)
 	}
 	return out
 }
@@ -59,8 +71,12 @@ func (l *loader) tokens(n ast.Node, path string) []httpsafe.Token {
 func (l *loader) scopedToken(n ast.Node, path string) (httpsafe.Token, bool) {
 	var tok httpsafe.Token
 	var haveToken, haveScopes, ok = false, false, true
-	l.fields(n, path, []string{"token", "scopes"}, func(key string, k, v ast.Node) {
+	l.fields(n, path, []string{"token", "scopes", "name"}, func(key string, k, v ast.Node) {
 		switch key {
+		case "name":
+			var nameOK bool
+			tok.Name, nameOK = l.tokenName(v, path+".name")
+			ok = ok && nameOK
 		case "token":
 			haveToken = true
 			tok.Value, ok = l.tokenValue(v, path+".token")
@@ -81,6 +97,32 @@ func (l *loader) scopedToken(n ast.Node, path string) (httpsafe.Token, bool) {
 		return tok, false
 	}
 	return tok, ok
+}
+
+// maxTokenName bounds a token's name.
+const maxTokenName = 64
+
+// tokenName reads a token's name: 1 to maxTokenName ASCII letters, digits
+// and "._@-". It has no ":", so it never looks like a name vmcp derives
+// ("token:...").
+func (l *loader) tokenName(n ast.Node, path string) (string, bool) {
+	name, ok := l.str(n, path, path)
+	if !ok {
+		return "", false
+	}
+	bad := strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._@-", r))
+	})
+	switch {
+	case name == "" || len(name) > maxTokenName:
+		l.errorf(n, path, CodeBadValue, "%s must be 1 to %d characters long, not %d: it names the owner of the token's runs, such as ci-bot or alice@example.com", path, maxTokenName, len(name))
+	case bad >= 0:
+		r, _ := utf8.DecodeRuneInString(name[bad:])
+		l.errorf(n, path, CodeBadValue, "%s: %q may hold ASCII letters, digits and . _ @ - only, not %q", path, name, string(r))
+	default:
+		return name, true
+	}
+	return "", false
 }
 
 // scopes reads a token's scopes list; nil when it has a problem

@@ -14,10 +14,14 @@ package console
 // address (sessions.go): past Limits.SigninFailures, 429 with Retry-After.
 //
 // The cookie carries no token material and is worth nothing to anyone but
-// this process; a restart signs everyone out. It is HttpOnly (no script
-// can read it), SameSite=Strict (no other site's page can send it),
-// Path=/ui, and Secure when the request came over TLS. A session lasts
-// Limits.SessionTTL.
+// this process; a restart signs everyone out. The session holds the
+// identity of the token signed in with (httpsafe.Identity: its subject
+// and scopes), which the request's context then carries
+// (httpsafe.WithIdentity), so the console reads and cancels the runs the
+// API would let the token read and cancel (the caller's own; every run
+// for admin). It is HttpOnly (no script can read it), SameSite=Strict (no
+// other site's page can send it), Path=/ui, and Secure when the request
+// came over TLS. A session lasts Limits.SessionTTL.
 //
 // CSRF: every state-changing request (sign-in, sign-out, cancel) carries a
 // token in the form field "csrf" or the X-CSRF-Token header:
@@ -40,7 +44,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,29 +94,29 @@ func randomString() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// newSession stores a session for a token with scopes and returns its
-// cookie value.
-func (a *authenticator) newSession(scopes []httpsafe.Scope) string {
+// newSession stores a session for the identity of a token and returns
+// its cookie value.
+func (a *authenticator) newSession(who httpsafe.Identity) string {
 	now := a.now()
-	return a.sessions.add(scopes, now, now.Add(a.ttl))
+	return a.sessions.add(who, now, now.Add(a.ttl))
 }
 
-// session reads the request's session cookie: its id and scopes, and
+// session reads the request's session cookie: its id and identity, and
 // whether it names a session that has not ended. Without tokens every
-// request is signed in with every scope (and the id is "").
-func (a *authenticator) session(r *http.Request) (string, []httpsafe.Scope, bool) {
+// request is the local operator (and the id is "").
+func (a *authenticator) session(r *http.Request) (string, httpsafe.Identity, bool) {
 	if !a.enabled() {
-		return "", httpsafe.Scopes, true
+		return "", httpsafe.LocalOperator, true
 	}
 	id := cookieValue(r, sessionCookie)
 	if id == "" {
-		return "", nil, false
+		return "", httpsafe.Identity{}, false
 	}
 	s, ok := a.sessions.get(id, a.now())
 	if !ok {
-		return "", nil, false
+		return "", httpsafe.Identity{}, false
 	}
-	return id, s.scopes, true
+	return id, s.id, true
 }
 
 // signedIn reports whether the request has a valid session.
@@ -171,9 +174,9 @@ func (a *authenticator) validCSRF(r *http.Request) bool {
 // runs and workflows).
 func (c *Console) signedIn(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, scopes, ok := c.auth.session(r)
+		id, who, ok := c.auth.session(r)
 		if ok && c.auth.enabled() {
-			r = r.WithContext(withSession(httpsafe.WithScopes(r.Context(), scopes), id))
+			r = r.WithContext(withSession(httpsafe.WithIdentity(r.Context(), who), id))
 		}
 		if !ok {
 			if r.Method == http.MethodGet && isPage(r.URL.Path) {
@@ -252,7 +255,7 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 			Problem: fmt.Sprintf("Too many failed sign-ins from %s (server.console.signinFailures is %d). Try again in %d s.", client, c.auth.failed.limit, secs)})
 		return
 	}
-	scopes, ok := c.auth.tokens.Lookup(r.PostFormValue("token"))
+	who, ok := c.auth.tokens.Lookup(r.PostFormValue("token"))
 	if !ok {
 		c.auth.failed.fail(client, c.auth.now())
 		c.log.Warn("console: sign-in with a wrong token", "remote", r.RemoteAddr)
@@ -260,13 +263,13 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 			Problem: "That token is not one of server.auth.tokens."})
 		return
 	}
-	if !slices.Contains(scopes, httpsafe.ScopeRun) {
+	if !who.Allowed(httpsafe.ScopeRun) {
 		c.full(w, r, http.StatusForbidden, "signin.html", "Sign in", "", signinData{Next: next,
 			Problem: httpsafe.ForbiddenMessage(httpsafe.ScopeRun, "The console (reading runs)")})
 		return
 	}
 	c.auth.failed.succeed(client)
-	setCookie(w, r, sessionCookie, c.auth.newSession(scopes), int(c.auth.ttl/time.Second))
+	setCookie(w, r, sessionCookie, c.auth.newSession(who), int(c.auth.ttl/time.Second))
 	// A new CSRF nonce as well: a token seen before sign-in is not valid after.
 	setCookie(w, r, csrfCookie, randomString(), 0)
 	http.Redirect(w, r, next, http.StatusSeeOther)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/access"
 	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
@@ -116,7 +117,10 @@ func (l Limits) withDefaults() Limits {
 
 // Console is the web console handler. It is safe for concurrent use.
 type Console struct {
-	opts   Options
+	opts Options
+	// runs reads and cancels runs for the request's caller (package
+	// access), as opts.Store (wrapped in New) lists them.
+	runs   access.Runner
 	log    *slog.Logger
 	mux    *http.ServeMux
 	pages  map[string]*template.Template
@@ -138,7 +142,8 @@ func New(opts Options) (*Console, error) {
 		opts.Now = time.Now
 	}
 	opts.Limits = opts.Limits.withDefaults()
-	c := &Console{opts: opts, log: opts.Logger, mux: http.NewServeMux(), events: newHub(opts.Limits), rows: rowCache{rows: map[rowKey]template.HTML{}}}
+	opts.Store = access.Store(opts.Store)
+	c := &Console{opts: opts, runs: access.Engine(opts.Engine), log: opts.Logger, mux: http.NewServeMux(), events: newHub(opts.Limits), rows: rowCache{rows: map[rowKey]template.HTML{}}}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -259,7 +264,7 @@ func (c *Console) internal(w http.ResponseWriter, r *http.Request, what string, 
 
 // getRun reads a run from the engine (the live record) or the store.
 func (c *Console) getRun(ctx context.Context, id string) (*runtime.Run, error) {
-	run, err := c.opts.Engine.Status(ctx, id)
+	run, err := c.runs.Status(ctx, id)
 	if err == nil || !errors.Is(err, runtime.ErrRunNotFound) {
 		return run, err
 	}

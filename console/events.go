@@ -13,7 +13,8 @@ package console
 // changed (a run's row, or a run page's live part) from the server, which
 // renders it with the same templates as the full page.
 //
-// GET /ui/events streams every run's events; ?run=ID only that run's. A
+// GET /ui/events streams the events of every run the caller sees (its
+// own; every run for admin, package access); ?run=ID only that run's. A
 // page subscribes only after it has been rendered, so it tells the stream
 // when that was (?since=Unix milliseconds): the stream first sends a
 // "snapshot" event for each run that started, ended or was still going
@@ -66,8 +67,9 @@ type wireEvent struct {
 }
 
 type subscriber struct {
-	run    string // "" for every run
-	owner  string // the session id, or the client address without sign-in
+	run    string            // "" for every run
+	owner  string            // the session id, or the client address without sign-in
+	who    httpsafe.Identity // the caller: it gets the events of the runs it sees
 	ch     chan wireEvent
 	ended  chan struct{} // closed when the owner's session ends
 	behind bool          // guarded by hub.mu
@@ -103,7 +105,7 @@ func (h *hub) publish(ev runtime.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		if s.run != "" && s.run != e.Run {
+		if (s.run != "" && s.run != e.Run) || !s.who.Sees(ev.Owner) {
 			continue
 		}
 		if s.behind {
@@ -122,9 +124,10 @@ func (h *hub) publish(ev runtime.Event) {
 	}
 }
 
-// subscribe opens a stream of owner's, unless the server is shutting down
-// or a cap is reached.
-func (h *hub) subscribe(run, owner string) (*subscriber, *refusal) {
+// subscribe opens a stream of owner's (a session), which gets the events
+// of the runs who may see, unless the server is shutting down or a cap
+// is reached.
+func (h *hub) subscribe(run, owner string, who httpsafe.Identity) (*subscriber, *refusal) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
@@ -135,7 +138,7 @@ func (h *hub) subscribe(run, owner string) (*subscriber, *refusal) {
 	case len(h.subs) >= h.max:
 		return nil, &refusal{http.StatusServiceUnavailable, fmt.Sprintf("the server already serves %d live-update streams (server.console.maxEventStreams); reload later", h.max)}
 	}
-	s := &subscriber{run: run, owner: owner, ch: make(chan wireEvent, subscriberBuffer), ended: make(chan struct{})}
+	s := &subscriber{run: run, owner: owner, who: who, ch: make(chan wireEvent, subscriberBuffer), ended: make(chan struct{})}
 	h.subs[s] = struct{}{}
 	h.byOwner[owner]++
 	return s, nil
@@ -180,7 +183,7 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if owner == "" {
 		owner = "client " + httpsafe.ClientKeyOf(r.RemoteAddr)
 	}
-	s, no := c.events.subscribe(r.URL.Query().Get("run"), owner)
+	s, no := c.events.subscribe(r.URL.Query().Get("run"), owner, httpsafe.Caller(r.Context()))
 	if no != nil {
 		w.Header().Set("Connection", "close")
 		w.Header().Set("Retry-After", "10")

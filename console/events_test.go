@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // stream opens the console's event stream and returns its "event:" and
@@ -117,7 +118,7 @@ func TestCloseEndsEveryStream(t *testing.T) {
 
 func TestSlowPageGetsResyncNotAStalledRun(t *testing.T) {
 	h := newHub(Limits{}.withDefaults())
-	s, _ := h.subscribe("", "x")
+	s, _ := h.subscribe("", "x", httpsafe.LocalOperator)
 	for i := range subscriberBuffer * 3 { // nobody reads: publish must not block
 		h.publish(runtime.Event{Kind: runtime.EventStepStarted, RunID: "r", StepID: string(rune('a' + i%26))})
 	}

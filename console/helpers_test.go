@@ -199,10 +199,16 @@ func (f *fixture) run(t testing.TB, name string, params map[string]any) *runtime
 // backend call is in flight, with a channel that gets the final record.
 func (f *fixture) start(t testing.TB) (string, <-chan *runtime.Run) {
 	t.Helper()
+	return f.startAs(t, "")
+}
+
+// startAs is start with the run owned by owner.
+func (f *fixture) startAs(t testing.TB, owner string) (string, <-chan *runtime.Run) {
+	t.Helper()
 	done := make(chan *runtime.Run, 1)
 	id := fmt.Sprintf("blocked-%d", time.Now().UnixNano())
 	go func() {
-		run, err := f.engine.Run(context.Background(), "blocked", nil, runtime.RunOptions{RunID: id, OnEvent: f.c.Observe})
+		run, err := f.engine.Run(context.Background(), "blocked", nil, runtime.RunOptions{RunID: id, Owner: owner, OnEvent: f.c.Observe})
 		if err != nil {
 			t.Error(err)
 		}

@@ -42,6 +42,7 @@ type runRow struct {
 	FinallyFailed        string
 	Version              string // the workflow version it ran
 	Draft                bool   // a draft run (vmcp_workflow_run)
+	Owner                string // who started it (runtime.Run.Owner)
 }
 
 func rowOf(s httpapi.RunSummary) runRow {
@@ -49,7 +50,7 @@ func rowOf(s httpapi.RunSummary) runRow {
 		Started: s.StartedAt.UTC().Format("2006-01-02 15:04:05"), StartedISO: s.StartedAt.UTC().Format(time.RFC3339Nano),
 		Duration: formatDuration(time.Duration(s.DurationMS) * time.Millisecond),
 		Finished: s.Finished, StepCount: s.StepCount, ParentID: s.ParentID, ParentStep: s.ParentStep,
-		FinallyFailed: strings.Join(s.FinallyFailed, ", "), Version: s.WorkflowVersion, Draft: s.Draft}
+		FinallyFailed: strings.Join(s.FinallyFailed, ", "), Version: s.WorkflowVersion, Draft: s.Draft, Owner: s.Owner}
 	if s.Error != nil {
 		r.Error = clip(s.Error.Error(), 240)
 	}
@@ -171,10 +172,8 @@ type runView struct {
 	APILink  string
 	Children int
 	CSRF     string
-	// CanCancel: the session's token has the admin scope.
-	CanCancel bool
-	Missing   string // why the plan's step details are missing
-	Since     int64  // when the page was rendered, Unix ms (see events.go)
+	Missing  string // why the plan's step details are missing
+	Since    int64  // when the page was rendered, Unix ms (see events.go)
 }
 
 // builder builds a runView; it keeps the axis, the clock and the console

@@ -3,7 +3,7 @@ package console
 // Server-side sessions and the sign-in throttle.
 //
 // A session cookie is an opaque random id (32 bytes, base64url); what it
-// stands for (the token's scopes and when the session ends) lives only in
+// stands for (the identity of the token signed in with, its scopes, and when the session ends) lives only in
 // the sessions table of this process. Sign-out deletes the session, so the
 // old cookie is worth nothing from that moment; a restart empties the
 // table and signs everyone out. The table holds at most maxSessions: a
@@ -36,7 +36,7 @@ const (
 
 // session is one signed-in browser.
 type session struct {
-	scopes  []httpsafe.Scope
+	id      httpsafe.Identity
 	expires time.Time
 }
 
@@ -53,14 +53,14 @@ func newSessionID() string {
 }
 
 // add stores a session ending at expires and returns its id.
-func (t *sessionTable) add(scopes []httpsafe.Scope, now, expires time.Time) string {
+func (t *sessionTable) add(who httpsafe.Identity, now, expires time.Time) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.byID) >= maxSessions {
 		t.evict(now)
 	}
 	id := newSessionID()
-	t.byID[id] = session{scopes: scopes, expires: expires}
+	t.byID[id] = session{id: who, expires: expires}
 	return id
 }
 

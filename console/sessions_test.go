@@ -41,7 +41,7 @@ func TestThrottleBlocksAfterLimitUntilWindowEnds(t *testing.T) {
 func TestSessionTableEndsAndEvicts(t *testing.T) {
 	tab := sessionTable{byID: map[string]session{}}
 	t0 := time.Unix(1_000_000, 0)
-	id := tab.add([]httpsafe.Scope{httpsafe.ScopeRun}, t0, t0.Add(time.Hour))
+	id := tab.add(httpsafe.Identity{Subject: "alice", Scopes: []httpsafe.Scope{httpsafe.ScopeRun}}, t0, t0.Add(time.Hour))
 	if _, ok := tab.get(id, t0); !ok {
 		t.Fatal("a new session is not found")
 	}
@@ -49,11 +49,11 @@ func TestSessionTableEndsAndEvicts(t *testing.T) {
 	if _, ok := tab.get(id, t0); ok {
 		t.Error("an ended session is still found")
 	}
-	soon := tab.add(nil, t0, t0.Add(time.Minute))
+	soon := tab.add(httpsafe.Identity{}, t0, t0.Add(time.Minute))
 	for i := 1; i < maxSessions; i++ {
-		tab.add(nil, t0, t0.Add(time.Hour))
+		tab.add(httpsafe.Identity{}, t0, t0.Add(time.Hour))
 	}
-	last := tab.add(nil, t0, t0.Add(time.Hour))
+	last := tab.add(httpsafe.Identity{}, t0, t0.Add(time.Hour))
 	if _, ok := tab.get(soon, t0); ok || len(tab.byID) != maxSessions {
 		t.Errorf("a full table kept the session ending soonest (%d sessions)", len(tab.byID))
 	}

@@ -354,9 +354,10 @@ func TestAuthoringLoopHTTP(t *testing.T) {
 		stop()
 		return start()
 	})
-	// The run records the version it ran, in the API too.
+	// The run records the version it ran, in the API too (to the token
+	// that ran it, its owner).
 	req, _ := http.NewRequest("GET", strings.TrimSuffix(url, "/mcp")+"/api/v1/runs?workflow=greet", nil)
-	req.Header.Set("Authorization", "Bearer run-token")
+	req.Header.Set("Authorization", "Bearer author-token")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -459,7 +459,9 @@ func TestTasksStdio(t *testing.T) {
 const tasksAuthConfig = tasksConfig + `
 server:
   auth:
-    tokens: [token-alice, token-bob]
+    tokens:
+      - {token: token-alice, scopes: [run]}
+      - {token: token-bob, scopes: [run]}
 `
 
 func TestTasksOutliveTheirSession(t *testing.T) {

@@ -101,13 +101,19 @@ type Run struct {
 	Draft           bool   `json:"draft,omitempty"`
 	// ParentID is the run whose workflow step started this one, and
 	// ParentStep that step's id; both are empty for a top-level run.
-	ParentID   string     `json:"parentId,omitempty"`
-	ParentStep string     `json:"parentStep,omitempty"`
-	Status     RunStatus  `json:"status"`
-	StartedAt  time.Time  `json:"startedAt"`
-	EndedAt    time.Time  `json:"endedAt,omitzero"`
-	Output     any        `json:"output,omitempty"`
-	Error      *StepError `json:"error,omitempty"`
+	ParentID   string `json:"parentId,omitempty"`
+	ParentStep string `json:"parentStep,omitempty"`
+	// Owner is the subject of the caller that started the run
+	// (httpsafe.Identity), which a child run inherits; "" for the local
+	// operator (stdio, no authentication) and for runs stored before
+	// owners were recorded. A store sets it with CreateRun and never
+	// changes it.
+	Owner     string     `json:"owner,omitempty"`
+	Status    RunStatus  `json:"status"`
+	StartedAt time.Time  `json:"startedAt"`
+	EndedAt   time.Time  `json:"endedAt,omitzero"`
+	Output    any        `json:"output,omitempty"`
+	Error     *StepError `json:"error,omitempty"`
 	// Params are the validated parameters the run started with, kept so
 	// that a stored run can be resumed (Engine.Resume). They may hold
 	// secrets, so they are never serialised with the run: a store that
@@ -168,7 +174,10 @@ type RunFilter struct {
 	Status   RunStatus
 	// Parent selects the child runs of this run id.
 	Parent string
-	Limit  int // 0 means the store's default
+	// Owner selects the runs of this owner (Run.Owner); "" selects every
+	// owner's.
+	Owner string
+	Limit int // 0 means the store's default
 	// Summary asks only for what a list of runs shows: the run without its
 	// output and parameters, and its steps with their ids and statuses
 	// alone. A store may return more.
@@ -216,6 +225,10 @@ type Event struct {
 	Status   RunStatus
 	Done     int
 	Total    int
+	// Owner is the run's owner (Run.Owner). The engines leave it empty;
+	// observe.WithEvents sets it from RunOptions.Owner for its observers,
+	// so that the console shows each caller only its own runs' events.
+	Owner string
 }
 
 // StepError is a run failure: the step, its source position and the cause.

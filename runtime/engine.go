@@ -49,6 +49,9 @@ type RunOptions struct {
 	// run and step that started it; both are recorded on the Run.
 	ParentID   string
 	ParentStep string
+	// Owner is recorded as the run's Run.Owner; a child run gets its
+	// parent's.
+	Owner string
 	// Draft, when set, is an unsaved workflow to run once instead of the
 	// served workflow of that name (Run's workflow must be Draft.Name):
 	// it is prepared for this run alone, its workflow steps call the
@@ -353,6 +356,9 @@ func (e *Engine) Resume(ctx context.Context, run *Run, opts RunOptions) (*Run, e
 	}
 	if opts.ParentID == "" {
 		opts.ParentID, opts.ParentStep = run.ParentID, run.ParentStep
+	}
+	if opts.Owner == "" {
+		opts.Owner = run.Owner
 	}
 	r := newRunState(ctx, e, wp, run.ID, params, opts)
 	r.run.StartedAt = run.StartedAt

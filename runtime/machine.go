@@ -239,6 +239,8 @@ type MachineOptions struct {
 	ParentStep string
 	// Draft marks the run of an unsaved draft (see RunOptions.Draft).
 	Draft bool
+	// Owner is the run's owner (RunOptions.Owner).
+	Owner string
 	// DataGuard, when set, is held while the machine writes the run's
 	// template data, for drivers that evaluate templates (Machine.ToolCall,
 	// the step executors) on other goroutines under its read side. A
@@ -347,6 +349,7 @@ func (m *Machine) init(e *Engine, wp *workflowPlan, id string, params map[string
 		ParentID:   opts.ParentID,
 		ParentStep: opts.ParentStep,
 		Draft:      opts.Draft,
+		Owner:      opts.Owner,
 		Status:     RunRunning,
 		Params:     params,
 		PlanDigest: wp.digest,

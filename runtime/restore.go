@@ -259,7 +259,7 @@ func (m *Machine) Restore(rec *Run, at time.Time) ([]Action, error) {
 	if err := m.wp.matchRecord(rec); err != nil {
 		return nil, err
 	}
-	m.run.ID, m.run.ParentID, m.run.ParentStep = rec.ID, rec.ParentID, rec.ParentStep
+	m.run.ID, m.run.ParentID, m.run.ParentStep, m.run.Owner = rec.ID, rec.ParentID, rec.ParentStep, rec.Owner
 	m.wfFixed = [3]any{}
 	return m.resume(rec, at), nil
 }
@@ -312,7 +312,7 @@ func (e *Engine) Replay(rec *Run) (*Run, error) {
 	stopAt := -1
 	for range 2 {
 		m := &Machine{}
-		m.init(e, wp, rec.ID, rec.Params, MachineOptions{ParentID: rec.ParentID, ParentStep: rec.ParentStep}, nil)
+		m.init(e, wp, rec.ID, rec.Params, MachineOptions{ParentID: rec.ParentID, ParentStep: rec.ParentStep, Owner: rec.Owner}, nil)
 		at := m.restoreFrom(rec, false, stopAt)
 		if at < 0 {
 			if !m.Done() {

@@ -147,8 +147,9 @@ func (s *MemoryStore) FinishRun(_ context.Context, run *Run) error {
 	// and ListRuns copy it), so it is overwritten in place: no new Steps
 	// slice when the step count is unchanged, and no copy at all when it
 	// shares the run's (createShared).
-	steps := cur.Steps
+	steps, owner := cur.Steps, cur.Owner
 	*cur = *run
+	cur.Owner = owner // set by CreateRun for good
 	if len(steps) == len(run.Steps) {
 		if len(steps) > 0 && &steps[0] != &run.Steps[0] {
 			copy(steps, run.Steps)
@@ -193,6 +194,9 @@ func (s *MemoryStore) ListRuns(_ context.Context, f RunFilter) ([]*Run, error) {
 			continue
 		}
 		if f.Parent != "" && r.ParentID != f.Parent {
+			continue
+		}
+		if f.Owner != "" && r.Owner != f.Owner {
 			continue
 		}
 		out = append(out, r)

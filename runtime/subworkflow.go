@@ -117,7 +117,7 @@ func (r *runState) runChild(ctx context.Context, sp, policy *stepPlan, args map[
 	name := sp.callee.wf.Name
 	actx, cancel := policy.tuning.attemptContext(ctx)
 	defer cancel()
-	child, err := r.e.Run(actx, name, args, RunOptions{Elicitor: r.env.Elicitor, ParentID: r.run.ID, ParentStep: sp.id})
+	child, err := r.e.Run(actx, name, args, RunOptions{Elicitor: r.env.Elicitor, ParentID: r.run.ID, ParentStep: sp.id, Owner: r.run.Owner})
 	a := childAttempt(name, child, err, ctx.Err() == nil && actx.Err() != nil, policy.tuning.attemptTimeout)
 	if !a.OK {
 		return nil, &attemptError{msg: a.Msg, cause: err, kind: a.Kind}

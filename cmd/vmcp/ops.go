@@ -106,8 +106,8 @@ func (o *ops) addRunTools(srv *server.Server, eng httpapi.Engine) error {
 	if err != nil {
 		return err
 	}
-	// Cancelling any run is an admin's; reading one needs run.
-	srv.RequireScope(runtools.CancelTool, httpsafe.ScopeAdmin)
+	// Both need run: a caller reads and cancels its own runs, admin every
+	// run (package access).
 	return srv.AddTools(tools...)
 }
 
@@ -129,18 +129,11 @@ func (o *ops) routes(eng httpapi.Engine, ready func() map[string]error) ([]serve
 	return append(rs, o.consoleRoutes()...), nil
 }
 
-// scoped applies token scopes to the API: reading (GET, HEAD) needs run,
-// anything else (cancelling a run) admin.
+// scoped applies token scopes to the API: reading and cancelling runs
+// need run; which runs a caller reads and cancels is the API's (its own,
+// or every run for admin: package access).
 func scoped(h http.Handler) http.Handler {
-	read := httpsafe.RequireScope(httpsafe.ScopeRun, "reading runs", h)
-	write := httpsafe.RequireScope(httpsafe.ScopeAdmin, "cancelling a run", h)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			read.ServeHTTP(w, r)
-			return
-		}
-		write.ServeHTTP(w, r)
-	})
+	return httpsafe.RequireScope(httpsafe.ScopeRun, "reading and cancelling runs", h)
 }
 
 // protect wraps the whole HTTP listener (MCP and API) with the Host check

@@ -312,6 +312,9 @@ func printRunDetail(w io.Writer, d httpapi.RunDetail, now time.Time) {
 	if d.ParentID != "" {
 		fmt.Fprintf(w, "parent    %s (step %s)\n", d.ParentID, d.ParentStep)
 	}
+	if d.Owner != "" {
+		fmt.Fprintf(w, "owner     %s\n", d.Owner)
+	}
 	fmt.Fprintf(w, "status    %s\n", d.Status)
 	fmt.Fprintf(w, "started   %s\n", d.StartedAt.UTC().Format(timeLayout))
 	end := d.EndedAt

@@ -23,9 +23,13 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 	runs := newRunTracker(st.ops.runner(st.exec)) // metrics and run logs: ops.go
 	srv, err := server.New(server.Options{
 		Tasks: server.TaskOptions{ // long runs as MCP Tasks
-			Runs:          st.exec,
-			TTL:           st.cfg.State.Retention,
-			Authenticated: len(st.cfg.Server.Auth.Tokens) > 0,
+			Runs: st.exec,
+			TTL:  st.cfg.State.Retention,
+		},
+		RunLimits: server.RunLimits{ // server.limits
+			Runs:     st.cfg.Server.Limits.Runs,
+			PerOwner: st.cfg.Server.Limits.PerOwnerRuns,
+			Wait:     st.cfg.Server.Limits.OnLimit == "wait",
 		},
 		Runner:       runs,
 		Backends:     st.backend,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/access"
 )
 
 // Engine is what the API needs from the engine (*runtime.Engine).
@@ -65,6 +66,11 @@ func New(opts Options) (*API, error) {
 	if opts.CancelWait <= 0 {
 		opts.CancelWait = 5 * time.Second
 	}
+	// Every handler sees only the caller's runs (package access).
+	opts.Store = access.Store(opts.Store)
+	if opts.Engine != nil {
+		opts.Engine = access.Engine(opts.Engine)
+	}
 	a := &API{opts: opts, mux: http.NewServeMux(), log: opts.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -98,17 +104,19 @@ type RunSummary struct {
 	Workflow string `json:"workflow"`
 	// WorkflowVersion is the version of the workflow the run ran (see
 	// runtime.Run), and Draft marks the run of an unsaved draft.
-	WorkflowVersion string             `json:"workflowVersion,omitempty"`
-	Draft           bool               `json:"draft,omitempty"`
-	ParentID        string             `json:"parentId,omitempty"`
-	ParentStep      string             `json:"parentStep,omitempty"`
-	Status          runtime.RunStatus  `json:"status"`
-	StartedAt       time.Time          `json:"startedAt"`
-	EndedAt         time.Time          `json:"endedAt,omitzero"`
-	DurationMS      int64              `json:"durationMs"`
-	StepCount       int                `json:"stepCount"`
-	Finished        int                `json:"finishedSteps"`
-	Error           *runtime.StepError `json:"error,omitempty"`
+	WorkflowVersion string `json:"workflowVersion,omitempty"`
+	Draft           bool   `json:"draft,omitempty"`
+	ParentID        string `json:"parentId,omitempty"`
+	ParentStep      string `json:"parentStep,omitempty"`
+	// Owner is who started the run (runtime.Run.Owner).
+	Owner      string             `json:"owner,omitempty"`
+	Status     runtime.RunStatus  `json:"status"`
+	StartedAt  time.Time          `json:"startedAt"`
+	EndedAt    time.Time          `json:"endedAt,omitzero"`
+	DurationMS int64              `json:"durationMs"`
+	StepCount  int                `json:"stepCount"`
+	Finished   int                `json:"finishedSteps"`
+	Error      *runtime.StepError `json:"error,omitempty"`
 	// FinallyFailed names the finally steps that failed; they do not
 	// change Status.
 	FinallyFailed []string `json:"finallyFailed,omitempty"`
@@ -222,7 +230,7 @@ type Error struct {
 // Summarize makes the list form of a run. Durations of runs still going
 // count up to now.
 func Summarize(r *runtime.Run, now time.Time) RunSummary {
-	s := RunSummary{ID: r.ID, Workflow: r.Workflow, WorkflowVersion: r.WorkflowVersion, Draft: r.Draft, ParentID: r.ParentID, ParentStep: r.ParentStep,
+	s := RunSummary{ID: r.ID, Workflow: r.Workflow, WorkflowVersion: r.WorkflowVersion, Draft: r.Draft, ParentID: r.ParentID, ParentStep: r.ParentStep, Owner: r.Owner,
 		Status: r.Status, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 		DurationMS: durationMS(r.StartedAt, r.EndedAt, now), StepCount: len(r.Steps), Error: r.Error,
 		FinallyFailed: r.FailedFinally()}

@@ -17,5 +17,7 @@
 //	GET  /metrics                                Prometheus exposition
 //
 // Authentication, Origin checks and body limits are not here: runtime/httpsafe
-// wraps the whole listener.
+// wraps the whole listener. Who sees which run is: every route reads and
+// cancels through package access, so a caller sees (and cancels) its own
+// runs, admin all, and another owner's run is a 404 like an unknown id.
 package httpapi

@@ -5,8 +5,8 @@ package httpsafe
 // crypto/subtle, so the comparison takes the same time whatever the
 // lengths and contents; every configured token is compared, so the time
 // does not depend on which one matched either. Tokens never appear in logs
-// or error bodies. The matched token's scopes go into the request's context
-// (scopes.go).
+// or error bodies. The matched token's identity (its subject and scopes)
+// goes into the request's context (identity.go).
 //
 // A configured token that is empty or blank is never accepted: config.Load
 // refuses such a token at startup, and should one get here anyway the
@@ -40,12 +40,12 @@ func Auth(tokens []Token, open func(*http.Request) bool, next http.Handler) http
 			httpError(w, http.StatusUnauthorized, "missing bearer token")
 			return
 		}
-		scopes, ok := set.Lookup(token)
+		id, ok := set.Lookup(token)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vmcp", error="invalid_token"`)
 			httpError(w, http.StatusUnauthorized, "invalid bearer token")
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithScopes(r.Context(), scopes)))
+		next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
 	})
 }

@@ -7,7 +7,10 @@
 // handler to protect. Out: http.Handler middleware (BoundBody, CheckHost, CheckOrigin,
 // Auth, LimitBody, or all of them at once with Protect), a listener with a
 // connection cap (Listen), an *http.Server with safe timeouts (NewServer),
-// and CheckListen for `vmcp run`. Entry point: Protect.
+// and CheckListen for `vmcp run`. Entry point: Protect. The identity a
+// request authenticated as (its subject, the owner of the runs it starts,
+// and its scopes) is Caller(ctx), the one place every way to a run asks
+// (identity.go).
 //
 // Decisions:
 //   - The Host check covers every endpoint, /healthz included: on a loopback

@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"slices"
 )
 
 // Scope is one permission a token grants.
@@ -27,10 +26,20 @@ const (
 // Scopes lists every scope.
 var Scopes = []Scope{ScopeRun, ScopeAuthor, ScopeAdmin}
 
-// Token is a bearer token and the scopes it grants.
+// Token is a bearer token, the scopes it grants and its name, the
+// subject that owns the runs it starts ("" for TokenSubject's).
 type Token struct {
 	Value  string
 	Scopes []Scope
+	Name   string
+}
+
+// Subject is the identity the token authenticates (identity.go).
+func (t Token) Subject() string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return TokenSubject(t.Value)
 }
 
 // AllScopes returns tokens that grant every scope (a token written as a
@@ -43,18 +52,10 @@ func AllScopes(values ...string) []Token {
 	return out
 }
 
-type scopesKey struct{}
-
-// WithScopes returns ctx carrying the scopes of an authenticated request.
-func WithScopes(ctx context.Context, scopes []Scope) context.Context {
-	return context.WithValue(ctx, scopesKey{}, scopes)
-}
-
 // Allowed reports whether the request whose context is ctx may do what
 // needs scope: always when it was not authenticated with a token.
 func Allowed(ctx context.Context, scope Scope) bool {
-	scopes, authenticated := ctx.Value(scopesKey{}).([]Scope)
-	return !authenticated || slices.Contains(scopes, scope)
+	return Caller(ctx).Allowed(scope)
 }
 
 // Forbidden answers 403 with a JSON body naming the missing scope:

@@ -1,6 +1,7 @@
 package httpsafe
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,7 +11,8 @@ import (
 func TestTokenSetMatchesOnlyConfiguredTokens(t *testing.T) {
 	s := NewTokenSet([]Token{{Value: "alpha", Scopes: []Scope{ScopeRun}}, {Value: "  "}, {Value: "beta", Scopes: Scopes}})
 	for tok, want := range map[string]int{"alpha": 1, "beta": 3, " beta ": 3, "": -1, "  ": -1, "alph": -1, "alphaa": -1} {
-		scopes, ok := s.Lookup(tok)
+		id, ok := s.Lookup(tok)
+		scopes := id.Scopes
 		if got := len(scopes); !ok {
 			got = -1
 		} else if got != want {
@@ -47,5 +49,30 @@ func TestSelfAuthenticatedSkipsOnlyTheBearerCheck(t *testing.T) {
 		if rec.Code != tt.want {
 			t.Errorf("%s: %d; want %d", tt.name, rec.Code, tt.want)
 		}
+	}
+}
+
+// TestTokenIdentity: a token's subject is its name, or "token:" and 8 hex
+// digits of its SHA-256 (sha256("alpha") starts 8ed3f6ad); the bearer
+// check puts the identity into the request's context.
+func TestTokenIdentity(t *testing.T) {
+	s := NewTokenSet([]Token{{Value: "alpha", Scopes: []Scope{ScopeRun}}, {Value: "beta", Scopes: Scopes, Name: "ci-bot"}})
+	for tok, want := range map[string]string{"alpha": "token:8ed3f6ad", "beta": "ci-bot"} {
+		if id, ok := s.Lookup(tok); !ok || id.Subject != want || !id.Authenticated {
+			t.Errorf("Lookup(%q) = %+v, %v; want subject %s", tok, id, ok, want)
+		}
+	}
+	var got Identity
+	h := Auth([]Token{{Value: "alpha", Scopes: []Scope{ScopeRun}}}, nil, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		got = Caller(r.Context())
+	}))
+	req := httptest.NewRequest("GET", "/api/v1/runs", nil)
+	req.Header.Set("Authorization", "Bearer alpha")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	if got.Subject != "token:8ed3f6ad" || got.SeesAll() || !got.Sees("token:8ed3f6ad") || got.Sees("") {
+		t.Errorf("Caller = %+v; want token:8ed3f6ad, seeing its own runs only", got)
+	}
+	if local := Caller(context.Background()); !local.SeesAll() || local.Subject != "" {
+		t.Errorf("Caller without authentication = %+v; want the local operator, who sees all", local)
 	}
 }

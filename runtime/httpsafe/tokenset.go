@@ -12,7 +12,7 @@ import (
 // header) and the web console's sign-in page check tokens with it.
 type TokenSet struct {
 	digests [][sha256.Size]byte
-	scopes  [][]Scope
+	ids     []Identity
 }
 
 // NewTokenSet returns the set of the non-blank tokens.
@@ -21,16 +21,16 @@ func NewTokenSet(tokens []Token) *TokenSet {
 	for _, t := range tokens {
 		if strings.TrimSpace(t.Value) != "" {
 			s.digests = append(s.digests, sha256.Sum256([]byte(t.Value)))
-			s.scopes = append(s.scopes, t.Scopes)
+			s.ids = append(s.ids, Identity{Subject: t.Subject(), Scopes: t.Scopes, Authenticated: true})
 		}
 	}
 	return s
 }
 
-// Lookup returns the scopes of token (surrounding spaces trimmed), and
-// whether it is one of the set. Every digest is compared, whichever
-// matches.
-func (s *TokenSet) Lookup(token string) ([]Scope, bool) {
+// Lookup returns the identity token authenticates (surrounding spaces
+// trimmed), and whether it is one of the set. Every digest is compared,
+// whichever matches.
+func (s *TokenSet) Lookup(token string) (Identity, bool) {
 	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	match, which := 0, 0
 	for i := range s.digests {
@@ -39,7 +39,7 @@ func (s *TokenSet) Lookup(token string) ([]Scope, bool) {
 		which = subtle.ConstantTimeSelect(eq, i, which)
 	}
 	if match != 1 {
-		return nil, false
+		return Identity{}, false
 	}
-	return s.scopes[which], true
+	return s.ids[which], true
 }

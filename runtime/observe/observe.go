@@ -82,7 +82,7 @@ type Runner interface {
 
 // WithEvents returns a Runner that runs through r and also sends every
 // event of every run to onEvent, after the caller's own OnEvent (progress
-// notifications stay first).
+// notifications stay first), with Event.Owner set to the run's owner.
 func WithEvents(r Runner, onEvent func(runtime.Event)) Runner {
 	return &eventRunner{Runner: r, onEvent: onEvent}
 }
@@ -93,6 +93,10 @@ type eventRunner struct {
 }
 
 func (e *eventRunner) Run(ctx context.Context, workflow string, params map[string]any, opts runtime.RunOptions) (*runtime.Run, error) {
-	opts.OnEvent = Tee(opts.OnEvent, e.onEvent)
+	owner := opts.Owner
+	opts.OnEvent = Tee(opts.OnEvent, func(ev runtime.Event) {
+		ev.Owner = owner
+		e.onEvent(ev)
+	})
 	return e.Runner.Run(ctx, workflow, params, opts)
 }

@@ -11,6 +11,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/access"
 	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 )
 
@@ -54,6 +55,8 @@ func Tools(opts Options) ([]mcpserver.ServerTool, error) {
 	if opts.CancelWait <= 0 {
 		opts.CancelWait = 5 * time.Second
 	}
+	// The tools see only the caller's runs (package access).
+	opts.Engine, opts.Store = access.Engine(opts.Engine), access.Store(opts.Store)
 	status := mcp.NewToolWithRawSchema(StatusTool,
 		"Report the status of a vmcp workflow run: each step's status, attempts, timings, output and error. Without run_id, list recent runs.",
 		json.RawMessage(statusSchema))

@@ -36,5 +36,10 @@
 // extension, the task id being the run id and the task's state read from
 // the run store.
 //
+// Every run a caller starts records the caller's subject
+// (httpsafe.Caller) as its owner, which decides who sees it (package
+// runtime/access; tasks.go for tasks/*), and is admitted under the caps of
+// [Options.RunLimits] first (runlimits.go).
+//
 // Entry point: [New].
 package server

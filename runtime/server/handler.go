@@ -13,6 +13,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // Keys of the result's _meta.
@@ -69,10 +70,17 @@ func (s *Server) RunTool(ctx context.Context, req mcp.CallToolRequest, wf *ir.Wo
 // result that says why. vmcp_workflow_run builds its own report from the
 // run.
 func (s *Server) RunWorkflow(ctx context.Context, req mcp.CallToolRequest, wf *ir.Workflow, args map[string]any, draft bool) (*runtime.Run, *mcp.CallToolResult) {
+	owner := httpsafe.Caller(ctx).Subject
+	release, err := s.admitRun(ctx, owner, wf.Name)
+	if err != nil {
+		return nil, startError(wf, err)
+	}
+	defer release()
 	runID := uuid.NewString()
 	log := s.log.With("workflow", wf.Name, "run_id", runID)
 	opts := runtime.RunOptions{
 		RunID:    runID,
+		Owner:    owner,
 		Elicitor: &clientElicitor{s: s, reqCtx: ctx},
 	}
 	if draft {

@@ -33,6 +33,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // elicitationKey names the single input request of an input_required result.
@@ -41,6 +42,7 @@ const elicitationKey = "elicitation"
 // pendingRun is a run driven over several tools/call round trips.
 type pendingRun struct {
 	s      *Server
+	owner  string // the caller that started it (httpsafe.Identity.Subject)
 	cancel context.CancelFunc
 	asks   chan *question    // the run's questions, one at a time
 	done   chan *runtime.Run // the run's end (buffered: nobody may wait)
@@ -92,10 +94,15 @@ func (w *waiting) put(run *pendingRun, q *question) string {
 	return token
 }
 
-func (w *waiting) take(token string) (waitingEntry, bool) {
+// take removes and returns the entry of token if who may answer it (it
+// sees the run's owner); another caller's token is unknown to it and stays.
+func (w *waiting) take(token string, who httpsafe.Identity) (waitingEntry, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e, ok := w.m[token]
+	if !ok || !who.Sees(e.run.owner) {
+		return waitingEntry{}, false
+	}
 	delete(w.m, token)
 	return e, ok
 }
@@ -125,7 +132,7 @@ func usesMultiRoundTrip(ctx context.Context) bool {
 func (s *Server) multiRoundTrip(ctx context.Context, wf *ir.Workflow, req mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
 	var run *pendingRun
 	if state := req.Params.RequestState; state != "" {
-		e, ok := s.waiting.take(state)
+		e, ok := s.waiting.take(state, httpsafe.Caller(ctx))
 		if !ok {
 			return mcp.NewToolResultError(fmt.Sprintf("workflow %s: requestState is unknown or was already used (the question may have timed out)", wf.Name))
 		}
@@ -133,7 +140,11 @@ func (s *Server) multiRoundTrip(ctx context.Context, wf *ir.Workflow, req mcp.Ca
 		run.attach(ctx, req)
 		e.q.answer <- answerFromClient(req.Params.InputResponses)
 	} else {
-		run = s.startPending(ctx, wf, req, args)
+		release, err := s.admitRun(ctx, httpsafe.Caller(ctx).Subject, wf.Name)
+		if err != nil {
+			return startError(wf, err)
+		}
+		run = s.startPending(ctx, wf, req, args, release)
 	}
 	defer run.detach()
 	select {
@@ -156,10 +167,12 @@ func (s *Server) multiRoundTrip(ctx context.Context, wf *ir.Workflow, req mcp.Ca
 
 // startPending starts the run in the background, detached from this
 // round trip's context (it outlives it) but cancellable through run.cancel.
-func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.CallToolRequest, args map[string]any) *pendingRun {
+// release gives back the run's slot (runlimits.go) once the run returns.
+func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.CallToolRequest, args map[string]any, release func()) *pendingRun {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run := &pendingRun{
 		s:      s,
+		owner:  httpsafe.Caller(ctx).Subject,
 		cancel: cancel,
 		asks:   make(chan *question),
 		done:   make(chan *runtime.Run, 1),
@@ -168,9 +181,11 @@ func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.Call
 	run.attach(ctx, req)
 	id := uuid.NewString()
 	go func() {
+		defer release()
 		defer cancel()
 		r, err := s.opts.Runner.Run(runCtx, wf.Name, args, runtime.RunOptions{
 			RunID:    id,
+			Owner:    run.owner,
 			Elicitor: &roundTripElicitor{run: run},
 			OnEvent:  run.onEvent,
 		})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // countingAnswer accepts every question with {"n": <how many so far>}.
@@ -158,5 +159,26 @@ func TestMultiRoundTripOverStdio(t *testing.T) {
 	res, _ = second["result"].(map[string]any)
 	if second["id"] != 2.0 || fmt.Sprint(res["structuredContent"]) != fmt.Sprint(map[string]any{"action": "decline"}) {
 		t.Fatalf("the retry got %v; want the run's result with action decline", second)
+	}
+}
+
+// TestRequestStateBelongsToItsOwner: another owner's requestState (a multi
+// round trip's answer token) is unknown to a caller and stays for its
+// owner; admin may answer it.
+func TestRequestStateBelongsToItsOwner(t *testing.T) {
+	var w waiting
+	run := &pendingRun{owner: "alice"}
+	token := w.put(run, &question{})
+	bob := httpsafe.Identity{Subject: "bob", Scopes: []httpsafe.Scope{httpsafe.ScopeRun}, Authenticated: true}
+	if _, ok := w.take(token, bob); ok {
+		t.Fatalf("bob took alice's requestState")
+	}
+	alice := httpsafe.Identity{Subject: "alice", Scopes: []httpsafe.Scope{httpsafe.ScopeRun}, Authenticated: true}
+	if e, ok := w.take(token, alice); !ok || e.run != run {
+		t.Fatalf("alice's own requestState = %v, %v; want her run", e, ok)
+	}
+	token = w.put(run, &question{})
+	if _, ok := w.take(token, httpsafe.LocalOperator); !ok {
+		t.Errorf("the local operator (every scope) could not answer")
 	}
 }

@@ -108,7 +108,7 @@ func TestScopeCheck(t *testing.T) {
 		req := httptest.NewRequest("POST", MCPPath, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		if scopes != nil {
-			req = req.WithContext(httpsafe.WithScopes(req.Context(), scopes))
+			req = req.WithContext(httpsafe.WithIdentity(req.Context(), httpsafe.Identity{Subject: "t", Scopes: scopes}))
 		}
 		rec := httptest.NewRecorder()
 		e.ServeHTTP(rec, req)

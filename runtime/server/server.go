@@ -74,6 +74,9 @@ type Options struct {
 	// Tasks, with Runs set, serves long runs as MCP Tasks (tasks.go):
 	// workflow tools then say taskSupport "optional".
 	Tasks TaskOptions
+	// RunLimits cap the runs in flight, on the server and per owner
+	// (runlimits.go).
+	RunLimits RunLimits
 }
 
 // Server is vmcp's MCP server.
@@ -94,6 +97,8 @@ type Server struct {
 	waiting waiting
 	// tasks is nil unless Options.Tasks.Runs is set.
 	tasks *tasks
+	// runs admits the runs callers start (runlimits.go).
+	runs *admission
 }
 
 // New builds the MCP server and registers one tool per workflow (and, when
@@ -122,7 +127,7 @@ func New(opts Options) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, log: log, workflows: map[string]*ir.Workflow{}, others: map[string]bool{},
-		scopes: map[string]httpsafe.Scope{}}
+		scopes: map[string]httpsafe.Scope{}, runs: newAdmission(opts.RunLimits)}
 	mcpOpts := append(capabilityOptions(opts.ListChanged, opts.Tasks.Runs != nil),
 		mcpserver.WithToolHandlerMiddleware(s.flushMiddleware),
 		mcpserver.WithRecovery(),

@@ -23,16 +23,18 @@ package server
 // waiting elicitation steps ask (together when they go at the same time),
 // and the end of the run.
 //
-// Who may read a task. The run store has no owner column, so the owner is
-// carried by the id itself: a task id is a random UUID whose last 6 bytes
-// are a SHA-256 tag over the caller's identity (a hash of its bearer
-// token; empty without authentication) and the id's first 10 random
-// bytes. tasks/* check the tag and answer "task not found" on a mismatch,
-// so a different token cannot read, list or cancel the task, while every
-// session of the same token can, before and after a restart. Runs that
-// were not started as tasks fail the check too (the chance that a random
-// id carries a valid tag is 2^-48), so plain tools/call runs are never
-// tasks. Without authentication everyone is the same caller.
+// Who may read a task. A task's run records its owner (Run.Owner, the
+// caller's httpsafe.Identity subject; "" without authentication), and
+// tasks/* apply the rule every way to a run applies (package access): a
+// caller reads, answers, lists and cancels its own tasks, admin every
+// task, and any other task is "task not found", exactly as an unknown id.
+// Every session of the same caller can, before and after a restart. What
+// makes a run a task is its id: a random UUID whose last 6 bytes are a
+// SHA-256 tag over the owner's subject and the id's first 10 random
+// bytes. Runs that were not started as tasks fail the check (the chance
+// that a random id carries a valid tag is 2^-48), so plain tools/call
+// runs are never tasks; and a caller's tasks/get of an id whose tag is not
+// its own is refused before the store is read.
 //
 // Statuses: pending and running are "working", or "input_required" while
 // an elicitation step waits for its answer; completed is "completed";
@@ -49,11 +51,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -63,6 +63,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // DefaultTaskTTL is how long a task stays readable when state.retention is
@@ -92,10 +93,6 @@ type TaskOptions struct {
 	// PollInterval is the polling interval tasks suggest; 0 means
 	// DefaultTaskPollInterval.
 	PollInterval time.Duration
-	// Authenticated says that the HTTP listener requires bearer tokens: a
-	// task then belongs to the token that created it. Without it every
-	// caller may read every task (an unauthenticated loopback listener).
-	Authenticated bool
 }
 
 // Task statuses of both flavours.
@@ -161,44 +158,36 @@ func progressMessage(run *runtime.Run) string {
 	return fmt.Sprintf("workflow %s running: %d of %d steps done", run.Workflow, done, len(run.Steps))
 }
 
-// callerKey identifies a caller: a hash of the bearer token of its
-// Authorization header (read as httpsafe.Auth reads it, which has already
-// accepted it), or "" for an anonymous one.
-func callerKey(authorization string, authenticated bool) string {
-	scheme, token, found := strings.Cut(authorization, " ")
-	if !authenticated || !found || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	return hex.EncodeToString(sum[:])
-}
-
 // ownerTag is the 6-byte tag that ties a task id's random prefix to its
-// caller (see the top of the file).
-func ownerTag(caller string, prefix []byte) []byte {
+// owner's subject (see the top of the file).
+func ownerTag(owner string, prefix []byte) []byte {
 	h := sha256.New()
 	h.Write([]byte("vmcp task owner\x00"))
-	h.Write([]byte(caller))
+	h.Write([]byte(owner))
 	h.Write([]byte{0})
 	h.Write(prefix)
 	return h.Sum(nil)[:6]
 }
 
-// newTaskID returns a fresh task (and run) id owned by caller.
-func newTaskID(caller string) string {
+// newTaskID returns a fresh task (and run) id owned by owner.
+func newTaskID(owner string) string {
 	u := uuid.New()
-	copy(u[10:], ownerTag(caller, u[:10]))
+	copy(u[10:], ownerTag(owner, u[:10]))
 	return u.String()
 }
 
-// ownsTask reports whether id is a task id made for caller.
-func ownsTask(caller, id string) bool {
+// ownsTask reports whether id is a task id made for owner.
+func ownsTask(owner, id string) bool {
 	u, err := uuid.Parse(id)
 	if err != nil {
 		return false
 	}
-	return subtle.ConstantTimeCompare(u[10:], ownerTag(caller, u[:10])) == 1
+	return subtle.ConstantTimeCompare(u[10:], ownerTag(owner, u[:10])) == 1
 }
+
+// isTask reports whether run was started as a task (its id carries its
+// owner's tag).
+func isTask(run *runtime.Run) bool { return ownsTask(run.Owner, run.ID) }
 
 // tasks holds the tasks' state that is not in the run store.
 type tasks struct {
@@ -284,8 +273,12 @@ type taskQuestion struct {
 
 // start starts a run of wf as a task of caller and returns once the run is
 // stored (a tasks/get would find it), or with the reason it did not start.
-func (t *tasks) start(ctx context.Context, wf *ir.Workflow, args map[string]any, caller, session string, canElicit bool) (*liveTask, error) {
-	id := newTaskID(caller)
+func (t *tasks) start(ctx context.Context, wf *ir.Workflow, args map[string]any, caller httpsafe.Identity, session string, canElicit bool) (*liveTask, error) {
+	release, err := t.s.admitRun(ctx, caller.Subject, wf.Name)
+	if err != nil {
+		return nil, err
+	}
+	id := newTaskID(caller.Subject)
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	lt := &liveTask{
 		id: id, workflow: wf.Name, session: session, canElicit: canElicit, cancel: cancel,
@@ -297,9 +290,11 @@ func (t *tasks) start(ctx context.Context, wf *ir.Workflow, args map[string]any,
 	t.live[id] = lt
 	t.mu.Unlock()
 	go func() {
+		defer release()
 		defer cancel()
 		run, err := t.s.opts.Runner.Run(runCtx, wf.Name, args, runtime.RunOptions{
 			RunID:    id,
+			Owner:    caller.Subject,
 			Elicitor: &taskElicitor{t: t, lt: lt},
 			OnEvent: func(ev runtime.Event) {
 				if ev.Kind == runtime.EventRunStarted {
@@ -345,9 +340,10 @@ type taskView struct {
 	expireAt time.Time
 }
 
-// get reads task id for caller.
-func (t *tasks) get(ctx context.Context, caller, id string, f flavour) (*taskView, error) {
-	if !ownsTask(caller, id) {
+// get reads task id for caller: errTaskNotFound unless it is a task that
+// caller sees (see the top of the file).
+func (t *tasks) get(ctx context.Context, caller httpsafe.Identity, id string, f flavour) (*taskView, error) {
+	if !caller.SeesAll() && !ownsTask(caller.Subject, id) {
 		return nil, errTaskNotFound
 	}
 	lt := t.liveTaskOf(id)
@@ -368,6 +364,9 @@ func (t *tasks) get(ctx context.Context, caller, id string, f flavour) (*taskVie
 			return nil, fmt.Errorf("reading the run of task %s: %w", id, err)
 		}
 		run = r
+	}
+	if !isTask(run) || !caller.Sees(run.Owner) {
+		return nil, errTaskNotFound
 	}
 	return t.view(run, lt, f)
 }
@@ -410,7 +409,7 @@ func lastUpdate(run *runtime.Run) time.Time {
 // cancel cancels task id for caller. wait says to return only once the run
 // has ended (or ctx ends), as 2025-11-25 asks; the extension's cancel is
 // an acknowledgement.
-func (t *tasks) cancel(ctx context.Context, caller, id string, wait bool) (*taskView, error) {
+func (t *tasks) cancel(ctx context.Context, caller httpsafe.Identity, id string, wait bool) (*taskView, error) {
 	v, err := t.get(ctx, caller, id, flavourV1)
 	if err != nil {
 		return nil, err
@@ -447,15 +446,15 @@ func (e errTaskFinished) Error() string {
 	return fmt.Sprintf("cannot cancel task: it has already ended (status %s)", e.status)
 }
 
-// list returns caller's tasks, newest first.
-func (t *tasks) list(ctx context.Context, caller string) ([]*taskView, error) {
-	runs, err := t.opts.Runs.Store().ListRuns(ctx, runtime.RunFilter{Limit: maxListedRuns})
+// list returns the tasks caller sees, newest first.
+func (t *tasks) list(ctx context.Context, caller httpsafe.Identity) ([]*taskView, error) {
+	runs, err := t.opts.Runs.Store().ListRuns(ctx, runtime.RunFilter{Owner: caller.OwnerFilter(), Limit: maxListedRuns})
 	if err != nil {
 		return nil, fmt.Errorf("listing runs: %w", err)
 	}
 	var out []*taskView
 	for _, r := range runs {
-		if r.ParentID != "" || !ownsTask(caller, r.ID) {
+		if r.ParentID != "" || !isTask(r) || !caller.Sees(r.Owner) {
 			continue
 		}
 		v, err := t.view(r, t.liveTaskOf(r.ID), flavourV1)

@@ -29,6 +29,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // stdioSession is the id of mcp-go's one stdio session.
@@ -159,7 +160,7 @@ func (t *tasks) serveStdioLine(ctx context.Context, g *handlerGroup, line []byte
 			t.stdioTaskResult(ctx, req, rep)
 			return
 		}
-		t.v1Request(ctx, "", stdioSession, elicit, req, rep)
+		t.v1Request(ctx, httpsafe.LocalOperator, stdioSession, elicit, req, rep)
 	})
 	return true
 }
@@ -168,7 +169,7 @@ func (t *tasks) serveStdioLine(ctx context.Context, g *handlerGroup, line []byte
 // its tool result. Its questions go out through the stdio session.
 func (t *tasks) stdioTaskResult(ctx context.Context, req *taskRequest, rep lineReply) {
 	id := req.Params.TaskID
-	v, err := t.get(ctx, "", id, flavourV1)
+	v, err := t.get(ctx, httpsafe.LocalOperator, id, flavourV1)
 	if err != nil {
 		failTask(rep, "Failed to retrieve task result", err)
 		return
@@ -185,7 +186,7 @@ func (t *tasks) stdioTaskResult(ctx context.Context, req *taskRequest, rep lineR
 		case <-wait:
 		case <-time.After(t.opts.PollInterval / 5):
 		}
-		if v, err = t.get(ctx, "", id, flavourV1); err != nil {
+		if v, err = t.get(ctx, httpsafe.LocalOperator, id, flavourV1); err != nil {
 			failTask(rep, "Failed to retrieve task result", err)
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 func TestTaskStatusMapping(t *testing.T) {
@@ -53,16 +54,12 @@ func TestTaskStatusMapping(t *testing.T) {
 }
 
 func TestTaskIDsCarryTheirOwner(t *testing.T) {
-	alice := callerKey("Bearer token-alice", true)
-	bob := callerKey("Bearer token-bob", true)
+	alice, bob := httpsafe.TokenSubject("token-alice"), httpsafe.TokenSubject("token-bob")
 	if alice == bob || alice == "" {
-		t.Fatalf("caller keys %q and %q; want two different non-empty keys", alice, bob)
+		t.Fatalf("subjects %q and %q; want two different non-empty ones", alice, bob)
 	}
-	if k := callerKey("bearer  token-alice ", true); k != alice {
+	if k := httpsafe.TokenSubject(" token-alice "); k != alice {
 		t.Errorf("the same token written differently is another caller (%q, %q)", k, alice)
-	}
-	if k := callerKey("Bearer token-alice", false); k != "" {
-		t.Errorf("without authentication the caller key is %q; want empty (everyone)", k)
 	}
 	for range 100 {
 		id := newTaskID(alice)

@@ -41,6 +41,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // TasksExtension is the Tasks extension's identifier.
@@ -126,8 +127,8 @@ func declaresElicitation(body []byte) bool {
 }
 
 // caller is the identity of an HTTP request's client.
-func (t *tasks) caller(r *http.Request) string {
-	return callerKey(r.Header.Get("Authorization"), t.opts.Authenticated)
+func (t *tasks) caller(r *http.Request) httpsafe.Identity {
+	return httpsafe.Caller(r.Context())
 }
 
 // serveExtension serves a 2026-07-28 request that belongs to the Tasks
@@ -438,7 +439,7 @@ func failTask(rep rpcReply, what string, err error) {
 // v1Request serves a 2025-11-25 tools/call as a task, tasks/get,
 // tasks/cancel or tasks/list (tasks/result streams, so each transport
 // serves it itself).
-func (t *tasks) v1Request(ctx context.Context, caller, session string, canElicit bool, req *taskRequest, rep rpcReply) {
+func (t *tasks) v1Request(ctx context.Context, caller httpsafe.Identity, session string, canElicit bool, req *taskRequest, rep rpcReply) {
 	switch req.Method {
 	case string(mcp.MethodToolsCall):
 		wf, ok := t.s.Workflow(req.Params.Name)
@@ -487,7 +488,7 @@ func (t *tasks) v1Request(ctx context.Context, caller, session string, canElicit
 // tasksPageSize is how many tasks one tasks/list page holds.
 const tasksPageSize = 100
 
-func (t *tasks) listTasks(ctx context.Context, caller string, req *taskRequest, rep rpcReply) {
+func (t *tasks) listTasks(ctx context.Context, caller httpsafe.Identity, req *taskRequest, rep rpcReply) {
 	views, err := t.list(ctx, caller)
 	if err != nil {
 		rep.fail(mcp.INTERNAL_ERROR, err.Error())
@@ -516,7 +517,7 @@ func (t *tasks) listTasks(ctx context.Context, caller string, req *taskRequest, 
 // taskResult serves tasks/result: it waits for the run to end and returns
 // its tool result. While it waits, the run's questions go out on this
 // response as elicitation/create requests tied to the task.
-func (e *Endpoint) taskResult(w http.ResponseWriter, ctx context.Context, caller, session string, req *taskRequest) {
+func (e *Endpoint) taskResult(w http.ResponseWriter, ctx context.Context, caller httpsafe.Identity, session string, req *taskRequest) {
 	t := e.s.tasks
 	id := req.Params.TaskID
 	v, err := t.get(ctx, caller, id, flavourV1)

@@ -25,11 +25,12 @@ import (
 
 // follower follows one run.
 type follower struct {
-	r    *Runner
-	id   string
-	opts runtime.RunOptions
-	last *runtime.Run // what the store and the events have seen
-	done int          // finished top-level steps, for events
+	r     *Runner
+	id    string
+	opts  runtime.RunOptions
+	last  *runtime.Run // what the store and the events have seen
+	owner string       // the run's owner, which its child runs inherit
+	done  int          // finished top-level steps, for events
 
 	mu    sync.Mutex
 	asked map[int]context.CancelFunc // questions put to the Elicitor, by Seq
@@ -52,7 +53,7 @@ func (r *Runner) follow(ctx context.Context, id string, last *runtime.Run, opts 
 		delete(r.following, id)
 		r.mu.Unlock()
 	}()
-	f := &follower{r: r, id: id, opts: opts, last: last, asked: map[int]context.CancelFunc{},
+	f := &follower{r: r, id: id, opts: opts, last: last, owner: last.Owner, asked: map[int]context.CancelFunc{},
 		children: map[string]Child{}, followed: map[string]bool{}}
 	for _, st := range last.Steps {
 		if st.Status == runtime.StepCompleted || st.Status == runtime.StepFailed || st.Status == runtime.StepSkipped {
@@ -148,7 +149,7 @@ func (f *follower) followChild(ctx context.Context, id string) {
 		return
 	}
 	f.followed[id] = true
-	run := initialRun(wf, id, runtime.RunOptions{ParentID: f.id, ParentStep: c.Step}, time.Now())
+	run := initialRun(wf, id, runtime.RunOptions{ParentID: f.id, ParentStep: c.Step, Owner: f.owner}, time.Now())
 	if err := f.r.opts.Store.CreateRun(ctx, run); err != nil {
 		f.r.log.Warn("run store: recording a child run failed", "run_id", id, "err", err)
 		return

@@ -65,3 +65,51 @@ func TestOneMigrationPerVersion(t *testing.T) {
 		t.Errorf("%d migrations for schema version %d; want one per version", len(migrations), schemaVersion)
 	}
 }
+
+// TestMigrateToOwners opens a version 5 file (before owners): its run
+// reads with no owner, a new run keeps its owner, and the owner filter
+// selects by it.
+func TestMigrateToOwners(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v5.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := append([]string{}, migrations[:5]...)
+	qs = append(qs, `PRAGMA user_version = 5`,
+		`INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count)
+			VALUES ('old-run', 'wf', 'completed', 1, 2, NULL, NULL, 0)`)
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("Open(a version 5 file) = %v; want it migrated", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if old, err := s.GetRun(ctx, "old-run"); err != nil || old.Owner != "" {
+		t.Fatalf("GetRun(old-run) = %+v, %v; want the run with no owner", old, err)
+	}
+	mine := run("mine", "a")
+	mine.Owner = "alice"
+	if err := s.CreateRun(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	mine.Status = runtime.RunCompleted
+	if err := s.FinishRun(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	for _, summary := range []bool{false, true} {
+		got, err := s.ListRuns(ctx, runtime.RunFilter{Owner: "alice", Summary: summary})
+		if err != nil || len(got) != 1 || got[0].ID != "mine" || got[0].Owner != "alice" {
+			t.Errorf("ListRuns(Owner: alice, Summary: %v) = %+v, %v; want only run mine, owned by alice", summary, got, err)
+		}
+	}
+	if all, err := s.ListRuns(ctx, runtime.RunFilter{}); err != nil || len(all) != 2 {
+		t.Errorf("ListRuns(every owner) = %d runs, %v; want 2", len(all), err)
+	}
+}

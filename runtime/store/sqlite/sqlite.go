@@ -1,6 +1,6 @@
 package sqlite
 
-// Schema (PRAGMA user_version = 5; see schemaVersion)
+// Schema (PRAGMA user_version = 6; see schemaVersion)
 //
 //	runs   one row per run: id (TEXT primary key), workflow, status,
 //	       started_at and ended_at (INTEGER Unix nanoseconds, ended_at NULL
@@ -14,7 +14,9 @@ package sqlite
 //	       added workflow_version (Run.WorkflowVersion, '' for older rows)
 //	       and draft (1 for the run of an unsaved draft); version 5 (resume)
 //	       added params (Run.Params as JSON, NULL for none) and
-//	       plan_digest (Run.PlanDigest, '' for older rows).
+//	       plan_digest (Run.PlanDigest, '' for older rows); version 6
+//	       added owner (Run.Owner, indexed with started_at; '' for older
+//	       rows, which only a caller who sees every owner's runs sees).
 //	steps  one row per step of a run, keyed (run_id, idx) where idx is the
 //	       step's position in the plan: id, status, attempts, started_at,
 //	       ended_at, output (JSON), error, note, and since version 5
@@ -103,7 +105,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. Open refuses a file with a
 // newer version, and migrates older ones step by step: one migration per
 // version (migrations[v-1] makes version v).
-const schemaVersion = 5
+const schemaVersion = 6
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -329,6 +331,9 @@ var migrations = []string{
 	ALTER TABLE runs ADD COLUMN plan_digest TEXT NOT NULL DEFAULT '';
 	ALTER TABLE steps ADD COLUMN content TEXT;
 	ALTER TABLE steps ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;`,
+	// 5 -> 6: who owns each run.
+	`ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+	CREATE INDEX runs_owner ON runs(owner, started_at);`,
 }
 
 func (s *Store) migrate() error {
@@ -400,10 +405,10 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step,
-			workflow_version, draft, params, plan_digest)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			workflow_version, draft, params, plan_digest, owner)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep,
-			run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest)
+			run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest, run.Owner)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint") {
 				return fmt.Errorf("run %s already exists", run.ID)
@@ -507,6 +512,10 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 		where = append(where, "parent_id = ?")
 		args = append(args, f.Parent)
 	}
+	if f.Owner != "" {
+		where = append(where, "owner = ?")
+		args = append(args, f.Owner)
+	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit
@@ -528,13 +537,13 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 }
 
 // runColumns are the columns of runs that query scans, in its order.
-const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft, params, plan_digest`
+const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft, params, plan_digest, owner`
 
 // summaryColumns are runColumns with the output and the parameters left
 // out (RunFilter.Summary), and stepSummaryColumns the columns of steps
 // that a summary reads, the others left empty.
 const (
-	summaryColumns     = `id, workflow, status, started_at, ended_at, NULL, error, finally_from, parent_id, parent_step, workflow_version, draft, NULL, plan_digest`
+	summaryColumns     = `id, workflow, status, started_at, ended_at, NULL, error, finally_from, parent_id, parent_step, workflow_version, draft, NULL, plan_digest, owner`
 	stepColumns        = `run_id, id, status, attempts, started_at, ended_at, output, error, note, content`
 	stepSummaryColumns = `run_id, id, status, 0, NULL, NULL, NULL, '', '', NULL`
 )
@@ -569,7 +578,7 @@ func (s *Store) queryRuns(ctx context.Context, bad unreadable, stepCols, q strin
 			out, errJSON, params sql.NullString
 		)
 		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom, &r.ParentID, &r.ParentStep,
-			&r.WorkflowVersion, &r.Draft, &params, &r.PlanDigest); err != nil {
+			&r.WorkflowVersion, &r.Draft, &params, &r.PlanDigest, &r.Owner); err != nil {
 			rows.Close()
 			return nil, err
 		}

@@ -1,0 +1,171 @@
+package e2e
+
+// server.limits against a real `vmcp run --transport http`: past the
+// owner's cap or the server's, a run (a task or a plain tools/call) is
+// refused with an error naming the cap, and a finished run makes room;
+// with onLimit: wait, a run past the cap waits for a slot and then runs.
+// TestRunLimitsWait also measures what a waiting run costs the server
+// (goroutines, heap and RSS from /metrics), which it logs.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vmcp-dev/vmcp/internal/testenv"
+)
+
+// The run limits tests' own port range.
+const limitsPortLo, limitsPortHi = 17925, 17949
+
+const limitsWorkflows = `
+backends:
+  tb: {command: "${TB}", args: [-record, "${REC}"]}
+compositeTools:
+  - name: say
+    description: Echo
+    parameters:
+      text: {type: string, required: true}
+    steps:
+      - {id: say, tool: tb.echo, arguments: {text: "{{.params.text}}"}}
+  - name: long_nap
+    description: Sleep until cancelled
+    parameters:
+      label: {type: string, required: true}
+    steps:
+      - {id: nap, tool: tb.sleep, arguments: {ms: 60000, label: "{{.params.label}}"}}
+`
+
+// refusedText is the text of a refused tools/call result (Tasks extension
+// flavour), or "" when the call was not refused.
+func refusedText(res map[string]any) string {
+	if res["isError"] != true {
+		return ""
+	}
+	content, _ := res["content"].([]any)
+	if len(content) == 0 {
+		return "(no content)"
+	}
+	first, _ := content[0].(map[string]any)
+	return fmt.Sprint(first["text"])
+}
+
+func TestRunLimitsRefuse(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "record.txt")
+	cfg := limitsWorkflows + `
+server:
+  limits: {runs: 3, perOwner: {runs: 2}}
+  auth:
+    tokens:
+      - {token: token-a, name: alice, scopes: [run]}
+      - {token: token-b, name: bob, scopes: [run]}
+`
+	mcpURL, _ := httpVMCPOn(t, writeConfig(t, cfg, rec), limitsPortLo, limitsPortHi)
+	extA := &testenv.ExtTasks{URL: mcpURL, Headers: map[string]string{"Authorization": "Bearer token-a"}}
+	extB := &testenv.ExtTasks{URL: mcpURL, Headers: map[string]string{"Authorization": "Bearer token-b"}}
+	first := extA.StartTask(t, "long_nap", map[string]any{"label": "a1"})
+	second := extA.StartTask(t, "long_nap", map[string]any{"label": "a2"})
+	waitRecord(t, rec, "start a1")
+	waitRecord(t, rec, "start a2")
+
+	const owner, server = "too many runs in flight for this caller: 2 at once is its limit (server.limits.perOwner.runs)",
+		"too many runs in flight: 3 at once is the server's limit (server.limits.runs)"
+	if got := refusedText(extA.Call(t, "long_nap", map[string]any{"label": "a3"})); !strings.Contains(got, owner) {
+		t.Errorf("A's third task = %q; want refused naming %q", got, owner)
+	}
+	if got := refusedText(extA.Call(t, "say", map[string]any{"text": "a"})); !strings.Contains(got, owner) {
+		t.Errorf("A's plain call past its cap = %q; want refused naming %q", got, owner)
+	}
+	third := extB.StartTask(t, "long_nap", map[string]any{"label": "b1"})
+	if got := refusedText(extB.Call(t, "long_nap", map[string]any{"label": "b2"})); !strings.Contains(got, server) {
+		t.Errorf("B's task past the server's cap = %q; want refused naming %q", got, server)
+	}
+	// A finished run makes room.
+	extA.Result(t, "tasks/cancel", map[string]any{"taskId": first})
+	extA.Wait(t, first, "cancelled")
+	waitFor(t, "A's cancelled run to give back its slot", func() bool {
+		return refusedText(extA.Call(t, "say", map[string]any{"text": "room"})) == ""
+	})
+	extA.Result(t, "tasks/cancel", map[string]any{"taskId": second})
+	extB.Result(t, "tasks/cancel", map[string]any{"taskId": third})
+}
+
+func TestRunLimitsWait(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "record.txt")
+	cfg := limitsWorkflows + `
+server:
+  limits: {perOwner: {runs: 1}, onLimit: wait}
+  auth:
+    tokens: [{token: token-a, name: alice, scopes: [run]}]
+`
+	mcpURL, stderr := httpVMCPOn(t, writeConfig(t, cfg, rec), limitsPortLo, limitsPortHi)
+	base := strings.TrimSuffix(mcpURL, "/mcp")
+	auth := map[string]string{"Authorization": "Bearer token-a"}
+	ext := &testenv.ExtTasks{URL: mcpURL, Headers: auth}
+	nap := ext.StartTask(t, "long_nap", map[string]any{"label": "holder"})
+	waitRecord(t, rec, "start holder")
+
+	// n calls wait behind the task, each on its own connection.
+	const n = 200
+	mc := testenv.HTTPClientHeaders(t, mcpURL, auth)
+	before := serverMetrics(t, base)
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := callTool(t, mc, "say", map[string]any{"text": fmt.Sprint("w", i)}, nil)
+			if err != nil || res.IsError {
+				errs <- fmt.Sprintf("call %d: %v %s", i, err, testenv.ResultText(res))
+			}
+		}()
+	}
+	waitFor(t, fmt.Sprintf("%d runs to wait for a slot", n), func() bool {
+		return strings.Count(stderr.String(), "run waits for a slot") >= n
+	})
+	during := serverMetrics(t, base)
+	for _, m := range []string{"go_goroutines", "go_memstats_heap_inuse_bytes", "process_resident_memory_bytes"} {
+		t.Logf("%s: %.0f idle, %.0f with %d runs waiting: %.1f per waiting run", m, before[m], during[m], n, (during[m]-before[m])/n)
+	}
+	// The task ends: the waiting calls run, one at a time, and all succeed.
+	ext.Result(t, "tasks/cancel", map[string]any{"taskId": nap})
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// serverMetrics reads the numeric samples without labels of /metrics.
+func serverMetrics(t *testing.T, base string) map[string]float64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer token-a")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /metrics = %v, %v", resp, err)
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || strings.HasPrefix(name, "#") || strings.Contains(name, "{") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out
+}
