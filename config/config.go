@@ -86,6 +86,21 @@ type Backend struct {
 	// stops answering cannot take every slot. 0 means the default (see
 	// DefaultBackendParallel).
 	MaxParallel int
+	// RateLimit, when set, bounds how often this backend is called, across
+	// all runs of the process (backends.<name>.rateLimit).
+	RateLimit *RateLimit
+}
+
+// RateLimit is a token bucket (backends.<name>.rateLimit): calls start at
+// PerSecond a second on average, with at most Burst at once after a
+// quiet spell. Each process has its own bucket.
+type RateLimit struct {
+	// PerSecond is the bucket's refill rate, > 0 (0.5 is one call every
+	// two seconds).
+	PerSecond float64
+	// Burst is the bucket's size, >= 1; when the file omits it, it is
+	// PerSecond rounded up (at least 1).
+	Burst int
 }
 
 // DefaultBackendParallel is a backend's maxParallel when the file gives

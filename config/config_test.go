@@ -257,6 +257,24 @@ limits: {max_result_bytes: 2048}
 			},
 		},
 		{
+			name: "backend rateLimit, burst defaulted and snake_case",
+			src: `backends:
+  a: {command: srv, rateLimit: {perSecond: 10, burst: 2}}
+  b: {command: srv, rate_limit: {per_second: 2.5}}
+  c: {command: srv}
+`,
+			check: func(t *testing.T, c *Config) {
+				got := map[string]*RateLimit{}
+				for n, b := range c.Backends {
+					got[n] = b.RateLimit
+				}
+				want := map[string]*RateLimit{"a": {PerSecond: 10, Burst: 2}, "b": {PerSecond: 2.5, Burst: 3}, "c": nil}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("backend rateLimit (-want +got; b's burst is 2.5 rounded up):\n%s", diff)
+				}
+			},
+		},
+		{
 			name: "JSON config",
 			src:  `{"backends": {"a": {"command": "srv", "args": ["x"]}}, "server": {"transport": "http"}}`,
 			check: func(t *testing.T, c *Config) {
@@ -444,6 +462,24 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{
 				`backend "a" field url: "ftp://h/x" is not an http or https URL`,
 				`backend name "my.srv" must be letters, digits`,
+			},
+		},
+		{
+			name: "bad rate limits",
+			src: `backends:
+  a: {command: x, rateLimit: {perSecond: 0, burst: 2}}
+  b: {command: x, rateLimit: {burst: 2}}
+  c: {command: x, rateLimit: {perSecond: fast, burst: 0}}
+  d: {command: x, rateLimit: {perSecnd: 3}}
+  e: {command: x, rateLimit: 10}
+`,
+			want: []string{
+				`vmcp.yaml:2:42: error: backend "a" field rateLimit.perSecond must be a positive number, not 0`,
+				`vmcp.yaml:3:19: error: backend "b" field rateLimit needs perSecond, the calls a second it allows (for example rateLimit: {perSecond: 10, burst: 2})`,
+				`vmcp.yaml:4:42: error: backend "c" field rateLimit.perSecond must be a number, not a string`,
+				`vmcp.yaml:4:55: error: backend "c" field rateLimit.burst must be at least 1, not 0`,
+				`vmcp.yaml:5:31: error: unknown key "perSecnd" in backends.d.rateLimit; did you mean perSecond?`,
+				`vmcp.yaml:6:30: error: backends.e.rateLimit must be a mapping, not a number`,
 			},
 		},
 		{

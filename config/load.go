@@ -10,6 +10,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -436,6 +437,81 @@ func (l *loader) duration(n ast.Node, path, what string) time.Duration {
 	return d
 }
 
+// number reads a positive number (an integer or a float, or a ${VAR}
+// holding one).
+func (l *loader) number(n ast.Node, path, what string) float64 {
+	if s, vars, isRef, ok := l.envScalar(n, path, what); isRef {
+		if !ok {
+			return 0
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			l.badEnvValue(n, path, what, "a positive number", vars)
+			return 0
+		}
+		return f
+	}
+	var f float64
+	switch unwrap(n).(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+		if err := yaml.NodeToValue(unwrap(n), &f); err != nil {
+			l.errorf(n, path, CodeBadType, "%s must be a number, not %s", what, kind(unwrap(n)))
+			return 0
+		}
+	default:
+		l.errorf(n, path, CodeBadType, "%s must be a number, not %s", what, kind(unwrap(n)))
+		return 0
+	}
+	if !(f > 0) || math.IsInf(f, 0) {
+		l.errorf(n, path, CodeBadValue, "%s must be a positive number, not %s", what, unwrap(n).GetToken().Value)
+		return 0
+	}
+	return f
+}
+
+// rateLimit reads backends.<name>.rateLimit: {perSecond, burst}.
+// perSecond is required; burst defaults to perSecond rounded up.
+func (l *loader) rateLimit(keyNode, n ast.Node, path, what string) *RateLimit {
+	r := &RateLimit{}
+	l.fields(n, path, []string{"perSecond", "burst"}, func(key string, k, v ast.Node) {
+		switch key {
+		case "perSecond":
+			r.PerSecond = l.number(v, joinPath(path, key), what+".perSecond")
+		case "burst":
+			r.Burst = l.integer(v, joinPath(path, key), what+".burst", 1)
+		}
+	})
+	if _, isMap := unwrap(n).(*ast.MappingNode); !isMap {
+		if _, null := unwrap(n).(*ast.NullNode); !null {
+			return nil // reported by fields
+		}
+	}
+	if r.PerSecond == 0 {
+		if !l.hasKey(n, "perSecond") {
+			l.errorf(keyNode, path, CodeMissingField, "%s needs perSecond, the calls a second it allows (for example rateLimit: {perSecond: 10, burst: 2})", what)
+		}
+		return nil
+	}
+	if r.Burst < 1 {
+		r.Burst = max(1, int(math.Ceil(r.PerSecond)))
+	}
+	return r
+}
+
+// hasKey reports whether mapping n has key (in camelCase or snake_case).
+func (l *loader) hasKey(n ast.Node, key string) bool {
+	m, ok := unwrap(n).(*ast.MappingNode)
+	if !ok {
+		return false
+	}
+	for _, mv := range m.Values {
+		if raw, ok := scalarString(unwrap(mv.Key)); ok && camel(raw) == key {
+			return true
+		}
+	}
+	return false
+}
+
 func (l *loader) oneOf(n ast.Node, path, what string, allowed ...string) (string, bool) {
 	s, ok := l.str(n, path, what)
 	if !ok {
@@ -457,7 +533,7 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 	b := &Backend{Name: name, Timeout: DefaultCallTimeout, StartTimeout: DefaultStartTimeout}
 	what := func(field string) string { return fmt.Sprintf("backend %q field %s", name, field) }
 	var transportNode ast.Node
-	known := []string{"command", "args", "env", "url", "transport", "headers", "timeout", "startTimeout", "continuousListening", "maxParallel"}
+	known := []string{"command", "args", "env", "url", "transport", "headers", "timeout", "startTimeout", "continuousListening", "maxParallel", "rateLimit"}
 	l.fields(n, path, known, func(key string, k, v ast.Node) {
 		p := joinPath(path, key)
 		switch key {
@@ -496,6 +572,8 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 			if m := l.integer(v, p, what(key), 1); m >= 1 {
 				b.MaxParallel = m
 			}
+		case "rateLimit":
+			b.RateLimit = l.rateLimit(k, v, p, what(key))
 		}
 	})
 	if _, isMap := unwrap(n).(*ast.MappingNode); !isMap {
