@@ -194,7 +194,14 @@ type Authoring struct {
 type State struct {
 	Store     string // memory (default) or sqlite
 	Path      string // sqlite file, resolved against the config's directory
+	// Retention is state.retention.finished (or the older state.retention:
+	// DURATION): finished runs that ended longer ago are pruned; 0 keeps
+	// them.
 	Retention time.Duration
+	// MaxRuns is state.retention.maxRuns: at most this many runs are kept,
+	// the oldest finished ones pruned first; 0 is the store's default (1000
+	// in memory, no cap in SQLite).
+	MaxRuns int
 	// MaxOutputBytes caps the JSON of each stored output (default
 	// DefaultMaxOutputBytes; 0 means no cap).
 	MaxOutputBytes int

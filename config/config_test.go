@@ -275,6 +275,24 @@ limits: {max_result_bytes: 2048}
 			},
 		},
 		{
+			name: "state.retention as a mapping",
+			src:  "state:\n  retention: {finished: 720h, max_runs: 100000}\n",
+			check: func(t *testing.T, c *Config) {
+				if c.State.Retention != 720*time.Hour || c.State.MaxRuns != 100000 {
+					t.Errorf("state.retention = %v, maxRuns %d; want 720h, 100000", c.State.Retention, c.State.MaxRuns)
+				}
+			},
+		},
+		{
+			name: "state.retention as a duration means finished",
+			src:  "state: {retention: 168h}\n",
+			check: func(t *testing.T, c *Config) {
+				if c.State.Retention != 168*time.Hour || c.State.MaxRuns != 0 {
+					t.Errorf("state.retention: 168h = %v, maxRuns %d; want 168h, 0", c.State.Retention, c.State.MaxRuns)
+				}
+			},
+		},
+		{
 			name: "JSON config",
 			src:  `{"backends": {"a": {"command": "srv", "args": ["x"]}}, "server": {"transport": "http"}}`,
 			check: func(t *testing.T, c *Config) {
@@ -481,6 +499,20 @@ func TestLoadErrors(t *testing.T) {
 				`vmcp.yaml:5:31: error: unknown key "perSecnd" in backends.d.rateLimit; did you mean perSecond?`,
 				`vmcp.yaml:6:30: error: backends.e.rateLimit must be a mapping, not a number`,
 			},
+		},
+		{
+			name: "bad retention",
+			src:  "state:\n  retention: {finished: soon, maxRuns: 0, keep: 3}\n",
+			want: []string{
+				`vmcp.yaml:2:25: error: state.retention.finished: "soon" is not a Go duration`,
+				`vmcp.yaml:2:40: error: state.retention.maxRuns must be at least 1, not 0`,
+				`vmcp.yaml:2:43: error: unknown key "keep" in state.retention (known keys: finished, maxRuns)`,
+			},
+		},
+		{
+			name: "retention of the wrong type",
+			src:  "state: {retention: 7}\n",
+			want: []string{`vmcp.yaml:1:20: error: state.retention must be a duration (168h) or a mapping such as {finished: 720h, maxRuns: 100000}, not a number`},
 		},
 		{
 			name: "bad listen address",

@@ -725,7 +725,7 @@ func (l *loader) state(n ast.Node) {
 				s.Path = l.resolve(path)
 			}
 		case "retention":
-			s.Retention = l.duration(v, p, p)
+			l.retention(v, p)
 		case "maxOutputBytes":
 			s.MaxOutputBytes = l.integer(v, p, p, 0)
 		}
@@ -733,6 +733,29 @@ func (l *loader) state(n ast.Node) {
 	if s.Store == "sqlite" && s.Path == "" {
 		s.Path = l.resolve("vmcp-state.db")
 	}
+}
+
+// retention reads state.retention: a duration (the older form, meaning
+// finished) or {finished: DURATION, maxRuns: N}.
+func (l *loader) retention(n ast.Node, path string) {
+	s := &l.cfg.State
+	if _, isMap := unwrap(n).(*ast.MappingNode); !isMap {
+		if _, isStr := unwrap(n).(*ast.StringNode); !isStr {
+			l.errorf(n, path, CodeBadType, "%s must be a duration (168h) or a mapping such as {finished: 720h, maxRuns: 100000}, not %s", path, kind(unwrap(n)))
+			return
+		}
+		s.Retention = l.duration(n, path, path)
+		return
+	}
+	l.fields(n, path, []string{"finished", "maxRuns"}, func(key string, k, v ast.Node) {
+		p := path + "." + key
+		switch key {
+		case "finished":
+			s.Retention = l.duration(v, p, p)
+		case "maxRuns":
+			s.MaxRuns = l.integer(v, p, p, 1)
+		}
+	})
 }
 
 // resolve makes a path from the config file relative to its directory.

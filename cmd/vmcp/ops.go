@@ -55,12 +55,16 @@ func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 	o := &ops{cfg: cfg, log: log, metrics: metrics.New(), close: func() error { return nil }}
 	switch cfg.State.Store {
 	case "", "memory":
-		o.store = runtime.NewMemoryStore(0)
+		// state.retention prunes the memory store too: maxRuns on every
+		// write, finished in the background until the store closes.
+		m := runtime.NewMemoryStore(cfg.State.MaxRuns)
+		stop := m.Retain(runtime.Retention{Finished: cfg.State.Retention}, time.Now)
+		o.store, o.close = m, func() error { stop(); return nil }
 	case "sqlite":
 		// Runs the previous process left running stay so: vmcp run resumes
 		// them, vmcp call leaves them for the next vmcp run.
 		s, err := sqlite.Open(cfg.State.Path, sqlite.Options{
-			Retention: cfg.State.Retention, MaxOutputBytes: cfg.State.MaxOutputBytes, Logger: log,
+			Retention: cfg.State.Retention, MaxRuns: cfg.State.MaxRuns, MaxOutputBytes: cfg.State.MaxOutputBytes, Logger: log,
 			KeepUnfinished: true,
 		})
 		if err != nil {

@@ -63,10 +63,13 @@ package sqlite
 //
 // Interrupt adds its reason to that error.
 //
-// Retention: when Options.Retention > 0, a goroutine deletes finished runs
-// (any final status, interrupted included) whose ended_at is older than the
-// retention, once at Open and then every Retention/4 (at least 10ms, at
-// most 10 minutes). Close stops it. Running runs are never deleted.
+// Retention: when Options.Retention or Options.MaxRuns is set, finished
+// runs (any final status, interrupted included) whose ended_at is older
+// than the retention are deleted, and then the oldest finished runs (by
+// started_at) while more than MaxRuns runs are stored, once at Open and
+// then in the background on runtime.StartRetention's schedule. Close
+// stops it. Running runs are never deleted; steps (with their outputs and
+// content) go with their run.
 //
 // Truncation: an output (a step's or the run's) whose JSON is larger than
 // Options.MaxOutputBytes is stored as a marker object instead, still valid
@@ -107,6 +110,9 @@ const DefaultListLimit = 100
 type Options struct {
 	// Retention is how long finished runs are kept; 0 keeps them forever.
 	Retention time.Duration
+	// MaxRuns is how many runs are kept at most, the oldest finished ones
+	// deleted first; 0 means no cap.
+	MaxRuns int
 	// MaxOutputBytes caps the JSON size of each stored output; 0 means no cap.
 	MaxOutputBytes int
 	// Synchronous is SQLite's synchronous setting: "NORMAL" (the default,
@@ -119,8 +125,10 @@ type Options struct {
 	// of marking them interrupted: the caller resumes them or ends them
 	// with Interrupt.
 	KeepUnfinished bool
-	// now replaces time.Now in tests.
-	now func() time.Time
+	// now replaces time.Now in tests, and every the retention loop's
+	// interval.
+	now   func() time.Time
+	every time.Duration
 }
 
 // ErrLocked is returned by Open when another process owns the file.
@@ -142,12 +150,13 @@ type Store struct {
 	// pending or running and left so (Options.KeepUnfinished).
 	Unfinished []string
 
-	stop       chan struct{}
-	done       chan struct{} // closed when the retention loop is over
-	queue      chan writeReq
-	writerDone chan struct{}
-	closeErr   error
-	once       sync.Once
+	stop chan struct{} // closed by Close: the writer stops
+	// stopRetention stops the retention loop and waits for it.
+	stopRetention func()
+	queue         chan writeReq
+	writerDone    chan struct{}
+	closeErr      error
+	once          sync.Once
 }
 
 var _ runtime.Store = (*Store)(nil)
@@ -162,8 +171,8 @@ func Open(path string, opts Options) (*Store, error) {
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlite store: path %q must not contain '?' or '#'", path)
 	}
-	if opts.MaxOutputBytes < 0 || opts.Retention < 0 {
-		return nil, errors.New("sqlite store: retention and max output bytes must not be negative")
+	if opts.MaxOutputBytes < 0 || opts.Retention < 0 || opts.MaxRuns < 0 {
+		return nil, errors.New("sqlite store: retention, max runs and max output bytes must not be negative")
 	}
 	syncMode := strings.ToUpper(opts.Synchronous)
 	switch syncMode {
@@ -191,7 +200,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{w: w, lock: lock, opts: opts, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{w: w, lock: lock, opts: opts, log: log, stop: make(chan struct{}), stopRetention: func() {}}
 	if err := s.migrate(); err != nil {
 		w.Close()
 		lock.Close()
@@ -206,13 +215,9 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	s.queue, s.writerDone = make(chan writeReq), make(chan struct{})
 	go s.writer()
-	if opts.Retention > 0 {
-		if _, err := s.Prune(context.Background(), opts.now().Add(-opts.Retention)); err != nil {
-			log.Warn("retention: pruning old runs failed", "err", err)
-		}
-		go s.retain()
-	} else {
-		close(s.done)
+	if r := s.retention(); r.Enabled() {
+		s.retain()
+		s.stopRetention = runtime.StartRetention(r, s.retain)
 	}
 	return s, nil
 }
@@ -237,8 +242,7 @@ func OpenReadOnly(path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("sqlite store: %w", err)
 	}
-	s := &Store{r: openReader(path), log: slog.New(slog.DiscardHandler), stop: make(chan struct{}), done: make(chan struct{})}
-	close(s.done)
+	s := &Store{r: openReader(path), log: slog.New(slog.DiscardHandler), stop: make(chan struct{}), stopRetention: func() {}}
 	var v int
 	if err := s.r.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
 		s.r.Close()
@@ -255,8 +259,8 @@ func OpenReadOnly(path string) (*Store, error) {
 // ownership lock.
 func (s *Store) Close() error {
 	s.once.Do(func() {
+		s.stopRetention()
 		close(s.stop)
-		<-s.done
 		if s.writerDone != nil {
 			<-s.writerDone
 		}
