@@ -192,8 +192,8 @@ type Authoring struct {
 
 // State configures the run store.
 type State struct {
-	Store     string // memory (default) or sqlite
-	Path      string // sqlite file, resolved against the config's directory
+	Store string // memory (default) or sqlite
+	Path  string // sqlite file, resolved against the config's directory
 	// Retention is state.retention.finished (or the older state.retention:
 	// DURATION): finished runs that ended longer ago are pruned; 0 keeps
 	// them.
