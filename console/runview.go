@@ -42,6 +42,8 @@ type runRow struct {
 	FinallyFailed        string
 	Version              string // the workflow version it ran
 	Draft                bool   // a draft run (vmcp_workflow_run)
+	Trigger              string // what started it, when not a client (rerun:ID)
+	RerunOf              string // the run it re-ran, from Trigger
 }
 
 func rowOf(s httpapi.RunSummary) runRow {
@@ -49,7 +51,11 @@ func rowOf(s httpapi.RunSummary) runRow {
 		Started: s.StartedAt.UTC().Format("2006-01-02 15:04:05"), StartedISO: s.StartedAt.UTC().Format(time.RFC3339Nano),
 		Duration: formatDuration(time.Duration(s.DurationMS) * time.Millisecond),
 		Finished: s.Finished, StepCount: s.StepCount, ParentID: s.ParentID, ParentStep: s.ParentStep,
-		FinallyFailed: strings.Join(s.FinallyFailed, ", "), Version: s.WorkflowVersion, Draft: s.Draft}
+		FinallyFailed: strings.Join(s.FinallyFailed, ", "), Version: s.WorkflowVersion, Draft: s.Draft,
+		Trigger: s.Trigger}
+	if id, ok := strings.CutPrefix(s.Trigger, runtime.TriggerRerun); ok {
+		r.RerunOf = id
+	}
 	if s.Error != nil {
 		r.Error = clip(s.Error.Error(), 240)
 	}
@@ -173,6 +179,9 @@ type runView struct {
 	CSRF     string
 	// CanCancel: the session's token has the admin scope.
 	CanCancel bool
+	// CanRerun: the console can re-run this run (it has finished and was
+	// no draft); the button also needs the admin scope.
+	CanRerun bool
 	Missing   string // why the plan's step details are missing
 	Since     int64  // when the page was rendered, Unix ms (see events.go)
 }
@@ -195,6 +204,7 @@ func (c *Console) buildRun(ctx context.Context, run *runtime.Run) (runView, erro
 	}
 	b := &builder{c: c, ctx: ctx, axis: newAxis(run.StartedAt, end), now: now}
 	v := runView{Row: rowOf(d.RunSummary), Running: !run.Status.Finished(), Axis: b.axis, Since: now.UnixMilli(),
+		CanRerun: c.opts.Rerun != nil && run.Status.Finished() && !run.Draft,
 		APILink: "/api/v1/runs/" + url.PathEscape(run.ID)}
 	v.Output = outputOf(run.Output, outputLink(run.ID, ""), v.APILink)
 	if run.Error != nil {

@@ -5,12 +5,18 @@ package e2e
 // CLI.
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 	"github.com/vmcp-dev/vmcp/runtime/httpapi"
@@ -91,4 +97,110 @@ func runStatusCode(t *testing.T, base, id string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+const rerunConfig = `
+backends:
+  tb: {command: "${TB}"}
+authoring: {enabled: true}
+state: {store: sqlite, path: "${DIR}/state.db"}
+`
+
+// TestRerunOverAPIAndCLI re-runs a finished run of an authored workflow
+// through POST /api/v1/runs/{id}/rerun and `vmcp runs rerun`: the new run
+// has the same arguments, the same version and trigger rerun:ID; once a
+// new version is saved, a re-run of the old version is refused with an
+// error suggesting --current, and --current runs the new version.
+func TestRerunOverAPIAndCLI(t *testing.T) {
+	url, _ := httpVMCPOn(t, writeConfig(t, rerunConfig, ""), lifePortLo, lifePortHi)
+	base := strings.TrimSuffix(url, "/mcp")
+	c := testenv.HTTPClient(t, url)
+	mustCall(t, c, "vmcp_workflow_save", map[string]any{"source": fixedDraft})
+	res := mustCall(t, c, "greet", map[string]any{"who": "ada"})
+	if res.IsError {
+		t.Fatalf("greet = %s", testenv.ResultText(res))
+	}
+	first := fmt.Sprint(res.Meta.AdditionalFields["vmcp/runId"])
+	var orig httpapi.RunDetail
+	getJSON(t, base+"/api/v1/runs/"+first, &orig)
+
+	// The API: 201 with the new run, which ends as the first did.
+	code, body := postRun(t, base, first, "")
+	var started httpapi.RunDetail
+	if code != http.StatusCreated || json.Unmarshal(body, &started) != nil {
+		t.Fatalf("POST rerun = %d %s; want 201 with the new run", code, body)
+	}
+	again := waitRunEnds(t, base, started.ID)
+	if again.Trigger != "rerun:"+first || again.Status != "completed" || again.WorkflowVersion != orig.WorkflowVersion ||
+		!cmp.Equal(again.Output, orig.Output) {
+		t.Errorf("re-run = trigger %q, %s, version %q, output %v; want trigger rerun:%s, completed, version %q, output %v",
+			again.Trigger, again.Status, again.WorkflowVersion, again.Output, first, orig.WorkflowVersion, orig.Output)
+	}
+
+	// The CLI: the new run's id, then `runs show` names its trigger.
+	out, errOut, exit := run(t, 60*time.Second, t.TempDir(), bins.vmcp, "runs", "rerun", "--url", base, first)
+	m := regexp.MustCompile(`^run (\S+): re-run of ` + first + ` started`).FindStringSubmatch(out)
+	if exit != 0 || m == nil {
+		t.Fatalf("vmcp runs rerun = exit %d\n%s%s; want the new run's id", exit, out, errOut)
+	}
+	waitRunEnds(t, base, m[1])
+	out, errOut, exit = run(t, 60*time.Second, t.TempDir(), bins.vmcp, "runs", "show", "--url", base, m[1])
+	if exit != 0 || !strings.Contains(out, "trigger   rerun:"+first+"\n") || !strings.Contains(out, "status    completed") {
+		t.Errorf("vmcp runs show (re-run) = exit %d\n%s%s; want trigger rerun:%s, completed", exit, out, errOut, first)
+	}
+
+	// A new version: the old one is no longer served.
+	v2 := strings.Replace(fixedDraft, "again", "and again", 1)
+	mustCall(t, c, "vmcp_workflow_save", map[string]any{"source": v2, "replace": true})
+	code, body = postRun(t, base, first, "")
+	if code != http.StatusConflict || !strings.Contains(string(body), "re-run it with --current") {
+		t.Errorf("POST rerun of the old version = %d %s; want 409 suggesting --current", code, body)
+	}
+	out, errOut, exit = run(t, 60*time.Second, t.TempDir(), bins.vmcp, "runs", "rerun", "--url", base, first)
+	if exit != 1 || !strings.Contains(errOut, "run "+first+" cannot be re-run: it ran version "+orig.WorkflowVersion) {
+		t.Errorf("vmcp runs rerun of the old version = exit %d\n%s%s; want exit 1 naming the version", exit, out, errOut)
+	}
+	out, errOut, exit = run(t, 60*time.Second, t.TempDir(), bins.vmcp, "runs", "rerun", "--url", base, "--current", "--json", first)
+	if err := json.Unmarshal([]byte(out), &started); exit != 0 || err != nil {
+		t.Fatalf("vmcp runs rerun --current --json = exit %d\n%s%s", exit, out, errOut)
+	}
+	cur := waitRunEnds(t, base, started.ID)
+	if want := map[string]any{"text": "hello ada and again"}; cur.Trigger != "rerun:"+first || cur.WorkflowVersion == orig.WorkflowVersion ||
+		!strings.Contains(fmt.Sprint(cur.Output), "hello ada and again") {
+		t.Errorf("re-run --current = trigger %q, version %q, output %v; want rerun:%s on the new version, output with %v", cur.Trigger, cur.WorkflowVersion, cur.Output, first, want)
+	}
+
+	// Unknown runs and bad flags.
+	if code, body := postRun(t, base, "nope", ""); code != http.StatusNotFound {
+		t.Errorf("POST rerun of an unknown run = %d %s; want 404", code, body)
+	}
+	if code, body := postRun(t, base, first, "?current=maybe"); code != http.StatusBadRequest || !strings.Contains(string(body), "current must be true or false") {
+		t.Errorf("POST rerun?current=maybe = %d %s; want 400", code, body)
+	}
+}
+
+// postRun posts to /api/v1/runs/{id}/rerun (with query) and returns the
+// status code and body.
+func postRun(t *testing.T, base, id, query string) (int, []byte) {
+	t.Helper()
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Post(base+"/api/v1/runs/"+id+"/rerun"+query, "application/json", nil)
+	if err != nil {
+		t.Fatalf("POST rerun %s: %v", id, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, body
+}
+
+// waitRunEnds waits until run id has finished and returns it.
+func waitRunEnds(t *testing.T, base, id string) httpapi.RunDetail {
+	t.Helper()
+	var d httpapi.RunDetail
+	waitFor(t, "run "+id+" to finish", func() bool {
+		d = httpapi.RunDetail{}
+		getJSON(t, base+"/api/v1/runs/"+id, &d)
+		return d.Status.Finished()
+	})
+	return d
 }

@@ -103,6 +103,9 @@ type Run struct {
 	// ParentStep that step's id; both are empty for a top-level run.
 	ParentID   string     `json:"parentId,omitempty"`
 	ParentStep string     `json:"parentStep,omitempty"`
+	// Trigger says what started the run when it was not a client's call:
+	// "rerun:ID" for a re-run of run ID (see Rerun).
+	Trigger string `json:"trigger,omitempty"`
 	Status     RunStatus  `json:"status"`
 	StartedAt  time.Time  `json:"startedAt"`
 	EndedAt    time.Time  `json:"endedAt,omitzero"`

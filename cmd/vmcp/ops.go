@@ -48,6 +48,8 @@ type ops struct {
 	sources map[string][]byte
 	// ui is the web console (console.go); nil until openConsole.
 	ui *console.Console
+	// rerun starts re-runs (rerun.go); nil until vmcp run sets it.
+	rerun runtime.Rerunner
 }
 
 // openOps opens the run store the config asks for.
@@ -117,7 +119,7 @@ func (o *ops) addRunTools(srv *server.Server, eng httpapi.Engine) error {
 
 // api builds the operations API for the engine and backends.
 func (o *ops) api(eng httpapi.Engine, ready func() map[string]error) (*httpapi.API, error) {
-	return httpapi.New(httpapi.Options{Engine: eng, Store: o.store, Ready: ready, Metrics: o.metrics.Handler(), Logger: o.log})
+	return httpapi.New(httpapi.Options{Engine: eng, Store: o.store, Rerun: o, Ready: ready, Metrics: o.metrics.Handler(), Logger: o.log})
 }
 
 // routes are the API's routes for server.HTTPHandler.
@@ -137,7 +139,7 @@ func (o *ops) routes(eng httpapi.Engine, ready func() map[string]error) ([]serve
 // anything else (cancelling a run) admin.
 func scoped(h http.Handler) http.Handler {
 	read := httpsafe.RequireScope(httpsafe.ScopeRun, "reading runs", h)
-	write := httpsafe.RequireScope(httpsafe.ScopeAdmin, "cancelling a run", h)
+	write := httpsafe.RequireScope(httpsafe.ScopeAdmin, "cancelling or re-running a run", h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			read.ServeHTTP(w, r)

@@ -1,6 +1,6 @@
 package sqlite
 
-// Schema (PRAGMA user_version = 5; see schemaVersion)
+// Schema (PRAGMA user_version = 6; see schemaVersion)
 //
 //	runs   one row per run: id (TEXT primary key), workflow, status,
 //	       started_at and ended_at (INTEGER Unix nanoseconds, ended_at NULL
@@ -14,7 +14,8 @@ package sqlite
 //	       added workflow_version (Run.WorkflowVersion, '' for older rows)
 //	       and draft (1 for the run of an unsaved draft); version 5 (resume)
 //	       added params (Run.Params as JSON, NULL for none) and
-//	       plan_digest (Run.PlanDigest, '' for older rows).
+//	       plan_digest (Run.PlanDigest, '' for older rows); version 6
+//	       added triggered_by (Run.Trigger, '' for older rows).
 //	steps  one row per step of a run, keyed (run_id, idx) where idx is the
 //	       step's position in the plan: id, status, attempts, started_at,
 //	       ended_at, output (JSON), error, note, and since version 5
@@ -99,7 +100,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. Open refuses a file with a
 // newer version, and migrates older ones step by step: one migration per
 // version (migrations[v-1] makes version v).
-const schemaVersion = 5
+const schemaVersion = 6
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -326,6 +327,8 @@ var migrations = []string{
 	ALTER TABLE runs ADD COLUMN plan_digest TEXT NOT NULL DEFAULT '';
 	ALTER TABLE steps ADD COLUMN content TEXT;
 	ALTER TABLE steps ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;`,
+	// 5 -> 6 (re-runs)
+	`ALTER TABLE runs ADD COLUMN triggered_by TEXT NOT NULL DEFAULT '';`,
 }
 
 func (s *Store) migrate() error {
@@ -397,10 +400,10 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step,
-			workflow_version, draft, params, plan_digest)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			workflow_version, draft, params, plan_digest, triggered_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep,
-			run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest)
+			run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest, run.Trigger)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint") {
 				return fmt.Errorf("run %s already exists", run.ID)
@@ -525,13 +528,13 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 }
 
 // runColumns are the columns of runs that query scans, in its order.
-const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft, params, plan_digest`
+const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft, params, plan_digest, triggered_by`
 
 // summaryColumns are runColumns with the output and the parameters left
 // out (RunFilter.Summary), and stepSummaryColumns the columns of steps
 // that a summary reads, the others left empty.
 const (
-	summaryColumns     = `id, workflow, status, started_at, ended_at, NULL, error, finally_from, parent_id, parent_step, workflow_version, draft, NULL, plan_digest`
+	summaryColumns     = `id, workflow, status, started_at, ended_at, NULL, error, finally_from, parent_id, parent_step, workflow_version, draft, NULL, plan_digest, triggered_by`
 	stepColumns        = `run_id, id, status, attempts, started_at, ended_at, output, error, note, content`
 	stepSummaryColumns = `run_id, id, status, 0, NULL, NULL, NULL, '', '', NULL`
 )
@@ -564,7 +567,7 @@ func (s *Store) queryRuns(ctx context.Context, stepCols, q string, args ...any) 
 			out, errJSON, params sql.NullString
 		)
 		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom, &r.ParentID, &r.ParentStep,
-			&r.WorkflowVersion, &r.Draft, &params, &r.PlanDigest); err != nil {
+			&r.WorkflowVersion, &r.Draft, &params, &r.PlanDigest, &r.Trigger); err != nil {
 			rows.Close()
 			return nil, err
 		}
