@@ -182,8 +182,8 @@ type runView struct {
 	// CanRerun: the console can re-run this run (it has finished and was
 	// no draft); the button also needs the admin scope.
 	CanRerun bool
-	Missing   string // why the plan's step details are missing
-	Since     int64  // when the page was rendered, Unix ms (see events.go)
+	Missing  string // why the plan's step details are missing
+	Since    int64  // when the page was rendered, Unix ms (see events.go)
 }
 
 // builder builds a runView; it keeps the axis, the clock and the console
@@ -205,7 +205,7 @@ func (c *Console) buildRun(ctx context.Context, run *runtime.Run) (runView, erro
 	b := &builder{c: c, ctx: ctx, axis: newAxis(run.StartedAt, end), now: now}
 	v := runView{Row: rowOf(d.RunSummary), Running: !run.Status.Finished(), Axis: b.axis, Since: now.UnixMilli(),
 		CanRerun: c.opts.Rerun != nil && run.Status.Finished() && !run.Draft,
-		APILink: "/api/v1/runs/" + url.PathEscape(run.ID)}
+		APILink:  "/api/v1/runs/" + url.PathEscape(run.ID)}
 	v.Output = outputOf(run.Output, outputLink(run.ID, ""), v.APILink)
 	if run.Error != nil {
 		v.Error, v.ErrStep = run.Error.Msg, run.Error.Step

@@ -101,16 +101,16 @@ type Run struct {
 	Draft           bool   `json:"draft,omitempty"`
 	// ParentID is the run whose workflow step started this one, and
 	// ParentStep that step's id; both are empty for a top-level run.
-	ParentID   string     `json:"parentId,omitempty"`
-	ParentStep string     `json:"parentStep,omitempty"`
+	ParentID   string `json:"parentId,omitempty"`
+	ParentStep string `json:"parentStep,omitempty"`
 	// Trigger says what started the run when it was not a client's call:
 	// "rerun:ID" for a re-run of run ID (see Rerun).
-	Trigger string `json:"trigger,omitempty"`
-	Status     RunStatus  `json:"status"`
-	StartedAt  time.Time  `json:"startedAt"`
-	EndedAt    time.Time  `json:"endedAt,omitzero"`
-	Output     any        `json:"output,omitempty"`
-	Error      *StepError `json:"error,omitempty"`
+	Trigger   string     `json:"trigger,omitempty"`
+	Status    RunStatus  `json:"status"`
+	StartedAt time.Time  `json:"startedAt"`
+	EndedAt   time.Time  `json:"endedAt,omitzero"`
+	Output    any        `json:"output,omitempty"`
+	Error     *StepError `json:"error,omitempty"`
 	// Params are the validated parameters the run started with, kept so
 	// that a stored run can be resumed (Engine.Resume). They may hold
 	// secrets, so they are never serialised with the run: a store that
