@@ -242,6 +242,29 @@ func TestRerunButtonNeedsTheCSRFToken(t *testing.T) {
 	<-done
 }
 
+// TestRerunOfAnOldVersionExplains: re-running a run of a version no
+// longer served shows why, and offers the current version, instead of
+// starting anything.
+func TestRerunOfAnOldVersionExplains(t *testing.T) {
+	f := newFixture(t)
+	old := &runtime.Run{ID: "old-one", Workflow: "quick", WorkflowVersion: "v0", Status: runtime.RunCompleted,
+		StartedAt: time.Now(), EndedAt: time.Now(), Steps: []runtime.StepState{{ID: "say", Status: runtime.StepCompleted}}}
+	if err := f.store.CreateRun(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	page := f.get(t, "/ui/runs/old-one")
+	html := body(t, page)
+	res := f.post(t, "/ui/runs/old-one/rerun", url.Values{"csrf": {csrfOf(t, html)}, "current": {"false"}}, cookieNamed(page, csrfCookie))
+	msg := body(t, res)
+	if res.StatusCode != http.StatusConflict || !strings.Contains(msg, "it ran version v0 of workflow &#34;quick&#34;") || !strings.Contains(msg, "re-run it with the current version") {
+		t.Errorf("re-run of an old version = %d:\n%s\nwant 409 naming the version and offering the current one", res.StatusCode, msg)
+	}
+	res = f.post(t, "/ui/runs/old-one/rerun", url.Values{"csrf": {csrfOf(t, html)}, "current": {"true"}}, cookieNamed(page, csrfCookie))
+	if res.StatusCode != http.StatusSeeOther {
+		t.Errorf("re-run on the current version = %d; want a redirect to the new run", res.StatusCode)
+	}
+}
+
 func TestScopesLimitTheConsole(t *testing.T) {
 	f := newScopedFixture(t, []httpsafe.Token{
 		{Value: "reader", Scopes: []httpsafe.Scope{httpsafe.ScopeRun}},
