@@ -86,6 +86,21 @@ type Backend struct {
 	// stops answering cannot take every slot. 0 means the default (see
 	// DefaultBackendParallel).
 	MaxParallel int
+	// RateLimit, when set, bounds how often this backend is called, across
+	// all runs of the process (backends.<name>.rateLimit).
+	RateLimit *RateLimit
+}
+
+// RateLimit is a token bucket (backends.<name>.rateLimit): calls start at
+// PerSecond a second on average, with at most Burst at once after a
+// quiet spell. Each process has its own bucket.
+type RateLimit struct {
+	// PerSecond is the bucket's refill rate, > 0 (0.5 is one call every
+	// two seconds).
+	PerSecond float64
+	// Burst is the bucket's size, >= 1; when the file omits it, it is
+	// PerSecond rounded up (at least 1).
+	Burst int
 }
 
 // DefaultBackendParallel is a backend's maxParallel when the file gives
@@ -210,9 +225,16 @@ type Authoring struct {
 
 // State configures the run store.
 type State struct {
-	Store     string // memory (default) or sqlite
-	Path      string // sqlite file, resolved against the config's directory
+	Store string // memory (default) or sqlite
+	Path  string // sqlite file, resolved against the config's directory
+	// Retention is state.retention.finished (or the older state.retention:
+	// DURATION): finished runs that ended longer ago are pruned; 0 keeps
+	// them.
 	Retention time.Duration
+	// MaxRuns is state.retention.maxRuns: at most this many runs are kept,
+	// the oldest finished ones pruned first; 0 is the store's default (1000
+	// in memory, no cap in SQLite).
+	MaxRuns int
 	// MaxOutputBytes caps the JSON of each stored output (default
 	// DefaultMaxOutputBytes; 0 means no cap).
 	MaxOutputBytes int

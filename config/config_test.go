@@ -270,6 +270,42 @@ limits: {max_result_bytes: 2048}
 			},
 		},
 		{
+			name: "backend rateLimit, burst defaulted and snake_case",
+			src: `backends:
+  a: {command: srv, rateLimit: {perSecond: 10, burst: 2}}
+  b: {command: srv, rate_limit: {per_second: 2.5}}
+  c: {command: srv}
+`,
+			check: func(t *testing.T, c *Config) {
+				got := map[string]*RateLimit{}
+				for n, b := range c.Backends {
+					got[n] = b.RateLimit
+				}
+				want := map[string]*RateLimit{"a": {PerSecond: 10, Burst: 2}, "b": {PerSecond: 2.5, Burst: 3}, "c": nil}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("backend rateLimit (-want +got; b's burst is 2.5 rounded up):\n%s", diff)
+				}
+			},
+		},
+		{
+			name: "state.retention as a mapping",
+			src:  "state:\n  retention: {finished: 720h, max_runs: 100000}\n",
+			check: func(t *testing.T, c *Config) {
+				if c.State.Retention != 720*time.Hour || c.State.MaxRuns != 100000 {
+					t.Errorf("state.retention = %v, maxRuns %d; want 720h, 100000", c.State.Retention, c.State.MaxRuns)
+				}
+			},
+		},
+		{
+			name: "state.retention as a duration means finished",
+			src:  "state: {retention: 168h}\n",
+			check: func(t *testing.T, c *Config) {
+				if c.State.Retention != 168*time.Hour || c.State.MaxRuns != 0 {
+					t.Errorf("state.retention: 168h = %v, maxRuns %d; want 168h, 0", c.State.Retention, c.State.MaxRuns)
+				}
+			},
+		},
+		{
 			name: "JSON config",
 			src:  `{"backends": {"a": {"command": "srv", "args": ["x"]}}, "server": {"transport": "http"}}`,
 			check: func(t *testing.T, c *Config) {
@@ -470,6 +506,38 @@ func TestLoadErrors(t *testing.T) {
 				`backend "a" field url: "ftp://h/x" is not an http or https URL`,
 				`backend name "my.srv" must be letters, digits`,
 			},
+		},
+		{
+			name: "bad rate limits",
+			src: `backends:
+  a: {command: x, rateLimit: {perSecond: 0, burst: 2}}
+  b: {command: x, rateLimit: {burst: 2}}
+  c: {command: x, rateLimit: {perSecond: fast, burst: 0}}
+  d: {command: x, rateLimit: {perSecnd: 3}}
+  e: {command: x, rateLimit: 10}
+`,
+			want: []string{
+				`vmcp.yaml:2:42: error: backend "a" field rateLimit.perSecond must be a positive number, not 0`,
+				`vmcp.yaml:3:19: error: backend "b" field rateLimit needs perSecond, the calls a second it allows (for example rateLimit: {perSecond: 10, burst: 2})`,
+				`vmcp.yaml:4:42: error: backend "c" field rateLimit.perSecond must be a number, not a string`,
+				`vmcp.yaml:4:55: error: backend "c" field rateLimit.burst must be at least 1, not 0`,
+				`vmcp.yaml:5:31: error: unknown key "perSecnd" in backends.d.rateLimit; did you mean perSecond?`,
+				`vmcp.yaml:6:30: error: backends.e.rateLimit must be a mapping, not a number`,
+			},
+		},
+		{
+			name: "bad retention",
+			src:  "state:\n  retention: {finished: soon, maxRuns: 0, keep: 3}\n",
+			want: []string{
+				`vmcp.yaml:2:25: error: state.retention.finished: "soon" is not a Go duration`,
+				`vmcp.yaml:2:40: error: state.retention.maxRuns must be at least 1, not 0`,
+				`vmcp.yaml:2:43: error: unknown key "keep" in state.retention (known keys: finished, maxRuns)`,
+			},
+		},
+		{
+			name: "retention of the wrong type",
+			src:  "state: {retention: 7}\n",
+			want: []string{`vmcp.yaml:1:20: error: state.retention must be a duration (168h) or a mapping such as {finished: 720h, maxRuns: 100000}, not a number`},
 		},
 		{
 			name: "bad listen address",

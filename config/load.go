@@ -10,6 +10,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -436,6 +437,81 @@ func (l *loader) duration(n ast.Node, path, what string) time.Duration {
 	return d
 }
 
+// number reads a positive number (an integer or a float, or a ${VAR}
+// holding one).
+func (l *loader) number(n ast.Node, path, what string) float64 {
+	if s, vars, isRef, ok := l.envScalar(n, path, what); isRef {
+		if !ok {
+			return 0
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			l.badEnvValue(n, path, what, "a positive number", vars)
+			return 0
+		}
+		return f
+	}
+	var f float64
+	switch unwrap(n).(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+		if err := yaml.NodeToValue(unwrap(n), &f); err != nil {
+			l.errorf(n, path, CodeBadType, "%s must be a number, not %s", what, kind(unwrap(n)))
+			return 0
+		}
+	default:
+		l.errorf(n, path, CodeBadType, "%s must be a number, not %s", what, kind(unwrap(n)))
+		return 0
+	}
+	if !(f > 0) || math.IsInf(f, 0) {
+		l.errorf(n, path, CodeBadValue, "%s must be a positive number, not %s", what, unwrap(n).GetToken().Value)
+		return 0
+	}
+	return f
+}
+
+// rateLimit reads backends.<name>.rateLimit: {perSecond, burst}.
+// perSecond is required; burst defaults to perSecond rounded up.
+func (l *loader) rateLimit(keyNode, n ast.Node, path, what string) *RateLimit {
+	r := &RateLimit{}
+	l.fields(n, path, []string{"perSecond", "burst"}, func(key string, k, v ast.Node) {
+		switch key {
+		case "perSecond":
+			r.PerSecond = l.number(v, joinPath(path, key), what+".perSecond")
+		case "burst":
+			r.Burst = l.integer(v, joinPath(path, key), what+".burst", 1)
+		}
+	})
+	if _, isMap := unwrap(n).(*ast.MappingNode); !isMap {
+		if _, null := unwrap(n).(*ast.NullNode); !null {
+			return nil // reported by fields
+		}
+	}
+	if r.PerSecond == 0 {
+		if !l.hasKey(n, "perSecond") {
+			l.errorf(keyNode, path, CodeMissingField, "%s needs perSecond, the calls a second it allows (for example rateLimit: {perSecond: 10, burst: 2})", what)
+		}
+		return nil
+	}
+	if r.Burst < 1 {
+		r.Burst = max(1, int(math.Ceil(r.PerSecond)))
+	}
+	return r
+}
+
+// hasKey reports whether mapping n has key (in camelCase or snake_case).
+func (l *loader) hasKey(n ast.Node, key string) bool {
+	m, ok := unwrap(n).(*ast.MappingNode)
+	if !ok {
+		return false
+	}
+	for _, mv := range m.Values {
+		if raw, ok := scalarString(unwrap(mv.Key)); ok && spell.Camel(raw) == key {
+			return true
+		}
+	}
+	return false
+}
+
 func (l *loader) oneOf(n ast.Node, path, what string, allowed ...string) (string, bool) {
 	s, ok := l.str(n, path, what)
 	if !ok {
@@ -457,7 +533,7 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 	b := &Backend{Name: name, Timeout: DefaultCallTimeout, StartTimeout: DefaultStartTimeout}
 	what := func(field string) string { return fmt.Sprintf("backend %q field %s", name, field) }
 	var transportNode ast.Node
-	known := []string{"command", "args", "env", "url", "transport", "headers", "timeout", "startTimeout", "continuousListening", "maxParallel"}
+	known := []string{"command", "args", "env", "url", "transport", "headers", "timeout", "startTimeout", "continuousListening", "maxParallel", "rateLimit"}
 	l.fields(n, path, known, func(key string, k, v ast.Node) {
 		p := joinPath(path, key)
 		switch key {
@@ -496,6 +572,8 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 			if m := l.integer(v, p, what(key), 1); m >= 1 {
 				b.MaxParallel = m
 			}
+		case "rateLimit":
+			b.RateLimit = l.rateLimit(k, v, p, what(key))
 		}
 	})
 	if _, isMap := unwrap(n).(*ast.MappingNode); !isMap {
@@ -683,7 +761,7 @@ func (l *loader) state(n ast.Node) {
 				s.Path = l.resolve(path)
 			}
 		case "retention":
-			s.Retention = l.duration(v, p, p)
+			l.retention(v, p)
 		case "maxOutputBytes":
 			s.MaxOutputBytes = l.integer(v, p, p, 0)
 		}
@@ -691,6 +769,29 @@ func (l *loader) state(n ast.Node) {
 	if s.Store == "sqlite" && s.Path == "" {
 		s.Path = l.resolve("vmcp-state.db")
 	}
+}
+
+// retention reads state.retention: a duration (the older form, meaning
+// finished) or {finished: DURATION, maxRuns: N}.
+func (l *loader) retention(n ast.Node, path string) {
+	s := &l.cfg.State
+	if _, isMap := unwrap(n).(*ast.MappingNode); !isMap {
+		if _, isStr := unwrap(n).(*ast.StringNode); !isStr {
+			l.errorf(n, path, CodeBadType, "%s must be a duration (168h) or a mapping such as {finished: 720h, maxRuns: 100000}, not %s", path, kind(unwrap(n)))
+			return
+		}
+		s.Retention = l.duration(n, path, path)
+		return
+	}
+	l.fields(n, path, []string{"finished", "maxRuns"}, func(key string, k, v ast.Node) {
+		p := path + "." + key
+		switch key {
+		case "finished":
+			s.Retention = l.duration(v, p, p)
+		case "maxRuns":
+			s.MaxRuns = l.integer(v, p, p, 1)
+		}
+	})
 }
 
 // resolve makes a path from the config file relative to its directory.

@@ -2,6 +2,7 @@ package console
 
 import (
 	"crypto/tls"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
@@ -179,6 +181,87 @@ func TestCancelNeedsTheCSRFToken(t *testing.T) {
 	defer f.backend.mu.Unlock()
 	if f.backend.cancelled != 1 {
 		t.Errorf("the backend saw %d cancelled calls; want 1", f.backend.cancelled)
+	}
+}
+
+// TestRerunButtonNeedsTheCSRFToken: a finished run's page has a re-run
+// button; without the page's CSRF token the post is refused and nothing
+// runs; with it a new run of the same workflow and arguments starts, the
+// browser goes to its page, which links back to the run it re-ran, as
+// does its row in the runs list. A running run has no button.
+func TestRerunButtonNeedsTheCSRFToken(t *testing.T) {
+	f := newFixture(t)
+	orig := f.run(t, "other", map[string]any{"who": "ada"})
+	page := f.get(t, "/ui/runs/"+orig.ID)
+	html := body(t, page)
+	if !strings.Contains(html, `data-action="rerun"`) || !strings.Contains(html, `data-action="rerun-current"`) {
+		t.Fatalf("a finished run's page has no re-run buttons:\n%s", html)
+	}
+	nonce := cookieNamed(page, csrfCookie)
+	countRuns := func() int {
+		runs, err := f.store.ListRuns(t.Context(), runtime.RunFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(runs)
+	}
+	for name, form := range map[string]url.Values{"no": {"current": {"false"}}, "a wrong": {"csrf": {"AAAA"}, "current": {"false"}}} {
+		if res := f.post(t, "/ui/runs/"+orig.ID+"/rerun", form, nonce); res.StatusCode != http.StatusForbidden {
+			t.Errorf("re-run with %s token = %d; want 403", name, res.StatusCode)
+		}
+	}
+	if n := countRuns(); n != 1 {
+		t.Fatalf("refused re-runs left %d runs; want 1 (none started)", n)
+	}
+	res := f.post(t, "/ui/runs/"+orig.ID+"/rerun", url.Values{"csrf": {csrfOf(t, html)}, "current": {"false"}}, nonce)
+	loc := res.Header.Get("Location")
+	newID, ok := strings.CutPrefix(loc, "/ui/runs/")
+	if res.StatusCode != http.StatusSeeOther || !ok || newID == orig.ID {
+		t.Fatalf("re-run = %d to %q; want a redirect to the new run's page", res.StatusCode, loc)
+	}
+	again, err := f.store.GetRun(t.Context(), newID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Trigger != "rerun:"+orig.ID || again.Workflow != "other" || again.Status != runtime.RunCompleted ||
+		fmt.Sprint(again.Params) != fmt.Sprint(orig.Params) || fmt.Sprint(again.Output) != fmt.Sprint(orig.Output) {
+		t.Errorf("re-run = trigger %q, %s %s, params %v, output %v; want rerun:%s, other completed, params %v, output %v",
+			again.Trigger, again.Workflow, again.Status, again.Params, again.Output, orig.ID, orig.Params, orig.Output)
+	}
+	if html := body(t, f.get(t, loc)); !strings.Contains(html, `data-rerun-of="`+orig.ID+`"`) {
+		t.Errorf("the re-run's page does not link to the run it re-ran:\n%s", html)
+	}
+	if html := body(t, f.get(t, "/ui/runs")); !strings.Contains(html, `re-run of <a href="/ui/runs/`+orig.ID+`">`) {
+		t.Errorf("the runs list does not mark the re-run:\n%s", html)
+	}
+	id, done := f.start(t)
+	if html := body(t, f.get(t, "/ui/runs/"+id)); strings.Contains(html, `data-action="rerun"`) {
+		t.Errorf("a running run has a re-run button")
+	}
+	close(f.backend.release)
+	<-done
+}
+
+// TestRerunOfAnOldVersionExplains: re-running a run of a version no
+// longer served shows why, and offers the current version, instead of
+// starting anything.
+func TestRerunOfAnOldVersionExplains(t *testing.T) {
+	f := newFixture(t)
+	old := &runtime.Run{ID: "old-one", Workflow: "quick", WorkflowVersion: "v0", Status: runtime.RunCompleted,
+		StartedAt: time.Now(), EndedAt: time.Now(), Steps: []runtime.StepState{{ID: "say", Status: runtime.StepCompleted}}}
+	if err := f.store.CreateRun(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	page := f.get(t, "/ui/runs/old-one")
+	html := body(t, page)
+	res := f.post(t, "/ui/runs/old-one/rerun", url.Values{"csrf": {csrfOf(t, html)}, "current": {"false"}}, cookieNamed(page, csrfCookie))
+	msg := body(t, res)
+	if res.StatusCode != http.StatusConflict || !strings.Contains(msg, "it ran version v0 of workflow &#34;quick&#34;") || !strings.Contains(msg, "re-run it with the current version") {
+		t.Errorf("re-run of an old version = %d:\n%s\nwant 409 naming the version and offering the current one", res.StatusCode, msg)
+	}
+	res = f.post(t, "/ui/runs/old-one/rerun", url.Values{"csrf": {csrfOf(t, html)}, "current": {"true"}}, cookieNamed(page, csrfCookie))
+	if res.StatusCode != http.StatusSeeOther {
+		t.Errorf("re-run on the current version = %d; want a redirect to the new run", res.StatusCode)
 	}
 }
 

@@ -44,6 +44,9 @@ type Options struct {
 	Engine Engine
 	// Store lists runs; required.
 	Store httpapi.Lister
+	// Rerun starts re-runs from a run's page (its button needs the admin
+	// scope); nil leaves the button out.
+	Rerun runtime.Rerunner
 	// Sources are the workflow files' contents by the file name that
 	// ir.Pos.File carries, for the workflow page's source; a workflow
 	// whose file is not here is shown without its source.
@@ -179,6 +182,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /ui/runs/{id}/live", c.signedIn(c.runLive))
 	m.HandleFunc("GET /ui/runs/{id}/output/{path...}", c.signedIn(c.stepOutput))
 	m.HandleFunc("POST /ui/runs/{id}/cancel", c.signedIn(c.cancel))
+	m.HandleFunc("POST /ui/runs/{id}/rerun", c.signedIn(c.rerun))
 	m.HandleFunc("GET /ui/events", c.signedIn(c.serveEvents))
 	m.HandleFunc("GET /ui/workflows", c.signedIn(c.workflowsPage))
 	m.HandleFunc("GET /ui/workflows/{name}", c.signedIn(c.workflowPage))

@@ -162,12 +162,23 @@ func newScopedFixture(t testing.TB, tokens []httpsafe.Token) *fixture {
 		t.Fatal(err)
 	}
 	f.engine = eng
-	f.c, err = New(Options{Engine: eng, Store: f.store, Tokens: tokens, Sources: map[string][]byte{"wf.yaml": []byte(testWorkflows)}, Now: f.clock})
+	f.c, err = New(Options{Engine: eng, Store: f.store, Rerun: fixtureRerunner{f}, Tokens: tokens, Sources: map[string][]byte{"wf.yaml": []byte(testWorkflows)}, Now: f.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.c.Close)
 	return f
+}
+
+// fixtureRerunner re-runs through the fixture's engine, to the end.
+type fixtureRerunner struct{ f *fixture }
+
+func (r fixtureRerunner) Rerun(ctx context.Context, id string, current bool) (*runtime.Run, error) {
+	rr, err := runtime.PrepareRerun(ctx, r.f.store, r.f.engine.Workflow, id, current)
+	if err != nil {
+		return nil, err
+	}
+	return r.f.engine.Run(ctx, rr.Workflow, rr.Params, rr.Options)
 }
 
 func (f *fixture) clock() time.Time {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/httpapi"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // DefaultLimit is how many runs the runs list shows unless ?limit= says
@@ -300,6 +301,36 @@ func findOutput(steps []httpapi.StepDetail, path string) (any, error) {
 		}
 		steps, parts = st.Iterations[k].Steps, parts[2:]
 	}
+}
+
+// rerun starts a finished run again from its page (runtime.Rerunner) and
+// shows the new run's page; the form's current field (true) asks for the
+// workflow version served now.
+func (c *Console) rerun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !httpsafe.Allowed(r.Context(), httpsafe.ScopeAdmin) {
+		c.errorPage(w, r, http.StatusForbidden, httpsafe.ForbiddenMessage(httpsafe.ScopeAdmin, "Re-running a run"))
+		return
+	}
+	if c.opts.Rerun == nil {
+		c.errorPage(w, r, http.StatusNotImplemented, "This console cannot re-run runs.")
+		return
+	}
+	current := r.PostFormValue("current") == "true"
+	run, err := c.opts.Rerun.Rerun(r.Context(), id, current)
+	switch {
+	case errors.Is(err, runtime.ErrRunNotFound):
+		c.errorPage(w, r, http.StatusNotFound, fmt.Sprintf("There is no run %q to re-run.", id))
+		return
+	case runtime.IsRerunError(err):
+		c.errorPage(w, r, http.StatusConflict, strings.Replace(err.Error(), "--current (?current=true)", "the current version", 1)+".")
+		return
+	case err != nil:
+		c.internal(w, r, "re-running run "+id, err)
+		return
+	}
+	c.log.Info("run re-run requested from the console", "run_id", id, "new_run_id", run.ID, "current", current)
+	http.Redirect(w, r, "/ui/runs/"+url.PathEscape(run.ID), http.StatusSeeOther)
 }
 
 // cancel stops a running run from its page and shows the page again

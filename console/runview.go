@@ -18,6 +18,7 @@ import (
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/httpapi"
+	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // maxOutputShown is how many bytes of a value's JSON a page shows; the
@@ -43,6 +44,8 @@ type runRow struct {
 	Version              string // the workflow version it ran
 	Draft                bool   // a draft run (vmcp_workflow_run)
 	Owner                string // who started it (runtime.Run.Owner)
+	Trigger              string // what started it, when not a client (rerun:ID)
+	RerunOf              string // the run it re-ran, from Trigger
 }
 
 func rowOf(s httpapi.RunSummary) runRow {
@@ -50,7 +53,11 @@ func rowOf(s httpapi.RunSummary) runRow {
 		Started: s.StartedAt.UTC().Format("2006-01-02 15:04:05"), StartedISO: s.StartedAt.UTC().Format(time.RFC3339Nano),
 		Duration: formatDuration(time.Duration(s.DurationMS) * time.Millisecond),
 		Finished: s.Finished, StepCount: s.StepCount, ParentID: s.ParentID, ParentStep: s.ParentStep,
-		FinallyFailed: strings.Join(s.FinallyFailed, ", "), Version: s.WorkflowVersion, Draft: s.Draft, Owner: s.Owner}
+		FinallyFailed: strings.Join(s.FinallyFailed, ", "), Version: s.WorkflowVersion, Draft: s.Draft, Owner: s.Owner,
+		Trigger: s.Trigger}
+	if id, ok := strings.CutPrefix(s.Trigger, runtime.TriggerRerun); ok {
+		r.RerunOf = id
+	}
 	if s.Error != nil {
 		r.Error = clip(s.Error.Error(), 240)
 	}
@@ -172,6 +179,11 @@ type runView struct {
 	APILink  string
 	Children int
 	CSRF     string
+	// Admin: the session's token has the admin scope (re-runs need it).
+	Admin bool
+	// CanRerun: the console can re-run this run (it has finished and was
+	// no draft); the button also needs the admin scope.
+	CanRerun bool
 	Missing  string // why the plan's step details are missing
 	Since    int64  // when the page was rendered, Unix ms (see events.go)
 }
@@ -194,7 +206,9 @@ func (c *Console) buildRun(ctx context.Context, run *runtime.Run) (runView, erro
 	}
 	b := &builder{c: c, ctx: ctx, axis: newAxis(run.StartedAt, end), now: now}
 	v := runView{Row: rowOf(d.RunSummary), Running: !run.Status.Finished(), Axis: b.axis, Since: now.UnixMilli(),
-		APILink: "/api/v1/runs/" + url.PathEscape(run.ID)}
+		CanRerun: c.opts.Rerun != nil && run.Status.Finished() && !run.Draft,
+		Admin:    httpsafe.Allowed(ctx, httpsafe.ScopeAdmin),
+		APILink:  "/api/v1/runs/" + url.PathEscape(run.ID)}
 	v.Output = outputOf(run.Output, outputLink(run.ID, ""), v.APILink)
 	if run.Error != nil {
 		v.Error, v.ErrStep = run.Error.Msg, run.Error.Step

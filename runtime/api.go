@@ -108,7 +108,10 @@ type Run struct {
 	// operator (stdio, no authentication) and for runs stored before
 	// owners were recorded. A store sets it with CreateRun and never
 	// changes it.
-	Owner     string     `json:"owner,omitempty"`
+	Owner string `json:"owner,omitempty"`
+	// Trigger says what started the run when it was not a client's call:
+	// "rerun:ID" for a re-run of run ID (see Rerun).
+	Trigger   string     `json:"trigger,omitempty"`
 	Status    RunStatus  `json:"status"`
 	StartedAt time.Time  `json:"startedAt"`
 	EndedAt   time.Time  `json:"endedAt,omitzero"`

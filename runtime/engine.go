@@ -58,6 +58,8 @@ type RunOptions struct {
 	// served workflows, and the run record is marked Draft. It must be a
 	// checked workflow, as the compiler makes them.
 	Draft *ir.Workflow
+	// Trigger is recorded as the Run's Trigger (rerun:ID).
+	Trigger string
 }
 
 // Engine executes the workflows of a plan. It is safe for concurrent use:

@@ -39,17 +39,21 @@ type CallLimits struct {
 	// With a cap under Total, a backend that stops answering holds at most
 	// its own slots, and calls to the others go on.
 	PerBackend map[string]int
+	// Rates bounds how often each named backend is called (backends.<name>
+	// .rateLimit, ratelimit.go); a missing backend has no rate limit.
+	Rates map[string]RateLimit
 }
 
 // LimitCalls returns a Backend that lets at most the limits' calls to b be
-// in flight at once. A call first takes a slot of its backend, then one of
-// the total, and gives both back when it returns; the wait counts against
+// in flight at once, each backend's calls starting no faster than its rate
+// limit. A call first waits for its backend's rate limit, then takes a
+// slot of its backend, then one of the total, and gives both back when it returns; the wait counts against
 // the step's timeout, and a cancelled run stops waiting. b must return
 // when a call's context ends (mcpclient does, even for a backend that
 // stopped reading), which is what frees the slots of calls that a stuck
 // backend will never answer. With no limits at all, b itself is returned.
 func LimitCalls(b Backend, lim CallLimits) Backend {
-	l := &limitedBackend{b: b, perBackend: map[string]chan struct{}{}}
+	l := &limitedBackend{b: b, perBackend: map[string]chan struct{}{}, rates: newRateLimiters(lim.Rates)}
 	if lim.Total > 0 {
 		l.total = make(chan struct{}, lim.Total)
 	}
@@ -63,7 +67,7 @@ func LimitCalls(b Backend, lim CallLimits) Backend {
 			l.perBackend[name] = make(chan struct{}, n)
 		}
 	}
-	if l.total == nil && len(l.perBackend) == 0 {
+	if l.total == nil && len(l.perBackend) == 0 && len(l.rates) == 0 {
 		return b
 	}
 	return l
@@ -73,6 +77,7 @@ type limitedBackend struct {
 	b          Backend
 	total      chan struct{}            // nil: no total limit
 	perBackend map[string]chan struct{} // read-only after LimitCalls
+	rates      rateLimiters             // read-only after LimitCalls
 }
 
 func (l *limitedBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResult, error) {
@@ -82,6 +87,9 @@ func (l *limitedBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResu
 // callDispatched is CallTool calling dispatched, when set, once the call
 // has its slots and before b gets it (dispatchingBackend).
 func (l *limitedBackend) callDispatched(ctx context.Context, call ToolCall, dispatched func()) (*ToolResult, error) {
+	if err := l.rates.wait(ctx, call.Backend); err != nil {
+		return nil, err
+	}
 	if own := l.perBackend[call.Backend]; own != nil {
 		select {
 		case own <- struct{}{}:

@@ -237,6 +237,8 @@ type MachineOptions struct {
 	// RunOptions).
 	ParentID   string
 	ParentStep string
+	// Trigger is the run's Trigger (see RunOptions).
+	Trigger string
 	// Draft marks the run of an unsaved draft (see RunOptions.Draft).
 	Draft bool
 	// Owner is the run's owner (RunOptions.Owner).
@@ -348,6 +350,7 @@ func (m *Machine) init(e *Engine, wp *workflowPlan, id string, params map[string
 		Workflow:   wp.wf.Name,
 		ParentID:   opts.ParentID,
 		ParentStep: opts.ParentStep,
+		Trigger:    opts.Trigger,
 		Draft:      opts.Draft,
 		Owner:      opts.Owner,
 		Status:     RunRunning,

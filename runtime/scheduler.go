@@ -219,7 +219,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 		q.r = r
 		q.mu.Unlock()
 	}
-	r.Machine.init(e, wp, id, params, MachineOptions{ParentID: opts.ParentID, ParentStep: opts.ParentStep, Draft: opts.Draft != nil, Owner: opts.Owner, DataGuard: &r.mu}, sc)
+	r.Machine.init(e, wp, id, params, MachineOptions{ParentID: opts.ParentID, ParentStep: opts.ParentStep, Trigger: opts.Trigger, Draft: opts.Draft != nil, Owner: opts.Owner, DataGuard: &r.mu}, sc)
 	r.env = StepEnv{Backend: e.backend, Elicitor: opts.Elicitor, Clock: e.clock}
 	r.storeCtx = parent
 	if parent.Done() != nil { // a context that can end

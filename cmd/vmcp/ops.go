@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/config"
@@ -48,6 +49,8 @@ type ops struct {
 	sources map[string][]byte
 	// ui is the web console (console.go); nil until openConsole.
 	ui *console.Console
+	// rerun starts re-runs (rerun.go); nil until vmcp run sets it.
+	rerun runtime.Rerunner
 }
 
 // openOps opens the run store the config asks for.
@@ -55,12 +58,16 @@ func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 	o := &ops{cfg: cfg, log: log, metrics: metrics.New(), close: func() error { return nil }}
 	switch cfg.State.Store {
 	case "", "memory":
-		o.store = runtime.NewMemoryStore(0)
+		// state.retention prunes the memory store too: maxRuns on every
+		// write, finished in the background until the store closes.
+		m := runtime.NewMemoryStore(cfg.State.MaxRuns)
+		stop := m.Retain(runtime.Retention{Finished: cfg.State.Retention}, time.Now)
+		o.store, o.close = m, func() error { stop(); return nil }
 	case "sqlite":
 		// Runs the previous process left running stay so: vmcp run resumes
 		// them, vmcp call leaves them for the next vmcp run.
 		s, err := sqlite.Open(cfg.State.Path, sqlite.Options{
-			Retention: cfg.State.Retention, MaxOutputBytes: cfg.State.MaxOutputBytes, Logger: log,
+			Retention: cfg.State.Retention, MaxRuns: cfg.State.MaxRuns, MaxOutputBytes: cfg.State.MaxOutputBytes, Logger: log,
 			KeepUnfinished: true,
 		})
 		if err != nil {
@@ -113,7 +120,7 @@ func (o *ops) addRunTools(srv *server.Server, eng httpapi.Engine) error {
 
 // api builds the operations API for the engine and backends.
 func (o *ops) api(eng httpapi.Engine, ready func() map[string]error) (*httpapi.API, error) {
-	return httpapi.New(httpapi.Options{Engine: eng, Store: o.store, Ready: ready, Metrics: o.metrics.Handler(), Logger: o.log})
+	return httpapi.New(httpapi.Options{Engine: eng, Store: o.store, Rerun: o, Ready: ready, Metrics: o.metrics.Handler(), Logger: o.log})
 }
 
 // routes are the API's routes for server.HTTPHandler.
@@ -133,7 +140,15 @@ func (o *ops) routes(eng httpapi.Engine, ready func() map[string]error) ([]serve
 // need run; which runs a caller reads and cancels is the API's (its own,
 // or every run for admin: package access).
 func scoped(h http.Handler) http.Handler {
-	return httpsafe.RequireScope(httpsafe.ScopeRun, "reading and cancelling runs", h)
+	read := httpsafe.RequireScope(httpsafe.ScopeRun, "reading and cancelling runs", h)
+	rerun := httpsafe.RequireScope(httpsafe.ScopeAdmin, "re-running a run", h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/rerun") {
+			rerun.ServeHTTP(w, r)
+			return
+		}
+		read.ServeHTTP(w, r)
+	})
 }
 
 // protect wraps the whole HTTP listener (MCP and API) with the Host check

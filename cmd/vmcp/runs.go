@@ -1,11 +1,11 @@
 package main
 
-// `vmcp runs list|show|cancel`: the run history for people. The commands
+// `vmcp runs list|show|cancel|rerun`: the run history for people. The commands
 // talk to the HTTP API of a running vmcp (--url, --token; the token may
 // also come from VMCP_TOKEN so it stays out of shell history), or, for list
 // and show, read a SQLite state file directly (--db), which works whether or
-// not a vmcp is running on it. Cancel always goes through the API, because
-// only the process running a workflow can stop it.
+// not a vmcp is running on it. Cancel and rerun always go through the API,
+// because only the process running workflows can stop or start one.
 //
 // show prints a timeline: one row per step in plan order with its status,
 // attempts, start offset and duration, and a bar placing the step inside
@@ -37,6 +37,7 @@ type runsSource interface {
 	list(ctx context.Context, f runtime.RunFilter) ([]httpapi.RunSummary, error)
 	show(ctx context.Context, id string) (httpapi.RunDetail, error)
 	cancel(ctx context.Context, id string) (httpapi.RunDetail, error)
+	rerun(ctx context.Context, id string, current bool) (httpapi.RunDetail, error)
 	Close() error
 }
 
@@ -67,7 +68,7 @@ a SQLite state file directly with --db (list and show only).`,
 		Short: "List runs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			src, err := rf.open(false)
+			src, err := rf.open("")
 			if err != nil {
 				return err
 			}
@@ -94,7 +95,7 @@ a SQLite state file directly with --db (list and show only).`,
 		Short: "Show a run's steps as a timeline",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, err := rf.open(false)
+			src, err := rf.open("")
 			if err != nil {
 				return err
 			}
@@ -116,7 +117,7 @@ a SQLite state file directly with --db (list and show only).`,
 		Short: "Cancel a running run (its backend calls are cancelled)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, err := rf.open(true)
+			src, err := rf.open("cancel")
 			if err != nil {
 				return err
 			}
@@ -136,14 +137,43 @@ a SQLite state file directly with --db (list and show only).`,
 			return nil
 		},
 	}
-	cmd.AddCommand(list, show, cancel)
+	var current bool
+	rerun := &cobra.Command{
+		Use:   "rerun ID",
+		Short: "Run a finished run's workflow again with the same arguments",
+		Long: `Run a finished run's workflow again with the same arguments, as a new run
+whose trigger is rerun:ID. It runs the workflow version the run had, and fails
+when that version is no longer served; --current runs the version served now.
+It prints the new run's id and returns as soon as the run has started.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := rf.open("rerun")
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			d, err := src.rerun(cmd.Context(), args[0], current)
+			if err != nil {
+				return failuref("%v", err)
+			}
+			if rf.jsonOut {
+				return printJSON(io.out, d)
+			}
+			fmt.Fprintf(io.out, "run %s: re-run of %s started (%s)\n", d.ID, args[0], d.Status)
+			return nil
+		},
+	}
+	rerun.Flags().BoolVar(&current, "current", false, "run the workflow version served now, not the one the run had")
+	cmd.AddCommand(list, show, cancel, rerun)
 	return cmd
 }
 
-func (rf runsFlags) open(needServer bool) (runsSource, error) {
+// open opens the source the flags name; serverOnly, when set, is a
+// command that needs a running vmcp (not --db).
+func (rf runsFlags) open(serverOnly string) (runsSource, error) {
 	if rf.db != "" {
-		if needServer {
-			return nil, usageErrorf("cancel needs a running vmcp: use --url, not --db")
+		if serverOnly != "" {
+			return nil, usageErrorf("%s needs a running vmcp: use --url, not --db", serverOnly)
 		}
 		s, err := sqlite.OpenReadOnly(rf.db)
 		if err != nil {
@@ -193,6 +223,10 @@ func (d dbSource) cancel(context.Context, string) (httpapi.RunDetail, error) {
 	return httpapi.RunDetail{}, fmt.Errorf("cannot cancel through a state file")
 }
 
+func (d dbSource) rerun(context.Context, string, bool) (httpapi.RunDetail, error) {
+	return httpapi.RunDetail{}, fmt.Errorf("cannot re-run through a state file")
+}
+
 func (d dbSource) Close() error { return d.s.Close() }
 
 // apiSource talks to a running vmcp.
@@ -229,6 +263,16 @@ func (a *apiSource) show(ctx context.Context, id string) (httpapi.RunDetail, err
 func (a *apiSource) cancel(ctx context.Context, id string) (httpapi.RunDetail, error) {
 	var d httpapi.RunDetail
 	err := a.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(id)+"/cancel", &d)
+	return d, err
+}
+
+func (a *apiSource) rerun(ctx context.Context, id string, current bool) (httpapi.RunDetail, error) {
+	var d httpapi.RunDetail
+	path := "/api/v1/runs/" + url.PathEscape(id) + "/rerun"
+	if current {
+		path += "?current=true"
+	}
+	err := a.do(ctx, "POST", path, &d)
 	return d, err
 }
 
@@ -314,6 +358,9 @@ func printRunDetail(w io.Writer, d httpapi.RunDetail, now time.Time) {
 	}
 	if d.Owner != "" {
 		fmt.Fprintf(w, "owner     %s\n", d.Owner)
+	}
+	if d.Trigger != "" {
+		fmt.Fprintf(w, "trigger   %s\n", d.Trigger)
 	}
 	fmt.Fprintf(w, "status    %s\n", d.Status)
 	fmt.Fprintf(w, "started   %s\n", d.StartedAt.UTC().Format(timeLayout))

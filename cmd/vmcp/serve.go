@@ -20,7 +20,8 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 		}
 	}
 	// The tracker knows the runs in flight, for the shutdown.
-	runs := newRunTracker(st.ops.runner(st.exec)) // metrics and run logs: ops.go
+	runs := newRunTracker(st.ops.runner(st.exec))                   // metrics and run logs: ops.go
+	st.ops.rerun = &rerunner{ctx: ctx, runner: runs, exec: st.exec} // re-runs from the API and the console
 	srv, err := server.New(server.Options{
 		Tasks: server.TaskOptions{ // long runs as MCP Tasks
 			Runs: st.exec,

@@ -192,9 +192,12 @@ func reportLateBackends(mgr *mcpclient.Manager, waited []string, log *slog.Logge
 
 // callLimits are the config's bounds on backend calls in flight.
 func callLimits(cfg *config.Config) runtime.CallLimits {
-	lim := runtime.CallLimits{Total: cfg.Server.MaxParallel, PerBackend: map[string]int{}}
+	lim := runtime.CallLimits{Total: cfg.Server.MaxParallel, PerBackend: map[string]int{}, Rates: map[string]runtime.RateLimit{}}
 	for name, b := range cfg.Backends {
 		lim.PerBackend[name] = b.MaxParallel
+		if r := b.RateLimit; r != nil {
+			lim.Rates[name] = runtime.RateLimit{PerSecond: r.PerSecond, Burst: r.Burst}
+		}
 	}
 	return lim
 }

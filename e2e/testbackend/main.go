@@ -23,6 +23,7 @@ func main() {
 	gated := flag.Bool("gated", false, "also serve gated (for the resume tests)")
 	typed := flag.Bool("typed", false, "also serve create_tickets, whose input schema is an array of objects")
 	initDelay := flag.Duration("init-delay", 0, "wait this long before serving: a backend slow to come up")
+	stamp := flag.Bool("stamp", false, "also serve stamp, which records when each call arrived (for the rate limit tests)")
 	flag.Parse()
 	time.Sleep(*initDelay)
 	r := &recorder{path: *record}
@@ -124,6 +125,9 @@ func main() {
 	if *typed {
 		addTyped(s, r)
 	}
+	if *stamp {
+		addStamp(s, r)
+	}
 
 	var err error
 	if *httpAddr != "" {
@@ -186,6 +190,19 @@ func addTyped(s *server.MCPServer, r *recorder) {
 			r.add(fmt.Sprintf("call create_tickets %d", len(items)))
 			return mcp.NewToolResultStructuredOnly(map[string]any{"created": len(items)}), nil
 		})
+}
+
+// addStamp adds stamp: it records "stamp LABEL UNIXNANO", the time the
+// call arrived in nanoseconds since 1970, and returns the label.
+func addStamp(s *server.MCPServer, r *recorder) {
+	s.AddTool(mcp.NewTool("stamp",
+		mcp.WithDescription("Record the time the call arrived, return the label"),
+		mcp.WithString("label", mcp.Required()),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		label := req.GetString("label", "")
+		r.add(fmt.Sprintf("stamp %s %d", label, time.Now().UnixNano()))
+		return mcp.NewToolResultStructuredOnly(map[string]any{"label": label}), nil
+	})
 }
 
 func gatedHandler(r *recorder) server.ToolHandlerFunc {

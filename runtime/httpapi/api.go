@@ -40,6 +40,9 @@ type Options struct {
 	Engine Engine
 	// Store lists runs; required.
 	Store Lister
+	// Rerun starts re-runs (POST /api/v1/runs/{id}/rerun); nil answers
+	// 501.
+	Rerun runtime.Rerunner
 	// Ready reports each backend's connection error (nil when connected);
 	// nil means ready.
 	Ready func() map[string]error
@@ -78,6 +81,7 @@ func New(opts Options) (*API, error) {
 	a.mux.HandleFunc("GET /api/v1/runs", a.list)
 	a.mux.HandleFunc("GET /api/v1/runs/{id}", a.show)
 	a.mux.HandleFunc("POST /api/v1/runs/{id}/cancel", a.cancel)
+	a.mux.HandleFunc("POST /api/v1/runs/{id}/rerun", a.rerun)
 	a.mux.HandleFunc("GET /healthz", a.healthz)
 	a.mux.HandleFunc("GET /readyz", a.readyz)
 	if opts.Metrics != nil {
@@ -108,6 +112,7 @@ type RunSummary struct {
 	Draft           bool   `json:"draft,omitempty"`
 	ParentID        string `json:"parentId,omitempty"`
 	ParentStep      string `json:"parentStep,omitempty"`
+	Trigger         string `json:"trigger,omitempty"`
 	// Owner is who started the run (runtime.Run.Owner).
 	Owner      string             `json:"owner,omitempty"`
 	Status     runtime.RunStatus  `json:"status"`
@@ -230,7 +235,7 @@ type Error struct {
 // Summarize makes the list form of a run. Durations of runs still going
 // count up to now.
 func Summarize(r *runtime.Run, now time.Time) RunSummary {
-	s := RunSummary{ID: r.ID, Workflow: r.Workflow, WorkflowVersion: r.WorkflowVersion, Draft: r.Draft, ParentID: r.ParentID, ParentStep: r.ParentStep, Owner: r.Owner,
+	s := RunSummary{ID: r.ID, Workflow: r.Workflow, WorkflowVersion: r.WorkflowVersion, Draft: r.Draft, ParentID: r.ParentID, ParentStep: r.ParentStep, Owner: r.Owner, Trigger: r.Trigger,
 		Status: r.Status, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 		DurationMS: durationMS(r.StartedAt, r.EndedAt, now), StepCount: len(r.Steps), Error: r.Error,
 		FinallyFailed: r.FailedFinally()}
@@ -389,6 +394,51 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// rerun starts a finished run's workflow again with the same arguments
+// (runtime.PrepareRerun): on the version the run had, or with
+// ?current=true the one served now. It answers 201 with the new run as
+// it started; 404 for an unknown run, 409 for one that cannot be re-run.
+func (a *API) rerun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if a.opts.Rerun == nil {
+		writeError(w, http.StatusNotImplemented, "this server cannot re-run runs")
+		return
+	}
+	current, err := boolParam(r, "current")
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	run, err := a.opts.Rerun.Rerun(r.Context(), id, current)
+	switch {
+	case errors.Is(err, runtime.ErrRunNotFound):
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no run %q", id))
+		return
+	case runtime.IsRerunError(err):
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	case err != nil:
+		a.internal(w, "re-running run "+id, err)
+		return
+	}
+	a.log.Info("run re-run requested over the API", "run_id", id, "new_run_id", run.ID, "current", current)
+	w.Header().Set("Location", "/api/v1/runs/"+run.ID)
+	writeJSON(w, http.StatusCreated, Detail(run, time.Now()))
+}
+
+// boolParam reads a query parameter that is true, false or absent.
+func boolParam(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s must be true or false, not %q", name, v)
+	}
+	return b, nil
 }
 
 func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {

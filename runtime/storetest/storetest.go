@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentRuns", testConcurrentRuns},
 		{"ConcurrentStepsOfOneRun", testConcurrentStepsOfOneRun},
 		{"ParentLink", testParentLink},
+		{"Trigger", testTrigger},
 		{"ResumeRecord", testResumeRecord},
 	}
 	for _, c := range checks {
@@ -631,5 +632,26 @@ func testResumeRecord(t *testing.T, s runtime.Store) {
 	}
 	if diff := cmp.Diff(r, mustGet(t, s, "run-r"), equateTimes); diff != "" {
 		t.Fatalf("GetRun after FinishRun differs (-want +got):\n%s", diff)
+	}
+}
+
+// testTrigger: a run's Trigger (rerun:ID) survives creation, finishing
+// and listing, summaries included.
+func testTrigger(t *testing.T, s runtime.Store) {
+	r := newRun("again", "wf", base, "a")
+	r.Trigger = runtime.TriggerRerun + "first"
+	mustCreate(t, s, r)
+	r.Status, r.EndedAt = runtime.RunCompleted, base.Add(time.Second)
+	if err := s.FinishRun(context.Background(), r); err != nil {
+		t.Fatalf("FinishRun = %v", err)
+	}
+	if got := mustGet(t, s, "again").Trigger; got != "rerun:first" {
+		t.Errorf("GetRun(again).Trigger = %q; want rerun:first", got)
+	}
+	for _, summary := range []bool{false, true} {
+		runs := mustList(t, s, runtime.RunFilter{Summary: summary})
+		if len(runs) != 1 || runs[0].Trigger != "rerun:first" {
+			t.Errorf("ListRuns(Summary: %v) = %v; want the run with trigger rerun:first", summary, runs)
+		}
 	}
 }

@@ -157,27 +157,49 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 	return int(n), err
 }
 
-// pruneInterval is how often the retention loop runs.
-func pruneInterval(retention time.Duration) time.Duration {
-	return min(max(retention/4, 10*time.Millisecond), 10*time.Minute)
+// PruneMaxRuns deletes the oldest finished runs (by started_at) while more
+// than maxRuns runs are stored, and returns how many it deleted. Running
+// and pending runs are kept and counted.
+func (s *Store) PruneMaxRuns(ctx context.Context, maxRuns int) (int, error) {
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id IN (
+			SELECT id FROM runs WHERE status NOT IN ('pending', 'running')
+			ORDER BY started_at, id
+			LIMIT max((SELECT count(*) FROM runs) - ?, 0))`, maxRuns)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return int(n), err
 }
 
-// retain is the retention loop; Close stops it.
+// retention is the store's runtime.Retention.
+func (s *Store) retention() runtime.Retention {
+	return runtime.Retention{Finished: s.opts.Retention, MaxRuns: s.opts.MaxRuns, Every: s.opts.every}
+}
+
+// retain prunes once by the store's retention, logging what it deleted.
 func (s *Store) retain() {
-	defer close(s.done)
-	t := time.NewTicker(pruneInterval(s.opts.Retention))
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			n, err := s.Prune(context.Background(), s.opts.now().Add(-s.opts.Retention))
-			if err != nil {
-				s.log.Warn("retention: pruning old runs failed", "err", err)
-			} else if n > 0 {
-				s.log.Info("retention: deleted old runs", "count", n, "retention", s.opts.Retention.String())
-			}
-		}
+	ctx := context.Background()
+	if d := s.opts.Retention; d > 0 {
+		n, err := s.Prune(ctx, s.opts.now().Add(-d))
+		s.logPrune(n, err, "retention", d.String())
+	}
+	if m := s.opts.MaxRuns; m > 0 {
+		n, err := s.PruneMaxRuns(ctx, m)
+		s.logPrune(n, err, "maxRuns", m)
+	}
+}
+
+// logPrune reports a prune's outcome: a warning when it failed, a line
+// when it deleted runs.
+func (s *Store) logPrune(n int, err error, key string, val any) {
+	if err != nil {
+		s.log.Warn("retention: pruning old runs failed", "err", err)
+	} else if n > 0 {
+		s.log.Info("retention: deleted old runs", "count", n, key, val)
 	}
 }

@@ -16,7 +16,8 @@ package sqlite
 //	       added params (Run.Params as JSON, NULL for none) and
 //	       plan_digest (Run.PlanDigest, '' for older rows); version 6
 //	       added owner (Run.Owner, indexed with started_at; '' for older
-//	       rows, which only a caller who sees every owner's runs sees).
+//	       rows, which only a caller who sees every owner's runs sees); version 7
+//	       added triggered_by (Run.Trigger, '' for older rows).
 //	steps  one row per step of a run, keyed (run_id, idx) where idx is the
 //	       step's position in the plan: id, status, attempts, started_at,
 //	       ended_at, output (JSON), error, note, and since version 5
@@ -65,17 +66,20 @@ package sqlite
 //
 // Interrupt adds its reason to that error.
 //
+// Retention: when Options.Retention or Options.MaxRuns is set, finished
+// runs (any final status, interrupted included) whose ended_at is older
+// than the retention are deleted, and then the oldest finished runs (by
+// started_at) while more than MaxRuns runs are stored, once at Open and
+// then in the background on runtime.StartRetention's schedule. Close
+// stops it. Running runs are never deleted; steps (with their outputs and
+// content) go with their run.
+//
 // Unreadable rows: a JSON column (a run's output, params or error, a
 // step's output or content) that does not decode, because the file was
 // edited or damaged, reads as null and never fails a read: GetRun and
 // ListRuns still return the run, with a note on the step. Unreadable
 // names such columns, so vmcp ends a run left unfinished with one
 // interrupted, saying which, instead of resuming it.
-//
-// Retention: when Options.Retention > 0, a goroutine deletes finished runs
-// (any final status, interrupted included) whose ended_at is older than the
-// retention, once at Open and then every Retention/4 (at least 10ms, at
-// most 10 minutes). Close stops it. Running runs are never deleted.
 //
 // Truncation: an output (a step's or the run's) whose JSON is larger than
 // Options.MaxOutputBytes is stored as a marker object instead, still valid
@@ -105,7 +109,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. Open refuses a file with a
 // newer version, and migrates older ones step by step: one migration per
 // version (migrations[v-1] makes version v).
-const schemaVersion = 6
+const schemaVersion = 7
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -116,6 +120,9 @@ const DefaultListLimit = 100
 type Options struct {
 	// Retention is how long finished runs are kept; 0 keeps them forever.
 	Retention time.Duration
+	// MaxRuns is how many runs are kept at most, the oldest finished ones
+	// deleted first; 0 means no cap.
+	MaxRuns int
 	// MaxOutputBytes caps the JSON size of each stored output; 0 means no cap.
 	MaxOutputBytes int
 	// Synchronous is SQLite's synchronous setting: "NORMAL" (the default,
@@ -128,8 +135,10 @@ type Options struct {
 	// of marking them interrupted: the caller resumes them or ends them
 	// with Interrupt.
 	KeepUnfinished bool
-	// now replaces time.Now in tests.
-	now func() time.Time
+	// now replaces time.Now in tests, and every the retention loop's
+	// interval.
+	now   func() time.Time
+	every time.Duration
 }
 
 // ErrLocked is returned by Open when another process owns the file.
@@ -151,12 +160,13 @@ type Store struct {
 	// pending or running and left so (Options.KeepUnfinished).
 	Unfinished []string
 
-	stop       chan struct{}
-	done       chan struct{} // closed when the retention loop is over
-	queue      chan writeReq
-	writerDone chan struct{}
-	closeErr   error
-	once       sync.Once
+	stop chan struct{} // closed by Close: the writer stops
+	// stopRetention stops the retention loop and waits for it.
+	stopRetention func()
+	queue         chan writeReq
+	writerDone    chan struct{}
+	closeErr      error
+	once          sync.Once
 }
 
 var _ runtime.Store = (*Store)(nil)
@@ -171,8 +181,8 @@ func Open(path string, opts Options) (*Store, error) {
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlite store: path %q must not contain '?' or '#'", path)
 	}
-	if opts.MaxOutputBytes < 0 || opts.Retention < 0 {
-		return nil, errors.New("sqlite store: retention and max output bytes must not be negative")
+	if opts.MaxOutputBytes < 0 || opts.Retention < 0 || opts.MaxRuns < 0 {
+		return nil, errors.New("sqlite store: retention, max runs and max output bytes must not be negative")
 	}
 	syncMode := strings.ToUpper(opts.Synchronous)
 	switch syncMode {
@@ -200,7 +210,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{w: w, lock: lock, opts: opts, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{w: w, lock: lock, opts: opts, log: log, stop: make(chan struct{}), stopRetention: func() {}}
 	if err := s.migrate(); err != nil {
 		w.Close()
 		lock.Close()
@@ -215,13 +225,9 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	s.queue, s.writerDone = make(chan writeReq), make(chan struct{})
 	go s.writer()
-	if opts.Retention > 0 {
-		if _, err := s.Prune(context.Background(), opts.now().Add(-opts.Retention)); err != nil {
-			log.Warn("retention: pruning old runs failed", "err", err)
-		}
-		go s.retain()
-	} else {
-		close(s.done)
+	if r := s.retention(); r.Enabled() {
+		s.retain()
+		s.stopRetention = runtime.StartRetention(r, s.retain)
 	}
 	return s, nil
 }
@@ -246,8 +252,7 @@ func OpenReadOnly(path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("sqlite store: %w", err)
 	}
-	s := &Store{r: openReader(path), log: slog.New(slog.DiscardHandler), stop: make(chan struct{}), done: make(chan struct{})}
-	close(s.done)
+	s := &Store{r: openReader(path), log: slog.New(slog.DiscardHandler), stop: make(chan struct{}), stopRetention: func() {}}
 	var v int
 	if err := s.r.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
 		s.r.Close()
@@ -264,8 +269,8 @@ func OpenReadOnly(path string) (*Store, error) {
 // ownership lock.
 func (s *Store) Close() error {
 	s.once.Do(func() {
+		s.stopRetention()
 		close(s.stop)
-		<-s.done
 		if s.writerDone != nil {
 			<-s.writerDone
 		}
@@ -334,6 +339,8 @@ var migrations = []string{
 	// 5 -> 6: who owns each run.
 	`ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 	CREATE INDEX runs_owner ON runs(owner, started_at);`,
+	// 6 -> 7: what started a run when it was not a client (re-runs).
+	`ALTER TABLE runs ADD COLUMN triggered_by TEXT NOT NULL DEFAULT '';`,
 }
 
 func (s *Store) migrate() error {
@@ -405,10 +412,10 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step,
-			workflow_version, draft, params, plan_digest, owner)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			workflow_version, draft, params, plan_digest, owner, triggered_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep,
-			run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest, run.Owner)
+			run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest, run.Owner, run.Trigger)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint") {
 				return fmt.Errorf("run %s already exists", run.ID)
@@ -537,13 +544,13 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 }
 
 // runColumns are the columns of runs that query scans, in its order.
-const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft, params, plan_digest, owner`
+const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft, params, plan_digest, owner, triggered_by`
 
 // summaryColumns are runColumns with the output and the parameters left
 // out (RunFilter.Summary), and stepSummaryColumns the columns of steps
 // that a summary reads, the others left empty.
 const (
-	summaryColumns     = `id, workflow, status, started_at, ended_at, NULL, error, finally_from, parent_id, parent_step, workflow_version, draft, NULL, plan_digest, owner`
+	summaryColumns     = `id, workflow, status, started_at, ended_at, NULL, error, finally_from, parent_id, parent_step, workflow_version, draft, NULL, plan_digest, owner, triggered_by`
 	stepColumns        = `run_id, id, status, attempts, started_at, ended_at, output, error, note, content`
 	stepSummaryColumns = `run_id, id, status, 0, NULL, NULL, NULL, '', '', NULL`
 )
@@ -578,7 +585,7 @@ func (s *Store) queryRuns(ctx context.Context, bad unreadable, stepCols, q strin
 			out, errJSON, params sql.NullString
 		)
 		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom, &r.ParentID, &r.ParentStep,
-			&r.WorkflowVersion, &r.Draft, &params, &r.PlanDigest, &r.Owner); err != nil {
+			&r.WorkflowVersion, &r.Draft, &params, &r.PlanDigest, &r.Owner, &r.Trigger); err != nil {
 			rows.Close()
 			return nil, err
 		}

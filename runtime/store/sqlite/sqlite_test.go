@@ -40,6 +40,15 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestConformanceRetention holds the retention loop to the contract
+// every store keeps (storetest.Retention).
+func TestConformanceRetention(t *testing.T) {
+	storetest.Retention(t, func(t *testing.T, r runtime.Retention, now func() time.Time) runtime.Store {
+		s, _ := openTemp(t, Options{Retention: r.Finished, MaxRuns: r.MaxRuns, now: now, every: r.Every})
+		return s
+	})
+}
+
 // TestConformanceSmallOutputCap runs the suite with a cap larger than any
 // output it writes: the cap must not change small outputs.
 func TestConformanceSmallOutputCap(t *testing.T) {
