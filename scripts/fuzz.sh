@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the module (each `func FuzzX` in a _test.go
+# file, found with git grep) for FUZZTIME each, one after the other, and
+# prints a summary line per target: its package, the executions, and the
+# rate. A failure stops the run; the crasher is then in the package's
+# testdata/fuzz/FuzzX/ (go test prints the command that replays it).
+#
+# FUZZMINIMIZE bounds the minimizing of each new interesting input (go
+# test's -fuzzminimizetime; its default, 60s, is spent in full on an input
+# of a few KB, because Go's minimizer is quadratic in the input's length,
+# and a worker fuzzes nothing meanwhile). FUZZFLAGS is passed on to go test
+# (for example -parallel 1 on a busy machine).
+#
+#   FUZZTIME=20s FUZZMINIMIZE=500x FUZZFLAGS= scripts/fuzz.sh [PATTERN]
+#
+# With PATTERN, only the targets whose name matches it (grep -E) run.
+set -euo pipefail
+
+GO=${GO:-go}
+FUZZTIME=${FUZZTIME:-20s}
+FUZZMINIMIZE=${FUZZMINIMIZE:-500x}
+FUZZFLAGS=${FUZZFLAGS:-}
+pattern=${1:-.}
+
+targets=$(git grep -n -E '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' -- '*_test.go' |
+  sed -E 's|^(.*)/[^/]*_test\.go:[0-9]+:func (Fuzz[A-Za-z0-9_]*)\(.*|\1 \2|; s|^[^/]*_test\.go:[0-9]+:func (Fuzz[A-Za-z0-9_]*)\(.*|. \1|' |
+  sort | grep -E " ($pattern)" || true)
+if [ -z "$targets" ]; then
+  echo "fuzz.sh: no fuzz target matches $pattern" >&2
+  exit 1
+fi
+
+summary=""
+while read -r dir name; do
+  echo "== $name (./$dir, $FUZZTIME)"
+  log=$(mktemp)
+  # shellcheck disable=SC2086 # FUZZFLAGS is a list of flags
+  if ! "$GO" test -run '^$' -fuzz "^$name\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZE" $FUZZFLAGS "./$dir" 2>&1 | tee "$log"; then
+    rm -f "$log"
+    exit 1
+  fi
+  last=$(grep -E '^fuzz: elapsed' "$log" | tail -1 || true)
+  rm -f "$log"
+  summary+="$(printf '%-20s %-16s %s' "$name" "./$dir" "${last#fuzz: }")"$'\n'
+done <<<"$targets"
+printf '\n%s' "$summary"
