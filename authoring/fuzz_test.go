@@ -9,15 +9,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-dev/vmcp/authoring/guide"
-	"github.com/vmcp-dev/vmcp/internal/fuzzseed"
+	"github.com/vmcp-dev/vmcp/internal/fuzzkit"
 	"github.com/vmcp-dev/vmcp/ir"
 )
-
-// goText are fragments of Go's own rendering of values and failures
-// (a %v of a map, a pointer or a nil, a bad format verb, a runtime
-// error). A message that holds one the draft does not is Go talking to
-// the agent, not vmcp.
-var goText = []string{"%!", "<nil>", "map[", "&{", "0xc0", "interface {}", "runtime error", "goroutine ", "panic:"}
 
 // FuzzDraftCheck sends drafts through vmcp_workflow_check's handler, as an
 // agent would. Whatever the draft, the tool must answer (never a panic or
@@ -36,12 +30,12 @@ func FuzzDraftCheck(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	for _, seed := range fuzzseed.Files(f, []string{"../examples/*.yaml"}) {
+	for _, seed := range fuzzkit.Files(f, []string{"../examples/*.yaml"}) {
 		f.Add(string(seed))
 	}
 	check := checkTool(f)
 	f.Fuzz(func(t *testing.T, source string) {
-		if len(source) > fuzzseed.MaxInput {
+		if len(source) > fuzzkit.MaxInput {
 			return
 		}
 		req := mcp.CallToolRequest{}
@@ -77,10 +71,8 @@ func checkDiagnostics(t *testing.T, source string, r CheckResult) {
 		if d.Line < 1 || d.Line > len(lines) || d.Col < 1 || d.Col > len(lines[d.Line-1])+1 {
 			t.Errorf("diagnostic %s at %d:%d points outside the draft (%d lines)", d.Code, d.Line, d.Col, len(lines))
 		}
-		for _, g := range goText {
-			if strings.Contains(d.Message+d.Detail, g) && !strings.Contains(source, g) {
-				t.Errorf("diagnostic %s renders Go's %q: %s %s", d.Code, g, d.Message, d.Detail)
-			}
+		if g := fuzzkit.GoText(d.Message+d.Detail, source); g != "" {
+			t.Errorf("diagnostic %s renders Go's %q: %s %s", d.Code, g, d.Message, d.Detail)
 		}
 	}
 	if r.OK != (errors == 0) || r.OK != (r.Plan != nil) {

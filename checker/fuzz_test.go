@@ -6,22 +6,22 @@ import (
 	"testing"
 
 	"github.com/vmcp-dev/vmcp/catalog"
-	"github.com/vmcp-dev/vmcp/internal/fuzzseed"
+	"github.com/vmcp-dev/vmcp/internal/fuzzkit"
 	"github.com/vmcp-dev/vmcp/parser"
 )
 
 // FuzzCheck feeds arbitrary sources through parse and check: Check must
 // never panic, and every diagnostic must carry a code and a message. The
-// seeds are the test files' workflows one at a time (see fuzzseed).
+// seeds are the test files' workflows one at a time (see fuzzkit).
 //
 //	go test -run '^$' -fuzz '^FuzzCheck$' -fuzztime 30s -fuzzminimizetime 500x ./checker
 func FuzzCheck(f *testing.F) {
-	for _, seed := range fuzzseed.Files(f, []string{"testdata/errors/*.yaml", "testdata/valid/*.yaml"}, "limits") {
+	for _, seed := range fuzzkit.Files(f, []string{"testdata/errors/*.yaml", "testdata/valid/*.yaml"}, "limits") {
 		f.Add(seed)
 	}
 	cat := loadCatalogForFuzz(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
-		if len(src) > fuzzseed.MaxInput {
+		if len(src) > fuzzkit.MaxInput {
 			return
 		}
 		pf, _ := parser.Parse("fuzz.yaml", src)

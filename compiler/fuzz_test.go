@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/diag"
-	"github.com/vmcp-dev/vmcp/internal/fuzzseed"
+	"github.com/vmcp-dev/vmcp/internal/fuzzkit"
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
@@ -17,11 +17,11 @@ import (
 // diagnostic has a code and a message and prints.
 //
 // The seeds are the examples' and the corpus's workflows one at a time
-// (see fuzzseed).
+// (see fuzzkit).
 //
 //	go test -run '^$' -fuzz '^FuzzCompile$' -fuzztime 30s -fuzzminimizetime 500x ./compiler
 func FuzzCompile(f *testing.F) {
-	for _, seed := range fuzzseed.Files(f, []string{
+	for _, seed := range fuzzkit.Files(f, []string{
 		"../examples/*.yaml", "../examples/*.json",
 		"../testdata/corpus/toolhive/snippets/*.yaml",
 		"../testdata/corpus/toolhive/upstream/*/*/*.yaml",
@@ -32,7 +32,7 @@ func FuzzCompile(f *testing.F) {
 	f.Add(genWorkflow(10))
 	f.Add([]byte("compositeTools:\n  - name: x\n    description: d\n    steps:\n      - {id: a, tool: b.c, dependsOn: [a]}\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
-		if len(src) > fuzzseed.MaxInput {
+		if len(src) > fuzzkit.MaxInput {
 			return
 		}
 		in := []Source{{Name: "fuzz.yaml", Src: src}}
@@ -49,6 +49,9 @@ func FuzzCompile(f *testing.F) {
 			}
 			if strings.Contains(d.Message, "<no value>") {
 				t.Errorf("diagnostic renders <no value>: %s", d)
+			}
+			if g := fuzzkit.GoText(d.Message+strings.Join(d.Detail, "\n"), string(src)); g != "" {
+				t.Errorf("diagnostic renders Go's %q: %s", g, d)
 			}
 		}
 		for _, format := range []diag.Format{diag.Text, diag.JSON, diag.GitHub} {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vmcp-dev/vmcp/internal/fuzzseed"
+	"github.com/vmcp-dev/vmcp/internal/fuzzkit"
 )
 
 // fuzzSeeds are hand-written inputs next to the corpus files.
@@ -37,12 +37,12 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		for _, seed := range fuzzseed.Split(src) {
+		for _, seed := range fuzzkit.Split(src) {
 			f.Add(seed)
 		}
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		if len(src) > fuzzseed.MaxInput {
+		if len(src) > fuzzkit.MaxInput {
 			return
 		}
 		file, diags := Parse("fuzz.yaml", src)
@@ -85,7 +85,7 @@ func FuzzScalarMapping(f *testing.F) {
 		f.Add(tc.src)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		if len(src) > fuzzseed.MaxInput {
+		if len(src) > fuzzkit.MaxInput {
 			return
 		}
 		docs, _, inexact, err := convertAll(src)

@@ -1,4 +1,4 @@
-package fuzzseed
+package fuzzkit
 
 import (
 	"strings"
@@ -29,5 +29,20 @@ func TestSplit(t *testing.T) {
 	long := strings.Repeat("key: value\n", 1000)
 	if got := Split([]byte(long)); len(got) != 1 || len(got[0]) > MaxSize || !strings.HasSuffix(string(got[0]), "\n") {
 		t.Errorf("Split of %d bytes = one seed of %d bytes; want one of at most %d ending a line", len(long), len(got[0]), MaxSize)
+	}
+}
+
+// TestGoText: a message with Go's rendering of a value is caught, unless
+// the input holds the same text.
+func TestGoText(t *testing.T) {
+	for _, tc := range []struct{ msg, input, want string }{
+		{"unknown step map[a:1]", "steps: []", "map["},
+		{"workflow w could not start: <nil>", "", "<nil>"},
+		{`unknown step "map[x"`, "dependsOn: [map[x]", ""},
+		{`unknown step "fetch": did you mean "fetch_logs"?`, "", ""},
+	} {
+		if got := GoText(tc.msg, tc.input); got != tc.want {
+			t.Errorf("GoText(%q, %q) = %q; want %q", tc.msg, tc.input, got, tc.want)
+		}
 	}
 }

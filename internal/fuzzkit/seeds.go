@@ -1,5 +1,6 @@
-// Package fuzzseed turns workflow files into small seeds for the fuzz
-// targets.
+package fuzzkit
+
+// Seeds from workflow files.
 //
 // Why small: when the fuzzer finds an input that reaches new code, it
 // minimizes that input before fuzzing on, and Go's minimizer tries
@@ -18,7 +19,6 @@
 // item. A file without such a list is one seed. Lines that hold only a
 // comment are left out (the example files open with long ones), and every
 // seed is then cut at a line boundary to at most MaxSize bytes.
-package fuzzseed
 
 import (
 	"bytes"
