@@ -39,8 +39,17 @@ while read -r dir name; do
     rm -f "$log"
     exit 1
   fi
-  last=$(grep -E '^fuzz: elapsed' "$log" | tail -1 || true)
+  # The last progress line's rate is of its last interval only (often 0
+  # at the end); the summary gives the average over the run.
+  last=$(grep -E '^fuzz: elapsed: [0-9]+s, execs: ' "$log" | tail -1 |
+    sed -E 's/^fuzz: elapsed: ([0-9]+)s, execs: ([0-9]+) \([0-9]+\/sec\), new interesting: ([0-9]+).*/\1 \2 \3/' || true)
   rm -f "$log"
-  summary+="$(printf '%-20s %-16s %s' "$name" "./$dir" "${last#fuzz: }")"$'\n'
+  if [ -n "$last" ]; then
+    read -r secs execs interesting <<<"$last"
+    line=$(printf '%9d execs in %3ds (%6d/s), %4d new interesting' "$execs" "$secs" "$((execs / (secs > 0 ? secs : 1)))" "$interesting")
+  else
+    line="no fuzzing (still gathering the baseline coverage: raise FUZZTIME)"
+  fi
+  summary+="$(printf '%-18s %-17s %s' "$name" "./$dir" "$line")"$'\n'
 done <<<"$targets"
 printf '\n%s' "$summary"
