@@ -48,6 +48,7 @@ func FuzzConsoleForms(f *testing.F) {
 	}{
 		{formSignIn, "", "csrf=" + csrfMark + "&token=s3cret&next=%2Fui%2Fruns%3Fstatus%3Dfailed"},
 		{formSignIn, "", "csrf=" + csrfMark + "&token=wrong&next=%2F%2Fevil.example"},
+		{formSignIn, "", "csrf=" + csrfMark + "&token=s3cret&next=%2Fui%2F..%2F%2Fevil.example"},
 		{formSignIn, "", "csrf=" + csrfMark + "&token=reader&next=/ui/runs/x"},
 		{formSignIn, "", "csrf=stale&token=s3cret&next=%3Cb%3Ex"},
 		{formRuns, "", "workflow=quick&status=completed&limit=5"},
