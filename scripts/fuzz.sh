@@ -14,20 +14,31 @@
 #   FUZZTIME=20s FUZZMINIMIZE=500x FUZZFLAGS= scripts/fuzz.sh [PATTERN]
 #
 # With PATTERN, only the targets whose name matches it (grep -E) run.
+# With --list, it prints the targets ("dir name" lines) and runs none.
 set -euo pipefail
 
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-20s}
 FUZZMINIMIZE=${FUZZMINIMIZE:-500x}
 FUZZFLAGS=${FUZZFLAGS:-}
+list=false
+if [ "${1:-}" = --list ]; then
+  list=true
+  shift
+fi
 pattern=${1:-.}
 
-targets=$(git grep -n -E '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' -- '*_test.go' |
+cd "$(dirname "$0")/.."
+targets=$(git grep --untracked -n -E '^func Fuzz[A-Za-z0-9_]*\([A-Za-z_][A-Za-z0-9_]* \*testing\.F\)' -- '*_test.go' |
   sed -E 's|^(.*)/[^/]*_test\.go:[0-9]+:func (Fuzz[A-Za-z0-9_]*)\(.*|\1 \2|; s|^[^/]*_test\.go:[0-9]+:func (Fuzz[A-Za-z0-9_]*)\(.*|. \1|' |
-  sort | grep -E " ($pattern)" || true)
+  LC_ALL=C sort | grep -E " ($pattern)" || true)
 if [ -z "$targets" ]; then
   echo "fuzz.sh: no fuzz target matches $pattern" >&2
   exit 1
+fi
+if $list; then
+  echo "$targets"
+  exit 0
 fi
 
 summary=""
