@@ -65,7 +65,7 @@ bench-toolhive:
 	./bench/toolhive/compare.sh
 
 # Coverage-guided fuzzing: every fuzz target of the module for FUZZTIME
-# each (8 targets: about 4 minutes at the default), the minimizing of each
+# each (8 targets: about 3 minutes at the default on 2 cores), the minimizing of each
 # new input bounded by FUZZMINIMIZE (see scripts/fuzz.sh). FUZZFLAGS goes
 # on to go test, e.g. FUZZFLAGS='-parallel 1'.
 FUZZTIME ?= 20s
