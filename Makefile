@@ -64,9 +64,15 @@ bench:
 bench-toolhive:
 	./bench/toolhive/compare.sh
 
-# 60 seconds of coverage-guided fuzzing of parse+check+plan.
+# Coverage-guided fuzzing: every fuzz target of the module for FUZZTIME
+# each (8 targets: about 3 minutes at the default on 2 cores), the minimizing of each
+# new input bounded by FUZZMINIMIZE (see scripts/fuzz.sh). FUZZFLAGS goes
+# on to go test, e.g. FUZZFLAGS='-parallel 1'.
+FUZZTIME ?= 20s
+FUZZMINIMIZE ?= 500x
+FUZZFLAGS ?=
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s ./compiler
+	GO=$(GO) FUZZTIME=$(FUZZTIME) FUZZMINIMIZE=$(FUZZMINIMIZE) FUZZFLAGS='$(FUZZFLAGS)' ./scripts/fuzz.sh
 
 demo: build node_modules/.package-lock.json
 	./examples/demo/run.sh

@@ -2,31 +2,28 @@ package checker
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/vmcp-dev/vmcp/catalog"
+	"github.com/vmcp-dev/vmcp/internal/fuzzkit"
 	"github.com/vmcp-dev/vmcp/parser"
 )
 
 // FuzzCheck feeds arbitrary sources through parse and check: Check must
-// never panic, and every diagnostic must carry a code and a message.
+// never panic, and every diagnostic must carry a code and a message. The
+// seeds are the test files' workflows one at a time (see fuzzkit).
+//
+//	go test -run '^$' -fuzz '^FuzzCheck$' -fuzztime 30s -fuzzminimizetime 500x ./checker
 func FuzzCheck(f *testing.F) {
-	for _, dir := range []string{"testdata/errors", "testdata/valid"} {
-		files, _ := filepath.Glob(filepath.Join(dir, "*"))
-		for _, p := range files {
-			if strings.HasSuffix(p, ".ir.json") || strings.Contains(p, "limits") {
-				continue
-			}
-			if src, err := os.ReadFile(p); err == nil {
-				f.Add(src)
-			}
-		}
+	for _, seed := range fuzzkit.Files(f, []string{"testdata/errors/*.yaml", "testdata/valid/*.yaml"}, "limits") {
+		f.Add(seed)
 	}
 	cat := loadCatalogForFuzz(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
+		if len(src) > fuzzkit.MaxInput {
+			return
+		}
 		pf, _ := parser.Parse("fuzz.yaml", src)
 		if pf == nil {
 			return

@@ -2,13 +2,12 @@ package compiler
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/internal/fuzzkit"
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
@@ -17,26 +16,25 @@ import (
 // never come together, a plan always survives Encode and Decode, and every
 // diagnostic has a code and a message and prints.
 //
-//	go test -run '^$' -fuzz FuzzCompile -fuzztime 60s ./compiler
+// The seeds are the examples' and the corpus's workflows one at a time
+// (see fuzzkit).
+//
+//	go test -run '^$' -fuzz '^FuzzCompile$' -fuzztime 30s -fuzzminimizetime 500x ./compiler
 func FuzzCompile(f *testing.F) {
-	for _, pattern := range []string{
+	for _, seed := range fuzzkit.Files(f, []string{
 		"../examples/*.yaml", "../examples/*.json",
 		"../testdata/corpus/toolhive/snippets/*.yaml",
 		"../testdata/corpus/toolhive/upstream/*/*/*.yaml",
 		"../testdata/corpus/toolhive/upstream/*/*/*/*.yaml",
-	} {
-		files, _ := filepath.Glob(pattern)
-		for _, file := range files {
-			src, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(src)
-		}
+	}) {
+		f.Add(seed)
 	}
 	f.Add(genWorkflow(10))
 	f.Add([]byte("compositeTools:\n  - name: x\n    description: d\n    steps:\n      - {id: a, tool: b.c, dependsOn: [a]}\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
+		if len(src) > fuzzkit.MaxInput {
+			return
+		}
 		in := []Source{{Name: "fuzz.yaml", Src: src}}
 		p, diags := compileWithin(t, in, hangLimit)
 		if diags.HasErrors() && p != nil {
@@ -51,6 +49,9 @@ func FuzzCompile(f *testing.F) {
 			}
 			if strings.Contains(d.Message, "<no value>") {
 				t.Errorf("diagnostic renders <no value>: %s", d)
+			}
+			if g := fuzzkit.GoText(d.Message+strings.Join(d.Detail, "\n"), string(src)); g != "" {
+				t.Errorf("diagnostic renders Go's %q: %s", g, d)
 			}
 		}
 		for _, format := range []diag.Format{diag.Text, diag.JSON, diag.GitHub} {

@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -211,12 +212,16 @@ func isPage(path string) bool {
 }
 
 // safeNext is the page to go to after sign-in: a console path, never
-// another site ("//evil.example" and "/\evil" are not paths of ours).
+// another site ("//evil.example" and "/\evil" are not paths of ours) nor
+// another path of the listener ("/ui/../api", "/ui/%2e%2e/api": the path
+// is held to the prefix once its dot segments are resolved, as
+// http.Redirect and browsers resolve them).
 func safeNext(next string) string {
 	if !strings.HasPrefix(next, Prefix) || strings.ContainsAny(next, "\\") || strings.HasPrefix(next, "//") {
 		return "/ui/runs"
 	}
-	if u, err := url.Parse(next); err != nil || u.Host != "" || u.Scheme != "" {
+	u, err := url.Parse(next)
+	if err != nil || u.Host != "" || u.Scheme != "" || !strings.HasPrefix(path.Clean(u.Path)+"/", Prefix) {
 		return "/ui/runs"
 	}
 	return next

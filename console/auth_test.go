@@ -124,6 +124,14 @@ func TestSignInGoesOnlyToConsolePages(t *testing.T) {
 		"/ui/\\evil":           "/ui/runs",
 		"/api/v1/runs":         "/ui/runs",
 		"":                     "/ui/runs",
+		// Dot segments, plain or escaped, that climb out of /ui/ (found
+		// by FuzzConsoleForms: http.Redirect cleans the path, browsers
+		// resolve %2e%2e).
+		"/ui/../api/v1/runs":      "/ui/runs",
+		"/ui/..//evil.example":    "/ui/runs",
+		"/ui/%2e%2e/api/v1/runs":  "/ui/runs",
+		"/ui/runs/../workflows":   "/ui/runs/../workflows",
+		"/ui/runs?status=a/../..": "/ui/runs?status=a/../..",
 	} {
 		if got := safeNext(next); got != want {
 			t.Errorf("safeNext(%q) = %q; want %q", next, got, want)

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/vmcp-dev/vmcp/internal/fuzzkit"
 )
 
 // fuzzSeeds are hand-written inputs next to the corpus files.
@@ -35,9 +37,14 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(src)
+		for _, seed := range fuzzkit.Split(src) {
+			f.Add(seed)
+		}
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		if len(src) > fuzzkit.MaxInput {
+			return
+		}
 		file, diags := Parse("fuzz.yaml", src)
 		if file == nil {
 			t.Fatal("Parse returned a nil File")
@@ -78,6 +85,9 @@ func FuzzScalarMapping(f *testing.F) {
 		f.Add(tc.src)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > fuzzkit.MaxInput {
+			return
+		}
 		docs, _, inexact, err := convertAll(src)
 		if err != nil || inexact != 0 {
 			return
