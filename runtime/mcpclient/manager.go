@@ -198,8 +198,10 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 		// reject.
 		args = map[string]any{}
 	}
-	callCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
+	callCtx, budget := withBudget(ctx, c.cfg.Timeout)
+	defer budget.stop()
+	callCtx, done := c.beginCall(callCtx, tool, budget)
+	defer done()
 	callCtx, overLimit := withOverLimitMark(callCtx)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
@@ -247,7 +249,7 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 	case ended(callCtx):
 		return nil, &TimeoutError{Backend: backend, Tool: tool, Timeout: c.cfg.Timeout}
 	case !isTransportFailure(err):
-		return nil, fmt.Errorf("backend %q: tool %q: %w", backend, tool, err)
+		return nil, fmt.Errorf("backend %q: tool %q: %w", backend, tool, samplingRefused(backend, err))
 	}
 	return nil, c.fail(s, err)
 }

@@ -6,17 +6,20 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/toolcall"
 )
 
 // backendTools serves every tool of every exposed backend as
 // <backend>_<tool>, with the backend's own schemas, forwarding calls
 // unchanged through BackendTools.CallRaw. When the client asked for
 // progress, the backend is asked too and its notifications are relayed,
-// in order, under the client's token. A failed call (the backend is down,
+// in order, under the client's token, and the questions the backend asks
+// go to the client (runtime/mcpclient/relay.go). A failed call (the backend is down,
 // the call timed out) is an isError result naming the backend.
 func (s *Server) backendTools() ([]mcpserver.ServerTool, error) {
 	names := append([]string(nil), s.opts.BackendNames...)
@@ -89,6 +92,10 @@ func (s *Server) proxyHandler(backend, tool string) mcpserver.ToolHandlerFunc {
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			ctx = runtime.WithBackendProgress(ctx, s.relayProgress(ctx, req.Params.Meta.ProgressToken))
 		}
+		// The backend's questions go to this call's client, as a workflow's
+		// elicitation steps do (runtime/relay.go).
+		caller := "call " + uuid.NewString()
+		ctx = toolcall.WithAsker(ctx, runtime.ElicitorAsker(caller, &clientElicitor{s: s, reqCtx: ctx}, "", ""))
 		res, err := s.opts.Backends.CallRaw(ctx, backend, tool, args)
 		if err != nil {
 			s.log.Warn("backend tool call failed", "backend", backend, "tool", tool, "err", err)
