@@ -26,6 +26,10 @@
 //	                         gate exists (when given), then returns {label}
 //	gated_idempotent         the same, declaring idempotentHint: true
 //
+// With -askers it also serves testservers.AddAskers's tools: ask and
+// ask_mrtr put a question to the caller, sample and sample_mrtr ask for
+// sampling.
+//
 // With -record FILE, sleep appends "start LABEL", "done LABEL" or
 // "cancelled LABEL" lines to FILE, so a test can see that a cancel reached
 // the backend, and gated "call LABEL" lines, so a test can count calls.

@@ -21,10 +21,15 @@ func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	faults := flag.Bool("faults", false, "also serve big and stop_reading")
 	gated := flag.Bool("gated", false, "also serve gated (for the resume tests)")
+	askers := flag.Bool("askers", false, "also serve the tools that ask their caller (testservers.AddAskers)")
 	flag.Parse()
 	r := &recorder{path: *record}
 	stdin := testservers.NewGate(os.Stdin)
-	s := server.NewMCPServer("testbackend", "1.0.0", server.WithToolCapabilities(false))
+	sopts := []server.ServerOption{server.WithToolCapabilities(false)}
+	if *askers {
+		sopts = append(sopts, server.WithLegacyServerInitiatedRequests())
+	}
+	s := server.NewMCPServer("testbackend", "1.0.0", sopts...)
 	// echo and add are pure: read-only, idempotent, closed-world (a
 	// composite tool of only these may claim readOnlyHint). The other
 	// tools keep mcp-go's defaults: not read-only, destructive, open-world.
@@ -117,6 +122,9 @@ func main() {
 	}
 	if *gated {
 		addGated(s, r)
+	}
+	if *askers {
+		testservers.AddAskers(s)
 	}
 
 	var err error
