@@ -19,7 +19,10 @@ import (
 // unchanged through BackendTools.CallRaw. When the client asked for
 // progress, the backend is asked too and its notifications are relayed,
 // in order, under the client's token, and the questions the backend asks
-// go to the client (runtime/mcpclient/relay.go). A failed call (the backend is down,
+// go to the client (runtime/mcpclient/relay.go): for a 2026-07-28 client
+// over HTTP as input_required results, the call going on between round
+// trips as a workflow run does (mrtr.go; progress is not relayed then). A
+// failed call (the backend is down,
 // the call timed out) is an isError result naming the backend.
 func (s *Server) backendTools() ([]mcpserver.ServerTool, error) {
 	names := append([]string(nil), s.opts.BackendNames...)
@@ -89,18 +92,29 @@ func (s *Server) proxyHandler(backend, tool string) mcpserver.ToolHandlerFunc {
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", ProxiedName(backend, tool), err)), nil
 		}
+		if usesMultiRoundTrip(ctx) || req.Params.RequestState != "" {
+			// The backend's questions become input_required results.
+			return s.roundTrip(ctx, req, "tool "+ProxiedName(backend, tool), func() *pendingRun {
+				return s.startWork(ctx, req, func(callCtx context.Context, run *pendingRun) *mcp.CallToolResult {
+					return s.proxyCall(callCtx, &roundTripElicitor{run: run}, backend, tool, args)
+				})
+			}), nil
+		}
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			ctx = runtime.WithBackendProgress(ctx, s.relayProgress(ctx, req.Params.Meta.ProgressToken))
 		}
-		// The backend's questions go to this call's client, as a workflow's
-		// elicitation steps do (runtime/relay.go).
-		caller := "call " + uuid.NewString()
-		ctx = toolcall.WithAsker(ctx, runtime.ElicitorAsker(caller, &clientElicitor{s: s, reqCtx: ctx}, "", ""))
-		res, err := s.opts.Backends.CallRaw(ctx, backend, tool, args)
-		if err != nil {
-			s.log.Warn("backend tool call failed", "backend", backend, "tool", tool, "err", err)
-			return mcp.NewToolResultError(fmt.Sprintf("backend %s tool %s: %v", backend, tool, err)), nil
-		}
-		return res, nil
+		return s.proxyCall(ctx, &clientElicitor{s: s, reqCtx: ctx}, backend, tool, args), nil
 	}
+}
+
+// proxyCall calls a backend tool for its client; the backend's questions go
+// to el, as a workflow's elicitation steps do (runtime/relay.go).
+func (s *Server) proxyCall(ctx context.Context, el runtime.Elicitor, backend, tool string, args map[string]any) *mcp.CallToolResult {
+	ctx = toolcall.WithAsker(ctx, runtime.ElicitorAsker("call "+uuid.NewString(), el, "", ""))
+	res, err := s.opts.Backends.CallRaw(ctx, backend, tool, args)
+	if err != nil {
+		s.log.Warn("backend tool call failed", "backend", backend, "tool", tool, "err", err)
+		return mcp.NewToolResultError(fmt.Sprintf("backend %s tool %s: %v", backend, tool, err))
+	}
+	return res
 }
