@@ -160,3 +160,28 @@ func TestBackendSamplingRefusedEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestBackendElicitationRelayedThroughTask: when a workflow runs as a
+// 2025-11-25 task, its backend's question is the task's question
+// (input_required, asked with elicitation/create tied to the task), and the
+// answer reaches the backend.
+func TestBackendElicitationRelayedThroughTask(t *testing.T) {
+	_, url := relayVMCP(t)
+	for _, tool := range []string{"ask_stdio", "ask_http"} {
+		t.Run(tool, func(t *testing.T) {
+			answers := &echoAnswers{}
+			c := v1Client(t, url, nil, client.WithElicitationHandler(answers))
+			task := testenv.StartTask(t, c, tool, nil)
+			res := taskResult(t, c, task.TaskId)
+			const want = "User provided the requested information"
+			if text := resultText(res); res.IsError || !strings.Contains(text, want) {
+				t.Errorf("tasks/result = %q (isError %v); want it to contain %q", text, res.IsError, want)
+			}
+			answers.mu.Lock()
+			defer answers.mu.Unlock()
+			if len(answers.asked) != 1 || answers.asked[0] != everythingQuestion {
+				t.Errorf("the client was asked %q; want %q once", answers.asked, everythingQuestion)
+			}
+		})
+	}
+}
