@@ -248,6 +248,18 @@ func (p *pendingRun) onEvent(ev runtime.Event) {
 	}
 }
 
+// backendProgress passes a proxied backend call's progress to the open
+// round trip, under its token, when it asked for progress; progress while
+// no round trip is open is dropped (the backend's numbers need no catching
+// up, unlike a run's finished steps).
+func (p *pendingRun) backendProgress(progress, total float64, message string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.req != nil && p.token != nil {
+		p.s.relayProgress(p.req, p.token)(progress, total, message)
+	}
+}
+
 // roundTripElicitor hands the run's questions to the round trips.
 type roundTripElicitor struct{ run *pendingRun }
 

@@ -21,8 +21,8 @@ import (
 // in order, under the client's token, and the questions the backend asks
 // go to the client (runtime/mcpclient/relay.go): for a 2026-07-28 client
 // over HTTP as input_required results, the call going on between round
-// trips as a workflow run does (mrtr.go; progress is not relayed then). A
-// failed call (the backend is down,
+// trips as a workflow run does (mrtr.go; progress then goes to the round
+// trip that is open, if it asked for progress). A failed call (the backend is down,
 // the call timed out) is an isError result naming the backend.
 func (s *Server) backendTools() ([]mcpserver.ServerTool, error) {
 	names := append([]string(nil), s.opts.BackendNames...)
@@ -96,6 +96,9 @@ func (s *Server) proxyHandler(backend, tool string) mcpserver.ToolHandlerFunc {
 			// The backend's questions become input_required results.
 			return s.roundTrip(ctx, req, "tool "+ProxiedName(backend, tool), func() *pendingRun {
 				return s.startWork(ctx, req, func(callCtx context.Context, run *pendingRun) *mcp.CallToolResult {
+					if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+						callCtx = runtime.WithBackendProgress(callCtx, run.backendProgress)
+					}
 					return s.proxyCall(callCtx, &roundTripElicitor{run: run}, backend, tool, args)
 				})
 			}), nil
