@@ -25,16 +25,18 @@ import (
 // one who could answer it (no Elicitor: a run started without a client).
 var ErrNoAnswerer = errors.New("this run has no caller that can answer questions (no elicitor)")
 
-// relayQuestions returns ctx with the Asker of step sp's backend calls.
-func (r *runState) relayQuestions(ctx context.Context, sp *stepPlan) context.Context {
-	return toolcall.WithAsker(ctx, ElicitorAsker("run "+r.run.ID, r.env.Elicitor, r.run.ID, sp.id))
+// withQuestions returns ctx with the run's Asker. It is set once, on the
+// context every step context of the run derives from, so a tool call costs
+// nothing more; the Backend names the step in each Question (StepID).
+func (r *runState) withQuestions(ctx context.Context) context.Context {
+	return toolcall.WithAsker(ctx, ElicitorAsker("run "+r.run.ID, r.env.Elicitor, r.run.ID))
 }
 
 // ElicitorAsker returns the Asker that relays a backend's questions to el,
-// as the question of step stepID of run runID (both may be empty: a backend
-// tool served as it is). caller names el's client (toolcall.Asker). A nil el
+// as questions of run runID ("" for a backend tool served as it is) and of
+// the question's step. caller names el's client (toolcall.Asker). A nil el
 // refuses every question with ErrNoAnswerer.
-func ElicitorAsker(caller string, el Elicitor, runID, stepID string) *toolcall.Asker {
+func ElicitorAsker(caller string, el Elicitor, runID string) *toolcall.Asker {
 	return &toolcall.Asker{
 		Caller: caller,
 		Ask: func(ctx context.Context, q toolcall.Question) (toolcall.Answer, error) {
@@ -42,7 +44,7 @@ func ElicitorAsker(caller string, el Elicitor, runID, stepID string) *toolcall.A
 				return toolcall.Answer{}, ErrNoAnswerer
 			}
 			res, err := el.Elicit(ctx, ElicitRequest{
-				RunID: runID, StepID: stepID, Message: q.Message, Schema: q.Schema,
+				RunID: runID, StepID: q.StepID, Message: q.Message, Schema: q.Schema,
 				Backend: q.Backend, Tool: q.Tool,
 			})
 			if err != nil {

@@ -22,7 +22,7 @@ func (askingBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResult, 
 	if a == nil {
 		return nil, errors.New("the call carries no asker")
 	}
-	ans, err := a.Ask(ctx, toolcall.Question{Backend: call.Backend, Tool: call.Tool, Message: "Your name?", Schema: M{"type": "object"}})
+	ans, err := a.Ask(ctx, toolcall.Question{Backend: call.Backend, Tool: call.Tool, StepID: call.StepID, Message: "Your name?", Schema: M{"type": "object"}})
 	if err != nil {
 		return &ToolResult{IsError: true, Content: []Content{{Type: "text", Text: "no answer: " + err.Error()}}}, nil
 	}

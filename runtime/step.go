@@ -165,7 +165,6 @@ func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[stri
 	}
 	tool := sp.step.Tool
 	call := ToolCall{Backend: tool.Backend, Tool: tool.Name, Arguments: args, RunID: r.run.ID, StepID: sp.id}
-	ctx = r.relayQuestions(ctx, sp)
 	return r.withRetries(ctx, sp, policy, notify, timeout, func() (toolOutput, error) {
 		actx, cancel := policy.tuning.attemptContext(ctx)
 		defer cancel()

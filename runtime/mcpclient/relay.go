@@ -56,6 +56,7 @@ import (
 type askingCall struct {
 	seq    uint64
 	tool   string
+	step   string // the engine's step id, or ""
 	asker  *toolcall.Asker
 	ctx    context.Context // the call's context
 	budget *callBudget
@@ -120,8 +121,8 @@ func (t *askingCalls) pick(backend string) (*askingCall, error) {
 }
 
 // beginCall lists a call in its conn's table and puts it into its context.
-func (c *conn) beginCall(ctx context.Context, tool string, budget *callBudget) (context.Context, func()) {
-	a := &askingCall{tool: tool, asker: toolcall.AskerFrom(ctx), budget: budget}
+func (c *conn) beginCall(ctx context.Context, tool, stepID string, budget *callBudget) (context.Context, func()) {
+	a := &askingCall{tool: tool, step: stepID, asker: toolcall.AskerFrom(ctx), budget: budget}
 	ctx = context.WithValue(ctx, askingKey{}, a)
 	a.ctx = ctx
 	return ctx, c.asking.add(a)
@@ -156,7 +157,7 @@ func (r relay) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.Eli
 	wait, cancel := context.WithCancel(call.ctx)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
-	ans, err := call.asker.Ask(wait, toolcall.Question{Backend: name, Tool: call.tool, Message: req.Params.Message, Schema: schema})
+	ans, err := call.asker.Ask(wait, toolcall.Question{Backend: name, Tool: call.tool, StepID: call.step, Message: req.Params.Message, Schema: schema})
 	if err != nil {
 		r.c.m.log.Debug("a backend's question got no answer", "backend", name, "tool", call.tool, "err", err)
 		return nil, fmt.Errorf("vmcp got no answer from the caller of %q: %w", call.tool, err)

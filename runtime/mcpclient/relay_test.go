@@ -49,10 +49,11 @@ func (a *answerer) asker(caller string) *toolcall.Asker {
 	}}
 }
 
-// callText calls tool with ctx and returns its text, failing on a Go error.
+// callText calls tool with ctx for step s1 and returns its text, failing
+// on a Go error.
 func callText(t *testing.T, ctx context.Context, m *Manager, backend, tool string, args map[string]any) (string, bool) {
 	t.Helper()
-	res, err := m.CallTool(ctx, toolcall.Call{Backend: backend, Tool: tool, Arguments: args})
+	res, err := m.CallTool(ctx, toolcall.Call{Backend: backend, Tool: tool, Arguments: args, StepID: "s1"})
 	if err != nil {
 		t.Fatalf("%s.%s: %v", backend, tool, err)
 	}
@@ -88,7 +89,7 @@ func TestBackendQuestionRelayed(t *testing.T) {
 				}
 				select {
 				case q := <-a.asked:
-					want := toolcall.Question{Backend: "asker", Tool: tool, Message: "Your name?", Schema: testservers.AskerSchema}
+					want := toolcall.Question{Backend: "asker", Tool: tool, StepID: "s1", Message: "Your name?", Schema: testservers.AskerSchema}
 					if diff := cmp.Diff(want, q); diff != "" {
 						t.Errorf("the question relayed (-want +got):\n%s", diff)
 					}

@@ -113,7 +113,7 @@ func (s *Server) proxyHandler(backend, tool string) mcpserver.ToolHandlerFunc {
 // proxyCall calls a backend tool for its client; the backend's questions go
 // to el, as a workflow's elicitation steps do (runtime/relay.go).
 func (s *Server) proxyCall(ctx context.Context, el runtime.Elicitor, backend, tool string, args map[string]any) *mcp.CallToolResult {
-	ctx = toolcall.WithAsker(ctx, runtime.ElicitorAsker("call "+uuid.NewString(), el, "", ""))
+	ctx = toolcall.WithAsker(ctx, runtime.ElicitorAsker("call "+uuid.NewString(), el, ""))
 	res, err := s.opts.Backends.CallRaw(ctx, backend, tool, args)
 	if err != nil {
 		s.log.Warn("backend tool call failed", "backend", backend, "tool", tool, "err", err)

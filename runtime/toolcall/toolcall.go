@@ -60,8 +60,12 @@ func ProgressFrom(ctx context.Context) Progress {
 // input_required result (MCP 2026-07-28). Only form questions are relayed.
 type Question struct {
 	Backend, Tool string // who asks
-	Message       string
-	Schema        map[string]any // the requested schema (JSON Schema of the form)
+	// StepID is the StepID of the Call the question came during, set by
+	// the Backend that made the call ("" for a call made without a Call:
+	// a backend tool served as it is).
+	StepID  string
+	Message string
+	Schema  map[string]any // the requested schema (JSON Schema of the form)
 }
 
 // Answer is the caller's answer to a Question: Action is accept, decline
