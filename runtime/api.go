@@ -41,12 +41,17 @@ type Elicitor interface {
 	Elicit(ctx context.Context, req ElicitRequest) (ElicitResult, error)
 }
 
-// ElicitRequest is the question an elicitation step puts to the user.
+// ElicitRequest is the question an elicitation step puts to the user, or
+// one that a backend asks while a tool step's call runs (relayed, see
+// relay.go): then Backend and Tool name who asks.
 type ElicitRequest struct {
 	RunID   string
 	StepID  string
 	Message string
 	Schema  map[string]any
+	// Backend and Tool are set for a backend's question, empty for an
+	// elicitation step's.
+	Backend, Tool string
 }
 
 // Elicitation answers.

@@ -32,7 +32,8 @@
 // resume), driverapi.go and executestep.go (what other drivers need to
 // execute steps), env.go (StepEnv and Clock: the executors' outside
 // world), stepview.go (the .steps template data), finally.go (finally steps, after the run's outcome is
-// decided), step.go (tool calls, elicitation), retry.go (the retry
+// decided), step.go (tool calls, elicitation), relay.go (backends'
+// questions during tool calls, put to the run's Elicitor), retry.go (the retry
 // policy), foreach.go (iterations and their per-item condition),
 // body.go (loop bodies: a DAG of steps per iteration, nested loops),
 // subworkflow.go (workflow steps: child runs linked to their parent),

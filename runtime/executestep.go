@@ -78,6 +78,7 @@ func (e *Engine) ExecuteStep(ctx context.Context, workflow string, in StepInput,
 	sp := wp.steps[in.Step]
 	r := &runState{opts: RunOptions{Elicitor: env.Elicitor}, env: env, onRetry: onRetry}
 	r.Machine = Machine{e: e, wp: wp, run: &Run{ID: in.RunID, Workflow: wp.wf.Name}, data: in.Data, guard: &r.mu}
+	ctx = r.withQuestions(ctx) // relay.go
 	r.parent = ctx
 	r.ctxDeadline = in.WorkflowDeadline
 	r.ctx, r.cancel = context.WithCancelCause(ctx)

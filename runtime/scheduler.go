@@ -221,6 +221,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	}
 	r.Machine.init(e, wp, id, params, MachineOptions{ParentID: opts.ParentID, ParentStep: opts.ParentStep, Trigger: opts.Trigger, Draft: opts.Draft != nil, Owner: opts.Owner, DataGuard: &r.mu}, sc)
 	r.env = StepEnv{Backend: e.backend, Elicitor: opts.Elicitor, Clock: e.clock}
+	parent = r.withQuestions(parent) // relay.go
 	r.storeCtx = parent
 	if parent.Done() != nil { // a context that can end
 		r.storeCtx = context.WithoutCancel(parent)

@@ -67,7 +67,11 @@ func (e *terminalElicitor) Elicit(ctx context.Context, req runtime.ElicitRequest
 }
 
 func (e *terminalElicitor) ask(req runtime.ElicitRequest) (runtime.ElicitResult, error) {
-	fmt.Fprintf(e.out, "\n%s (step %s)\n", req.Message, req.StepID)
+	who := "step " + req.StepID
+	if req.Backend != "" {
+		who += ", asked by " + req.Backend + "." + req.Tool
+	}
+	fmt.Fprintf(e.out, "\n%s (%s)\n", req.Message, who)
 	props, _ := req.Schema["properties"].(map[string]any)
 	required := map[string]bool{}
 	if r, ok := req.Schema["required"].([]any); ok {

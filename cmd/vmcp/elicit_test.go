@@ -97,3 +97,18 @@ func TestTerminalElicitorDefaults(t *testing.T) {
 		t.Errorf("prompts = %q; want %q", got, wantPrompt)
 	}
 }
+
+// TestTerminalElicitorNamesTheAskingBackend: a backend's question during a
+// tool step says which backend tool asks.
+func TestTerminalElicitorNamesTheAskingBackend(t *testing.T) {
+	var out bytes.Buffer
+	e := newTerminalElicitor(strings.NewReader("d\n"), &out, nil)
+	req := runtime.ElicitRequest{StepID: "deploy", Message: "Proceed?", Schema: map[string]any{"type": "object"}, Backend: "ev", Tool: "ask"}
+	got, err := e.Elicit(context.Background(), req)
+	if err != nil || got.Action != "decline" {
+		t.Fatalf("Elicit = %+v, %v; want a decline", got, err)
+	}
+	if want := "\nProceed? (step deploy, asked by ev.ask)\n"; !strings.HasPrefix(out.String(), want) {
+		t.Errorf("prompt = %q; want it to start with %q", out.String(), want)
+	}
+}

@@ -28,6 +28,9 @@
 //
 // With -init-delay D it waits D before serving, so initialize is answered
 // D late: a backend slow to come up (an npm server booting).
+// With -askers it also serves testservers.AddAskers's tools: ask and
+// ask_mrtr put a question to the caller, sample and sample_mrtr ask for
+// sampling.
 //
 // With -record FILE, sleep appends "start LABEL", "done LABEL" or
 // "cancelled LABEL" lines to FILE, so a test can see that a cancel reached

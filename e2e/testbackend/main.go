@@ -24,11 +24,16 @@ func main() {
 	typed := flag.Bool("typed", false, "also serve create_tickets, whose input schema is an array of objects")
 	initDelay := flag.Duration("init-delay", 0, "wait this long before serving: a backend slow to come up")
 	stamp := flag.Bool("stamp", false, "also serve stamp, which records when each call arrived (for the rate limit tests)")
+	askers := flag.Bool("askers", false, "also serve the tools that ask their caller (testservers.AddAskers)")
 	flag.Parse()
 	time.Sleep(*initDelay)
 	r := &recorder{path: *record}
 	stdin := testservers.NewGate(os.Stdin)
-	s := server.NewMCPServer("testbackend", "1.0.0", server.WithToolCapabilities(false))
+	sopts := []server.ServerOption{server.WithToolCapabilities(false)}
+	if *askers {
+		sopts = append(sopts, server.WithLegacyServerInitiatedRequests())
+	}
+	s := server.NewMCPServer("testbackend", "1.0.0", sopts...)
 	// echo and add are pure: read-only, idempotent, closed-world (a
 	// composite tool of only these may claim readOnlyHint). The other
 	// tools keep mcp-go's defaults: not read-only, destructive, open-world.
@@ -127,6 +132,9 @@ func main() {
 	}
 	if *stamp {
 		addStamp(s, r)
+	}
+	if *askers {
+		testservers.AddAskers(s)
 	}
 
 	var err error

@@ -16,7 +16,8 @@ import (
 
 // Environment variables read by Main.
 const (
-	// EnvServe selects the server: "fake" serves NewFake on stdio.
+	// EnvServe selects the server: "fake" serves NewFake on stdio,
+	// "asker" NewAsker.
 	EnvServe = "VMCP_TESTSERVER"
 	// EnvExitAtStart makes the server write this text to stderr and exit
 	// with status 3 before reading anything.
@@ -182,7 +183,15 @@ func (f *Fake) Server() *server.MCPServer { return f.srv }
 // Main runs a test server on stdio when EnvServe asks for one, and exits;
 // otherwise it returns at once. Call it first thing in TestMain.
 func Main() {
-	if os.Getenv(EnvServe) != "fake" {
+	switch os.Getenv(EnvServe) {
+	case "fake":
+	case "asker":
+		if err := server.ServeStdio(NewAsker()); err != nil {
+			fmt.Fprintln(os.Stderr, "asker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	default:
 		return
 	}
 	if msg := os.Getenv(EnvExitAtStart); msg != "" {

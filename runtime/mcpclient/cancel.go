@@ -62,6 +62,12 @@ func (c *canceller) afterSend(ctx context.Context, req transport.JSONRPCRequest,
 type cancellingStreamable struct {
 	*transport.StreamableHTTP
 	canceller
+	backend string
+}
+
+// SetRequestHandler refuses sampling (relay.go).
+func (t *cancellingStreamable) SetRequestHandler(h transport.RequestHandler) {
+	t.StreamableHTTP.SetRequestHandler(refuseSampling(t.backend, h))
 }
 
 func (t *cancellingStreamable) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {

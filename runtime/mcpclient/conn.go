@@ -56,6 +56,10 @@ type conn struct {
 	// tools is the list from the most recent successful start; it stays
 	// when the session goes down, so the catalog does not flicker.
 	tools []mcp.Tool
+
+	// asking lists the calls in flight, for the questions the backend
+	// asks (relay.go).
+	asking askingCalls
 }
 
 // session is one live connection: a started, initialized client.
@@ -486,8 +490,8 @@ func (c *conn) newStreamable(s *session, legacy bool) error {
 	if err != nil {
 		return err
 	}
-	w := &cancellingStreamable{StreamableHTTP: t}
-	var copts []client.ClientOption
+	w := &cancellingStreamable{StreamableHTTP: t, backend: c.cfg.Name}
+	copts := []client.ClientOption{client.WithElicitationHandler(relay{c})}
 	if legacy {
 		copts = append(copts, client.WithProtocolVersion(legacyHTTP))
 	}
@@ -511,6 +515,8 @@ func (c *conn) newSSE(s *session) error {
 	if err != nil {
 		return err
 	}
+	// No elicitation handler: mcp-go's SSE client cannot answer server
+	// requests at all (see relay.go).
 	w := &cancellingSSE{SSE: t}
 	s.client = client.NewClient(w)
 	s.canceller = &w.canceller

@@ -30,5 +30,8 @@
 // notifications/tools/list_changed. Streamable HTTP backends are asked for
 // the 2025-11-25 session handshake first, because its calls cost about half
 // of 2026-07-28 ones against mcp-go servers; a backend that refuses it gets
-// mcp-go's protocol negotiation (see conn.start).
+// mcp-go's protocol negotiation (see conn.start). A backend that asks its
+// caller a question while a call runs (elicitation/create, or an
+// input_required result) is answered by the call context's
+// toolcall.Asker, and its sampling requests are refused (relay.go).
 package mcpclient

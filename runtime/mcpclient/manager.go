@@ -138,7 +138,7 @@ func (m *Manager) Backends() []string { return append([]string(nil), m.names...)
 // and a backend that exited are Go errors naming the backend.
 func (m *Manager) CallTool(ctx context.Context, call toolcall.Call) (*toolcall.Result, error) {
 	start := time.Now()
-	res, err := m.CallRaw(ctx, call.Backend, call.Tool, call.Arguments)
+	res, err := m.callRaw(ctx, call.Backend, call.Tool, call.StepID, call.Arguments)
 	m.logCall(ctx, call, time.Since(start), res, err)
 	if err != nil {
 		return nil, err
@@ -185,6 +185,12 @@ func (m *Manager) logCall(ctx context.Context, call toolcall.Call, took time.Dur
 // When ctx carries a toolcall.Progress, the backend is asked for
 // progress and its notifications are passed on (progress.go).
 func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	return m.callRaw(ctx, backend, tool, "", args)
+}
+
+// callRaw is CallRaw for step stepID ("" for none), which the backend's
+// questions name (relay.go).
+func (m *Manager) callRaw(ctx context.Context, backend, tool, stepID string, args map[string]any) (*mcp.CallToolResult, error) {
 	c, ok := m.conns[backend]
 	if !ok {
 		return nil, fmt.Errorf("unknown backend %q (configured: %s)", backend, strings.Join(m.names, ", "))
@@ -194,8 +200,10 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 		// reject.
 		args = map[string]any{}
 	}
-	callCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
+	callCtx, budget := withBudget(ctx, c.cfg.Timeout)
+	defer budget.stop()
+	callCtx, done := c.beginCall(callCtx, tool, stepID, budget)
+	defer done()
 	callCtx, overLimit := withOverLimitMark(callCtx)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
@@ -243,7 +251,7 @@ func (m *Manager) CallRaw(ctx context.Context, backend, tool string, args map[st
 	case ended(callCtx):
 		return nil, &TimeoutError{Backend: backend, Tool: tool, Timeout: c.cfg.Timeout}
 	case !isTransportFailure(err):
-		return nil, fmt.Errorf("backend %q: tool %q: %w", backend, tool, err)
+		return nil, fmt.Errorf("backend %q: tool %q: %w", backend, tool, samplingRefused(backend, err))
 	}
 	return nil, c.fail(s, err)
 }

@@ -92,7 +92,8 @@ func (c *conn) newStdio(s *session) error {
 	s.stdout = pipes[1][0]
 	s.stderrR, s.exited = pipes[2][0], make(chan struct{})
 	lines := &lineLimiter{r: s.stdout, limit: c.m.opts.MaxResultBytes, log: c.m.log, backend: c.cfg.Name}
-	s.client = client.NewClient(transport.NewIO(lines, s.stdin, nil))
+	t := &stdioRelay{Stdio: transport.NewIO(lines, s.stdin, nil), backend: c.cfg.Name}
+	s.client = client.NewClient(t, client.WithElicitationHandler(relay{c}))
 	return nil
 }
 

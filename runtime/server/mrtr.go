@@ -13,6 +13,10 @@ package server
 // again, until the run asks the next question or ends, and the retry that
 // sees the end returns the result.
 //
+// A backend tool served as it is (proxy.go) is driven the same way for such
+// clients: its backend call is the computation, and the questions the
+// backend asks while it runs are its questions.
+//
 // Between round trips no request is open: the run goes on, and the
 // progress of the steps that finish meanwhile is kept and sent at the start
 // of the next round trip, before anything newer, so the client sees every
@@ -44,9 +48,8 @@ type pendingRun struct {
 	s      *Server
 	owner  string // the caller that started it (httpsafe.Identity.Subject)
 	cancel context.CancelFunc
-	asks   chan *question    // the run's questions, one at a time
-	done   chan *runtime.Run // the run's end (buffered: nobody may wait)
-	fail   chan error        // the run could not start (buffered)
+	asks   chan *question           // the run's questions, one at a time
+	done   chan *mcp.CallToolResult // the run's result (buffered: nobody may wait)
 	mu     sync.Mutex
 	req    context.Context   // the open round trip, for progress; nil between
 	token  mcp.ProgressToken // its progress token
@@ -130,21 +133,33 @@ func usesMultiRoundTrip(ctx context.Context) bool {
 // multiRoundTrip serves one round trip of a workflow call for a
 // 2026-07-28 client (see the top of this file).
 func (s *Server) multiRoundTrip(ctx context.Context, wf *ir.Workflow, req mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
+	return s.roundTrip(ctx, req, "workflow "+wf.Name, func() (*pendingRun, *mcp.CallToolResult) {
+		release, err := s.admitRun(ctx, httpsafe.Caller(ctx).Subject, wf.Name)
+		if err != nil {
+			return nil, startError(wf, err)
+		}
+		return s.startPending(ctx, wf, req, args, release), nil
+	})
+}
+
+// roundTrip serves one round trip of a call driven over several: the
+// first starts the work (start, or says why it could not start), a retry
+// brings an answer. label names the call in errors.
+func (s *Server) roundTrip(ctx context.Context, req mcp.CallToolRequest, label string, start func() (*pendingRun, *mcp.CallToolResult)) *mcp.CallToolResult {
 	var run *pendingRun
 	if state := req.Params.RequestState; state != "" {
 		e, ok := s.waiting.take(state, httpsafe.Caller(ctx))
 		if !ok {
-			return mcp.NewToolResultError(fmt.Sprintf("workflow %s: requestState is unknown or was already used (the question may have timed out)", wf.Name))
+			return mcp.NewToolResultError(fmt.Sprintf("%s: requestState is unknown or was already used (the question may have timed out)", label))
 		}
 		run = e.run
 		run.attach(ctx, req)
 		e.q.answer <- answerFromClient(req.Params.InputResponses)
 	} else {
-		release, err := s.admitRun(ctx, httpsafe.Caller(ctx).Subject, wf.Name)
-		if err != nil {
-			return startError(wf, err)
+		var refused *mcp.CallToolResult
+		if run, refused = start(); refused != nil {
+			return refused
 		}
-		run = s.startPending(ctx, wf, req, args, release)
 	}
 	defer run.detach()
 	select {
@@ -154,14 +169,12 @@ func (s *Server) multiRoundTrip(ctx context.Context, wf *ir.Workflow, req mcp.Ca
 			Message:         q.req.Message,
 			RequestedSchema: q.req.Schema,
 		}).ToolResult()
-	case r := <-run.done:
-		return RunResult(r)
-	case err := <-run.fail:
-		return startError(wf, err)
+	case res := <-run.done:
+		return res
 	case <-ctx.Done():
 		// The client gave up on this round trip: stop the run.
 		run.cancel()
-		return mcp.NewToolResultError(fmt.Sprintf("workflow %s was cancelled", wf.Name))
+		return mcp.NewToolResultError(label + " was cancelled")
 	}
 }
 
@@ -169,20 +182,9 @@ func (s *Server) multiRoundTrip(ctx context.Context, wf *ir.Workflow, req mcp.Ca
 // round trip's context (it outlives it) but cancellable through run.cancel.
 // release gives back the run's slot (runlimits.go) once the run returns.
 func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.CallToolRequest, args map[string]any, release func()) *pendingRun {
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	run := &pendingRun{
-		s:      s,
-		owner:  httpsafe.Caller(ctx).Subject,
-		cancel: cancel,
-		asks:   make(chan *question),
-		done:   make(chan *runtime.Run, 1),
-		fail:   make(chan error, 1),
-	}
-	run.attach(ctx, req)
 	id := uuid.NewString()
-	go func() {
+	return s.startWork(ctx, req, func(runCtx context.Context, run *pendingRun) *mcp.CallToolResult {
 		defer release()
-		defer cancel()
 		r, err := s.opts.Runner.Run(runCtx, wf.Name, args, runtime.RunOptions{
 			RunID:    id,
 			Owner:    run.owner,
@@ -190,11 +192,29 @@ func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.Call
 			OnEvent:  run.onEvent,
 		})
 		if err != nil {
-			run.fail <- err
-			return
+			return startError(wf, err)
 		}
 		s.log.Info("run finished", "workflow", wf.Name, "run_id", id, "status", r.Status, "rounds", "multi")
-		run.done <- r
+		return RunResult(r)
+	})
+}
+
+// startWork starts work in the background, detached from this round
+// trip's context (it outlives it) but cancellable through run.cancel; its
+// questions go to run's roundTripElicitor, and its result ends the call.
+func (s *Server) startWork(ctx context.Context, req mcp.CallToolRequest, work func(context.Context, *pendingRun) *mcp.CallToolResult) *pendingRun {
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	run := &pendingRun{
+		s:      s,
+		owner:  httpsafe.Caller(ctx).Subject,
+		cancel: cancel,
+		asks:   make(chan *question),
+		done:   make(chan *mcp.CallToolResult, 1),
+	}
+	run.attach(ctx, req)
+	go func() {
+		defer cancel()
+		run.done <- work(runCtx, run)
 	}()
 	return run
 }
@@ -247,6 +267,18 @@ func (p *pendingRun) onEvent(ev runtime.Event) {
 		p.missed = append(p.missed, finishedStep{p.sent, ev, status})
 	case p.token != nil:
 		p.s.sendProgress(p.req, p.token, p.sent, ev, status)
+	}
+}
+
+// backendProgress passes a proxied backend call's progress to the open
+// round trip, under its token, when it asked for progress; progress while
+// no round trip is open is dropped (the backend's numbers need no catching
+// up, unlike a run's finished steps).
+func (p *pendingRun) backendProgress(progress, total float64, message string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.req != nil && p.token != nil {
+		p.s.relayProgress(p.req, p.token)(progress, total, message)
 	}
 }
 

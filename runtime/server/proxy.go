@@ -6,17 +6,23 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/runtime/toolcall"
 )
 
 // backendTools serves every tool of every exposed backend as
 // <backend>_<tool>, with the backend's own schemas, forwarding calls
 // unchanged through BackendTools.CallRaw. When the client asked for
 // progress, the backend is asked too and its notifications are relayed,
-// in order, under the client's token. A failed call (the backend is down,
+// in order, under the client's token, and the questions the backend asks
+// go to the client (runtime/mcpclient/relay.go): for a 2026-07-28 client
+// over HTTP as input_required results, the call going on between round
+// trips as a workflow run does (mrtr.go; progress then goes to the round
+// trip that is open, if it asked for progress). A failed call (the backend is down,
 // the call timed out) is an isError result naming the backend.
 func (s *Server) backendTools() ([]mcpserver.ServerTool, error) {
 	names := append([]string(nil), s.opts.BackendNames...)
@@ -86,14 +92,32 @@ func (s *Server) proxyHandler(backend, tool string) mcpserver.ToolHandlerFunc {
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", ProxiedName(backend, tool), err)), nil
 		}
+		if usesMultiRoundTrip(ctx) || req.Params.RequestState != "" {
+			// The backend's questions become input_required results.
+			return s.roundTrip(ctx, req, "tool "+ProxiedName(backend, tool), func() (*pendingRun, *mcp.CallToolResult) {
+				return s.startWork(ctx, req, func(callCtx context.Context, run *pendingRun) *mcp.CallToolResult {
+					if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+						callCtx = runtime.WithBackendProgress(callCtx, run.backendProgress)
+					}
+					return s.proxyCall(callCtx, &roundTripElicitor{run: run}, backend, tool, args)
+				}), nil
+			}), nil
+		}
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			ctx = runtime.WithBackendProgress(ctx, s.relayProgress(ctx, req.Params.Meta.ProgressToken))
 		}
-		res, err := s.opts.Backends.CallRaw(ctx, backend, tool, args)
-		if err != nil {
-			s.log.Warn("backend tool call failed", "backend", backend, "tool", tool, "err", err)
-			return mcp.NewToolResultError(fmt.Sprintf("backend %s tool %s: %v", backend, tool, err)), nil
-		}
-		return res, nil
+		return s.proxyCall(ctx, &clientElicitor{s: s, reqCtx: ctx}, backend, tool, args), nil
 	}
+}
+
+// proxyCall calls a backend tool for its client; the backend's questions go
+// to el, as a workflow's elicitation steps do (runtime/relay.go).
+func (s *Server) proxyCall(ctx context.Context, el runtime.Elicitor, backend, tool string, args map[string]any) *mcp.CallToolResult {
+	ctx = toolcall.WithAsker(ctx, runtime.ElicitorAsker("call "+uuid.NewString(), el, ""))
+	res, err := s.opts.Backends.CallRaw(ctx, backend, tool, args)
+	if err != nil {
+		s.log.Warn("backend tool call failed", "backend", backend, "tool", tool, "err", err)
+		return mcp.NewToolResultError(fmt.Sprintf("backend %s tool %s: %v", backend, tool, err))
+	}
+	return res
 }

@@ -54,3 +54,47 @@ func ProgressFrom(ctx context.Context) Progress {
 	fn, _ := ctx.Value(progressKey{}).(Progress)
 	return fn
 }
+
+// Question is what a backend asks the caller of one of its tools while the
+// tool runs: an elicitation/create request, or the elicitation of an
+// input_required result (MCP 2026-07-28). Only form questions are relayed.
+type Question struct {
+	Backend, Tool string // who asks
+	// StepID is the StepID of the Call the question came during, set by
+	// the Backend that made the call ("" for a call made without a Call:
+	// a backend tool served as it is).
+	StepID  string
+	Message string
+	Schema  map[string]any // the requested schema (JSON Schema of the form)
+}
+
+// Answer is the caller's answer to a Question: Action is accept, decline
+// or cancel; Content is the form's content on accept.
+type Answer struct {
+	Action  string
+	Content map[string]any
+}
+
+// Asker relays the questions a backend asks during the tool calls made with
+// a context to whoever answers for the call's caller. Caller names that
+// answerer: calls with the same Caller may share a question when the
+// transport does not say which call it belongs to (stdio). Ask blocks
+// until the answer comes or ctx ends.
+type Asker struct {
+	Caller string
+	Ask    func(ctx context.Context, q Question) (Answer, error)
+}
+
+type askerKey struct{}
+
+// WithAsker makes the backend client relay the questions backends ask
+// during the tool calls made with ctx to a.
+func WithAsker(ctx context.Context, a *Asker) context.Context {
+	return context.WithValue(ctx, askerKey{}, a)
+}
+
+// AskerFrom returns the asker of ctx, or nil.
+func AskerFrom(ctx context.Context) *Asker {
+	a, _ := ctx.Value(askerKey{}).(*Asker)
+	return a
+}
