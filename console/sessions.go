@@ -66,16 +66,23 @@ func (t *sessionTable) add(who httpsafe.Identity, now, expires time.Time) string
 
 // evict drops the expired sessions, or else the one that ends soonest.
 func (t *sessionTable) evict(now time.Time) {
+	evictEnded(t.byID, now, maxSessions, func(s session) time.Time { return s.expires })
+}
+
+// evictEnded deletes the entries of m whose end has come by now; if m
+// still holds max or more, it deletes the one that ends soonest, making
+// room for one more.
+func evictEnded[V any](m map[string]V, now time.Time, max int, end func(V) time.Time) {
 	soonest := ""
-	for id, s := range t.byID {
-		if !now.Before(s.expires) {
-			delete(t.byID, id)
-		} else if soonest == "" || s.expires.Before(t.byID[soonest].expires) {
-			soonest = id
+	for k, v := range m {
+		if !now.Before(end(v)) {
+			delete(m, k)
+		} else if soonest == "" || end(v).Before(end(m[soonest])) {
+			soonest = k
 		}
 	}
-	if len(t.byID) >= maxSessions {
-		delete(t.byID, soonest)
+	if len(m) >= max {
+		delete(m, soonest)
 	}
 }
 
@@ -142,17 +149,7 @@ func (t *throttle) fail(client string, now time.Time) {
 
 // evict drops the expired counts, or else the one forgotten soonest.
 func (t *throttle) evict(now time.Time) {
-	oldest := ""
-	for c, f := range t.byClient {
-		if !now.Before(f.until) {
-			delete(t.byClient, c)
-		} else if oldest == "" || f.until.Before(t.byClient[oldest].until) {
-			oldest = c
-		}
-	}
-	if len(t.byClient) >= maxThrottled {
-		delete(t.byClient, oldest)
-	}
+	evictEnded(t.byClient, now, maxThrottled, func(f failures) time.Time { return f.until })
 }
 
 // succeed forgets client's failures.
