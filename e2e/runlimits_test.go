@@ -102,6 +102,8 @@ func TestRunLimitsWait(t *testing.T) {
 	cfg := limitsWorkflows + `
 server:
   limits: {perOwner: {runs: 1}, onLimit: wait}
+  # 200 waiting calls, each on its own connection from 127.0.0.1.
+  maxConnectionsPerClient: 1024
   auth:
     tokens: [{token: token-a, name: alice, scopes: [run]}]
 `
@@ -123,8 +125,11 @@ server:
 		go func() {
 			defer wg.Done()
 			res, err := callTool(t, mc, "say", map[string]any{"text": fmt.Sprint("w", i)}, nil)
-			if err != nil || res.IsError {
-				errs <- fmt.Sprintf("call %d: %v %s", i, err, testenv.ResultText(res))
+			switch {
+			case err != nil:
+				errs <- fmt.Sprintf("call %d: %v", i, err)
+			case res.IsError:
+				errs <- fmt.Sprintf("call %d: %s", i, testenv.ResultText(res))
 			}
 		}()
 	}
