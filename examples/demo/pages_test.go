@@ -12,6 +12,11 @@ package demo
 //     call gives on the local executor (examples/demo/vmcp.yaml, the same
 //     config without executor:). The page's executor block must load as
 //     the executor that config file uses.
+//   - TestConsolePage serves the tour's demo (its saved files in a fresh
+//     clone) with the page's command, on a free port of 17600-17649 for
+//     127.0.0.1:8080, makes one run over MCP and reads the pages the page
+//     shows: the runs list with that run, the run with its steps, the
+//     workflow with its plan graph.
 //   - TestReferenceConfig loads the reference's "every key" vmcp.yaml with
 //     the config package, beside the files its workflows: list names: no
 //     key of it may be unknown or wrong.
@@ -21,6 +26,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +37,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/internal/testenv"
@@ -246,6 +254,131 @@ func runCall(dir, line string) (map[string]any, error) {
 		return nil, fmt.Errorf("the result is not JSON: %v\n%s", err, stdout.String())
 	}
 	return result, nil
+}
+
+const consolePage = "docs/console.md"
+
+func TestConsolePage(t *testing.T) {
+	root := testenv.RepoRoot()
+	block := onlyBlock(t, consolePage, readPage(t, root, consolePage), "sh", "bin/vmcp run --transport http")
+	if len(block.body) != 1 || !strings.Contains(block.body[0], "127.0.0.1:8080") {
+		t.Fatalf("%s:%d: want one command serving on 127.0.0.1:8080; got %q", consolePage, block.line, block.body)
+	}
+	// The demo the page serves is the tour's: the files it saves.
+	tour, err := readTour(readPage(t, root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone := freshClone(t, root)
+	for _, s := range tour {
+		if s.file == "" {
+			continue
+		}
+		path := filepath.Join(clone, filepath.FromSlash(s.file))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(s.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"build", "-o", "bin/vmcp", "./cmd/vmcp"},
+		{"build", "-o", "bin/demo-backend", "./examples/demo/backends"},
+	} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = clone
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, 17600, 17649))
+	var serverLog bytes.Buffer
+	server := exec.Command("bash", "-c", strings.ReplaceAll(block.body[0], "127.0.0.1:8080", addr))
+	server.Dir = clone
+	server.Stdout, server.Stderr = &serverLog, &serverLog
+	server.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- server.Wait() }()
+	t.Cleanup(func() {
+		syscall.Kill(-server.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			syscall.Kill(-server.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+	})
+	base := "http://" + addr
+	get := func(path string) (int, string) {
+		t.Helper()
+		res, err := http.Get(base + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v\nserver log:\n%s", path, err, serverLog.String())
+		}
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.StatusCode, string(body)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if res, err := http.Get(base + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("%s exited: %v\n%s", block.body[0], err, serverLog.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not ready after 60s\n%s", block.body[0], serverLog.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	c := testenv.HTTPClient(t, base+"/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "investigate_incident"
+	req.Params.Arguments = map[string]any{"incident_id": "INC-1"}
+	res, err := c.CallTool(ctx, req)
+	if err != nil || res.IsError {
+		t.Fatalf("calling investigate_incident: %v %+v", err, res)
+	}
+	runID, _ := res.Meta.AdditionalFields["vmcp/runId"].(string)
+	if runID == "" {
+		t.Fatalf("the result's _meta has no vmcp/runId: %+v", res.Meta)
+	}
+
+	for _, p := range []struct {
+		path string
+		want []string
+	}{
+		{"/ui/", []string{`data-run="` + runID + `" data-status="completed"`}}, // the runs list
+		{"/ui/runs/" + runID, []string{`data-step="fetch_logs" data-status="completed"`, `data-step="create_ticket" data-status="completed"`}},
+		{"/ui/workflows/investigate_incident", []string{`data-step="fetch_logs"`, `data-step="create_ticket"`}},
+	} {
+		code, body := get(p.path)
+		if code != http.StatusOK {
+			t.Errorf("GET %s: %d; want 200", p.path, code)
+			continue
+		}
+		for _, w := range p.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("GET %s: the page has no %s", p.path, w)
+			}
+		}
+	}
 }
 
 const referencePage = "docs/reference.md"
