@@ -36,7 +36,6 @@ import (
 	"fmt"
 	"text/template"
 	"time"
-
 )
 
 // prepareFinally appends the workflow's finally steps to wp.steps.

@@ -45,7 +45,7 @@ func TestLoopWeight(t *testing.T) {
 	}{
 		{10, 243, 25},
 		{10, 240, 24},
-		{10, 0, 1},   // an empty loop still takes its slot once
+		{10, 0, 1}, // an empty loop still takes its slot once
 		{1, 7, 7},
 	}
 	for _, c := range cases {
