@@ -16,6 +16,7 @@ import (
 	"text/template/parse"
 
 	"github.com/vmcp-dev/vmcp/internal/jmes"
+	"github.com/vmcp-dev/vmcp/internal/spell"
 )
 
 // queryScopes reports each variable that the literal expression lit reads
@@ -37,7 +38,7 @@ func (wk *refWalker) queryScopes(lit *parse.StringNode, inputs []queryInput) {
 			off:  int(lit.Pos) + queryLiteralOffset(lit.Quoted, v.Off),
 			kind: queryUndefinedVar, text: v.Name, fix: jmes.ErrUndefined(v).Fix, inputs: names,
 		})
-		typos = append(typos, "$"+suggest(strings.TrimPrefix(v.Name, "$"), names))
+		typos = append(typos, "$"+spell.Suggest(strings.TrimPrefix(v.Name, "$"), names))
 	}
 	unread := jmes.Unread(lit.Text, ast, outer)
 	for i, name := range outer {
