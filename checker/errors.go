@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/internal/jmes"
 	"github.com/vmcp-dev/vmcp/internal/spell"
 	"github.com/vmcp-dev/vmcp/ir"
 )
@@ -1097,7 +1098,7 @@ func errQueryInput(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
 	const example = `{{query "items[?contains($roles, role)]" .steps.x.output "roles" .steps.y.output.names}}`
 	switch p.kind {
 	case queryInputName:
-		if strings.HasPrefix(p.text, "$") && ir.IsQueryVarName(p.text[1:]) {
+		if strings.HasPrefix(p.text, "$") && jmes.IsVarName(p.text[1:]) {
 			return errorAt(pos, path, CodeQueryArguments,
 				fmt.Sprintf("the name of a query input is written without $: %q", p.text),
 				fmt.Sprintf("write %q; the expression reads it as %s", p.text[1:], p.text))
