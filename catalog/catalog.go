@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // Version identifies the lock file layout.
@@ -30,17 +32,9 @@ type Tool struct {
 	// the backend declares one (nil otherwise).
 	OutputSchema map[string]any `json:"outputSchema,omitempty"`
 	// Annotations are the MCP tool annotations the backend declares; nil
-	// (or a nil hint) means the backend did not say.
-	Annotations *Annotations `json:"annotations,omitempty"`
-}
-
-// Annotations are a backend tool's MCP annotations. A nil hint is unknown.
-type Annotations struct {
-	Title           string `json:"title,omitempty"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
-	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+	// (or a nil hint) means the backend did not say. They are the type a
+	// workflow advertises (its Derived list is a workflow's, empty here).
+	Annotations *ir.Annotations `json:"annotations,omitempty"`
 }
 
 // New returns an empty catalog.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 func TestResolve(t *testing.T) {
@@ -45,7 +47,7 @@ func TestAnnotationsRoundTrip(t *testing.T) {
 	yes, no := true, false
 	c := New()
 	c.Backends["ev"] = &Backend{Tools: []*Tool{
-		{Name: "read", Annotations: &Annotations{Title: "Read", ReadOnlyHint: &yes, OpenWorldHint: &no}},
+		{Name: "read", Annotations: &ir.Annotations{Title: "Read", ReadOnlyHint: &yes, OpenWorldHint: &no}},
 		{Name: "unknown"},
 	}}
 	data, err := c.Encode()

@@ -55,14 +55,14 @@ type hintRule struct {
 	safe bool // read-only: true; destructive, open-world: false
 	// unsafe reports whether the tool denies the safe value, and whether
 	// that is only because it does not say.
-	unsafe func(a *catalog.Annotations) (bool, bool)
+	unsafe func(a *ir.Annotations) (bool, bool)
 	field  func(a *ir.Annotations) **bool // the hint's field in a
 }
 
 var hintRules = []hintRule{
 	{
 		hint: hintReadOnly, safe: true,
-		unsafe: func(a *catalog.Annotations) (bool, bool) {
+		unsafe: func(a *ir.Annotations) (bool, bool) {
 			if a == nil || a.ReadOnlyHint == nil {
 				return true, true
 			}
@@ -72,7 +72,7 @@ var hintRules = []hintRule{
 	},
 	{
 		hint: hintDestructive, safe: false,
-		unsafe: func(a *catalog.Annotations) (bool, bool) {
+		unsafe: func(a *ir.Annotations) (bool, bool) {
 			if a != nil && a.ReadOnlyHint != nil && *a.ReadOnlyHint {
 				return false, false
 			}
@@ -85,7 +85,7 @@ var hintRules = []hintRule{
 	},
 	{
 		hint: hintOpenWorld, safe: false,
-		unsafe: func(a *catalog.Annotations) (bool, bool) {
+		unsafe: func(a *ir.Annotations) (bool, bool) {
 			if a == nil || a.OpenWorldHint == nil {
 				return true, true
 			}
@@ -112,7 +112,7 @@ func stepTools(wf *ir.Workflow, cat *catalog.Catalog, callee func(string) (*ir.W
 			if c, ok := callee(s.Workflow.Name); ok {
 				hasTools = true
 				ref := &ir.ToolRef{Ref: fmt.Sprintf("workflow %q", c.Name), Pos: s.Workflow.Pos}
-				known = append(known, stepTool{id: id, ref: ref, tool: &catalog.Tool{Annotations: workflowAnnotations(c)}})
+				known = append(known, stepTool{id: id, ref: ref, tool: &catalog.Tool{Annotations: c.Annotations}})
 			}
 			return
 		}
@@ -132,16 +132,6 @@ func stepTools(wf *ir.Workflow, cat *catalog.Catalog, callee func(string) (*ir.W
 		}
 	})
 	return known, hasTools
-}
-
-// workflowAnnotations are a callee's annotations as a backend tool's.
-func workflowAnnotations(wf *ir.Workflow) *catalog.Annotations {
-	a := wf.Annotations
-	if a == nil {
-		return nil
-	}
-	return &catalog.Annotations{Title: a.Title, ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint,
-		IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
 }
 
 // floorOrder returns wfs with every workflow after the workflows its

@@ -61,7 +61,7 @@ func benchCatalog() *catalog.Catalog {
 				tool = fmt.Sprintf("%s_tool%d", name, i)
 			}
 			be.Tools = append(be.Tools, &catalog.Tool{Name: tool, InputSchema: map[string]any{"type": "object"},
-				Annotations: &catalog.Annotations{ReadOnlyHint: &yes, OpenWorldHint: &no}})
+				Annotations: &ir.Annotations{ReadOnlyHint: &yes, OpenWorldHint: &no}})
 		}
 		cat.Backends[name] = be
 	}

@@ -75,6 +75,7 @@
 // and var trees), tools.go (catalog checks: tool names, arguments),
 // annotations.go (the annotation safety floor), workflows.go (workflow
 // steps: callees, their arguments and outputs, recursion), plan.go (catalog checks of
-// compiled plans), output.go, errors.go (all wording), suggest.go ("did
-// you mean").
+// compiled plans), output.go, errors.go (all wording; its "did you
+// mean" hints come from internal/spell, the one policy the config loader
+// uses too).
 package checker

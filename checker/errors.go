@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/internal/jmes"
 	"github.com/vmcp-dev/vmcp/internal/spell"
 	"github.com/vmcp-dev/vmcp/ir"
 )
@@ -118,7 +119,7 @@ func warnAt(pos ir.Pos, path, code, msg string, detail ...string) diag.Diagnosti
 // errUnknownField lists the object's fields when no known field is close
 // enough to suggest.
 func errUnknownField(pos ir.Pos, path, key, object string, known []string) diag.Diagnostic {
-	hint := didYouMean(key, known)
+	hint := spell.DidYouMean(key, known)
 	var detail []string
 	if where, ok := nestedFields[object][spell.Snake(key)]; ok && hint == "" {
 		return errorAt(pos, path, CodeUnknownField, fmt.Sprintf("unknown field %q in %s", key, object), where)
@@ -224,7 +225,7 @@ func errTooManySteps(pos ir.Pos, path string, n int) diag.Diagnostic {
 
 func errInvalidFailureMode(pos ir.Pos, path, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeInvalidFailureMode,
-		fmt.Sprintf("failureMode %q is not valid; use abort or continue%s", got, didYouMean(got, []string{ir.FailureAbort, ir.FailureContinue})))
+		fmt.Sprintf("failureMode %q is not valid; use abort or continue%s", got, spell.DidYouMean(got, []string{ir.FailureAbort, ir.FailureContinue})))
 }
 
 func errOutOfRange(pos ir.Pos, path, field string, got int64, lo, hi int64) diag.Diagnostic {
@@ -236,7 +237,7 @@ func errOutOfRange(pos ir.Pos, path, field string, got int64, lo, hi int64) diag
 
 func errInvalidAnnotation(pos ir.Pos, path, key string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeInvalidAnnotation,
-		fmt.Sprintf("unknown annotation %q; MCP tool annotations are %s%s", key, strings.Join(known, ", "), didYouMean(key, known)))
+		fmt.Sprintf("unknown annotation %q; MCP tool annotations are %s%s", key, strings.Join(known, ", "), spell.DidYouMean(key, known)))
 }
 
 // errUnsafeAnnotation: an explicit hint (readOnlyHint: true,
@@ -318,7 +319,7 @@ func errDuplicateStep(pos ir.Pos, path, id string, firstLine int) diag.Diagnosti
 
 func errInvalidStepType(pos ir.Pos, path, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeInvalidStepType,
-		fmt.Sprintf("step type %q is not valid; use tool, elicitation, forEach or workflow%s", got, didYouMean(got, []string{ir.StepTool, ir.StepElicitation, ir.StepForEach, ir.StepWorkflow})))
+		fmt.Sprintf("step type %q is not valid; use tool, elicitation, forEach or workflow%s", got, spell.DidYouMean(got, []string{ir.StepTool, ir.StepElicitation, ir.StepForEach, ir.StepWorkflow})))
 }
 
 func errInvalidToolRef(pos ir.Pos, path, got string) diag.Diagnostic {
@@ -334,7 +335,7 @@ func warnUnresolvedToolRef(pos ir.Pos, path, ref string) diag.Diagnostic {
 
 func errNoToolNamed(pos ir.Pos, path, ref string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownTool,
-		fmt.Sprintf("no backend has a tool %q, by its bare name or as backend_tool%s", ref, didYouMean(ref, known)),
+		fmt.Sprintf("no backend has a tool %q, by its bare name or as backend_tool%s", ref, spell.DidYouMean(ref, known)),
 		"write backend.tool to name a tool of one backend")
 }
 
@@ -345,14 +346,14 @@ func errAmbiguousToolRef(pos ir.Pos, path, ref string, candidates []string) diag
 
 func errUnknownBackend(pos ir.Pos, path, backend string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownBackend,
-		fmt.Sprintf("unknown backend %q%s", backend, didYouMean(backend, known)),
+		fmt.Sprintf("unknown backend %q%s", backend, spell.DidYouMean(backend, known)),
 		"known backends: "+listOrNone(known))
 }
 
 // errUnknownTool lists the backend's tools when none is close enough to
 // suggest.
 func errUnknownTool(pos ir.Pos, path, backend, tool string, known []string) diag.Diagnostic {
-	hint := didYouMean(tool, known)
+	hint := spell.DidYouMean(tool, known)
 	var detail []string
 	if hint == "" {
 		detail = append(detail, fmt.Sprintf("the tools of %s are %s", backend, capList(known, maxListed)))
@@ -380,7 +381,7 @@ func capList(names []string, limit int) string {
 // names with their types ("channel (string, required)").
 func errUnknownArgument(pos ir.Pos, path, callee, arg string, known, described []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownArgument,
-		fmt.Sprintf("%s has no argument %q%s", callee, arg, didYouMean(arg, known)),
+		fmt.Sprintf("%s has no argument %q%s", callee, arg, spell.DidYouMean(arg, known)),
 		"its arguments are: "+listOrNone(described))
 }
 
@@ -447,14 +448,14 @@ func exampleOf(typ string) string {
 // parameter value, which is not known at compile time).
 func errArgumentEnum(pos ir.Pos, path, callee, arg string, allowed []string, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeArgumentEnum,
-		fmt.Sprintf("argument %q of %s must be one of %s%s", arg, callee, strings.Join(allowed, ", "), didYouMean(got, allowed)))
+		fmt.Sprintf("argument %q of %s must be one of %s%s", arg, callee, strings.Join(allowed, ", "), spell.DidYouMean(got, allowed)))
 }
 
 // ---- workflow steps ----
 
 func errUnknownWorkflow(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownWorkflow,
-		fmt.Sprintf("unknown workflow %q%s", name, didYouMean(name, known)),
+		fmt.Sprintf("unknown workflow %q%s", name, spell.DidYouMean(name, known)),
 		"a workflow step runs another composite tool compiled or served together with this one; known workflows: "+listOrNone(known))
 }
 
@@ -471,13 +472,13 @@ func errWorkflowCycle(pos ir.Pos, path string, cycle, links []string) diag.Diagn
 
 func errUnknownCalleeOutput(pos ir.Pos, path, step, callee, field string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownCalleeOutput,
-		fmt.Sprintf("step %q runs workflow %q, whose output has no field %q%s", step, callee, field, didYouMean(field, known)),
+		fmt.Sprintf("step %q runs workflow %q, whose output has no field %q%s", step, callee, field, spell.DidYouMean(field, known)),
 		"its output declares: "+listOrNone(known))
 }
 
 func errInvalidAction(pos ir.Pos, path, field, got string, valid []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeInvalidAction,
-		fmt.Sprintf("%s action %q is not valid; use %s%s", field, got, joinOr(valid), didYouMean(got, valid)))
+		fmt.Sprintf("%s action %q is not valid; use %s%s", field, got, joinOr(valid), spell.DidYouMean(got, valid)))
 }
 
 func warnTooManyRetries(pos ir.Pos, path string, got int64) diag.Diagnostic {
@@ -553,7 +554,7 @@ func errRetryOnEmpty(pos ir.Pos, path string) diag.Diagnostic {
 
 func errInvalidRetryOn(pos ir.Pos, path, got string) diag.Diagnostic {
 	return errorAt(pos, path, CodeInvalidRetryOn,
-		fmt.Sprintf("retryOn %q is not a failure kind; use %s%s", got, joinOr(ir.RetryOnKinds), didYouMean(got, ir.RetryOnKinds)),
+		fmt.Sprintf("retryOn %q is not a failure kind; use %s%s", got, joinOr(ir.RetryOnKinds), spell.DidYouMean(got, ir.RetryOnKinds)),
 		"error: a transport or backend process failure; timeout: an attempt that hit attemptTimeout; toolError: a result with isError")
 }
 
@@ -590,7 +591,7 @@ func errInnerDependsOn(pos ir.Pos, path string) diag.Diagnostic {
 
 // errUnknownStep lists the steps when none is close enough to suggest.
 func errUnknownStep(pos ir.Pos, path, id string, known []string) diag.Diagnostic {
-	hint := didYouMean(id, known)
+	hint := spell.DidYouMean(id, known)
 	var detail []string
 	if hint == "" {
 		detail = append(detail, "the steps are "+capList(known, maxListed))
@@ -653,7 +654,7 @@ var typeAliases = map[string]string{
 }
 
 func errInvalidType(pos ir.Pos, path, what, got string) diag.Diagnostic {
-	hint := didYouMean(got, jsonTypes)
+	hint := spell.DidYouMean(got, jsonTypes)
 	if alias, ok := typeAliases[strings.ToLower(got)]; ok {
 		hint = "; did you mean " + alias + "?"
 	}
@@ -669,7 +670,7 @@ func errDefaultType(pos ir.Pos, path, what, want, got string) diag.Diagnostic {
 
 func errUnknownRequired(pos ir.Pos, path, what, name string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownRequired,
-		fmt.Sprintf("%s requires %q, which is not one of its properties%s", what, name, didYouMean(name, known)))
+		fmt.Sprintf("%s requires %q, which is not one of its properties%s", what, name, spell.DidYouMean(name, known)))
 }
 
 func errParamsNotObject(pos ir.Pos, path, got string) diag.Diagnostic {
@@ -697,7 +698,7 @@ func errUnknownRef(pos ir.Pos, path, what, ref, section string, defined []string
 	name := ref[strings.LastIndex(ref, "/")+1:]
 	why := fmt.Sprintf("$ref %q names no definition: the parameters have no %s", ref, section)
 	if len(defined) > 0 {
-		why = fmt.Sprintf("$ref %q names no definition; the parameters' %s are %s%s", ref, section, strings.Join(defined, ", "), didYouMean(name, defined))
+		why = fmt.Sprintf("$ref %q names no definition; the parameters' %s are %s%s", ref, section, strings.Join(defined, ", "), spell.DidYouMean(name, defined))
 	}
 	return errInvalidSchema(pos, path, what, why)
 }
@@ -766,7 +767,7 @@ func errUnknownTemplateRoot(pos ir.Pos, path, root string) diag.Diagnostic {
 	}
 	return errorAt(pos, path, CodeUnknownTemplateRoot,
 		fmt.Sprintf(".%s is not available in templates; the valid roots are .params, .vars, .steps, .workflow and .forEach%s",
-			root, didYouMean(root, templateRoots)), detail...)
+			root, spell.DidYouMean(root, templateRoots)), detail...)
 }
 
 func errUnknownParam(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
@@ -775,7 +776,7 @@ func errUnknownParam(pos ir.Pos, path, name string, known []string) diag.Diagnos
 		return errorAt(pos, path, CodeUnknownParam,
 			fmt.Sprintf("parameter %q is not declared; the workflow declares no parameters", name), declare)
 	}
-	hint := didYouMean(name, known)
+	hint := spell.DidYouMean(name, known)
 	detail := []string{"declared parameters: " + strings.Join(known, ", ")}
 	if hint == "" {
 		detail = append(detail, "or "+declare)
@@ -789,7 +790,7 @@ func errUnknownVar(pos ir.Pos, path, name string, known []string) diag.Diagnosti
 		return errorAt(pos, path, CodeUnknownVar,
 			fmt.Sprintf("var %q is not declared; the workflow declares no vars", name), declare)
 	}
-	hint := didYouMean(name, known)
+	hint := spell.DidYouMean(name, known)
 	detail := []string{"declared vars: " + strings.Join(known, ", ")}
 	if hint == "" {
 		detail = append(detail, "or "+declare)
@@ -820,28 +821,28 @@ func errUnknownForEachVar(pos ir.Pos, path, name string, itemVars []string) diag
 		what = "the enclosing loops have"
 	}
 	return errorAt(pos, path, CodeUnknownForEachVar,
-		fmt.Sprintf(".forEach.%s is not defined; %s %s%s", name, what, joinAnd(has), didYouMean(name, known)))
+		fmt.Sprintf(".forEach.%s is not defined; %s %s%s", name, what, joinAnd(has), spell.DidYouMean(name, known)))
 }
 
 func errUnknownWorkflowField(pos ir.Pos, path, name string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownWorkflowField,
-		fmt.Sprintf(".workflow.%s is not defined; .workflow has %s%s", name, joinOr(known), didYouMean(name, known)))
+		fmt.Sprintf(".workflow.%s is not defined; .workflow has %s%s", name, joinOr(known), spell.DidYouMean(name, known)))
 }
 
 func errUnknownStepField(pos ir.Pos, path, id, field string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownStepField,
-		fmt.Sprintf(".steps.%s.%s is not defined; a step has %s%s", id, field, joinOr(stepFields), didYouMean(field, stepFields)))
+		fmt.Sprintf(".steps.%s.%s is not defined; a step has %s%s", id, field, joinOr(stepFields), spell.DidYouMean(field, stepFields)))
 }
 
 func errUnknownForEachOutput(pos ir.Pos, path, id, field string) diag.Diagnostic {
 	known := ir.ForEachOutputFields
 	return errorAt(pos, path, CodeUnknownOutputField,
-		fmt.Sprintf("forEach step %q has no output field %q; its output has %s%s", id, field, joinAnd(known), didYouMean(field, known)))
+		fmt.Sprintf("forEach step %q has no output field %q; its output has %s%s", id, field, joinAnd(known), spell.DidYouMean(field, known)))
 }
 
 func errUnknownAnswerField(pos ir.Pos, path, id, field string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownOutputField,
-		fmt.Sprintf("elicitation %q asks only for %s, so its answer has no field %q%s", id, strings.Join(known, ", "), field, didYouMean(field, known)))
+		fmt.Sprintf("elicitation %q asks only for %s, so its answer has no field %q%s", id, strings.Join(known, ", "), field, spell.DidYouMean(field, known)))
 }
 
 // errUnknownElicitationOutput: answers are the fields the schema asks for,
@@ -852,7 +853,7 @@ func errUnknownElicitationOutput(pos ir.Pos, path, id, field string, answers []s
 		detail = append(detail, fmt.Sprintf("the answer is under content: write .steps.%s.output.content.%s", id, field))
 	}
 	return errorAt(pos, path, CodeUnknownOutputField,
-		fmt.Sprintf("elicitation %q has no output field %q; its output is {action, content} (content holds the answer)%s", id, field, didYouMean(field, elicitationOutputFields)), detail...)
+		fmt.Sprintf("elicitation %q has no output field %q; its output is {action, content} (content holds the answer)%s", id, field, spell.DidYouMean(field, elicitationOutputFields)), detail...)
 }
 
 func errSkippedFlag(pos ir.Pos, path, id string) diag.Diagnostic {
@@ -886,7 +887,7 @@ func errNoContent(pos ir.Pos, path, id, typ string, rest []string) diag.Diagnost
 func errUnknownContentKey(pos ir.Pos, path, id, key string) diag.Diagnostic {
 	known := []string{"text", "text_1", "image_0", "resource", "resource_1", "audio_0", "link_0"}
 	return errorAt(pos, path, CodeUnknownContentKey,
-		fmt.Sprintf(".steps.%s.content has no key %q; its keys are text, text_N, image_N, resource, resource_N, audio_N and link_N%s", id, key, didYouMean(key, known)))
+		fmt.Sprintf(".steps.%s.content has no key %q; its keys are text, text_N, image_N, resource, resource_N, audio_N and link_N%s", id, key, spell.DidYouMean(key, known)))
 }
 
 func errContentMayBeAbsent(pos ir.Pos, path, id, key, why string) diag.Diagnostic {
@@ -897,7 +898,7 @@ func errContentMayBeAbsent(pos ir.Pos, path, id, key, why string) diag.Diagnosti
 
 func errUnknownDefaultAnswer(pos ir.Pos, path, id, field string, known []string) diag.Diagnostic {
 	return errorAt(pos, path, CodeUnknownOutputField,
-		fmt.Sprintf("defaultResults.content of elicitation %q has %q, which its schema does not ask for (it asks for %s)%s", id, field, strings.Join(known, ", "), didYouMean(field, known)))
+		fmt.Sprintf("defaultResults.content of elicitation %q has %q, which its schema does not ask for (it asks for %s)%s", id, field, strings.Join(known, ", "), spell.DidYouMean(field, known)))
 }
 
 func errWholeSteps(pos ir.Pos, path string) diag.Diagnostic {
@@ -1001,7 +1002,7 @@ func errQuery(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
 	switch p.kind {
 	case queryUnknownFunc:
 		return errorAt(pos, path, CodeQueryFunction,
-			fmt.Sprintf("JMESPath function %q is not defined%s", p.text, didYouMean(p.text, jmespathFuncs)),
+			fmt.Sprintf("JMESPath function %q is not defined%s", p.text, spell.DidYouMean(p.text, jmespathFuncs)),
 			"the functions are those of JMESPath Community: "+strings.Join(jmespathFuncs, ", "))
 	case queryNotString:
 		return errorAt(pos, path, CodeQueryArguments,
@@ -1097,7 +1098,7 @@ func errQueryInput(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
 	const example = `{{query "items[?contains($roles, role)]" .steps.x.output "roles" .steps.y.output.names}}`
 	switch p.kind {
 	case queryInputName:
-		if strings.HasPrefix(p.text, "$") && ir.IsQueryVarName(p.text[1:]) {
+		if strings.HasPrefix(p.text, "$") && jmes.IsVarName(p.text[1:]) {
 			return errorAt(pos, path, CodeQueryArguments,
 				fmt.Sprintf("the name of a query input is written without $: %q", p.text),
 				fmt.Sprintf("write %q; the expression reads it as %s", p.text[1:], p.text))
@@ -1118,7 +1119,7 @@ func errQueryInput(pos ir.Pos, path string, p queryProblem) diag.Diagnostic {
 // didYouMeanVar suggests the named input that variable v (with its $) may
 // be a typo of: "; did you mean $roles?", or "".
 func didYouMeanVar(v string, inputs []string) string {
-	if s := suggest(strings.TrimPrefix(v, "$"), inputs); s != "" {
+	if s := spell.Suggest(strings.TrimPrefix(v, "$"), inputs); s != "" {
 		return "; did you mean $" + s + "?"
 	}
 	return ""

@@ -56,7 +56,7 @@ func FuzzQueryExpr(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, expr string) {
-		p, bad := checkQueryExpr(expr)
+		_, p, bad := checkQueryExpr(expr)
 		if bad && (p.off < 0 || p.off > len(expr)) {
 			t.Errorf("checkQueryExpr(%q) offset %d is outside the expression", expr, p.off)
 		}

@@ -135,7 +135,7 @@ func TestCheckPlanDerivesAgain(t *testing.T) {
 	// The backend changed: docs.search now writes.
 	changed := catalog.New()
 	changed.Backends["docs"] = &catalog.Backend{Tools: []*catalog.Tool{{Name: "search", InputSchema: map[string]any{"type": "object"},
-		Annotations: &catalog.Annotations{ReadOnlyHint: new(bool), DestructiveHint: ptrTrue()}}}}
+		Annotations: &ir.Annotations{ReadOnlyHint: new(bool), DestructiveHint: ptrTrue()}}}}
 	if diags := CheckPlan(p, Options{Tools: changed}); len(diags) > 0 {
 		t.Fatalf("CheckPlan = %v; want no diagnostics (no hint was written by the author)", diags)
 	}

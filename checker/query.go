@@ -84,36 +84,38 @@ func (wk *refWalker) queryCall(args []parse.Node, piped bool) {
 	if !ok {
 		return // a computed expression is parsed when it runs
 	}
-	if p, bad := checkQueryExpr(lit.Text); bad {
+	ast, p, bad := checkQueryExpr(lit.Text)
+	if bad {
 		p.off = int(lit.Pos) + queryLiteralOffset(lit.Quoted, p.off)
 		wk.queries = append(wk.queries, p)
 		return
 	}
 	if inputsOK {
-		wk.queryScopes(lit, inputs)
+		wk.queryScopes(lit, ast, inputs)
 	}
 }
 
 // checkQueryExpr parses a JMESPath expression and checks the functions it
-// calls. The offset of a problem is in expr.
-func checkQueryExpr(expr string) (queryProblem, bool) {
+// calls; it returns the tree, which the scope check reads too. The offset
+// of a problem is in expr.
+func checkQueryExpr(expr string) (parsing.ASTNode, queryProblem, bool) {
 	ast, err := jmes.Parse(expr)
 	if err != nil {
 		var e *jmes.Error
 		if errors.As(err, &e) {
 			msg, fix := e.InSource()
-			return queryProblem{off: max(e.Off, 0), kind: querySyntax, text: msg, fix: fix}, true
+			return ast, queryProblem{off: max(e.Off, 0), kind: querySyntax, text: msg, fix: fix}, true
 		}
-		return queryProblem{off: 0, kind: querySyntax, text: err.Error()}, true
+		return ast, queryProblem{off: 0, kind: querySyntax, text: err.Error()}, true
 	}
 	if name, ok := unknownJMESPathFunc(ast); ok {
 		off := strings.Index(expr, name+"(")
 		if off < 0 {
 			off = 0
 		}
-		return queryProblem{off: off, kind: queryUnknownFunc, text: name}, true
+		return ast, queryProblem{off: off, kind: queryUnknownFunc, text: name}, true
 	}
-	return queryProblem{}, false
+	return ast, queryProblem{}, false
 }
 
 // unknownJMESPathFunc returns the first function the tree calls that the

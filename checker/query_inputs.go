@@ -15,7 +15,7 @@ import (
 	"strings"
 	"text/template/parse"
 
-	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/internal/jmes"
 )
 
 // Problems with named inputs (see queryProblem). text is the name,
@@ -45,7 +45,7 @@ func (wk *refWalker) queryInputs(args []parse.Node) (inputs []queryInput, ok boo
 			name = s.Text
 		}
 		switch {
-		case !isStr || !ir.IsQueryVarName(strings.TrimPrefix(name, "$")):
+		case !isStr || !jmes.IsVarName(strings.TrimPrefix(name, "$")):
 			wk.queries = append(wk.queries, queryProblem{off: argStart(args[i]), kind: queryInputName, text: name, args: i})
 			ok = false
 		case strings.HasPrefix(name, "$"):

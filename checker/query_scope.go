@@ -15,17 +15,16 @@ import (
 	"strings"
 	"text/template/parse"
 
+	"github.com/jmespath-community/go-jmespath/pkg/parsing"
+
 	"github.com/vmcp-dev/vmcp/internal/jmes"
+	"github.com/vmcp-dev/vmcp/internal/spell"
 )
 
-// queryScopes reports each variable that the literal expression lit reads
-// where it is not defined, and each of the call's named inputs that it
-// does not read. The expression has parsed already.
-func (wk *refWalker) queryScopes(lit *parse.StringNode, inputs []queryInput) {
-	ast, err := jmes.Parse(lit.Text)
-	if err != nil {
-		return // reported by checkQueryExpr
-	}
+// queryScopes reports each variable that the literal expression lit
+// (parsed into ast by checkQueryExpr) reads where it is not defined, and
+// each of the call's named inputs that it does not read.
+func (wk *refWalker) queryScopes(lit *parse.StringNode, ast parsing.ASTNode, inputs []queryInput) {
 	names := make([]string, len(inputs)) // without the $
 	outer := make([]string, len(inputs)) // with it
 	for i, in := range inputs {
@@ -37,7 +36,7 @@ func (wk *refWalker) queryScopes(lit *parse.StringNode, inputs []queryInput) {
 			off:  int(lit.Pos) + queryLiteralOffset(lit.Quoted, v.Off),
 			kind: queryUndefinedVar, text: v.Name, fix: jmes.ErrUndefined(v).Fix, inputs: names,
 		})
-		typos = append(typos, "$"+suggest(strings.TrimPrefix(v.Name, "$"), names))
+		typos = append(typos, "$"+spell.Suggest(strings.TrimPrefix(v.Name, "$"), names))
 	}
 	unread := jmes.Unread(lit.Text, ast, outer)
 	for i, name := range outer {

@@ -35,6 +35,7 @@ import (
 	"text/template/parse"
 	"unicode/utf8"
 
+	"github.com/vmcp-dev/vmcp/internal/spell"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/parser"
 )
@@ -343,7 +344,7 @@ func (w *wfCheck) reportSyntax(n *parser.Node, src, raw string) {
 		}
 	}
 	if m := regexp.MustCompile(`^function "([^"]+)" not defined`).FindStringSubmatch(msg); m != nil {
-		msg += didYouMean(m[1], allFuncNames)
+		msg += spell.DidYouMean(m[1], allFuncNames)
 	}
 	w.add(errTemplateSyntax(n.OffsetPos(off), n.Path, msg, detail...))
 }

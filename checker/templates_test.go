@@ -117,27 +117,6 @@ func atoi(s string) int {
 	return n
 }
 
-func TestSuggest(t *testing.T) {
-	cands := []string{"dependsOn", "condition", "defaultResults", "onError", "id"}
-	tests := []struct {
-		name, want string
-	}{
-		{"dependOn", "dependsOn"},
-		{"depends_on", "dependsOn"},
-		{"DependsOn", "dependsOn"},
-		{"conditon", "condition"},
-		{"onErrors", "onError"},
-		{"banana", ""},
-		{"x", ""},
-		{"dependsOn", ""},
-	}
-	for _, tt := range tests {
-		if got := suggest(tt.name, cands); got != tt.want {
-			t.Errorf("suggest(%q) = %q; want %q", tt.name, got, tt.want)
-		}
-	}
-}
-
 // TestParseFuncsMatchTemplate checks that parsing with parse.Parse and
 // parseFuncs, as parseTemplate does, accepts and rejects exactly what
 // text/template's Template.Parse does, with the same messages and trees.

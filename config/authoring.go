@@ -10,6 +10,8 @@ import (
 	"fmt"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/vmcp-dev/vmcp/internal/spell"
 )
 
 func (l *loader) authoring(n ast.Node) {
@@ -66,8 +68,8 @@ func (l *loader) checkAuthoringBackends() {
 		}
 		p := fmt.Sprintf("authoring.backends[%d]", i)
 		msg := fmt.Sprintf("%s: no backend is named %q", p, name)
-		if s := suggest(name, names); s != "" {
-			msg += fmt.Sprintf("; did you mean %s?", s)
+		if hint := spell.DidYouMean(name, names); hint != "" {
+			msg += hint
 		} else {
 			msg += "; list names from backends:"
 		}

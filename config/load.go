@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -227,8 +226,8 @@ func (l *loader) fields(n ast.Node, path string, known []string, fn func(key str
 		seen[key] = true
 		if known != nil && !contains(known, key) {
 			msg := fmt.Sprintf("unknown key %q in %s", raw, describePath(path))
-			if s := suggest(raw, known); s != "" {
-				msg += fmt.Sprintf("; did you mean %s?", s)
+			if hint := spell.DidYouMean(raw, known); hint != "" {
+				msg += hint
 			} else {
 				msg += fmt.Sprintf(" (known keys: %s)", strings.Join(known, ", "))
 			}
@@ -860,25 +859,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// suggest returns the known names within edit distance 2 of s, closest
-// first, as "a" or "a or b".
-func suggest(s string, known []string) string {
-	type cand struct {
-		name string
-		d    int
-	}
-	var cs []cand
-	for _, k := range known {
-		if d := spell.Distance(strings.ToLower(spell.Camel(s)), strings.ToLower(k)); d < 3 {
-			cs = append(cs, cand{k, d})
-		}
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
-	var names []string
-	for _, c := range cs {
-		names = append(names, c.name)
-	}
-	return strings.Join(names, " or ")
 }

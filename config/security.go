@@ -21,6 +21,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/vmcp-dev/vmcp/internal/httpsafe"
+	"github.com/vmcp-dev/vmcp/internal/spell"
 )
 
 // tokens reads server.auth.tokens: a list (or one entry), each entry a
@@ -152,8 +153,8 @@ func (l *loader) scopes(n ast.Node, path string) []httpsafe.Scope {
 		}
 		if !contains(known, s) {
 			msg := fmt.Sprintf("%s: unknown scope %q", p, s)
-			if hint := suggest(s, known); hint != "" {
-				msg += fmt.Sprintf("; did you mean %s?", hint)
+			if hint := spell.DidYouMean(s, known); hint != "" {
+				msg += hint
 			} else {
 				msg += fmt.Sprintf(" (the scopes are %s)", scopeList())
 			}

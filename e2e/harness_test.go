@@ -159,6 +159,61 @@ func httpVMCP(t *testing.T, cfg string) (string, *testenv.Buffer) {
 	return httpVMCPOn(t, cfg, portLo, portHi)
 }
 
+// recordedHTTPVMCP writes cfg with a fresh record file for the test
+// backend (${REC}) and serves it as httpVMCPOn does; it returns the MCP
+// URL, the record file and vmcp's stderr.
+func recordedHTTPVMCP(t *testing.T, cfg string, lo, hi int) (string, string, *testenv.Buffer) {
+	t.Helper()
+	rec := filepath.Join(t.TempDir(), "record.txt")
+	url, stderr := httpVMCPOn(t, writeConfig(t, cfg, rec), lo, hi)
+	return url, rec, stderr
+}
+
+// Pieces of the configs of the HTTP tests (owners, run limits, tasks,
+// resume): the head that runs the recording test backend, the head that
+// runs it gated with the SQLite store (the resume tests kill vmcp and
+// start it again on the same database), and workflows several of them
+// serve, each one compositeTools entry.
+const (
+	recordedBackend = `
+backends:
+  tb: {command: "${TB}", args: [-record, "${REC}"]}
+`
+	gatedSQLiteHead = `
+backends:
+  tb: {command: "${TB}", args: [-record, "${REC}", -gated]}
+state:
+  store: sqlite
+  path: "${DIR}/state.db"
+`
+	sayWorkflow = `
+  - name: say
+    description: Echo
+    parameters:
+      text: {type: string, required: true}
+    steps:
+      - {id: say, tool: tb.echo, arguments: {text: "{{.params.text}}"}}
+`
+	longNapWorkflow = `
+  - name: long_nap
+    description: Sleep until cancelled
+    parameters:
+      label: {type: string, required: true}
+    steps:
+      - {id: nap, tool: tb.sleep, arguments: {ms: 60000, label: "{{.params.label}}"}}
+`
+	askNameWorkflow = `
+  - name: ask_name
+    description: Ask for a name, then greet
+    steps:
+      - id: ask
+        type: elicitation
+        message: What is your name?
+        schema: {type: object, properties: {name: {type: string}}, required: [name]}
+      - {id: greet, tool: tb.echo, dependsOn: [ask], arguments: {text: "hello {{.steps.ask.output.content.name}}"}}
+`
+)
+
 // httpVMCPOn is httpVMCP on a port from lo to hi (a test file's own
 // range).
 func httpVMCPOn(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer) {

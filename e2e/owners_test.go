@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -36,9 +35,7 @@ import (
 // The owners tests' own port range.
 const ownersPortLo, ownersPortHi = 17900, 17924
 
-const ownersConfig = `
-backends:
-  tb: {command: "${TB}", args: [-record, "${REC}"]}
+const ownersConfig = recordedBackend + `
 state: {store: sqlite, path: "${DIR}/state.db"}
 server:
   auth:
@@ -46,33 +43,13 @@ server:
       - {token: token-a, name: alice, scopes: [run]}
       - {token: token-b, scopes: [run]}
       - {token: token-admin, name: ops, scopes: [run, admin]}
-compositeTools:
-  - name: say
-    description: Echo
-    parameters:
-      text: {type: string, required: true}
-    steps:
-      - {id: say, tool: tb.echo, arguments: {text: "{{.params.text}}"}}
+compositeTools:` + sayWorkflow + longNapWorkflow + askNameWorkflow + `
   - name: say_in_child
     description: Echo in a child run
     parameters:
       text: {type: string, required: true}
     steps:
       - {id: child, type: workflow, workflow: say, arguments: {text: "{{.params.text}}"}}
-  - name: long_nap
-    description: Sleep until cancelled
-    parameters:
-      label: {type: string, required: true}
-    steps:
-      - {id: nap, tool: tb.sleep, arguments: {ms: 60000, label: "{{.params.label}}"}}
-  - name: ask_name
-    description: Ask for a name, then greet
-    steps:
-      - id: ask
-        type: elicitation
-        message: What is your name?
-        schema: {type: object, properties: {name: {type: string}}, required: [name]}
-      - {id: greet, tool: tb.echo, dependsOn: [ask], arguments: {text: "hello {{.steps.ask.output.content.name}}"}}
 `
 
 // caller is one token's way into the server.
@@ -146,8 +123,7 @@ func notFoundAsUnknown(t *testing.T, what string, code int, body, id string, unk
 }
 
 func TestOwnersSeeTheirOwnRuns(t *testing.T) {
-	rec := filepath.Join(t.TempDir(), "record.txt")
-	mcpURL, _ := httpVMCPOn(t, writeConfig(t, ownersConfig, rec), ownersPortLo, ownersPortHi)
+	mcpURL, rec, _ := recordedHTTPVMCP(t, ownersConfig, ownersPortLo, ownersPortHi)
 	base := strings.TrimSuffix(mcpURL, "/mcp")
 	a, b, admin := caller{"token-a", base}, caller{"token-b", base}, caller{"token-admin", base}
 	bOwner := httpsafe.TokenSubject("token-b")

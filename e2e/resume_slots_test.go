@@ -29,13 +29,7 @@ const slotsPortLo, slotsPortHi = 17950, 17999
 // slotsConfig: one step that calls tb.gated (not idempotent) with the
 // run's label and waits for ${DIR}/open. server.maxParallel is left at
 // its default, 10.
-const slotsConfig = `
-backends:
-  tb: {command: "${TB}", args: [-record, "${REC}", -gated]}
-state:
-  store: sqlite
-  path: "${DIR}/state.db"
-compositeTools:
+const slotsConfig = gatedSQLiteHead + `compositeTools:
   - name: one_call
     description: One call that waits for the gate
     parameters: {label: {type: string, required: true}}
@@ -52,10 +46,7 @@ compositeTools:
 // call the backend's record shows end interrupted; the other 10 were never
 // called, so they are called now, once each, and complete.
 func TestResumeAfterSIGKILLWithRunsWaitingForSlots(t *testing.T) {
-	rec := filepath.Join(t.TempDir(), "backend.log")
-	cfg := writeConfig(t, slotsConfig, rec)
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, slotsPortLo, slotsPortHi))
-	p := startKillable(t, cfg, addr)
+	p, cfg, rec := killableOn(t, slotsConfig, slotsPortLo, slotsPortHi)
 	tasks := &testenv.ExtTasks{URL: p.base + "/mcp"}
 	const runs, slots = 20, 10
 	ids := map[string]string{} // label -> run id
@@ -84,7 +75,7 @@ func TestResumeAfterSIGKILLWithRunsWaitingForSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p2 := startKillable(t, cfg, addr)
+	p2 := p.restart(t)
 	for label, id := range ids {
 		d := waitFinished(t, p2, id)
 		want := runtime.RunCompleted
@@ -106,13 +97,7 @@ func TestResumeAfterSIGKILLWithRunsWaitingForSlots(t *testing.T) {
 
 // corruptConfig: s1 (returns at once), then s2, which waits for
 // ${DIR}/open and is idempotent, so a readable run resumes and completes.
-const corruptConfig = `
-backends:
-  tb: {command: "${TB}", args: [-record, "${REC}", -gated]}
-state:
-  store: sqlite
-  path: "${DIR}/state.db"
-compositeTools:
+const corruptConfig = gatedSQLiteHead + `compositeTools:
   - name: two_calls
     description: A call, then one that waits for the gate
     parameters: {label: {type: string, required: true}}
@@ -132,11 +117,8 @@ compositeTools:
 // error that names the column and not its content; their API pages and
 // the run list load. A run whose row is intact resumes and completes.
 func TestResumeWithUnreadableRows(t *testing.T) {
-	rec := filepath.Join(t.TempDir(), "backend.log")
-	cfg := writeConfig(t, corruptConfig, rec)
+	p, cfg, rec := killableOn(t, corruptConfig, slotsPortLo, slotsPortHi)
 	dir := filepath.Dir(cfg)
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, slotsPortLo, slotsPortHi))
-	p := startKillable(t, cfg, addr)
 	tasks := &testenv.ExtTasks{URL: p.base + "/mcp"}
 	const secret = `{"secret-content`
 	breaks := []struct {
@@ -176,7 +158,7 @@ func TestResumeWithUnreadableRows(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p2 := startKillable(t, cfg, addr)
+	p2 := p.restart(t)
 	for k, b := range breaks {
 		d := waitFinished(t, p2, ids[k])
 		if b.sql == "" {

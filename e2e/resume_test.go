@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,13 +36,7 @@ const resumePortLo, resumePortHi = 17200, 17299
 // idempotent: value. s5's label
 // is built from s1's output, so the resumed run must read the recorded
 // output of a step it did not call again.
-const resumeConfig = `
-backends:
-  tb: {command: "${TB}", args: [-record, "${REC}", -gated]}
-state:
-  store: sqlite
-  path: "${DIR}/state.db"
-compositeTools:
+const resumeConfig = gatedSQLiteHead + `compositeTools:
   - name: five_steps
     description: Five steps in a chain; the fourth waits for its gate
     steps:
@@ -71,10 +64,27 @@ compositeTools:
 
 // killableVMCP is a `vmcp run --transport http` the test may kill.
 type killableVMCP struct {
-	cmd    *exec.Cmd
-	exited chan error
-	stderr *testenv.Buffer
-	base   string // http://addr
+	cmd       *exec.Cmd
+	exited    chan error
+	stderr    *testenv.Buffer
+	cfg, addr string
+	base      string // http://addr
+}
+
+// killableOn writes the config text with a fresh backend log (${REC})
+// and starts vmcp on it (startKillable) on a port from lo to hi. It
+// returns the process, the config's path and the backend log's.
+func killableOn(t *testing.T, text string, lo, hi int) (*killableVMCP, string, string) {
+	t.Helper()
+	rec := filepath.Join(t.TempDir(), "backend.log")
+	cfg := writeConfig(t, text, rec)
+	return startKillable(t, cfg, fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, lo, hi))), cfg, rec
+}
+
+// restart starts vmcp again on p's config and address (after kill).
+func (p *killableVMCP) restart(t *testing.T) *killableVMCP {
+	t.Helper()
+	return startKillable(t, p.cfg, p.addr)
 }
 
 // startKillable starts vmcp on addr and waits until it listens. At the
@@ -82,7 +92,7 @@ type killableVMCP struct {
 // cleanly within 10 seconds.
 func startKillable(t *testing.T, cfg, addr string) *killableVMCP {
 	t.Helper()
-	p := &killableVMCP{exited: make(chan error, 1), stderr: &testenv.Buffer{}, base: "http://" + addr}
+	p := &killableVMCP{exited: make(chan error, 1), stderr: &testenv.Buffer{}, cfg: cfg, addr: addr, base: "http://" + addr}
 	p.cmd = exec.Command(bins.vmcp, "run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug")
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
@@ -105,23 +115,8 @@ func startKillable(t *testing.T, cfg, addr string) *killableVMCP {
 			t.Errorf("vmcp run did not exit within 10s of SIGTERM")
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			conn.Close()
-			return p
-		}
-		select {
-		case err := <-p.exited:
-			t.Fatalf("vmcp run exited before listening: %v\nstderr:\n%s", err, p.stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("vmcp run did not listen on %s within 60s\nstderr:\n%s", addr, p.stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitListening(t, addr, p.exited, p.stderr)
+	return p
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
@@ -205,13 +200,9 @@ func tasksClient(t *testing.T, base string) *client.Client {
 // run) id and the backend log's path.
 func killDuringStep4(t *testing.T, s4Tool string, idempotent bool, start taskStarter) (*killableVMCP, string, string) {
 	t.Helper()
-	dir := t.TempDir()
-	rec := filepath.Join(dir, "backend.log")
 	text := strings.NewReplacer("${S4TOOL}", s4Tool, "${IDEMPOTENT}", fmt.Sprint(idempotent)).Replace(resumeConfig)
-	cfg := writeConfig(t, text, rec)
+	p, cfg, rec := killableOn(t, text, resumePortLo, resumePortHi)
 	gate := filepath.Join(filepath.Dir(cfg), "open-s4")
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, resumePortLo, resumePortHi))
-	p := startKillable(t, cfg, addr)
 
 	id := start(t, p.base)
 	for deadline := time.Now().Add(60 * time.Second); backendCalls(t, rec)["s4"] != 1; time.Sleep(20 * time.Millisecond) {
@@ -228,7 +219,7 @@ func killDuringStep4(t *testing.T, s4Tool string, idempotent bool, start taskSta
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return startKillable(t, cfg, addr), id, rec
+	return p.restart(t), id, rec
 }
 
 // waitFinished polls the run API until run id has a final status (60s).
@@ -332,13 +323,7 @@ func TestResumeAfterSIGKILLNotIdempotent(t *testing.T) {
 }
 
 // resumeAskConfig: s1, then a question, then s3 built from the answer.
-const resumeAskConfig = `
-backends:
-  tb: {command: "${TB}", args: [-record, "${REC}", -gated]}
-state:
-  store: sqlite
-  path: "${DIR}/state.db"
-compositeTools:
+const resumeAskConfig = gatedSQLiteHead + `compositeTools:
   - name: ask_after_kill
     description: A step, a question, a step using the answer
     steps:
@@ -361,16 +346,13 @@ compositeTools:
 // on the old task id, Tasks extension), and completes with the answer
 // given to the new process; s1 is not called again.
 func TestResumeAsksAgainAfterSIGKILL(t *testing.T) {
-	rec := filepath.Join(t.TempDir(), "backend.log")
-	cfg := writeConfig(t, resumeAskConfig, rec)
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, resumePortLo, resumePortHi))
-	p := startKillable(t, cfg, addr)
+	p, _, rec := killableOn(t, resumeAskConfig, resumePortLo, resumePortHi)
 	c := &testenv.ExtTasks{URL: p.base + "/mcp"}
 	id := c.StartTask(t, "ask_after_kill", nil)
 	c.Wait(t, id, "input_required")
 	p.kill(t)
 
-	p2 := startKillable(t, cfg, addr)
+	p2 := p.restart(t)
 	task := c.Wait(t, id, "input_required")
 	reqs, _ := task["inputRequests"].(map[string]any)
 	if len(reqs) != 1 {

@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,23 +24,7 @@ import (
 // The run limits tests' own port range.
 const limitsPortLo, limitsPortHi = 17925, 17949
 
-const limitsWorkflows = `
-backends:
-  tb: {command: "${TB}", args: [-record, "${REC}"]}
-compositeTools:
-  - name: say
-    description: Echo
-    parameters:
-      text: {type: string, required: true}
-    steps:
-      - {id: say, tool: tb.echo, arguments: {text: "{{.params.text}}"}}
-  - name: long_nap
-    description: Sleep until cancelled
-    parameters:
-      label: {type: string, required: true}
-    steps:
-      - {id: nap, tool: tb.sleep, arguments: {ms: 60000, label: "{{.params.label}}"}}
-`
+const limitsWorkflows = recordedBackend + "compositeTools:" + sayWorkflow + longNapWorkflow
 
 // refusedText is the text of a refused tools/call result (Tasks extension
 // flavour), or "" when the call was not refused.
@@ -58,7 +41,6 @@ func refusedText(res map[string]any) string {
 }
 
 func TestRunLimitsRefuse(t *testing.T) {
-	rec := filepath.Join(t.TempDir(), "record.txt")
 	cfg := limitsWorkflows + `
 server:
   limits: {runs: 3, perOwner: {runs: 2}}
@@ -67,7 +49,7 @@ server:
       - {token: token-a, name: alice, scopes: [run]}
       - {token: token-b, name: bob, scopes: [run]}
 `
-	mcpURL, _ := httpVMCPOn(t, writeConfig(t, cfg, rec), limitsPortLo, limitsPortHi)
+	mcpURL, rec, _ := recordedHTTPVMCP(t, cfg, limitsPortLo, limitsPortHi)
 	extA := &testenv.ExtTasks{URL: mcpURL, Headers: map[string]string{"Authorization": "Bearer token-a"}}
 	extB := &testenv.ExtTasks{URL: mcpURL, Headers: map[string]string{"Authorization": "Bearer token-b"}}
 	first := extA.StartTask(t, "long_nap", map[string]any{"label": "a1"})
@@ -98,7 +80,6 @@ server:
 }
 
 func TestRunLimitsWait(t *testing.T) {
-	rec := filepath.Join(t.TempDir(), "record.txt")
 	cfg := limitsWorkflows + `
 server:
   limits: {perOwner: {runs: 1}, onLimit: wait}
@@ -107,7 +88,7 @@ server:
   auth:
     tokens: [{token: token-a, name: alice, scopes: [run]}]
 `
-	mcpURL, stderr := httpVMCPOn(t, writeConfig(t, cfg, rec), limitsPortLo, limitsPortHi)
+	mcpURL, rec, stderr := recordedHTTPVMCP(t, cfg, limitsPortLo, limitsPortHi)
 	base := strings.TrimSuffix(mcpURL, "/mcp")
 	auth := map[string]string{"Authorization": "Bearer token-a"}
 	ext := &testenv.ExtTasks{URL: mcpURL, Headers: auth}

@@ -30,9 +30,7 @@ import (
 // The tasks tests' own port range.
 const tasksPortLo, tasksPortHi = 17300, 17349
 
-const tasksConfig = `
-backends:
-  tb: {command: "${TB}", args: [-record, "${REC}"]}
+const tasksConfig = recordedBackend + `
 state: {retention: 2h}
 compositeTools:
   - name: two_steps
@@ -41,21 +39,7 @@ compositeTools:
       text: {type: string, required: true}
     steps:
       - {id: nap, tool: tb.sleep, arguments: {ms: 100, label: "nap-{{.params.text}}"}}
-      - {id: say, tool: tb.echo, dependsOn: [nap], arguments: {text: "{{.params.text}}"}}
-  - name: long_nap
-    description: Sleep until cancelled
-    parameters:
-      label: {type: string, required: true}
-    steps:
-      - {id: nap, tool: tb.sleep, arguments: {ms: 60000, label: "{{.params.label}}"}}
-  - name: ask_name
-    description: Ask for a name, then greet
-    steps:
-      - id: ask
-        type: elicitation
-        message: What is your name?
-        schema: {type: object, properties: {name: {type: string}}, required: [name]}
-      - {id: greet, tool: tb.echo, dependsOn: [ask], arguments: {text: "hello {{.steps.ask.output.content.name}}"}}
+      - {id: say, tool: tb.echo, dependsOn: [nap], arguments: {text: "{{.params.text}}"}}` + longNapWorkflow + askNameWorkflow + `
   - name: broken
     description: The second step fails
     steps:
@@ -67,8 +51,7 @@ compositeTools:
 // record file.
 func tasksVMCP(t *testing.T, cfg string) (string, string) {
 	t.Helper()
-	rec := filepath.Join(t.TempDir(), "record.txt")
-	url, _ := httpVMCPOn(t, writeConfig(t, cfg, rec), tasksPortLo, tasksPortHi)
+	url, rec, _ := recordedHTTPVMCP(t, cfg, tasksPortLo, tasksPortHi)
 	return url, rec
 }
 

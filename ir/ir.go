@@ -119,7 +119,9 @@ type Var struct {
 	Value *Value `json:"value"`
 }
 
-// Annotations are the MCP tool annotations advertised for the workflow.
+// Annotations are the MCP tool annotations advertised for the workflow;
+// the tool catalog (package catalog) records a backend tool's in the same
+// type, without Derived.
 type Annotations struct {
 	Title           string `json:"title,omitempty"`
 	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`

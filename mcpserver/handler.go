@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpgo "github.com/mark3labs/mcp-go/server"
 
@@ -76,7 +75,7 @@ func (s *Server) RunWorkflow(ctx context.Context, req mcp.CallToolRequest, wf *i
 		return nil, startError(wf, err)
 	}
 	defer release()
-	runID := uuid.NewString()
+	runID := runtime.NewRunID()
 	log := s.log.With("workflow", wf.Name, "run_id", runID)
 	opts := runtime.RunOptions{
 		RunID:    runID,

@@ -182,7 +182,7 @@ func (s *Server) roundTrip(ctx context.Context, req mcp.CallToolRequest, label s
 // round trip's context (it outlives it) but cancellable through run.cancel.
 // release gives back the run's slot (runlimits.go) once the run returns.
 func (s *Server) startPending(ctx context.Context, wf *ir.Workflow, req mcp.CallToolRequest, args map[string]any, release func()) *pendingRun {
-	id := uuid.NewString()
+	id := runtime.NewRunID()
 	return s.startWork(ctx, req, func(runCtx context.Context, run *pendingRun) *mcp.CallToolResult {
 		defer release()
 		r, err := s.opts.Runner.Run(runCtx, wf.Name, args, runtime.RunOptions{

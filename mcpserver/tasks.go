@@ -171,7 +171,7 @@ func ownerTag(owner string, prefix []byte) []byte {
 
 // newTaskID returns a fresh task (and run) id owned by owner.
 func newTaskID(owner string) string {
-	u := uuid.New()
+	u := uuid.MustParse(runtime.NewRunID())
 	copy(u[10:], ownerTag(owner, u[:10]))
 	return u.String()
 }

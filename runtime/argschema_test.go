@@ -20,7 +20,7 @@ var jiraSchemas = schemaMap{"jira.create": M{
 
 // listOf is a fake tool answering {"v": v}.
 func listOf(v any) *fakeTool {
-	return &fakeTool{result: func(map[string]any) any { return map[string]any{"v": v} }}
+	return &fakeTool{Result: func(map[string]any) any { return map[string]any{"v": v} }}
 }
 
 // TestToolArgumentsCheckedAgainstInputSchema: a computed argument of the
@@ -30,7 +30,7 @@ func listOf(v any) *fakeTool {
 func TestToolArgumentsCheckedAgainstInputSchema(t *testing.T) {
 	noCreate := func(t *testing.T, run *Run, fb *fakeBackend) {
 		t.Helper()
-		if calls := fb.callsTo("create"); len(calls) != 0 {
+		if calls := fb.CallsTo("create"); len(calls) != 0 {
 			t.Errorf("backend got %d calls of jira.create; want none", len(calls))
 		}
 		if msg := run.Error.Error(); strings.Contains(msg, "secret-web") {
@@ -84,7 +84,7 @@ func TestToolArgumentsCheckedAgainstInputSchema(t *testing.T) {
 			status:  RunFailed,
 			errHas:  []string{`iteration 1 (name "batch-2")`, `argument "items[0].name" is required (input schema of tool jira.create)`},
 			check: func(t *testing.T, run *Run, fb *fakeBackend) {
-				for _, call := range fb.callsTo("create") {
+				for _, call := range fb.CallsTo("create") {
 					if items := call.Arguments["items"].([]any); len(items) == 1 && items[0].(map[string]any)["id"] != nil {
 						t.Errorf("backend was called with iteration 1's arguments")
 					}

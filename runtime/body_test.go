@@ -68,14 +68,14 @@ compositeTools:
 
 func multiStepFake() *fakeBackend {
 	return newFake(map[string]*fakeTool{
-		"k8s.namespaces": {result: func(map[string]any) any { return map[string]any{"items": []any{"a", "empty", "b"}} }},
-		"k8s.pods": {result: func(args map[string]any) any {
+		"k8s.namespaces": {Result: func(map[string]any) any { return map[string]any{"items": []any{"a", "empty", "b"}} }},
+		"k8s.pods": {Result: func(args map[string]any) any {
 			if args["namespace"] == "empty" {
 				return map[string]any{"items": []any{}}
 			}
 			return map[string]any{"items": []any{args["namespace"].(string) + "-1", args["namespace"].(string) + "-2"}}
 		}},
-		"graph.merge": {result: func(args map[string]any) any {
+		"graph.merge": {Result: func(args map[string]any) any {
 			return map[string]any{"merged": float64(len(args["items"].([]any))), "namespace": args["namespace"], "at": args["at"], "total": args["total"]}
 		}},
 	})
@@ -113,7 +113,7 @@ func TestBodyMultiStep(t *testing.T) {
 	if got := rec["pods"].(map[string]any)["status"]; got != "completed" {
 		t.Errorf("pods in the empty namespace = %v; want completed", got)
 	}
-	if n := len(fb.callsTo("write_pods")); n != 2 {
+	if n := len(fb.CallsTo("write_pods")); n != 2 {
 		t.Errorf("write_pods called %d times; want 2 (one namespace is empty)", n)
 	}
 	out := run.Steps[1].Output.(map[string]any)
@@ -155,7 +155,7 @@ compositeTools:
 // collection reads this iteration's run of a body step.
 func TestBodyNestedThreeDeep(t *testing.T) {
 	fb := newFake(map[string]*fakeTool{
-		"svc.prep": {result: func(args map[string]any) any {
+		"svc.prep": {Result: func(args map[string]any) any {
 			return map[string]any{"zs": []any{args["y"].(string) + "1", args["y"].(string) + "2"}}
 		}},
 	})
@@ -165,7 +165,7 @@ func TestBodyNestedThreeDeep(t *testing.T) {
 		t.Fatalf("Run = %v, %v (%v); want completed", run.Status, err, run.Error)
 	}
 	var paths []string
-	for _, c := range fb.callsTo("inner") {
+	for _, c := range fb.CallsTo("inner") {
 		paths = append(paths, c.Arguments["path"].(string))
 	}
 	sort.Strings(paths)
@@ -232,16 +232,16 @@ compositeTools:
 
 func continueFake() *fakeBackend {
 	return newFake(map[string]*fakeTool{
-		"svc.get": {result: func(args map[string]any) any {
+		"svc.get": {Result: func(args map[string]any) any {
 			return map[string]any{"v": args["n"]}
 		}},
-		"svc.put": {result: func(args map[string]any) any {
+		"svc.put": {Result: func(args map[string]any) any {
 			if fmt.Sprint(args["v"]) == "2" {
 				return nil
 			}
 			return map[string]any{"stored": args["v"]}
 		}},
-		"svc.flaky": {fail: true},
+		"svc.flaky": {Fail: true},
 	})
 }
 
@@ -252,8 +252,8 @@ func continueFake() *fakeBackend {
 // failed iteration fails the loop, naming the iteration and the step.
 func TestBodyOnErrorContinue(t *testing.T) {
 	fb := continueFake()
-	fb.tools["svc.put"] = &fakeTool{result: func(args map[string]any) any { return map[string]any{"stored": args["v"]} }}
-	fb.tools["svc.bad"] = &fakeTool{fail: true}
+	fb.Tools["svc.put"] = &fakeTool{Result: func(args map[string]any) any { return map[string]any{"stored": args["v"]} }}
+	fb.Tools["svc.bad"] = &fakeTool{Fail: true}
 	src := strings.Replace(continueBody, "tool: svc.put\n            dependsOn: [get]\n            arguments: {v: \"{{.steps.get.output.v}}\"}\n          - id: tolerant", "tool: svc.put\n            dependsOn: [get]\n            condition: \"{{ne .forEach.index 1}}\"\n            arguments: {v: \"{{.steps.get.output.v}}\"}\n          - id: boom\n            tool: svc.bad\n            condition: \"{{eq .forEach.index 1}}\"\n          - id: tolerant", 1)
 	e := bodyEngine(t, src, fb)
 	run, err := e.Run(context.Background(), "soft", nil, RunOptions{})
@@ -281,7 +281,7 @@ func TestBodyOnErrorContinue(t *testing.T) {
 	}
 
 	fb = continueFake()
-	fb.tools["svc.put"] = &fakeTool{fail: true}
+	fb.Tools["svc.put"] = &fakeTool{Fail: true}
 	e = bodyEngine(t, continueBody, fb)
 	run, err = e.Run(context.Background(), "hard", nil, RunOptions{})
 	if err != nil || run.Status != RunFailed {
@@ -290,7 +290,7 @@ func TestBodyOnErrorContinue(t *testing.T) {
 	if msg := run.Error.Error(); !strings.Contains(msg, `iteration 0 (1): step "put"`) {
 		t.Errorf("run error = %q; want it to name iteration 0 and step put", msg)
 	}
-	if n := len(fb.callsTo("get")); n != 1 {
+	if n := len(fb.CallsTo("get")); n != 1 {
 		t.Errorf("get called %d times; want 1 (the first failure stops the rest)", n)
 	}
 }
@@ -401,9 +401,9 @@ func TestBodyCancelReachesEveryIteration(t *testing.T) {
 	} {
 		how := tc.how
 		t.Run(how, func(t *testing.T) {
-			fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}, "svc.fail_late": {latency: 300 * time.Millisecond, fail: true}})
+			fb := newFake(map[string]*fakeTool{"svc.hang": {Hang: true}, "svc.fail_late": {Latency: 300 * time.Millisecond, Fail: true}})
 			const calls = 2*2*2 + 2*2 // inner iterations, and side per middle iteration
-			fb.started = make(chan string, calls+1)
+			fb.Started = make(chan string, calls+1)
 			e := bodyEngine(t, tc.src, fb)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -413,7 +413,7 @@ func TestBodyCancelReachesEveryIteration(t *testing.T) {
 				done <- run
 			}()
 			for n := 0; n < calls; {
-				if <-fb.started == "svc.hang" {
+				if <-fb.Started == "svc.hang" {
 					n++
 				}
 			}
@@ -429,7 +429,7 @@ func TestBodyCancelReachesEveryIteration(t *testing.T) {
 			if run.Status != tc.want {
 				t.Errorf("status = %s; want %s", run.Status, tc.want)
 			}
-			if got := fb.sawCancel.Load(); got != calls {
+			if got := fb.SawCancel.Load(); got != calls {
 				t.Errorf("backend calls that saw their context cancelled = %d; want %d", got, calls)
 			}
 		})
@@ -471,21 +471,21 @@ compositeTools:
 // TestBodyInFinally: a finally loop's body runs once per item after the
 // run failed, reading .workflow.status and a failed step's defaults.
 func TestBodyInFinally(t *testing.T) {
-	fb := newFake(map[string]*fakeTool{"svc.fail": {fail: true}})
+	fb := newFake(map[string]*fakeTool{"svc.fail": {Fail: true}})
 	e := bodyEngine(t, finallyBody, fb)
 	run, err := e.Run(context.Background(), "fin", nil, RunOptions{})
 	if err != nil || run.Status != RunFailed {
 		t.Fatalf("Run = %v, %v; want failed", run.Status, err)
 	}
 	var got []string
-	for _, c := range fb.callsTo("undo") {
+	for _, c := range fb.CallsTo("undo") {
 		got = append(got, fmt.Sprint(c.Arguments["what"], " ", c.Arguments["status"], " ", c.Arguments["n"]))
 	}
 	sort.Strings(got)
 	if diff := cmp.Diff([]string{"a failed 0", "b failed 0"}, got); diff != "" {
 		t.Errorf("undo calls (-want +got):\n%s", diff)
 	}
-	if n := len(fb.callsTo("note")); n != 2 {
+	if n := len(fb.CallsTo("note")); n != 2 {
 		t.Errorf("note ran %d times; want 2", n)
 	}
 }

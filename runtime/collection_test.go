@@ -37,8 +37,8 @@ func TestLiteralCollection(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("iteration kinds, in order (-want +got):\n%s", diff)
 			}
-			if len(fb.callsTo("per_kind")) != 4 {
-				t.Errorf("%d calls; want 4", len(fb.callsTo("per_kind")))
+			if len(fb.CallsTo("per_kind")) != 4 {
+				t.Errorf("%d calls; want 4", len(fb.CallsTo("per_kind")))
 			}
 		},
 	}.run(t)

@@ -111,7 +111,7 @@ func TestInputValidation(t *testing.T) {
 					t.Errorf("InputError %q echoes the value %q", err, s)
 				}
 			}
-			if n := len(fb.calls); n != 0 {
+			if n := len(fb.Calls()); n != 0 {
 				t.Errorf("backend calls = %d; want none before validation passes", n)
 			}
 		})
@@ -176,12 +176,12 @@ func TestMaxParallel(t *testing.T) {
 	}
 	wf := build("par", steps...)
 	wf.MaxParallel = 4
-	fb := newFake(map[string]*fakeTool{"svc.slow": {latency: 5 * time.Millisecond}})
+	fb := newFake(map[string]*fakeTool{"svc.slow": {Latency: 5 * time.Millisecond}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	if _, err := e.Run(context.Background(), "par", nil, RunOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := fb.maxFlight.Load(); got != 4 {
+	if got := fb.MaxFlight.Load(); got != 4 {
 		t.Errorf("most concurrent calls = %d; want maxParallel 4", got)
 	}
 }
@@ -246,16 +246,16 @@ func TestCancelStopsBackendCalls(t *testing.T) {
 		tool("h2", "svc.hang", nil),
 		tool("after", "svc.x", nil, "h1", "h2"),
 	)
-	fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
-	fb.started = make(chan string, 4)
+	fb := newFake(map[string]*fakeTool{"svc.hang": {Hang: true}})
+	fb.Started = make(chan string, 4)
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	done := make(chan *Run)
 	go func() {
 		run, _ := e.Run(context.Background(), "cancel", nil, RunOptions{RunID: "run-1"})
 		done <- run
 	}()
-	<-fb.started
-	<-fb.started
+	<-fb.Started
+	<-fb.Started
 	st, err := e.Status(context.Background(), "run-1")
 	if err != nil || st.Status != RunRunning || stepStatuses(st)["h1"] != StepRunning {
 		t.Fatalf("Status while running = %+v, %v; want running with h1 running", st, err)
@@ -267,10 +267,10 @@ func TestCancelStopsBackendCalls(t *testing.T) {
 	if run.Status != RunCancelled {
 		t.Errorf("status = %s; want cancelled", run.Status)
 	}
-	if got := fb.sawCancel.Load(); got != 2 {
+	if got := fb.SawCancel.Load(); got != 2 {
 		t.Errorf("backend calls that saw their context cancelled = %d; want 2", got)
 	}
-	if n := len(fb.callsTo("after")); n != 0 {
+	if n := len(fb.CallsTo("after")); n != 0 {
 		t.Errorf("step after ran %d times after cancel; want 0", n)
 	}
 	if err := e.Cancel(context.Background(), "run-1"); err != nil {
@@ -290,14 +290,14 @@ func TestCancelStopsBackendCalls(t *testing.T) {
 
 func TestParentContextCancel(t *testing.T) {
 	wf := build("parent", tool("h", "svc.hang", nil))
-	fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
-	fb.started = make(chan string, 1)
+	fb := newFake(map[string]*fakeTool{"svc.hang": {Hang: true}})
+	fb.Started = make(chan string, 1)
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { <-fb.started; cancel() }()
+	go func() { <-fb.Started; cancel() }()
 	run, err := e.Run(ctx, "parent", nil, RunOptions{})
-	if err != nil || run.Status != RunCancelled || fb.sawCancel.Load() != 1 {
-		t.Errorf("Run with cancelled context = %v (%v), sawCancel %d; want cancelled, 1", run.Status, err, fb.sawCancel.Load())
+	if err != nil || run.Status != RunCancelled || fb.SawCancel.Load() != 1 {
+		t.Errorf("Run with cancelled context = %v (%v), sawCancel %d; want cancelled, 1", run.Status, err, fb.SawCancel.Load())
 	}
 }
 
@@ -309,7 +309,7 @@ func TestTimeouts(t *testing.T) {
 		wf := build("rto", tool("f", "svc.down", nil).With(timeout(60*time.Millisecond)).With(func(s *ir.Step) {
 			s.OnError = ir.OnError{Action: ir.ActionRetry, MaxRetries: 10, RetryDelay: ir.Duration(25 * time.Millisecond)}
 		}))
-		fb := newFake(map[string]*fakeTool{"svc.down": {fail: true}})
+		fb := newFake(map[string]*fakeTool{"svc.down": {Fail: true}})
 		e := mustEngine(t, plan(wf), Options{Backend: fb})
 		start := time.Now()
 		run, _ := e.Run(context.Background(), "rto", nil, RunOptions{})
@@ -346,7 +346,7 @@ func TestRaceFailuresWhileSiblingsRead(t *testing.T) {
 	steps = append(steps, tool("sum", "svc.echo", M{"a": "{{.steps.f0.output.v}}", "b": "{{.steps.r1.output.args.v}}", "st": "{{.steps.f2.status}}"}, append([]string{"f0", "f2"}, readers...)...))
 	wf := build("race", steps...)
 	wf.MaxParallel = 8
-	fb := newFake(map[string]*fakeTool{"svc.data": {result: structured(M{"v": "x"})}, "svc.bad": {fail: true}})
+	fb := newFake(map[string]*fakeTool{"svc.data": {Result: structured(M{"v": "x"})}, "svc.bad": {Fail: true}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	var wg sync.WaitGroup
 	for r := 0; r < 4; r++ {
@@ -377,7 +377,7 @@ func TestEvents(t *testing.T) {
 		tool("a", "svc.flaky", nil).With(onError(ir.ActionRetry, 2)),
 		tool("b", "svc.x", nil, "a").With(when("{{false}}")),
 	)
-	fb := newFake(map[string]*fakeTool{"svc.flaky": {failFirst: 1}})
+	fb := newFake(map[string]*fakeTool{"svc.flaky": {FailFirst: 1}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	var log eventLog
 	run, err := e.Run(context.Background(), "ev", nil, RunOptions{OnEvent: log.add})
@@ -567,7 +567,7 @@ func TestRetryEventsFromParallelSteps(t *testing.T) {
 		tool("flaky", "svc.flaky", nil).With(onError(ir.ActionRetry, 3)),
 		tool("other", "svc.slow", nil),
 	)
-	fb := newFake(map[string]*fakeTool{"svc.flaky": {failFirst: 2}, "svc.slow": {latency: 20 * time.Millisecond}})
+	fb := newFake(map[string]*fakeTool{"svc.flaky": {FailFirst: 2}, "svc.slow": {Latency: 20 * time.Millisecond}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	var log eventLog
 	run, err := e.Run(context.Background(), "pretry", nil, RunOptions{OnEvent: log.add})
@@ -602,7 +602,7 @@ func TestSharedStepDeadlinesNeverShorten(t *testing.T) {
 		tool("late", "svc.hang", nil, "gate").With(timeout(to)),
 	)
 	wf.FailureMode = ir.FailureContinue
-	fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}, "svc.gate": {latency: 15 * time.Millisecond}})
+	fb := newFake(map[string]*fakeTool{"svc.hang": {Hang: true}, "svc.gate": {Latency: 15 * time.Millisecond}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	run, err := e.Run(context.Background(), "deadlines", nil, RunOptions{})
 	if err != nil {

@@ -10,8 +10,6 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
@@ -36,7 +34,7 @@ type Options struct {
 
 // RunOptions configure one run.
 type RunOptions struct {
-	// RunID is used when set (it must be unique); otherwise a UUID is made.
+	// RunID is used when set (it must be unique); otherwise NewRunID makes one.
 	RunID string
 	// Elicitor answers elicitation steps; nil makes them fail clearly (or
 	// take their onCancel action).
@@ -253,10 +251,7 @@ func (e *Engine) run(ctx context.Context, wp *workflowPlan, params map[string]an
 	if e.backend == nil && needsBackend(wp) {
 		return nil, fmt.Errorf("workflow %q calls backend tools but the engine has no backend", workflow)
 	}
-	id := opts.RunID
-	if id == "" {
-		id = uuid.NewString()
-	}
+	id := opts.EnsureRunID()
 	r := newRunState(ctx, e, wp, id, params, opts)
 	return e.drive(ctx, r, false, nil)
 }

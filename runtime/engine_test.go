@@ -96,13 +96,13 @@ func TestForEachParallelCap(t *testing.T) {
 		tool("list", "svc.list", nil),
 		forEach("each", "{{.steps.list.output.items}}", "n", tool("", "svc.slow", M{"n": "{{.forEach.n}}"}), "list").With(func(s *ir.Step) { s.ForEach.MaxParallel = 3 }),
 	)
-	fb := newFake(map[string]*fakeTool{"svc.list": {result: structured(M{"items": items})}, "svc.slow": {latency: 5 * time.Millisecond}})
+	fb := newFake(map[string]*fakeTool{"svc.list": {Result: structured(M{"items": items})}, "svc.slow": {Latency: 5 * time.Millisecond}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	run, err := e.Run(context.Background(), "cap", nil, RunOptions{})
 	if err != nil || run.Status != RunCompleted {
 		t.Fatalf("Run = %v, %v; want completed", run, err)
 	}
-	if got := fb.maxFlight.Load(); got != 3 {
+	if got := fb.MaxFlight.Load(); got != 3 {
 		t.Errorf("most concurrent iterations = %d; want exactly maxParallel 3", got)
 	}
 }
@@ -111,7 +111,7 @@ func TestForEachParallelCap(t *testing.T) {
 func calledOnce(id string) func(*testing.T, *Run, *fakeBackend) {
 	return func(t *testing.T, _ *Run, fb *fakeBackend) {
 		t.Helper()
-		if n := len(fb.callsTo(id)); n != 1 {
+		if n := len(fb.CallsTo(id)); n != 1 {
 			t.Errorf("step %q called its tool %d times; want 1 (maxRetries has no effect without action retry)", id, n)
 		}
 	}

@@ -32,7 +32,7 @@ func withFinally(wf *ir.Workflow, steps ...step) *ir.Workflow {
 // finallyArgs returns the arguments of the one call made for step id.
 func finallyArgs(t *testing.T, fb *fakeBackend, id string) map[string]any {
 	t.Helper()
-	calls := fb.callsTo(id)
+	calls := fb.CallsTo(id)
 	if len(calls) != 1 {
 		t.Fatalf("finally step %q was called %d times; want once", id, len(calls))
 	}
@@ -64,7 +64,7 @@ func TestFinallyAfterSuccess(t *testing.T) {
 		tool("lock", "locks.acquire", nil).With(defaults(M{"token": "none"})),
 		tool("work", "jobs.run", M{"token": "{{.steps.lock.output.token}}"}, "lock"),
 	), tool("release", "locks.release", cleanupArgs))
-	fb := newFake(map[string]*fakeTool{"locks.acquire": {result: func(map[string]any) any { return M{"token": "t-1"} }}})
+	fb := newFake(map[string]*fakeTool{"locks.acquire": {Result: func(map[string]any) any { return M{"token": "t-1"} }}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	run, err := e.Run(context.Background(), "ok", nil, RunOptions{})
 	if err != nil || run.Status != RunCompleted {
@@ -95,7 +95,7 @@ func TestFinallyAfterFailure(t *testing.T) {
 		tool("lock", "locks.acquire", nil).With(defaults(M{"token": "none"})),
 		tool("work", "jobs.run", nil, "lock"),
 	), tool("release", "locks.release", cleanupArgs))
-	fb := newFake(map[string]*fakeTool{"locks.acquire": {fail: true}})
+	fb := newFake(map[string]*fakeTool{"locks.acquire": {Fail: true}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	run, _ := e.Run(context.Background(), "fails", nil, RunOptions{})
 	if run.Status != RunFailed || run.Error == nil || run.Error.Step != "lock" {
@@ -121,10 +121,10 @@ func hangingRun() (*ir.Workflow, *fakeBackend) {
 		tool("after", "jobs.run", nil, "work"),
 	), tool("release", "locks.release", cleanupArgs).With(timeout(5*time.Second)))
 	fb := newFake(map[string]*fakeTool{
-		"locks.acquire": {result: func(map[string]any) any { return M{"token": "t-1"} }},
-		"jobs.hang":     {hang: true},
+		"locks.acquire": {Result: func(map[string]any) any { return M{"token": "t-1"} }},
+		"jobs.hang":     {Hang: true},
 	})
-	fb.started = make(chan string, 8)
+	fb.Started = make(chan string, 8)
 	return wf, fb
 }
 
@@ -133,7 +133,7 @@ func waitStarted(t *testing.T, fb *fakeBackend, name string) {
 	timer := time.After(5 * time.Second)
 	for {
 		select {
-		case got := <-fb.started:
+		case got := <-fb.Started:
 			if got == name {
 				return
 			}
@@ -166,7 +166,7 @@ func TestFinallyAfterCancel(t *testing.T) {
 	if st := stepRecord(t, run, "release"); st.Status != StepCompleted {
 		t.Errorf("release = %+v; want completed: its call must not see the cancel", st)
 	}
-	if n := len(fb.callsTo("after")); n != 0 {
+	if n := len(fb.CallsTo("after")); n != 0 {
 		t.Errorf("after ran %d times; want 0", n)
 	}
 }
@@ -193,7 +193,7 @@ func TestFinallyAfterWorkflowTimeout(t *testing.T) {
 	wf.Timeout = ir.Duration(50 * time.Millisecond)
 	// The finally step is slower than the whole workflow timeout: its own
 	// timeout bounds it, not the workflow's, which has passed.
-	fb.tools["locks.release"] = &fakeTool{latency: 100 * time.Millisecond}
+	fb.Tools["locks.release"] = &fakeTool{Latency: 100 * time.Millisecond}
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	run, _ := e.Run(context.Background(), "hangs", nil, RunOptions{})
 	if run.Status != RunTimedOut {
@@ -213,7 +213,7 @@ func TestFinallyFailureKeepsStatus(t *testing.T) {
 		tool("notify", "chat.post", M{"flush": "{{.steps.flush.status}}", "flushed": "{{.steps.flush.output.flushed}}"}, "flush"),
 		tool("stuck", "cache.hang", nil).With(timeout(30*time.Millisecond)),
 	)
-	fb := newFake(map[string]*fakeTool{"cache.flush": {isError: true}, "cache.hang": {hang: true}})
+	fb := newFake(map[string]*fakeTool{"cache.flush": {IsError: true}, "cache.hang": {Hang: true}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	run, _ := e.Run(context.Background(), "keeps", nil, RunOptions{})
 	if run.Status != RunCompleted || run.Error != nil {
@@ -237,8 +237,8 @@ func TestFinallyFailureKeepsStatus(t *testing.T) {
 func TestFinallyIgnoresCancelWhileRunning(t *testing.T) {
 	wf := withFinally(build("late", tool("work", "jobs.run", nil)),
 		tool("release", "locks.release", nil))
-	fb := newFake(map[string]*fakeTool{"locks.release": {latency: 50 * time.Millisecond}})
-	fb.started = make(chan string, 4)
+	fb := newFake(map[string]*fakeTool{"locks.release": {Latency: 50 * time.Millisecond}})
+	fb.Started = make(chan string, 4)
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	done := make(chan *Run)
 	go func() {
@@ -284,7 +284,7 @@ func TestWorkflowStatusWhileRunning(t *testing.T) {
 func TestFinallyIndexReadsOfMissingOutput(t *testing.T) {
 	wf := withFinally(build("idx", tool("work", "jobs.fail", nil), tool("later", "jobs.run", nil, "work")),
 		tool("after", "jobs.run", M{"id": `{{index .steps.work.output "id"}}`, "later": `{{index .steps.later.output "id"}}`, "fixed": "x"}))
-	fb := newFake(map[string]*fakeTool{"jobs.fail": {fail: true}})
+	fb := newFake(map[string]*fakeTool{"jobs.fail": {Fail: true}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	run, _ := e.Run(context.Background(), "idx", nil, RunOptions{})
 	if st := stepRecord(t, run, "after"); run.Status != RunFailed || st.Status != StepCompleted {
@@ -307,7 +307,7 @@ func TestFinallyCancelRace(t *testing.T) {
 		tool("a", "svc.quick", nil),
 		tool("b", "svc.quick", nil, "a"),
 	), tool("cleanup", "svc.quick", M{"outcome": "{{.workflow.status}}"}))
-	fb := newFake(map[string]*fakeTool{"svc.quick": {latency: 200 * time.Microsecond}})
+	fb := newFake(map[string]*fakeTool{"svc.quick": {Latency: 200 * time.Microsecond}})
 	e := mustEngine(t, plan(wf), Options{Backend: fb})
 	const runs = 200
 	for i := range runs {
@@ -330,13 +330,9 @@ func TestFinallyCancelRace(t *testing.T) {
 		}
 	}
 	var outcomes []string
-	fb.mu.Lock()
-	for _, c := range fb.calls {
-		if c.StepID == "cleanup" {
-			outcomes = append(outcomes, c.Arguments["outcome"].(string))
-		}
+	for _, c := range fb.CallsTo("cleanup") {
+		outcomes = append(outcomes, c.Arguments["outcome"].(string))
 	}
-	fb.mu.Unlock()
 	if len(outcomes) != runs {
 		t.Errorf("cleanup ran %d times in %d runs; want once per run", len(outcomes), runs)
 	}

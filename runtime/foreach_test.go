@@ -13,8 +13,8 @@ import (
 // is the inner step's defaultResults, and the loop counts it as skipped.
 func TestForEachInnerCondition(t *testing.T) {
 	items := A{M{"name": "a", "scan": true}, M{"name": "b", "scan": false}, M{"name": "c", "scan": true}, M{"name": "d", "scan": "FALSE"}}
-	lister := &fakeTool{result: func(map[string]any) any { return M{"items": items} }}
-	scan := &fakeTool{result: func(args map[string]any) any { return M{"scanned": args["name"]} }}
+	lister := &fakeTool{Result: func(map[string]any) any { return M{"items": items} }}
+	scan := &fakeTool{Result: func(args map[string]any) any { return M{"scanned": args["name"]} }}
 	iter := func(i int64, status string, out any) M {
 		return M{"index": i, "item": items[i], "status": status, "output": out, "error": ""}
 	}
@@ -48,7 +48,7 @@ func TestForEachInnerCondition(t *testing.T) {
 		}},
 		check: func(t *testing.T, run *Run, fb *fakeBackend) {
 			var names []string
-			for _, c := range fb.callsTo("scan") {
+			for _, c := range fb.CallsTo("scan") {
 				names = append(names, c.Arguments["name"].(string))
 			}
 			if len(names) != 2 || strings.Contains(strings.Join(names, ","), "b") || strings.Contains(strings.Join(names, ","), "d") {
@@ -95,8 +95,8 @@ func TestForEachInnerCondition(t *testing.T) {
 		status: RunCompleted,
 		check: func(t *testing.T, run *Run, fb *fakeBackend) {
 			out := run.Output.(M)
-			if out["failed"] != int64(4) || out["skipped"] != int64(0) || len(fb.callsTo("scan")) != 0 {
-				t.Errorf("counts = failed %v skipped %v, %d calls; want 4, 0 and no calls", out["failed"], out["skipped"], len(fb.callsTo("scan")))
+			if out["failed"] != int64(4) || out["skipped"] != int64(0) || len(fb.CallsTo("scan")) != 0 {
+				t.Errorf("counts = failed %v skipped %v, %d calls; want 4, 0 and no calls", out["failed"], out["skipped"], len(fb.CallsTo("scan")))
 			}
 		},
 	}.run(t)
@@ -115,7 +115,7 @@ func TestForEachSkippedCountsUnstarted(t *testing.T) {
 	)
 	runCase{
 		wf:     wf,
-		tools:  map[string]*fakeTool{"svc.list": {result: func(map[string]any) any { return M{"items": items} }}, "svc.bad": {isError: true}},
+		tools:  map[string]*fakeTool{"svc.list": {Result: func(map[string]any) any { return M{"items": items} }}, "svc.bad": {IsError: true}},
 		status: RunFailed,
 		check: func(t *testing.T, run *Run, fb *fakeBackend) {
 			out, _ := run.Steps[1].Output.(M)

@@ -116,7 +116,7 @@ func TestIterationErrorsNameTheItem(t *testing.T) {
 		`iteration 3 ({"a":1,"b":["x"]}): `,
 		`iteration 4 ("plain"): `,
 	}
-	fb := newFake(map[string]*fakeTool{"svc.down": {fail: true}})
+	fb := newFake(map[string]*fakeTool{"svc.down": {Fail: true}})
 	e := bodyEngine(t, labelledLoops, fb)
 	for _, wf := range []string{"calls", "conditions", "bodies"} {
 		run, err := e.Run(context.Background(), wf, map[string]any{"items": items}, RunOptions{})

@@ -14,7 +14,7 @@ import (
 )
 
 func TestLimitCallsCapsCallsAcrossRuns(t *testing.T) {
-	fake := newFake(map[string]*fakeTool{"svc.x": {latency: 10 * time.Millisecond}})
+	fake := newFake(map[string]*fakeTool{"svc.x": {Latency: 10 * time.Millisecond}})
 	var steps []step
 	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
 		steps = append(steps, tool(id, "svc.x", nil))
@@ -32,13 +32,13 @@ func TestLimitCallsCapsCallsAcrossRuns(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := fake.maxFlight.Load(); got != 2 {
+	if got := fake.MaxFlight.Load(); got != 2 {
 		t.Errorf("most backend calls in flight = %d; want 2 (the limit), with 18 calls from 3 runs", got)
 	}
 }
 
 func TestLimitCallsWaitEndsWithTheContext(t *testing.T) {
-	fake := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
+	fake := newFake(map[string]*fakeTool{"svc.hang": {Hang: true}})
 	b := LimitCalls(fake, CallLimits{Total: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -46,7 +46,7 @@ func TestLimitCallsWaitEndsWithTheContext(t *testing.T) {
 		_, err := b.CallTool(ctx, ToolCall{Backend: "svc", Tool: "hang", Arguments: map[string]any{}})
 		done <- err
 	}()
-	for fake.inFlight.Load() == 0 {
+	for fake.InFlight.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
@@ -111,8 +111,8 @@ func TestInputLimits(t *testing.T) {
 func TestArgumentLimits(t *testing.T) {
 	big := strings.Repeat("s3cret", 1<<20) // 6 MB
 	tools := map[string]*fakeTool{
-		"svc.deep": {result: func(map[string]any) any { return M{"tree": nested(150)} }},
-		"svc.big":  {result: func(map[string]any) any { return M{"big": big, "bigger": big + strings.Repeat("s3cret", 100)} }},
+		"svc.deep": {Result: func(map[string]any) any { return M{"tree": nested(150)} }},
+		"svc.big":  {Result: func(map[string]any) any { return M{"big": big, "bigger": big + strings.Repeat("s3cret", 100)} }},
 	}
 	wholeArgs := tool("b", "svc.x", nil, "a")
 	wholeArgs.Arguments = &ir.Value{Kind: ir.KindTemplate, Template: &ir.Template{Source: "{{.steps.a.output}}", Single: true, Pos: at(7, 18)}}
@@ -178,7 +178,7 @@ func TestArgumentLimits(t *testing.T) {
 				t.Errorf("error position = %v; want %v (the template's)", run.Error.Pos, tt.errPos)
 			}
 			for _, id := range []string{"b", "each"} {
-				if n := len(fake.callsTo(id)); n != 0 {
+				if n := len(fake.CallsTo(id)); n != 0 {
 					t.Errorf("step %q called its backend %d times; want none (its arguments are over a limit)", id, n)
 				}
 			}
@@ -217,7 +217,7 @@ func TestValueMeterSize(t *testing.T) {
 // answers holds only its own slots; a call to another backend still gets
 // one of the total.
 func TestLimitCallsPerBackendKeepsSlotsForOthers(t *testing.T) {
-	fake := newFake(map[string]*fakeTool{"stuck.hang": {hang: true}, "ok.x": {}})
+	fake := newFake(map[string]*fakeTool{"stuck.hang": {Hang: true}, "ok.x": {}})
 	b := LimitCalls(fake, CallLimits{Total: 4, PerBackend: map[string]int{"stuck": 2, "ok": 2}})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -228,7 +228,7 @@ func TestLimitCallsPerBackendKeepsSlotsForOthers(t *testing.T) {
 			b.CallTool(ctx, ToolCall{Backend: "stuck", Tool: "hang", Arguments: map[string]any{}})
 		}()
 	}
-	for fake.inFlight.Load() < 2 {
+	for fake.InFlight.Load() < 2 {
 		time.Sleep(time.Millisecond)
 	}
 	// Five calls to stuck: two hang, three wait for its slots, none takes
@@ -238,7 +238,7 @@ func TestLimitCallsPerBackendKeepsSlotsForOthers(t *testing.T) {
 	if _, err := b.CallTool(octx, ToolCall{Backend: "ok", Tool: "x", Arguments: map[string]any{}}); err != nil {
 		t.Errorf("call to ok while stuck holds its slots: %v; want it to run", err)
 	}
-	if got := fake.inFlight.Load(); got != 2 {
+	if got := fake.InFlight.Load(); got != 2 {
 		t.Errorf("calls in flight at stuck = %d; want 2 (its maxParallel)", got)
 	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Millisecond)

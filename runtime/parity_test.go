@@ -51,7 +51,7 @@ func TestWorkflowFields(t *testing.T) {
 				{Name: "status", Type: "string", Value: tpl("{{.workflow.status}}")},
 				{Name: "echoed", Value: tpl("{{.steps.second.output.args}}")},
 			}}
-			fb := newFake(map[string]*fakeTool{"svc.slow": {latency: 30 * time.Millisecond}})
+			fb := newFake(map[string]*fakeTool{"svc.slow": {Latency: 30 * time.Millisecond}})
 			e := mustEngine(t, plan(wf), Options{Backend: fb})
 			run, err := e.Run(context.Background(), "wfinfo", nil, RunOptions{})
 			if err != nil || run.Status != RunCompleted {
@@ -104,7 +104,7 @@ func TestOmittedOptionalParameter(t *testing.T) {
 		status: RunCompleted, wantOut: true,
 		output: M{"args": M{"text": "owner=[]", "label": "triage", "fixed": "set"}},
 		check: func(t *testing.T, _ *Run, fb *fakeBackend) {
-			calls := fb.callsTo("call")
+			calls := fb.CallsTo("call")
 			if len(calls) != 1 {
 				t.Fatalf("call was called %d times; want 1", len(calls))
 			}
@@ -137,7 +137,7 @@ func TestOutputDefaultReplacesBadValue(t *testing.T) {
 		}}
 		return wf
 	}
-	tools := map[string]*fakeTool{"svc.a": {result: structured(M{"n": "many", "ok": "perhaps", "name": "x"})}}
+	tools := map[string]*fakeTool{"svc.a": {Result: structured(M{"n": "many", "ok": "perhaps", "name": "x"})}}
 	runCase{
 		name: "default", wf: shaped(true), tools: tools,
 		status: RunCompleted, wantOut: true, output: M{"count": int64(0), "ok": false, "name": "x"},

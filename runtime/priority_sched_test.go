@@ -91,7 +91,7 @@ func (l *startLog) after(want string) string {
 
 func TestReadyQueueStartsTheBigLoopsPathFirst(t *testing.T) {
 	p := compileYAML(t, bigLoopShape(8))
-	fb := newFake(map[string]*fakeTool{"svc.small": {latency: 2 * time.Millisecond}})
+	fb := newFake(map[string]*fakeTool{"svc.small": {Latency: 2 * time.Millisecond}})
 	e := mustEngine(t, p, Options{Backend: fb})
 	var log startLog
 	run, err := e.Run(context.Background(), "big_loop", M{"items": numbers(240)}, RunOptions{OnEvent: log.onEvent})
@@ -106,7 +106,7 @@ func TestReadyQueueStartsTheBigLoopsPathFirst(t *testing.T) {
 	if got := log.after("end prep"); got != "start loop" {
 		t.Errorf("event after prep ended = %q; want start loop (events %v)", got, log.events)
 	}
-	if got := len(fb.callsTo("loop")); got != 240 {
+	if got := len(fb.CallsTo("loop")); got != 240 {
 		t.Errorf("loop made %d calls; want 240", got)
 	}
 }
@@ -171,7 +171,7 @@ func TestReadyQueueWeighsALiteralCollection(t *testing.T) {
         step: {tool: svc.small, arguments: {n: "{{.forEach.n}}"}}
 `
 	p := compileYAML(t, src)
-	fb := newFake(map[string]*fakeTool{"svc.small": {latency: time.Millisecond}})
+	fb := newFake(map[string]*fakeTool{"svc.small": {Latency: time.Millisecond}})
 	e := mustEngine(t, p, Options{Backend: fb})
 	var log startLog
 	run, err := e.Run(context.Background(), "literal_loop", nil, RunOptions{OnEvent: log.onEvent})
@@ -204,7 +204,7 @@ func BenchmarkBigLoopMakespan(b *testing.B) {
 	if diags.HasErrors() {
 		b.Fatalf("compile: %v", diags)
 	}
-	fb := newFake(map[string]*fakeTool{"svc.small": {latency: latency}})
+	fb := newFake(map[string]*fakeTool{"svc.small": {Latency: latency}})
 	e := mustEngine(b, p, Options{Backend: fb})
 	params := M{"items": numbers(items)}
 	loopWaves := (items + 9) / 10
@@ -267,8 +267,8 @@ func runListedLoop(t *testing.T, src, name string, n int) *startLog {
 	t.Helper()
 	items := numbers(n)
 	fb := newFake(map[string]*fakeTool{
-		"svc.list":  {latency: time.Millisecond, result: func(map[string]any) any { return M{"items": items} }},
-		"svc.small": {latency: time.Millisecond},
+		"svc.list":  {Latency: time.Millisecond, Result: func(map[string]any) any { return M{"items": items} }},
+		"svc.small": {Latency: time.Millisecond},
 	})
 	e := mustEngine(t, compileYAML(t, src), Options{Backend: fb})
 	log := &startLog{}

@@ -22,7 +22,6 @@ import (
 	"github.com/jmespath-community/go-jmespath/pkg/binding"
 
 	"github.com/vmcp-dev/vmcp/internal/jmes"
-	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // QueryFunctions returns the names of the JMESPath functions a query
@@ -43,7 +42,7 @@ func queryBindings(named []any) (binding.Bindings, error) {
 	seen := make(map[string]bool, len(named)/2)
 	for i := 0; i < len(named); i += 2 {
 		name, ok := named[i].(string)
-		if !ok || !ir.IsQueryVarName(name) {
+		if !ok || !jmes.IsVarName(name) {
 			return nil, fmt.Errorf("argument %d of query must name a JMESPath variable (letters, digits and _, not starting with a digit), as in \"roles\" for $roles", i+3)
 		}
 		if seen[name] {

@@ -84,8 +84,8 @@ func TestQueryRuntimeErrors(t *testing.T) {
 					if strings.Contains(run.Error.Error(), "s3cr3t") {
 						t.Errorf("error %q shows a parameter value", run.Error)
 					}
-					if len(fb.calls) != 0 {
-						t.Errorf("backend called %d times; want 0", len(fb.calls))
+					if len(fb.Calls()) != 0 {
+						t.Errorf("backend called %d times; want 0", len(fb.Calls()))
 					}
 				},
 			}.run(t)

@@ -31,8 +31,8 @@ func chain5(idem4 bool) *ir.Workflow {
 // flight (what a crash would leave), then cancels that run.
 func recordUntil(t *testing.T, wf *ir.Workflow, stepID string, params M) *Run {
 	t.Helper()
-	fb := newFake(map[string]*fakeTool{"svc." + stepID: {hang: true}})
-	fb.started = make(chan string, 16)
+	fb := newFake(map[string]*fakeTool{"svc." + stepID: {Hang: true}})
+	fb.Started = make(chan string, 16)
 	// A MemoryStore writes every record at once, so the record is exact.
 	e := mustEngine(t, plan(wf), Options{Backend: fb, Store: NewMemoryStore(0)})
 	done := make(chan *Run, 1)
@@ -45,7 +45,7 @@ func recordUntil(t *testing.T, wf *ir.Workflow, stepID string, params M) *Run {
 		}
 		done <- run
 	}()
-	for name := range fb.started {
+	for name := range fb.Started {
 		if name == "svc."+stepID {
 			break
 		}
@@ -79,7 +79,7 @@ func resume(t *testing.T, wf *ir.Workflow, rec *Run, fb *fakeBackend, opts Optio
 func callCounts(fb *fakeBackend, ids ...string) map[string]int {
 	out := map[string]int{}
 	for _, id := range ids {
-		out[id] = len(fb.callsTo(id))
+		out[id] = len(fb.CallsTo(id))
 	}
 	return out
 }
@@ -129,7 +129,7 @@ func TestResumeNotIdempotentInterrupts(t *testing.T) {
 	if run.Error == nil || run.Error.Step != "s4" || !strings.Contains(run.Error.Msg, want) {
 		t.Errorf("error = %v; want step s4 with %q", run.Error, want)
 	}
-	if n := len(fb.calls); n != 0 {
+	if n := len(fb.Calls()); n != 0 {
 		t.Errorf("backend calls = %d; want none", n)
 	}
 	if got := stepStatuses(run); got["s4"] != StepFailed || got["s5"] != StepPending || got["s3"] != StepCompleted {
@@ -155,8 +155,8 @@ func TestResumeToolAnnotations(t *testing.T) {
 			rec := recordUntil(t, wf, "s4", M{"n": int64(1)})
 			fb := newFake(nil)
 			run, _ := resume(t, wf, rec, fb, Options{Schemas: hints{"svc.s4": h}})
-			if run.Status != RunCompleted || len(fb.callsTo("s4")) != 1 {
-				t.Errorf("status %s, s4 calls %d; want completed, 1", run.Status, len(fb.callsTo("s4")))
+			if run.Status != RunCompleted || len(fb.CallsTo("s4")) != 1 {
+				t.Errorf("status %s, s4 calls %d; want completed, 1", run.Status, len(fb.CallsTo("s4")))
 			}
 		})
 	}
@@ -182,10 +182,10 @@ func TestResumeHandRecord(t *testing.T) {
 	if run.Status != RunCompleted {
 		t.Fatalf("status = %s (%v); want completed", run.Status, run.Error)
 	}
-	if calls := fb.callsTo("c"); len(calls) != 1 || !cmp.Equal(calls[0].Arguments, map[string]any{"a": "from-record", "b": int64(1)}) {
+	if calls := fb.CallsTo("c"); len(calls) != 1 || !cmp.Equal(calls[0].Arguments, map[string]any{"a": "from-record", "b": int64(1)}) {
 		t.Errorf("c called with %v; want the recorded outputs", calls)
 	}
-	if len(fb.callsTo("a"))+len(fb.callsTo("b")) != 0 {
+	if len(fb.CallsTo("a"))+len(fb.CallsTo("b")) != 0 {
 		t.Errorf("a or b called again")
 	}
 	if st := run.Steps[1]; st.Status != StepFailed || st.Error != "boom" {
@@ -215,10 +215,10 @@ func TestResumeElicitationAskedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != RunCompleted || el.n != 1 || len(fb.callsTo("a")) != 0 {
-		t.Errorf("status %s, asked %d times, a called %d times; want completed, 1, 0", run.Status, el.n, len(fb.callsTo("a")))
+	if run.Status != RunCompleted || el.n != 1 || len(fb.CallsTo("a")) != 0 {
+		t.Errorf("status %s, asked %d times, a called %d times; want completed, 1, 0", run.Status, el.n, len(fb.CallsTo("a")))
 	}
-	if calls := fb.callsTo("b"); len(calls) != 1 || calls[0].Arguments["ans"] != true {
+	if calls := fb.CallsTo("b"); len(calls) != 1 || calls[0].Arguments["ans"] != true {
 		t.Errorf("b calls = %v; want one with the new answer", calls)
 	}
 }
@@ -253,16 +253,16 @@ func TestResumeLoopInFlight(t *testing.T) {
 		fb := newFake(nil)
 		run, _ := resume(t, wf, rec, fb, Options{})
 		if idem {
-			if run.Status != RunCompleted || len(fb.callsTo("each")) != 2 {
-				t.Errorf("idempotent loop: status %s, %d calls; want completed, 2", run.Status, len(fb.callsTo("each")))
+			if run.Status != RunCompleted || len(fb.CallsTo("each")) != 2 {
+				t.Errorf("idempotent loop: status %s, %d calls; want completed, 2", run.Status, len(fb.CallsTo("each")))
 			}
 			continue
 		}
 		if run.Status != RunInterrupted || run.Error == nil || !strings.Contains(run.Error.Msg, `step "each" was in flight when vmcp stopped and its loop makes calls that are not idempotent`) {
 			t.Errorf("non-idempotent loop: status %s, error %v; want interrupted naming each", run.Status, run.Error)
 		}
-		if len(fb.calls) != 0 {
-			t.Errorf("non-idempotent loop: %d calls; want none", len(fb.calls))
+		if len(fb.Calls()) != 0 {
+			t.Errorf("non-idempotent loop: %d calls; want none", len(fb.Calls()))
 		}
 	}
 }
@@ -299,8 +299,8 @@ func TestResumeAfterDeadline(t *testing.T) {
 	wf.Steps[1].Idempotent = true
 	fb := newFake(nil)
 	run, _ := resume(t, wf, rec, fb, Options{})
-	if run.Status != RunTimedOut || len(fb.calls) != 0 {
-		t.Errorf("status %s, %d calls; want timed_out, none", run.Status, len(fb.calls))
+	if run.Status != RunTimedOut || len(fb.Calls()) != 0 {
+		t.Errorf("status %s, %d calls; want timed_out, none", run.Status, len(fb.Calls()))
 	}
 	if st := run.Steps[1]; st.Status != StepPending {
 		t.Errorf("s2 = %s; want pending (not started again)", st.Status)

@@ -19,7 +19,7 @@ func TestMaxDelayCapsRetryInterval(t *testing.T) {
 		s.OnError = ir.OnError{Action: ir.ActionRetry, MaxRetries: 5, RetryDelay: ir.Duration(time.Millisecond),
 			Multiplier: 10, MaxDelay: ir.Duration(4 * time.Millisecond)}
 	}))
-	fb := newFake(map[string]*fakeTool{"svc.x": {failFirst: 5}})
+	fb := newFake(map[string]*fakeTool{"svc.x": {FailFirst: 5}})
 	e := mustEngine(t, plan(w), Options{Backend: fb})
 	var log eventLog
 	run, err := e.Run(context.Background(), "md", nil, RunOptions{OnEvent: log.add})

@@ -98,7 +98,7 @@ func TestWorkflowStepOutputIsTheChildsResult(t *testing.T) {
 	if _, ok := both["a"]; !ok || len(both) != 2 {
 		t.Errorf("both output = %v; want the sinks a and b", run.Steps[1].Output)
 	}
-	if diff := cmp.Diff(M{"title": "T-1", "limit": int64(7), "a": "T-1"}, fb.callsTo("use")[0].Arguments); diff != "" {
+	if diff := cmp.Diff(M{"title": "T-1", "limit": int64(7), "a": "T-1"}, fb.CallsTo("use")[0].Arguments); diff != "" {
 		t.Errorf("use arguments (-want +got):\n%s", diff)
 	}
 	kids := children(t, e, run.ID)
@@ -119,7 +119,7 @@ func TestWorkflowStepOutputIsTheChildsResult(t *testing.T) {
 		t.Errorf("top-level run has parent %q", run.ParentID)
 	}
 	// The child's backend calls carry the child's run id.
-	if got := fb.callsTo("get")[0].RunID; got != byWorkflow["lookup"].ID {
+	if got := fb.CallsTo("get")[0].RunID; got != byWorkflow["lookup"].ID {
 		t.Errorf("child call run id = %s; want the child's %s", got, byWorkflow["lookup"].ID)
 	}
 }
@@ -152,7 +152,7 @@ compositeTools:
 `
 
 func TestWorkflowStepFailure(t *testing.T) {
-	fb := newFake(map[string]*fakeTool{"svc.boom": {isError: true}})
+	fb := newFake(map[string]*fakeTool{"svc.boom": {IsError: true}})
 	e := mustEngine(t, compileYAML(t, failingChild), Options{Backend: fb})
 
 	run, err := e.Run(context.Background(), "tolerant", nil, RunOptions{})
@@ -168,7 +168,7 @@ func TestWorkflowStepFailure(t *testing.T) {
 		!strings.Contains(sub.Error, "quota exceeded") {
 		t.Errorf("sub = %s %q; want failed naming the child run and its error", sub.Status, sub.Error)
 	}
-	if got := fb.callsTo("after")[0].Arguments["s"]; got != "unknown" {
+	if got := fb.CallsTo("after")[0].Arguments["s"]; got != "unknown" {
 		t.Errorf("after read %v; want the defaultResults value unknown", got)
 	}
 
@@ -218,8 +218,8 @@ compositeTools:
 // parent's run when it ends.
 func startHangingChild(t *testing.T, runID string) (*Engine, *fakeBackend, chan *Run) {
 	t.Helper()
-	fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
-	fb.started = make(chan string, 1)
+	fb := newFake(map[string]*fakeTool{"svc.hang": {Hang: true}})
+	fb.Started = make(chan string, 1)
 	e := mustEngine(t, compileYAML(t, hangingChild), Options{Backend: fb})
 	done := make(chan *Run, 1)
 	go func() {
@@ -227,7 +227,7 @@ func startHangingChild(t *testing.T, runID string) (*Engine, *fakeBackend, chan 
 		done <- run
 	}()
 	select {
-	case <-fb.started:
+	case <-fb.Started:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the child's backend call never started")
 	}
@@ -248,8 +248,8 @@ func TestWorkflowStepCancelReachesTheChildsBackendCall(t *testing.T) {
 	if run.Status != RunCancelled {
 		t.Errorf("parent status = %s; want cancelled", run.Status)
 	}
-	if fb.sawCancel.Load() != 1 {
-		t.Errorf("the child's backend call saw %d cancellations; want 1", fb.sawCancel.Load())
+	if fb.SawCancel.Load() != 1 {
+		t.Errorf("the child's backend call saw %d cancellations; want 1", fb.SawCancel.Load())
 	}
 	kids := children(t, e, "parent-run")
 	if len(kids) != 1 || kids[0].Status != RunCancelled {
@@ -262,7 +262,7 @@ func TestWorkflowStepCancelReachesTheChildsBackendCall(t *testing.T) {
 }
 
 func TestWorkflowStepTimeouts(t *testing.T) {
-	fb := newFake(map[string]*fakeTool{"svc.hang": {hang: true}})
+	fb := newFake(map[string]*fakeTool{"svc.hang": {Hang: true}})
 	e := mustEngine(t, compileYAML(t, hangingChild), Options{Backend: fb})
 	cases := []struct{ workflow, want string }{
 		{"impatient", "timed out after 50ms"},                                     // the step's timeout
@@ -306,7 +306,7 @@ compositeTools:
 `
 
 func TestWorkflowStepInsideForEach(t *testing.T) {
-	fb := newFake(map[string]*fakeTool{"svc.double": {latency: 5 * time.Millisecond, result: func(a map[string]any) any {
+	fb := newFake(map[string]*fakeTool{"svc.double": {Latency: 5 * time.Millisecond, Result: func(a map[string]any) any {
 		n, _ := a["n"].(float64)
 		return M{"v": n * 2}
 	}}})
@@ -335,7 +335,7 @@ func TestWorkflowStepInsideForEach(t *testing.T) {
 			t.Errorf("child %+v; want per_item under step each", k)
 		}
 	}
-	if m := fb.maxFlight.Load(); m != 1 {
+	if m := fb.MaxFlight.Load(); m != 1 {
 		t.Errorf("at most %d backend calls at once; want 1 (the shared slot)", m)
 	}
 }
@@ -422,7 +422,7 @@ compositeTools:
         workflow: flaky
         onError: {action: retry, maxRetries: 2, retryDelay: 1ms}
 `
-	fb := newFake(map[string]*fakeTool{"svc.flaky": {failFirst: 1}})
+	fb := newFake(map[string]*fakeTool{"svc.flaky": {FailFirst: 1}})
 	e := mustEngine(t, compileYAML(t, src), Options{Backend: fb})
 	run, err := e.Run(context.Background(), "patient", nil, RunOptions{})
 	if err != nil || run.Status != RunCompleted || run.Steps[0].Attempts != 2 {
@@ -451,7 +451,7 @@ compositeTools:
         workflow: flaky
         onError: {action: retry, maxRetries: 2, retryDelay: 1ms, retryOn: [error]}
 `
-	fb := newFake(map[string]*fakeTool{"svc.flaky": {failFirst: 1}})
+	fb := newFake(map[string]*fakeTool{"svc.flaky": {FailFirst: 1}})
 	e := mustEngine(t, compileYAML(t, src), Options{Backend: fb})
 	run, err := e.Run(context.Background(), "strict", nil, RunOptions{})
 	if err != nil || run.Status != RunFailed || run.Steps[0].Attempts != 1 || !strings.Contains(run.Error.Msg, "the failure kind is toolError") {

@@ -119,8 +119,8 @@ func TestVarsErrors(t *testing.T) {
 	if run.Status != RunFailed || run.Error == nil || run.Error.Pos != at(4, 10) || !strings.Contains(run.Error.Msg, `var "x"`) {
 		t.Errorf("run = %s, %v; want failed at the var's template (wf.yaml:4:10)", run.Status, run.Error)
 	}
-	if len(fb.calls) != 0 {
-		t.Errorf("backend called %d times after vars failed; want 0", len(fb.calls))
+	if len(fb.Calls()) != 0 {
+		t.Errorf("backend called %d times after vars failed; want 0", len(fb.Calls()))
 	}
 }
 

@@ -16,8 +16,8 @@ func versioned(wf *ir.Workflow, v string) *ir.Workflow { wf.Version = v; return 
 // new workflows and records their versions, while a run that started
 // before keeps the workflow (and version) it started with.
 func TestSetWorkflowsServesTheNewSet(t *testing.T) {
-	fake := newFake(map[string]*fakeTool{"svc.slow": {latency: 100 * time.Millisecond}})
-	fake.started = make(chan string, 4)
+	fake := newFake(map[string]*fakeTool{"svc.slow": {Latency: 100 * time.Millisecond}})
+	fake.Started = make(chan string, 4)
 	e := mustEngine(t, plan(versioned(build("a", tool("s", "svc.slow", nil)), "1")), Options{Backend: fake})
 	ctx := context.Background()
 
@@ -28,7 +28,7 @@ func TestSetWorkflowsServesTheNewSet(t *testing.T) {
 		defer wg.Done()
 		before, _ = e.Run(ctx, "a", nil, RunOptions{})
 	}()
-	<-fake.started
+	<-fake.Started
 	next := plan(versioned(build("a", tool("s", "svc.fast", nil)), "2"), versioned(build("b", tool("t", "svc.fast", nil)), "7"))
 	if err := e.SetWorkflows(next); err != nil {
 		t.Fatalf("SetWorkflows = %v", err)

@@ -35,7 +35,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -203,10 +202,7 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 	if err := sp.check.ValidateParams(workflow, params); err != nil {
 		return nil, err
 	}
-	id := opts.RunID
-	if id == "" {
-		id = uuid.NewString()
-	}
+	id := opts.EnsureRunID()
 	run := initialRun(wf, id, opts, time.Now())
 	if err := r.opts.Store.CreateRun(ctx, run); err != nil {
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)

@@ -122,7 +122,7 @@ func toolsOf(plan *ir.Plan, schemas runtime.SchemaSource) *catalog.Catalog {
 			tool := &catalog.Tool{Name: s.Tool.Name, InputSchema: schema}
 			if h, ok := schemas.(runtime.ToolHintSource); ok {
 				if hints, ok := h.ToolHints(s.Tool.Backend, s.Tool.Name); ok {
-					tool.Annotations = &catalog.Annotations{ReadOnlyHint: &hints.ReadOnly, IdempotentHint: &hints.Idempotent}
+					tool.Annotations = &ir.Annotations{ReadOnlyHint: &hints.ReadOnly, IdempotentHint: &hints.Idempotent}
 				}
 			}
 			b := c.Backends[s.Tool.Backend]

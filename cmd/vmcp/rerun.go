@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
 )
@@ -32,7 +30,7 @@ func (r *rerunner) Rerun(ctx context.Context, id string, current bool) (*runtime
 	if err != nil {
 		return nil, err
 	}
-	newID := uuid.NewString()
+	newID := runtime.NewRunID()
 	rr.Options.RunID = newID
 	done := make(chan error, 1)
 	go func() {

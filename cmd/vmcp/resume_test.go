@@ -182,9 +182,9 @@ func TestCatalogHints(t *testing.T) {
 	yes, no := true, false
 	cat := catalog.New()
 	cat.Backends["b"] = &catalog.Backend{Tools: []*catalog.Tool{
-		{Name: "get", Annotations: &catalog.Annotations{ReadOnlyHint: &yes}},
-		{Name: "put", Annotations: &catalog.Annotations{IdempotentHint: &yes, ReadOnlyHint: &no}},
-		{Name: "post", Annotations: &catalog.Annotations{IdempotentHint: &no}},
+		{Name: "get", Annotations: &ir.Annotations{ReadOnlyHint: &yes}},
+		{Name: "put", Annotations: &ir.Annotations{IdempotentHint: &yes, ReadOnlyHint: &no}},
+		{Name: "post", Annotations: &ir.Annotations{IdempotentHint: &no}},
 		{Name: "bare"},
 	}}
 	h := catalogHints{cat}

@@ -26,35 +26,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Answerer, elicitations, errorText, parseArgs as parseCommon, transportFor } from './common.mjs';
 
 function parseArgs(argv) {
-  const opts = { progressCalls: 3, command: [] };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--') {
-      opts.command = argv.slice(i + 1);
-      break;
-    } else if (a === '--url') {
-      opts.url = argv[++i];
-    } else if (a === '--record') {
-      opts.record = argv[++i];
-    } else if (a === '--progress-calls') {
-      opts.progressCalls = Number(argv[++i]);
-    } else {
-      throw new Error(`unknown argument ${a}; see the usage at the top of client.mjs`);
-    }
-  }
-  if (!opts.url === !opts.command.length) {
-    throw new Error('give either --url or -- COMMAND...');
-  }
+  const opts = parseCommon(argv, 'client.mjs', {
+    '--record': (o, v) => (o.record = v),
+    '--progress-calls': (o, v) => (o.progressCalls = Number(v))
+  }, { progressCalls: 3 });
   if (!opts.record) {
     throw new Error('--record is required');
   }
   return opts;
-}
-
-function errorText(err) {
-  return { error: `${err?.name ?? 'Error'}: ${err?.message ?? String(err)}`, name: err?.name };
 }
 
 async function section(fn) {
@@ -94,24 +76,10 @@ const client = new Client(
 );
 
 // The elicitation handler answers with whatever the current section set.
-let answer = null;
-const asked = [];
-client.setRequestHandler(ElicitRequestSchema, async (request) => {
-  asked.push(request.params);
-  if (!answer) {
-    throw new Error('no answer prepared for this elicitation');
-  }
-  return answer;
-});
+const answerer = new Answerer();
+client.setRequestHandler(ElicitRequestSchema, (request) => answerer.handle(request.params));
 
-const transport = opts.url
-  ? new StreamableHTTPClientTransport(new URL(opts.url))
-  : new StdioClientTransport({
-      command: opts.command[0],
-      args: opts.command.slice(1),
-      stderr: 'inherit'
-    });
-await client.connect(transport);
+await client.connect(transportFor(opts, { StreamableHTTPClientTransport, StdioClientTransport }));
 
 const out = {
   initialize: { server: client.getServerVersion(), capabilities: client.getServerCapabilities() }
@@ -153,23 +121,9 @@ out.abort = await section(async () => {
   return { label, aborted, after };
 });
 
-out.elicitation = await section(async () => {
-  const answers = {
-    accept: { action: 'accept', content: { name: 'Ada' } },
-    decline: { action: 'decline' },
-    cancel: { action: 'cancel' }
-  };
-  const results = {};
-  for (const [action, a] of Object.entries(answers)) {
-    answer = a;
-    asked.length = 0;
-    results[action] = await section(async () => ({
-      result: await client.callTool({ name: 'greet', arguments: {} }),
-      asked: [...asked]
-    }));
-  }
-  return results;
-});
+out.elicitation = await section(() =>
+  elicitations(answerer, () => client.callTool({ name: 'greet', arguments: {} }))
+);
 
 await client.close();
 process.stdout.write(JSON.stringify(out) + '\n');

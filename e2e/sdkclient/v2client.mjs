@@ -21,35 +21,17 @@
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Answerer, elicitations, parseArgs as parseCommon, transportFor } from './common.mjs';
 
 function parseArgs(argv) {
-  const opts = { command: [], callTimeoutMs: 20000 };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--') {
-      opts.command = argv.slice(i + 1);
-      break;
-    } else if (a === '--url') {
-      opts.url = argv[++i];
-    } else if (a === '--negotiation') {
-      opts.negotiation = argv[++i];
-    } else if (a === '--call-timeout-ms') {
-      opts.callTimeoutMs = Number(argv[++i]);
-    } else {
-      throw new Error(`unknown argument ${a}; see the usage at the top of v2client.mjs`);
-    }
-  }
-  if (!opts.url === !opts.command.length) {
-    throw new Error('give either --url or -- COMMAND...');
-  }
+  const opts = parseCommon(argv, 'v2client.mjs', {
+    '--negotiation': (o, v) => (o.negotiation = v),
+    '--call-timeout-ms': (o, v) => (o.callTimeoutMs = Number(v))
+  }, { callTimeoutMs: 20000 });
   if (opts.negotiation !== 'pin' && opts.negotiation !== 'auto') {
     throw new Error('--negotiation must be pin or auto');
   }
   return opts;
-}
-
-function errorText(err) {
-  return { error: `${err?.name ?? 'Error'}: ${err?.message ?? String(err)}` };
 }
 
 const opts = parseArgs(process.argv.slice(2));
@@ -62,39 +44,15 @@ const client = new Client(
 // The elicitation handler answers with whatever the current call set; on
 // 2026-07-28 the SDK calls it for each input request of an input_required
 // result and retries the call with the answer.
-let answer = null;
-const asked = [];
-client.setRequestHandler('elicitation/create', async (request) => {
-  asked.push({ message: request.params.message, requestedSchema: request.params.requestedSchema });
-  if (!answer) {
-    throw new Error('no answer prepared for this elicitation');
-  }
-  return answer;
-});
+const answerer = new Answerer();
+client.setRequestHandler('elicitation/create', (request) => answerer.handle(request.params));
 
-const transport = opts.url
-  ? new StreamableHTTPClientTransport(new URL(opts.url))
-  : new StdioClientTransport({ command: opts.command[0], args: opts.command.slice(1), stderr: 'inherit' });
-await client.connect(transport);
+await client.connect(transportFor(opts, { StreamableHTTPClientTransport, StdioClientTransport }));
 
 const out = { era: client.getProtocolEra(), protocolVersion: client.getNegotiatedProtocolVersion() };
-
-const answers = {
-  accept: { action: 'accept', content: { name: 'Ada' } },
-  decline: { action: 'decline' },
-  cancel: { action: 'cancel' }
-};
-out.elicitation = {};
-for (const [action, a] of Object.entries(answers)) {
-  answer = a;
-  asked.length = 0;
-  try {
-    const result = await client.callTool({ name: 'greet', arguments: {} }, { timeout: opts.callTimeoutMs });
-    out.elicitation[action] = { result, asked: [...asked] };
-  } catch (err) {
-    out.elicitation[action] = { ...errorText(err), asked: [...asked] };
-  }
-}
+out.elicitation = await elicitations(answerer, () =>
+  client.callTool({ name: 'greet', arguments: {} }, { timeout: opts.callTimeoutMs })
+);
 
 await client.close();
 process.stdout.write(JSON.stringify(out) + '\n');

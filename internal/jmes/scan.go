@@ -92,6 +92,15 @@ func u0080(toks []tok, expr string, j int) []tok {
 	return toks
 }
 
+// IsVarName reports whether name may follow "$" in a variable, as the
+// scanner reads one: a letter or _, then letters, digits and _. It is the
+// rule for the named inputs of query (ir.FuncQuery): the checker refuses
+// other names at compile time, the runtime refuses them in a computed
+// call.
+func IsVarName(name string) bool {
+	return name != "" && identStart(name[0]) && identEnd(name, 0) == len(name)
+}
+
 func identStart(c byte) bool {
 	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
 }

@@ -49,12 +49,16 @@ var sideways = map[string][]string{
 	// leaves
 	"diag":              {"ir"},
 	"internal/httpsafe": {},
+	// the engine's tests' fake is a toolcall.Backend
+	"internal/fakebackend": {"toolcall"},
 	// compiler
 	"parser":          {"diag", "ir"},
 	"checker":         {"parser"},
 	"planner":         {},
 	"compiler":        {"parser", "checker", "planner"},
 	"authoring/guide": {},
+	// test plans go through the planner, as compiled ones do
+	"internal/irbuild": {"planner"},
 	// adapters
 	"mcpserver/runtools": {"auth/access", "httpapi"},
 	"httpapi":            {"auth/access"},
@@ -65,8 +69,9 @@ var sideways = map[string][]string{
 }
 
 // engineMayImport is everything of vmcp the engine links: the IR, the
-// tool call's types and the JMESPath layer its templates evaluate.
-var engineMayImport = map[string]bool{"ir": true, "toolcall": true, "internal/jmes": true, "internal/irbuild": true, "runtime": true}
+// tool call's types and the JMESPath layer its templates evaluate (and,
+// for the semantics suite, the plan builders and the fake backend).
+var engineMayImport = map[string]bool{"ir": true, "toolcall": true, "internal/jmes": true, "internal/irbuild": true, "internal/fakebackend": true, "runtime": true}
 
 // engineMustNotLink are the transports, stores and SDKs the engine never
 // reaches, directly or through a dependency (a path and everything under

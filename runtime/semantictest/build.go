@@ -37,7 +37,7 @@ var (
 func calledOnce(id string) func(*testing.T, *runtime.Run, *fakeBackend) {
 	return func(t *testing.T, _ *runtime.Run, fb *fakeBackend) {
 		t.Helper()
-		if n := len(fb.callsTo(id)); n != 1 {
+		if n := len(fb.CallsTo(id)); n != 1 {
 			t.Errorf("step %q called its tool %d times; want 1 (maxRetries has no effect without action retry)", id, n)
 		}
 	}

@@ -82,7 +82,7 @@ func elicitationCases() []Case {
 			status: runtime.RunCompleted,
 			steps:  map[string]runtime.StepStatus{"plan": runtime.StepCompleted, "confirm": runtime.StepCompleted, "apply": runtime.StepSkipped},
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
-				if n := len(fb.callsTo("apply")); n != 0 {
+				if n := len(fb.CallsTo("apply")); n != 0 {
 					t.Errorf("apply was called %d times after skip_remaining; want 0", n)
 				}
 				outputOf("confirm", M{"action": "cancel", "skipped": true})(t, run, fb)

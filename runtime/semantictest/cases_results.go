@@ -27,7 +27,7 @@ func resultCases() []Case {
 		p.Default, p.HasDefault = d, true
 		return p
 	}
-	data := map[string]*fakeTool{"svc.x": {result: structured(M{"total": float64(12), "name": "n1", "items": A{"x"}})}}
+	data := map[string]*fakeTool{"svc.x": {Result: structured(M{"total": float64(12), "name": "n1", "items": A{"x"}})}}
 	cases := []Case{
 		{
 			name:    "single sink output",
@@ -40,7 +40,7 @@ func resultCases() []Case {
 		{
 			name:    "several sinks keyed by id",
 			wf:      build("two", tool("a", "svc.x", nil), tool("b", "svc.txt", nil)),
-			tools:   map[string]*fakeTool{"svc.x": data["svc.x"], "svc.txt": {text: []string{"t"}}},
+			tools:   map[string]*fakeTool{"svc.x": data["svc.x"], "svc.txt": {Text: []string{"t"}}},
 			status:  runtime.RunCompleted,
 			wantOut: true,
 			output:  M{"a": M{"total": float64(12), "name": "n1", "items": A{"x"}}, "b": M{"text": "t"}},
@@ -90,7 +90,7 @@ func resultCases() []Case {
 
 func forEachCases() []Case {
 	pkgs := A{M{"name": "a"}, M{"name": "b"}, M{"name": "c"}}
-	lister := &fakeTool{result: structured(M{"pkgs": pkgs, "json": `[{"name":"a"},{"name":"b"}]`, "notarray": M{}})}
+	lister := &fakeTool{Result: structured(M{"pkgs": pkgs, "json": `[{"name":"a"},{"name":"b"}]`, "notarray": M{}})}
 	scan := func(args M) any { return M{"pkg": args["name"], "i": args["i"]} }
 	iter := func(i int64, item any, status string, out any, err string) M {
 		return M{"index": i, "item": item, "status": status, "output": out, "error": err}
@@ -102,7 +102,7 @@ func forEachCases() []Case {
 				tool("list", "svc.list", nil),
 				forEach("scan", "{{.steps.list.output.pkgs}}", "pkg", tool("", "svc.scan", M{"name": "{{.forEach.pkg.name}}", "i": "{{.forEach.index}}"}), "list"),
 			),
-			tools:   map[string]*fakeTool{"svc.list": lister, "svc.scan": {result: scan}},
+			tools:   map[string]*fakeTool{"svc.list": lister, "svc.scan": {Result: scan}},
 			status:  runtime.RunCompleted,
 			wantOut: true,
 			output: M{"count": int64(3), "completed": int64(3), "failed": int64(0), "skipped": int64(0), "iterations": A{
@@ -117,7 +117,7 @@ func forEachCases() []Case {
 				tool("list", "svc.list", nil),
 				forEach("scan", "{{.steps.list.output.json}}", "item", tool("", "svc.scan", M{"name": "{{.forEach.item.name}}"}), "list"),
 			),
-			tools:  map[string]*fakeTool{"svc.list": lister, "svc.scan": {result: scan}},
+			tools:  map[string]*fakeTool{"svc.list": lister, "svc.scan": {Result: scan}},
 			status: runtime.RunCompleted,
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
 				out := run.Output.(M)
@@ -146,7 +146,7 @@ func forEachCases() []Case {
 			status: runtime.RunFailed,
 			errHas: []string{"collection has 3 items, more than maxIterations (2)"},
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
-				if n := len(fb.callsTo("scan")); n != 0 {
+				if n := len(fb.CallsTo("scan")); n != 0 {
 					t.Errorf("backend calls for scan = %d; want 0", n)
 				}
 			},
@@ -157,7 +157,7 @@ func forEachCases() []Case {
 				tool("list", "svc.list", nil),
 				forEach("scan", "{{.steps.list.output.pkgs}}", "item", tool("", "svc.bad", M{"name": "{{.forEach.item.name}}"}), "list").With(onError(ir.ActionContinue, 0)),
 			),
-			tools:  map[string]*fakeTool{"svc.list": lister, "svc.bad": {isError: true}},
+			tools:  map[string]*fakeTool{"svc.list": lister, "svc.bad": {IsError: true}},
 			status: runtime.RunCompleted,
 			steps:  map[string]runtime.StepStatus{"scan": runtime.StepCompleted},
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
@@ -169,7 +169,7 @@ func forEachCases() []Case {
 				if first["status"] != "failed" || !strings.Contains(first["error"].(string), "quota exceeded") {
 					t.Errorf("iteration 0 = %v; want failed with the tool's text", first)
 				}
-				if n := len(fb.callsTo("scan")); n != 3 {
+				if n := len(fb.CallsTo("scan")); n != 3 {
 					t.Errorf("calls = %d; want 3 (every iteration runs)", n)
 				}
 			},
@@ -180,11 +180,11 @@ func forEachCases() []Case {
 				tool("list", "svc.list", nil),
 				forEach("scan", "{{.steps.list.output.pkgs}}", "item", tool("", "svc.bad", nil), "list").With(func(s *ir.Step) { s.ForEach.MaxParallel = 1 }),
 			),
-			tools:  map[string]*fakeTool{"svc.list": lister, "svc.bad": {isError: true}},
+			tools:  map[string]*fakeTool{"svc.list": lister, "svc.bad": {IsError: true}},
 			status: runtime.RunFailed,
 			errHas: []string{`step "scan"`, `iteration 0 (name "a"): `, "quota exceeded"},
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
-				if n := len(fb.callsTo("scan")); n != 1 {
+				if n := len(fb.CallsTo("scan")); n != 1 {
 					t.Errorf("calls after the first failure = %d; want 1 (maxParallel 1, abort)", n)
 				}
 			},
@@ -195,7 +195,7 @@ func forEachCases() []Case {
 				tool("list", "svc.list", nil),
 				forEach("scan", "{{.steps.list.output.pkgs}}", "item", tool("", "svc.hang", nil).With(timeout(20*time.Millisecond)), "list").With(onError(ir.ActionContinue, 0)),
 			),
-			tools:  map[string]*fakeTool{"svc.list": lister, "svc.hang": {hang: true}},
+			tools:  map[string]*fakeTool{"svc.list": lister, "svc.hang": {Hang: true}},
 			status: runtime.RunCompleted,
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
 				out := run.Output.(M)
@@ -215,12 +215,12 @@ func forEachCases() []Case {
 				tool("list", "svc.list", nil),
 				forEach("scan", "{{.steps.list.output.pkgs}}", "item", tool("", "svc.flaky", nil).With(onError(ir.ActionRetry, 3)), "list").With(func(s *ir.Step) { s.ForEach.MaxParallel = 1 }),
 			),
-			tools:  map[string]*fakeTool{"svc.list": lister, "svc.flaky": {failFirst: 2}},
+			tools:  map[string]*fakeTool{"svc.list": lister, "svc.flaky": {FailFirst: 2}},
 			status: runtime.RunCompleted,
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
 				// attempts are counted per step id: the first iteration
 				// fails twice, the rest succeed at once.
-				if n := len(fb.callsTo("scan")); n != 5 {
+				if n := len(fb.CallsTo("scan")); n != 5 {
 					t.Errorf("calls = %d; want 5", n)
 				}
 			},

@@ -33,12 +33,12 @@ func retryOnCases() []Case {
 		attempts int
 		errHas   string
 	}{
-		{"isError not retried under [error]", &fakeTool{isError: true}, retryOn(ir.RetryOnError), runtime.RunFailed, 1, "quota exceeded (not retried: the failure kind is toolError, and retryOn is [error])"},
-		{"isError retried under [toolError]", &fakeTool{isError: true}, retryOn(ir.RetryOnToolError), runtime.RunFailed, 4, "quota exceeded"},
-		{"isError retried by default", &fakeTool{isError: true}, func(*ir.OnError) {}, runtime.RunFailed, 4, "quota exceeded"},
-		{"backend failure not retried under [toolError]", &fakeTool{failFirst: 2}, retryOn(ir.RetryOnToolError), runtime.RunFailed, 1, "backend unavailable"},
-		{"backend failure retried under [error]", &fakeTool{failFirst: 2}, retryOn(ir.RetryOnError), runtime.RunCompleted, 3, ""},
-		{"backend failure not retried under [timeout]", &fakeTool{failFirst: 2}, retryOn(ir.RetryOnTimeout), runtime.RunFailed, 1, "backend unavailable (not retried: the failure kind is error, and retryOn is [timeout])"},
+		{"isError not retried under [error]", &fakeTool{IsError: true}, retryOn(ir.RetryOnError), runtime.RunFailed, 1, "quota exceeded (not retried: the failure kind is toolError, and retryOn is [error])"},
+		{"isError retried under [toolError]", &fakeTool{IsError: true}, retryOn(ir.RetryOnToolError), runtime.RunFailed, 4, "quota exceeded"},
+		{"isError retried by default", &fakeTool{IsError: true}, func(*ir.OnError) {}, runtime.RunFailed, 4, "quota exceeded"},
+		{"backend failure not retried under [toolError]", &fakeTool{FailFirst: 2}, retryOn(ir.RetryOnToolError), runtime.RunFailed, 1, "backend unavailable"},
+		{"backend failure retried under [error]", &fakeTool{FailFirst: 2}, retryOn(ir.RetryOnError), runtime.RunCompleted, 3, ""},
+		{"backend failure not retried under [timeout]", &fakeTool{FailFirst: 2}, retryOn(ir.RetryOnTimeout), runtime.RunFailed, 1, "backend unavailable (not retried: the failure kind is error, and retryOn is [timeout])"},
 	} {
 		rc := Case{
 			name:     "retryOn: " + c.name,
@@ -59,12 +59,12 @@ func retryOnCases() []Case {
 		Case{
 			name:     "attemptTimeout: a hanging attempt is cut off and retried",
 			wf:       build("at", tool("a", "svc.x", nil).With(retryWith(attempt)).With(timeout(time.Minute))),
-			tools:    map[string]*fakeTool{"svc.x": {hangFirst: 1}},
+			tools:    map[string]*fakeTool{"svc.x": {HangFirst: 1}},
 			status:   runtime.RunCompleted,
 			attempts: map[string]int{"a": 2},
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
-				if fb.sawCancel.Load() != 1 {
-					t.Errorf("backend saw %d cancelled calls; want 1 (the first attempt)", fb.sawCancel.Load())
+				if fb.SawCancel.Load() != 1 {
+					t.Errorf("backend saw %d cancelled calls; want 1 (the first attempt)", fb.SawCancel.Load())
 				}
 			},
 		},
@@ -74,7 +74,7 @@ func retryOnCases() []Case {
 				attempt(oe)
 				oe.RetryOn = []string{ir.RetryOnError}
 			})).With(timeout(time.Minute))),
-			tools:    map[string]*fakeTool{"svc.x": {hang: true}},
+			tools:    map[string]*fakeTool{"svc.x": {Hang: true}},
 			status:   runtime.RunFailed,
 			attempts: map[string]int{"a": 1},
 			errHas:   []string{`step "a"`, "the attempt timed out after 20ms (attemptTimeout)"},
@@ -82,7 +82,7 @@ func retryOnCases() []Case {
 		Case{
 			name:     "attemptTimeout: every attempt times out, the step fails after maxRetries+1",
 			wf:       build("at", tool("a", "svc.x", nil).With(retryWith(attempt)).With(timeout(time.Minute))),
-			tools:    map[string]*fakeTool{"svc.x": {hang: true}},
+			tools:    map[string]*fakeTool{"svc.x": {Hang: true}},
 			status:   runtime.RunFailed,
 			attempts: map[string]int{"a": 4},
 			errHas:   []string{"the attempt timed out after 20ms"},

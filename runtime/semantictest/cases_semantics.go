@@ -20,7 +20,7 @@ func semanticsCases() []Case {
 				tool("a", "svc.list", nil),
 				tool("b", "svc.use", M{"items": "{{.steps.a.output.items}}", "n": "{{len .steps.a.output.items}}", "label": "got {{len .steps.a.output.items}} items", "first": "{{index .steps.a.output.items 0}}"}, "a"),
 			),
-			tools:   map[string]*fakeTool{"svc.list": {result: structured(M{"items": items})}},
+			tools:   map[string]*fakeTool{"svc.list": {Result: structured(M{"items": items})}},
 			status:  runtime.RunCompleted,
 			wantOut: true,
 			output:  M{"args": M{"items": items, "n": int64(3), "label": "got 3 items", "first": int64(1)}},
@@ -33,7 +33,7 @@ func semanticsCases() []Case {
 				tool("small", "svc.alert", nil, "count").With(when("{{lt .steps.count.output.total 100.5}}")),
 				tool("eq", "svc.alert", nil, "count").With(when("{{eq .steps.count.output.total 150}}")),
 			),
-			tools:  map[string]*fakeTool{"svc.count": {result: structured(M{"total": float64(150)})}},
+			tools:  map[string]*fakeTool{"svc.count": {Result: structured(M{"total": float64(150)})}},
 			status: runtime.RunCompleted,
 			steps:  map[string]runtime.StepStatus{"big": runtime.StepCompleted, "small": runtime.StepSkipped, "eq": runtime.StepCompleted},
 		},
@@ -79,7 +79,7 @@ func semanticsCases() []Case {
 				tool("a", "svc.x", nil),
 				tool("b", "svc.y", M{"v": "{{.steps.a.output.nope}}"}, "a"),
 			),
-			tools:  map[string]*fakeTool{"svc.x": {result: structured(M{"yes": int64(1)})}},
+			tools:  map[string]*fakeTool{"svc.x": {Result: structured(M{"yes": int64(1)})}},
 			status: runtime.RunFailed,
 			errHas: []string{`step "b" (wf.yaml:1:3)`, `output of step "a"`, `no field "nope"`},
 		},
@@ -89,7 +89,7 @@ func semanticsCases() []Case {
 				tool("a", "svc.x", nil),
 				tool("b", "svc.y", M{"v": "value: {{.steps.a.output.deep.nope}}"}, "a"),
 			),
-			tools:  map[string]*fakeTool{"svc.x": {result: structured(M{"deep": M{}})}},
+			tools:  map[string]*fakeTool{"svc.x": {Result: structured(M{"deep": M{}})}},
 			status: runtime.RunFailed,
 			errHas: []string{`step "b"`, `no field "nope"`, "wf.yaml:1:10"},
 		},
@@ -108,7 +108,7 @@ func semanticsCases() []Case {
 				tool("a", "svc.x", nil),
 				tool("b", "svc.y", M{"v": "owner=[{{.steps.a.output.owner}}]", "typed": "{{.steps.a.output.owner}}"}, "a"),
 			),
-			tools:   map[string]*fakeTool{"svc.x": {result: structured(M{"owner": nil})}},
+			tools:   map[string]*fakeTool{"svc.x": {Result: structured(M{"owner": nil})}},
 			status:  runtime.RunCompleted,
 			wantOut: true,
 			output:  M{"args": M{"v": "owner=[]", "typed": nil}},
@@ -119,7 +119,7 @@ func semanticsCases() []Case {
 				tool("a", "svc.down", nil).With(onError(ir.ActionContinue, 0)).With(defaults(M{"v": "fallback"})),
 				tool("b", "svc.y", M{"v": "{{.steps.a.output.v}}", "st": "{{.steps.a.status}}", "err": "{{.steps.a.error}}"}, "a"),
 			),
-			tools:   map[string]*fakeTool{"svc.down": {fail: true}},
+			tools:   map[string]*fakeTool{"svc.down": {Fail: true}},
 			status:  runtime.RunCompleted,
 			wantOut: true,
 			output:  M{"args": M{"v": "fallback", "st": "failed", "err": "calling svc.down: backend unavailable"}},
@@ -135,7 +135,7 @@ func semanticsCases() []Case {
 				w.FailureMode = ir.FailureContinue
 				return w
 			}(),
-			tools:  map[string]*fakeTool{"svc.down": {fail: true}},
+			tools:  map[string]*fakeTool{"svc.down": {Fail: true}},
 			status: runtime.RunCompleted,
 			steps:  map[string]runtime.StepStatus{"a": runtime.StepFailed, "b": runtime.StepCompleted},
 		},
@@ -149,7 +149,7 @@ func semanticsCases() []Case {
 				w.FailureMode = ir.FailureContinue
 				return w
 			}(),
-			tools:  map[string]*fakeTool{"svc.down": {fail: true}},
+			tools:  map[string]*fakeTool{"svc.down": {Fail: true}},
 			status: runtime.RunFailed,
 			steps:  map[string]runtime.StepStatus{"a": runtime.StepFailed, "b": runtime.StepPending},
 			errHas: []string{`step "a"`, "backend unavailable"},
@@ -160,7 +160,7 @@ func semanticsCases() []Case {
 				tool("a", "svc.down", nil),
 				tool("b", "svc.y", nil, "a"),
 			),
-			tools:  map[string]*fakeTool{"svc.down": {fail: true}},
+			tools:  map[string]*fakeTool{"svc.down": {Fail: true}},
 			status: runtime.RunFailed,
 			errHas: []string{`step "a" (wf.yaml:10:5)`, "calling svc.down: backend unavailable"},
 			errPos: &ir.Pos{File: "wf.yaml", Line: 10, Col: 5},
@@ -169,7 +169,7 @@ func semanticsCases() []Case {
 		{
 			name:     "retry succeeds after the first failures",
 			wf:       build("retry", tool("a", "svc.flaky", nil).With(onError(ir.ActionRetry, 3))),
-			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 2, result: structured(M{"ok": true})}},
+			tools:    map[string]*fakeTool{"svc.flaky": {FailFirst: 2, Result: structured(M{"ok": true})}},
 			status:   runtime.RunCompleted,
 			wantOut:  true,
 			output:   M{"ok": true},
@@ -179,7 +179,7 @@ func semanticsCases() []Case {
 			// As in ToolHive, maxRetries has no effect without action retry.
 			name:     "maxRetries with action abort does not retry",
 			wf:       build("retryabort", tool("a", "svc.flaky", nil).With(onError(ir.ActionAbort, 2)), tool("b", "svc.ok", nil, "a")),
-			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 5}, "svc.ok": {result: structured(M{"ok": true})}},
+			tools:    map[string]*fakeTool{"svc.flaky": {FailFirst: 5}, "svc.ok": {Result: structured(M{"ok": true})}},
 			status:   runtime.RunFailed,
 			attempts: map[string]int{"a": 1},
 			check:    calledOnce("a"),
@@ -189,7 +189,7 @@ func semanticsCases() []Case {
 			// continue + retryCount: 2 calls a possibly unsafe tool once.
 			name:     "maxRetries with action continue calls the tool once, then continues with defaults",
 			wf:       build("retrycontinue", tool("a", "svc.flaky", nil).With(onError(ir.ActionContinue, 2)).With(defaults(M{"x": int64(7)}))),
-			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 1, result: structured(M{"ok": true})}},
+			tools:    map[string]*fakeTool{"svc.flaky": {FailFirst: 1, Result: structured(M{"ok": true})}},
 			status:   runtime.RunCompleted,
 			wantOut:  true,
 			output:   M{"x": int64(7)},
@@ -199,7 +199,7 @@ func semanticsCases() []Case {
 		{
 			name:     "retry gives up after maxRetries more attempts",
 			wf:       build("retryfail", tool("a", "svc.flaky", nil).With(onError(ir.ActionRetry, 2))),
-			tools:    map[string]*fakeTool{"svc.flaky": {failFirst: 5}},
+			tools:    map[string]*fakeTool{"svc.flaky": {FailFirst: 5}},
 			status:   runtime.RunFailed,
 			attempts: map[string]int{"a": 3},
 			errHas:   []string{`step "a"`, "backend unavailable"},
@@ -211,7 +211,7 @@ func semanticsCases() []Case {
 				w.FailureMode = ir.FailureContinue
 				return w
 			}(),
-			tools:    map[string]*fakeTool{"svc.flaky": {fail: true}},
+			tools:    map[string]*fakeTool{"svc.flaky": {Fail: true}},
 			status:   runtime.RunCompleted,
 			wantOut:  true,
 			output:   M{"x": int64(0)},
@@ -220,14 +220,14 @@ func semanticsCases() []Case {
 		{
 			name:   "isError result fails the step with its text",
 			wf:     build("iserr", tool("a", "svc.quota", nil)),
-			tools:  map[string]*fakeTool{"svc.quota": {isError: true}},
+			tools:  map[string]*fakeTool{"svc.quota": {IsError: true}},
 			status: runtime.RunFailed,
 			errHas: []string{`step "a"`, "svc.quota returned an error: svc.quota failed: quota exceeded"},
 		},
 		{
 			name:    "text-only results become text, text_1",
 			wf:      build("text", tool("a", "svc.txt", nil)),
-			tools:   map[string]*fakeTool{"svc.txt": {text: []string{"one", "two"}}},
+			tools:   map[string]*fakeTool{"svc.txt": {Text: []string{"one", "two"}}},
 			status:  runtime.RunCompleted,
 			wantOut: true,
 			output:  M{"text": "one", "text_1": "two"},
@@ -236,7 +236,7 @@ func semanticsCases() []Case {
 			// ToolHive's content map, plus audio_N and link_N.
 			name: "a result without structuredContent is its content map",
 			wf:   build("content", tool("a", "svc.mixed", nil)),
-			tools: map[string]*fakeTool{"svc.mixed": {text: []string{"caption", "more"}, content: []runtime.Content{
+			tools: map[string]*fakeTool{"svc.mixed": {Text: []string{"caption", "more"}, Content: []runtime.Content{
 				{Type: "image", Data: "AAAA"},
 				{Type: "image", Data: "BBBB"},
 				{Type: "resource", URI: "file:///a.txt", Text: "file text"},
@@ -262,7 +262,7 @@ func semanticsCases() []Case {
 				tool("b", "svc.echo", M{"summary": "{{.steps.a.content.text}}", "n": "{{.steps.a.output.n}}", "all": "{{.steps.a.content}}"}, "a"),
 			),
 			tools: map[string]*fakeTool{
-				"svc.both": {result: structured(M{"n": int64(3)}), text: []string{"three items"}},
+				"svc.both": {Result: structured(M{"n": int64(3)}), Text: []string{"three items"}},
 			},
 			status:  runtime.RunCompleted,
 			wantOut: true,
@@ -291,7 +291,7 @@ func semanticsCases() []Case {
 					"msg": `{"name": {{quote .steps.a.output.name}}}`,
 				}, "a"),
 			),
-			tools:   map[string]*fakeTool{"svc.x": {result: structured(M{"list": A{"a", int64(1)}, "name": `say "hi"`})}},
+			tools:   map[string]*fakeTool{"svc.x": {Result: structured(M{"list": A{"a", int64(1)}, "name": `say "hi"`})}},
 			status:  runtime.RunCompleted,
 			wantOut: true,
 			output: M{"args": M{

@@ -18,7 +18,7 @@ func withTimeout(wf *ir.Workflow, d time.Duration) *ir.Workflow {
 }
 
 func stopCases() []Case {
-	hang := map[string]*fakeTool{"svc.hang": {hang: true}}
+	hang := map[string]*fakeTool{"svc.hang": {Hang: true}}
 	return []Case{
 		{
 			name:   "workflow timeout: the hanging call is cancelled, the run times out",
@@ -28,7 +28,7 @@ func stopCases() []Case {
 			errHas: []string{"timed out after 30ms"},
 			steps:  map[string]runtime.StepStatus{"h": runtime.StepFailed, "x": runtime.StepPending},
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
-				if n := fb.sawCancel.Load(); n != 1 {
+				if n := fb.SawCancel.Load(); n != 1 {
 					t.Errorf("backend saw %d cancelled calls; want 1", n)
 				}
 			},
@@ -41,7 +41,7 @@ func stopCases() []Case {
 			status: runtime.RunTimedOut,
 			steps:  map[string]runtime.StepStatus{"c": runtime.StepPending},
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
-				if n := fb.sawCancel.Load(); n != 2 {
+				if n := fb.SawCancel.Load(); n != 2 {
 					t.Errorf("backend saw %d cancelled calls; want 2", n)
 				}
 				for _, st := range run.Steps[:2] {
@@ -67,10 +67,10 @@ func stopCases() []Case {
 		{
 			name:   "a step ready after the workflow deadline does not run",
 			wf:     withTimeout(build("wtl", tool("slow", "svc.slow", nil), tool("next", "svc.x", nil, "slow")), 20*time.Millisecond),
-			tools:  map[string]*fakeTool{"svc.slow": {stubborn: 60 * time.Millisecond}}, // ignores its context
+			tools:  map[string]*fakeTool{"svc.slow": {Stubborn: 60 * time.Millisecond}}, // ignores its context
 			status: runtime.RunTimedOut,
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
-				if n := len(fb.callsTo("next")); n != 0 {
+				if n := len(fb.CallsTo("next")); n != 0 {
 					t.Errorf("next was called %d times; want 0", n)
 				}
 			},
@@ -85,11 +85,11 @@ func stopCases() []Case {
 		{
 			name:   "abort cancels the running sibling; the run reports the first error",
 			wf:     build("abortsib", tool("hang", "svc.hang", nil), tool("bad", "svc.bad", nil)),
-			tools:  map[string]*fakeTool{"svc.hang": {hang: true}, "svc.bad": {isError: true, latency: 5 * time.Millisecond}},
+			tools:  map[string]*fakeTool{"svc.hang": {Hang: true}, "svc.bad": {IsError: true, Latency: 5 * time.Millisecond}},
 			status: runtime.RunFailed,
 			errHas: []string{`step "bad"`},
 			check: func(t *testing.T, run *runtime.Run, fb *fakeBackend) {
-				if n := fb.sawCancel.Load(); n != 1 {
+				if n := fb.SawCancel.Load(); n != 1 {
 					t.Errorf("sibling saw cancel %d times; want 1", n)
 				}
 				if s := run.Steps[0]; s.Status != runtime.StepFailed || !strings.Contains(s.Error, "cancelled because another step failed") {
