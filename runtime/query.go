@@ -43,6 +43,9 @@ const maxCachedQueries = 1024
 type queryCache struct {
 	mu    sync.RWMutex
 	exprs map[string]queryExpr
+	// maxBytes bounds what one evaluation's functions build
+	// (Options.MaxResultBytes; 0 is jmes.DefaultMaxBytes).
+	maxBytes int
 }
 
 // queryExpr is a parsed expression and the variables it reads where no
@@ -105,7 +108,7 @@ func (c *queryCache) query(expr string, v any, named ...any) (any, error) {
 		return nil, queryParseError(expr, jmes.ErrUndefined(u))
 	}
 	data := jmespathValue(v, 0)
-	out, err := jmes.Search(q.ast, data, vars)
+	out, err := jmes.Search(q.ast, data, vars, c.maxBytes)
 	if err != nil {
 		return nil, querySearchError(err)
 	}

@@ -278,3 +278,70 @@ func errBadBinding(off int) *Error {
 func errPanic() *Error {
 	return &Error{Off: -1, Msg: "the query cannot be evaluated", Fix: "simplify the expression around its let and function calls"}
 }
+
+// The errors of a query's limits (limits.go). They name the function, the
+// argument and the limit, never the argument's value.
+
+// limitName is where an operator changes the bound of a query.
+const limitName = "limits.maxResultBytes"
+
+// errNumberArg words numeric argument pos of fn, named what, that is not
+// a whole number (from 0 up, when nonNegative); problem says why.
+func errNumberArg(fn, what string, pos int, problem string, nonNegative bool) *Error {
+	want := "a whole number"
+	fix := "round it with floor() or ceil()"
+	if nonNegative {
+		want = "a whole number from 0 up"
+		if problem == "is negative" {
+			fix = "keep it at 0 or more, as in max([n, `0`])"
+		}
+	}
+	if problem == "is not a finite number" {
+		fix = "check the arithmetic that computes it (a division by zero gives an infinite number)"
+	}
+	return &Error{Off: -1, Msg: fmt.Sprintf("%s(): its %s (argument %d) must be %s, but it %s", fn, what, pos, want, problem), Fix: fix}
+}
+
+// overLimit words a result of fn that alone would be over the limit:
+// why says which argument makes it so big.
+func overLimit(fn, result, why string, limit int, fix string) *Error {
+	return &Error{Off: -1,
+		Msg: fmt.Sprintf("%s(): %s would be over the query limit of %d bytes (%s): %s", fn, result, limit, limitName, why),
+		Fix: fix + ", or raise " + limitName + " in vmcp.yaml"}
+}
+
+func errPadOver(fn string, limit int) *Error {
+	return overLimit(fn, "the padded string", "its width (argument 2) asks for that many bytes", limit, "pad to a smaller width")
+}
+
+func errReplaceOver(limit int) *Error {
+	return overLimit("replace", "the result", "the replacement (argument 3) is put in at every match of argument 2", limit,
+		"replace fewer matches with a count (argument 4), or use a shorter replacement")
+}
+
+func errJoinOver(limit int) *Error {
+	return overLimit("join", "the joined string", "it holds every element of the array (argument 2) with the separator (argument 1) between them", limit,
+		"join fewer elements, or use a shorter separator")
+}
+
+func errSplitOver(limit int) *Error {
+	return overLimit("split", "the array of pieces", "each piece of the string (argument 1) is an element", limit,
+		"split fewer times with a count (argument 3), or split a shorter string")
+}
+
+func errToStringOver(limit int) *Error {
+	return overLimit("to_string", "the JSON text of its argument", "a value that holds the same part many times is written out in full each time", limit,
+		"convert a smaller part of the value")
+}
+
+func errZipOver(limit int) *Error {
+	return overLimit("zip", "the result", "it holds an array per element of the shortest argument", limit, "zip shorter arrays")
+}
+
+// errOverBudget words a call whose result, with what the evaluation
+// built before it, is over the limit.
+func errOverBudget(fn string, limit int) *Error {
+	return &Error{Off: -1,
+		Msg: fmt.Sprintf("%s(): with what the query's functions built before this call, the query would build more than its limit of %d bytes (%s)", fn, limit, limitName),
+		Fix: "select the part of the data you need before calling functions on it, or raise " + limitName + " in vmcp.yaml"}
+}

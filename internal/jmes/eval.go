@@ -4,7 +4,7 @@ package jmes
 // the library leaves to run time (or to a panic): literals that do not
 // decode are placed at their token, and every let binding must be
 // `$name = expression`. Search runs the library's interpreter with vmcp's
-// function table (functions.go).
+// function table (functions.go), within a budget of bytes (limits.go).
 
 import (
 	"encoding/json"
@@ -40,14 +40,17 @@ func Parse(expr string) (parsing.ASTNode, error) {
 }
 
 // Search evaluates a tree that Parse returned over data, with vars (nil
-// for none) bound around it. Its error is an *Error, which never shows
+// for none) bound around it. Its functions may build at most maxBytes
+// (the run's limits.maxResultBytes; DefaultMaxBytes when it is 0 or
+// less) in all (limits.go). Its error is an *Error, which never shows
 // data.
-func Search(ast parsing.ASTNode, data any, vars binding.Bindings) (out any, err error) {
+func Search(ast parsing.ASTNode, data any, vars binding.Bindings, maxBytes int) (out any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, errPanic()
 		}
 	}()
+	caller := namedCaller{inner: tableCaller, budget: newBudget(maxBytes)}
 	out, err = interpreter.NewInterpreter(data, caller, vars).Execute(ast, data)
 	if err != nil {
 		return nil, searchError(err)

@@ -11,7 +11,9 @@ package jmes
 // its errors ("abs(): ..."), and turns a panic inside a library function
 // (the library trusts its own type check, and a few handlers assume more
 // than it checks: reverse, map, sort_by, group_by and zip of a Go []string)
-// into such an error rather than Go's runtime error text.
+// into such an error rather than Go's runtime error text. Each call is
+// also charged against the search's budget (limits.go), before it runs
+// for the functions whose result can outgrow their arguments.
 
 import (
 	"errors"
@@ -26,9 +28,9 @@ import (
 // table is the function table of every query; it is only read.
 var table = buildTable()
 
-// caller calls table's functions for the library's interpreter; it is
-// only read, so one serves every evaluation.
-var caller = namedCaller{interpreter.NewFunctionCaller(table...)}
+// tableCaller calls table's functions for the library's interpreter; it
+// is only read, so one serves every evaluation.
+var tableCaller = interpreter.NewFunctionCaller(table...)
 
 // Names returns the names of the functions a query may call, sorted.
 func Names() []string {
@@ -71,9 +73,12 @@ func containsFunc(args []any) (any, error) {
 	return false, nil
 }
 
-// namedCaller calls a function of the table; its errors name the
-// function (see the file comment).
-type namedCaller struct{ inner interpreter.FunctionCaller }
+// namedCaller calls a function of the table within one search's budget;
+// its errors name the function (see the file comment).
+type namedCaller struct {
+	inner  interpreter.FunctionCaller
+	budget *budget
+}
 
 func (c namedCaller) CallFunction(name string, args []any) (out any, err error) {
 	defer func() {
@@ -81,9 +86,25 @@ func (c namedCaller) CallFunction(name string, args []any) (out any, err error) 
 			out, err = nil, errFunctionPanic(name)
 		}
 	}()
+	if check, ok := sizeChecks[name]; ok {
+		n, e, typed := check(args, c.budget.limit)
+		if e != nil {
+			return nil, e
+		}
+		if typed {
+			if e := c.budget.charge(name, n); e != nil {
+				return nil, e
+			}
+		}
+	}
 	out, err = c.inner.CallFunction(name, args)
 	if err != nil {
 		return nil, functionError(name, err)
+	}
+	if measured[name] {
+		if e := c.budget.charge(name, builtSize(name, out)); e != nil {
+			return nil, e
+		}
 	}
 	return out, nil
 }

@@ -31,7 +31,7 @@ func FuzzParse(f *testing.F) {
 				t.Errorf("Undefined(%q): %s at %d is not there", expr, v.Name, v.Off)
 			}
 		}
-		if _, err := Search(ast, data, nil); err != nil && (strings.Contains(err.Error(), "runtime error") || strings.Contains(err.Error(), "AST")) {
+		if _, err := Search(ast, data, nil, 0); err != nil && (strings.Contains(err.Error(), "runtime error") || strings.Contains(err.Error(), "AST")) {
 			t.Errorf("Search(%q) error %q shows Go's or the library's internals", expr, err)
 		}
 	})
