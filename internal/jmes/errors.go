@@ -216,8 +216,14 @@ func jsonLiteralFix(text string) string {
 
 // functionError words an error of function name. Type errors drop the
 // argument value the library quotes ("invalid type for: <value>,
-// expected: ..."): errors never show data, which may hold secrets.
+// expected: ..."): errors never show data, which may hold secrets. The
+// error of a call made by an expression reference inside it (map, sort_by)
+// is that call's own.
 func functionError(name string, err error) *Error {
+	var inner *Error
+	if errors.As(err, &inner) {
+		return inner // an expression's call inside this one (map(&f(@), ...)) names itself
+	}
 	msg := err.Error()
 	const prefix, sep = "invalid type for: ", ", expected: "
 	if i := strings.LastIndex(msg, sep); strings.HasPrefix(msg, prefix) && i >= 0 {

@@ -4,6 +4,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/jmespath-community/go-jmespath/pkg/binding"
+	"github.com/jmespath-community/go-jmespath/pkg/parsing"
+
+	"github.com/vmcp-dev/vmcp/internal/fuzzkit"
 )
 
 // FuzzParse: Parse and Search never panic, their errors are *Error in
@@ -35,4 +40,76 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("Search(%q) error %q shows Go's or the library's internals", expr, err)
 		}
 	})
+}
+
+// numberQueries are calls of every function that takes a numeric argument
+// or whose result can outgrow its arguments, with $n and $m the numbers
+// and $s the string that FuzzQueryNumbers is given.
+var numberQueries = []string{
+	"pad_left($s, $n)", "pad_right($s, $n, '.')", "pad_left($s, $n, '')",
+	"replace($s, 'a', $s, $n)", "replace($s, '', $s)", "split($s, '', $n)", "split($s, 'a', $m)",
+	"find_first($s, 'a', $n)", "find_last($s, 'a', $n, $m)", "find_first($s, '', $m, $n)",
+	"join($s, split($s, ''))", "zip(split($s, ''), split($s, ''), split($s, 'a'))",
+	"map(&pad_right(@, $n), split($s, ''))", "to_string([$s, $s] | [@, @] | [@, @])",
+	"pad_left(pad_left($s, $n), $m)", "replace(pad_right($s, $m, 'a'), 'a', pad_left($s, $n, 'a'))",
+	"pad_left($s, $n * $m)", "pad_left($s, $n / $m)", "split($s, '', $n % $m)",
+}
+
+// FuzzQueryNumbers: whatever the numbers (NaN, infinities, fractions,
+// negative or huge), a query of the functions that build from them stays
+// within its limit: it fails with an *Error that names the function, or
+// returns a result no bigger than the limit; never a panic of the
+// library, never an out of memory (which would end the fuzzer).
+func FuzzQueryNumbers(f *testing.F) {
+	for _, seed := range []struct {
+		q    uint8
+		n, m float64
+		s    string
+	}{{0, 1e12, 0, "a"}, {1, -1, 2, "ab"}, {3, 1e300, 1, "banana"}, {7, 99, -99, "abc"}, {8, 2, 1, "aaa"}, {12, 3, 0, "xy"}, {15, 1000, 1000, "a"}, {16, 1e6, 1e6, "a"}} {
+		f.Add(seed.q, seed.n, seed.m, seed.s)
+	}
+	const limit = 1 << 16
+	asts := make([]parsing.ASTNode, len(numberQueries))
+	for i, q := range numberQueries {
+		ast, err := Parse(q)
+		if err != nil {
+			f.Fatalf("Parse(%q): %v", q, err)
+		}
+		asts[i] = ast
+	}
+	f.Fuzz(func(t *testing.T, q uint8, n, m float64, s string) {
+		if len(s) > fuzzkit.MaxInput {
+			return
+		}
+		i := int(q) % len(numberQueries)
+		vars := binding.NewBindings().Register("$n", n).Register("$m", m).Register("$s", s)
+		out, err := Search(asts[i], nil, vars, limit)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || !strings.Contains(e.Msg, "(): ") || strings.Contains(e.Msg, "cannot take these arguments") || strings.Contains(e.Msg, "runtime error") {
+				t.Errorf("Search(%q) with $n=%v $m=%v: error %T %q; want a function's own *Error", numberQueries[i], n, m, err, err)
+			}
+			return
+		}
+		if size := textBytes(out, 4*limit); size > limit {
+			t.Errorf("Search(%q) with $n=%v $m=%v: a result of %d bytes of text; want at most the limit, %d", numberQueries[i], n, m, size, limit)
+		}
+	})
+}
+
+// textBytes adds up the bytes of the strings in v, stopping past limit.
+func textBytes(v any, limit int) int {
+	switch x := v.(type) {
+	case string:
+		return len(x)
+	case []any:
+		n := 0
+		for _, e := range x {
+			if n += textBytes(e, limit-n); n > limit {
+				break
+			}
+		}
+		return n
+	}
+	return 0
 }

@@ -325,8 +325,9 @@ func findArgs(fn string) sizeCheck {
 	}
 }
 
-// jsonSize is the size of v as JSON text, counting a string without its
-// escapes; it stops as soon as the size passes limit, so a value whose
+// jsonSize is the size of v as JSON text as encoding/json writes it (a
+// float64 as strconv's shortest 'g' form, which is within a few bytes of
+// json's); it stops as soon as the size passes limit, so a value whose
 // parts are shared many times costs no more than the limit to measure.
 func jsonSize(v any, limit int) int {
 	n := 0
@@ -336,12 +337,15 @@ func jsonSize(v any, limit int) int {
 		case nil:
 			n += 4
 		case bool:
-			n += 5
+			n += 4
+			if !x {
+				n++
+			}
 		case float64:
 			var buf [32]byte
 			n += len(strconv.AppendFloat(buf[:0], x, 'g', -1, 64))
 		case string:
-			n += len(x) + 2
+			n += quotedLen(x)
 		case []any:
 			n += 1 + len(x)
 			for _, e := range x {
@@ -352,7 +356,7 @@ func jsonSize(v any, limit int) int {
 		case map[string]any:
 			n += 1 + len(x)
 			for k, e := range x {
-				n += len(k) + 3
+				n += quotedLen(k) + 1
 				if n > limit || !walk(e) {
 					return false
 				}
@@ -363,5 +367,37 @@ func jsonSize(v any, limit int) int {
 		return n <= limit
 	}
 	walk(v)
+	return n
+}
+
+// quotedLen is the length of s as a JSON string as encoding/json writes
+// it: quotes, two bytes for \" \\ \n \r \t, six for the other control
+// characters, for <, > and & (HTML-safe), U+2028, U+2029 and each byte of
+// invalid UTF-8 (\ufffd).
+func quotedLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
 	return n
 }
