@@ -120,7 +120,7 @@ func checkQueryExpr(expr string) (queryProblem, bool) {
 // library does not define.
 func unknownJMESPathFunc(n parsing.ASTNode) (string, bool) {
 	if n.NodeType == parsing.ASTFunctionExpression {
-		if name, ok := n.Value.(string); ok && !contains(jmespathFuncs, name) {
+		if name, ok := n.Value.(string); ok && !jmes.Known(name) {
 			return name, true
 		}
 	}

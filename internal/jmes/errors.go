@@ -346,8 +346,9 @@ func errZipOver(limit int) *Error {
 
 // errOverBudget words a call whose result, with what the evaluation
 // built before it, is over the limit.
-func errOverBudget(fn string, limit int) *Error {
+// what is a function's name with its parentheses, or an operator.
+func errOverBudget(what string, limit int) *Error {
 	return &Error{Off: -1,
-		Msg: fmt.Sprintf("%s(): with what the query's functions built before this call, the query would build more than its limit of %d bytes (%s)", fn, limit, limitName),
-		Fix: "select the part of the data you need before calling functions on it, or raise " + limitName + " in vmcp.yaml"}
+		Msg: fmt.Sprintf("%s: with what the query built before it, the query would build more than its limit of %d bytes (%s)", what, limit, limitName),
+		Fix: "select the part of the data you need first, or raise " + limitName + " in vmcp.yaml"}
 }

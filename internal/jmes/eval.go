@@ -3,7 +3,8 @@ package jmes
 // Parsing and evaluation. Parse is the library's parser plus the checks
 // the library leaves to run time (or to a panic): literals that do not
 // decode are placed at their token, and every let binding must be
-// `$name = expression`. Search runs the library's interpreter with vmcp's
+// `$name = expression`; the tree it returns counts what its operators
+// build (guard.go). Search runs the library's interpreter with vmcp's
 // function table (functions.go), within a budget of bytes (limits.go).
 
 import (
@@ -36,7 +37,7 @@ func Parse(expr string) (parsing.ASTNode, error) {
 	if e := checkBindings(expr, ast); e != nil {
 		return parsing.ASTNode{}, e
 	}
-	return ast, nil
+	return guard(ast), nil
 }
 
 // Search evaluates a tree that Parse returned over data, with vars (nil
@@ -50,8 +51,11 @@ func Search(ast parsing.ASTNode, data any, vars binding.Bindings, maxBytes int) 
 			out, err = nil, errPanic()
 		}
 	}()
-	caller := namedCaller{inner: tableCaller, budget: newBudget(maxBytes)}
-	out, err = interpreter.NewInterpreter(data, caller, vars).Execute(ast, data)
+	b := newBudget(maxBytes)
+	out, err = interpreter.NewInterpreter(data, namedCaller{inner: tableCaller, budget: b}, vars).Execute(ast, data)
+	if b.err != nil {
+		return nil, b.err
+	}
 	if err != nil {
 		return nil, searchError(err)
 	}

@@ -32,6 +32,26 @@ var table = buildTable()
 // is only read, so one serves every evaluation.
 var tableCaller = interpreter.NewFunctionCaller(table...)
 
+// Known reports whether a function call in a tree that Parse returned
+// calls a function of the table, or one of vmcp's internal functions
+// (guard.go).
+func Known(name string) bool {
+	if isGuard(name) {
+		return true
+	}
+	_, ok := tableNames[name]
+	return ok
+}
+
+// tableNames are the names of table's functions.
+var tableNames = func() map[string]bool {
+	m := make(map[string]bool, len(table))
+	for _, f := range table {
+		m[f.Name] = true
+	}
+	return m
+}()
+
 // Names returns the names of the functions a query may call, sorted.
 func Names() []string {
 	names := make([]string, 0, len(table))
@@ -81,6 +101,9 @@ type namedCaller struct {
 }
 
 func (c namedCaller) CallFunction(name string, args []any) (out any, err error) {
+	if isGuard(name) {
+		return callGuard(c.budget, name, args)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, errFunctionPanic(name)
@@ -89,10 +112,10 @@ func (c namedCaller) CallFunction(name string, args []any) (out any, err error) 
 	if check, ok := sizeChecks[name]; ok {
 		n, e, typed := check(args, c.budget.limit)
 		if e != nil {
-			return nil, e
+			return nil, c.budget.fail(e)
 		}
 		if typed {
-			if e := c.budget.charge(name, n); e != nil {
+			if e := c.budget.charge(name+"()", n); e != nil {
 				return nil, e
 			}
 		}
@@ -102,7 +125,7 @@ func (c namedCaller) CallFunction(name string, args []any) (out any, err error) 
 		return nil, functionError(name, err)
 	}
 	if measured[name] {
-		if e := c.budget.charge(name, builtSize(name, out)); e != nil {
+		if e := c.budget.charge(name+"()", builtSize(name, out)); e != nil {
 			return nil, e
 		}
 	}

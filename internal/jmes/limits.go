@@ -47,9 +47,12 @@ import (
 // default of limits.maxResultBytes (10 MiB).
 const DefaultMaxBytes = 10 << 20
 
-// budget is what a search may still build, in bytes.
+// budget is what a search may still build, in bytes, and the first
+// charge it refused (kept, since some operators drop their operand's
+// error: guard.go).
 type budget struct {
 	limit, left int
+	err         *Error
 }
 
 func newBudget(limit int) *budget {
@@ -59,13 +62,23 @@ func newBudget(limit int) *budget {
 	return &budget{limit: limit, left: limit}
 }
 
-// charge takes n bytes from the budget for a call of fn.
-func (b *budget) charge(fn string, n int) *Error {
+// charge takes n bytes from the budget for what builds them (a
+// function's name with its parentheses, or an operator).
+func (b *budget) charge(what string, n int) *Error {
 	if n > b.left {
-		return errOverBudget(fn, b.limit)
+		return b.fail(errOverBudget(what, b.limit))
 	}
 	b.left -= n
 	return nil
+}
+
+// fail keeps e as the search's error, unless one is kept already, and
+// returns it.
+func (b *budget) fail(e *Error) *Error {
+	if b.err == nil {
+		b.err = e
+	}
+	return e
 }
 
 // sizeCheck checks the arguments of a call before the library runs it:

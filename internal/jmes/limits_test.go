@@ -99,9 +99,9 @@ func TestSearchLimits(t *testing.T) {
 
 		// What many calls build adds up: each pad is under the limit, the
 		// fourth takes the total over it.
-		{expr: "map(&pad_left(@, `300`), letters)", err: "pad_left(): with what the query's functions built before this call, the query would build more than its limit of 1000 bytes (limits.maxResultBytes); select the part of the data you need"},
+		{expr: "map(&pad_left(@, `300`), letters)", err: "pad_left(): with what the query built before it, the query would build more than its limit of 1000 bytes (limits.maxResultBytes); select the part of the data you need first, or raise limits.maxResultBytes in vmcp.yaml"},
 		{expr: "map(&pad_left(@, `3`), letters)", want: []any{"  a", "  b", "  c", "  d"}},
-		{expr: "[upper(long), lower(long)]", err: "lower(): with what the query's functions built before this call"},
+		{expr: "[upper(long), lower(long)]", err: "lower(): with what the query built before it"},
 	} {
 		got, err := search(t, c.expr, data, limit, c.n)
 		if c.want != nil || c.err == "" {
