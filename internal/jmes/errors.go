@@ -352,3 +352,9 @@ func errOverBudget(what string, limit int) *Error {
 		Msg: fmt.Sprintf("%s: with what the query built before it, the query would build more than its limit of %d bytes (%s)", what, limit, limitName),
 		Fix: "select the part of the data you need first, or raise " + limitName + " in vmcp.yaml"}
 }
+
+func errResultOver(limit int) *Error {
+	return &Error{Off: -1,
+		Msg: fmt.Sprintf("the query's result is more than %d bytes as JSON, the most a value may hold (a part it holds many times counts each time)", limit),
+		Fix: "select less, or raise " + limitName + " in vmcp.yaml"}
+}

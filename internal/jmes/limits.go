@@ -414,3 +414,14 @@ func quotedLen(s string) int {
 	}
 	return n
 }
+
+// CheckResult returns an *Error when v, a search's result, is more than
+// limit bytes as JSON: a result whose parts are shared ([@, @] | [@, @]
+// | ...) is small in memory, but whoever writes it out writes each part
+// every time. The measure stops at the limit.
+func CheckResult(v any, limit int) error {
+	if jsonSize(v, limit) > limit {
+		return errResultOver(limit)
+	}
+	return nil
+}
