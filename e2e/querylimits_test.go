@@ -5,7 +5,9 @@ package e2e
 // fix the Go runtime's "fatal error: runtime: out of memory" took the
 // whole server down with the one query. Now the step fails with an error
 // that names the function, the argument and the limit, and the server
-// answers the next call.
+// answers the next call. The same holds for the operators: a flatten of a
+// list doubled forty times, and a value that holds its parts 2^40 times
+// (small in memory, but written out in full when passed on).
 
 import (
 	"strings"
@@ -29,6 +31,18 @@ compositeTools:
       - id: say
         tool: tb.echo
         arguments: {text: "{{query \"pad_left(text, width, '.')\" .params}}"}
+  - name: grow
+    description: Double a list forty times over, flattening it each time
+    steps:
+      - id: say
+        tool: tb.echo
+        arguments: {text: "{{query \"FLATTEN length(@)\" .params}}"}
+  - name: shared
+    description: A list that holds its parts forty times over, passed on as a value
+    steps:
+      - id: keys
+        tool: tb.keys
+        arguments: {obj: "{{query \"{v: SHARED @}\" .params}}"}
 `
 
 // padDraft is an authored draft whose one query asks for a terabyte.
@@ -36,7 +50,8 @@ const padDraft = "name: pad_huge\ndescription: Pad a letter to a terabyte\nsteps
 	"  - id: say\n    tool: tb.echo\n    arguments: {text: \"{{query \\\"pad_left('a', `1e12`)\\\" .}}\"}\n"
 
 func TestQueryOverLimitFailsTheStep(t *testing.T) {
-	c, stderr := stdioVMCP(t, writeConfig(t, queryLimitsConfig, ""))
+	cfg := strings.NewReplacer("FLATTEN", strings.Repeat("[@, @][] | ", 40), "SHARED", strings.Repeat("[@, @] | ", 40)).Replace(queryLimitsConfig)
+	c, stderr := stdioVMCP(t, writeConfig(t, cfg, ""))
 	const padOver = "pad_left(): the padded string would be over the query limit of 1048576 bytes (limits.maxResultBytes): its width (argument 2) asks for that many bytes; pad to a smaller width, or raise limits.maxResultBytes in vmcp.yaml"
 	calls := []struct {
 		name string
@@ -47,6 +62,12 @@ func TestQueryOverLimitFailsTheStep(t *testing.T) {
 		{"an authored draft with pad_left('a', `1e12`)", "vmcp_workflow_run", map[string]any{"source": padDraft, "arguments": map[string]any{}}, padOver},
 		{"a width of 1e12 from a parameter", "pad", map[string]any{"text": "s3cret", "width": 1e12}, padOver},
 		{"a width just over the run's limit", "pad", map[string]any{"text": "s3cret", "width": 1048577}, padOver},
+		// Operators: a flatten copies a list that doubles each time, and
+		// a value that holds its parts 2^40 times is not written out.
+		{"[@, @][] forty times over", "grow", map[string]any{},
+			"with what the query built before it, the query would build more than its limit of 1048576 bytes (limits.maxResultBytes)"},
+		{"a value of 2^40 shared parts", "shared", map[string]any{},
+			"the query's result is more than 10485760 bytes as JSON, the most a value may hold"},
 		{"a width that is not whole", "pad", map[string]any{"text": "s3cret", "width": 2.5},
 			"pad_left(): its width (argument 2) must be a whole number from 0 up, but it is not a whole number; round it with floor() or ceil()"},
 	}
