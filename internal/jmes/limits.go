@@ -41,6 +41,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/jmespath-community/go-jmespath/pkg/parsing"
 )
 
 // DefaultMaxBytes is the budget of a search whose caller passes none: the
@@ -422,6 +424,50 @@ func quotedLen(s string) int {
 func CheckResult(v any, limit int) error {
 	if jsonSize(v, limit) > limit {
 		return errResultOver(limit)
+	}
+	return nil
+}
+
+// numberArgs are the numeric arguments that wholeArg checks at run time:
+// the function, the argument's 1-based position, its name, and whether
+// it must be from 0 up.
+var numberArgs = map[string][]struct {
+	pos         int
+	what        string
+	nonNegative bool
+}{
+	"pad_left":   {{2, "width", true}},
+	"pad_right":  {{2, "width", true}},
+	"replace":    {{4, "count", true}},
+	"split":      {{3, "count", true}},
+	"find_first": {{3, "start", false}, {4, "end", false}},
+	"find_last":  {{3, "start", false}, {4, "end", false}},
+}
+
+// CheckLiterals returns the first numeric argument of a function call in
+// ast (the tree of expr) that is written as a literal (`1.5`, `-2`) and
+// that no run accepts, as the error it would fail with, placed at the
+// function's name; nil when there is none. A literal width over a run's
+// limit is not one: the limit is the server's.
+func CheckLiterals(expr string, ast parsing.ASTNode) *Error {
+	if ast.NodeType == parsing.ASTFunctionExpression {
+		name, _ := ast.Value.(string)
+		for _, a := range numberArgs[name] {
+			if a.pos > len(ast.Children) || ast.Children[a.pos-1].NodeType != parsing.ASTLiteral {
+				continue
+			}
+			if v, ok := ast.Children[a.pos-1].Value.(float64); ok {
+				if e := wholeArg(name, a.what, a.pos, v, a.nonNegative); e != nil {
+					e.Off = max(strings.Index(expr, name+"("), 0)
+					return e
+				}
+			}
+		}
+	}
+	for _, c := range ast.Children {
+		if e := CheckLiterals(expr, c); e != nil {
+			return e
+		}
 	}
 	return nil
 }

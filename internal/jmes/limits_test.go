@@ -161,3 +161,34 @@ func TestQuotedLen(t *testing.T) {
 		}
 	}
 }
+
+// CheckLiterals finds a literal numeric argument that no run accepts, at
+// its function's name, and leaves computed numbers and sizes (a limit is
+// the server's) to the run.
+func TestCheckLiterals(t *testing.T) {
+	for _, c := range []struct {
+		expr string
+		off  int
+		msg  string // "" for none
+	}{
+		{"pad_left(name, `1.5`)", 0, "pad_left(): its width (argument 2) must be a whole number from 0 up, but it is not a whole number"},
+		{"a[].replace(@, 'x', 'y', `-1`)", 4, "replace(): its count (argument 4) must be a whole number from 0 up, but it is negative"},
+		{"find_last(s, 'x', `0`, `2.5`)", 0, "find_last(): its end (argument 4) must be a whole number, but it is not a whole number"},
+		{"find_first(s, 'x', `-3`)", 0, ""},
+		{"pad_left(name, `1e12`)", 0, ""},
+		{"pad_left(name, width)", 0, ""},
+		{"pad_left(name, `1` / `0`)", 0, ""},
+	} {
+		ast, err := Parse(c.expr)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", c.expr, err)
+		}
+		e := CheckLiterals(c.expr, ast)
+		switch {
+		case c.msg == "" && e != nil:
+			t.Errorf("CheckLiterals(%q) = %v; want none", c.expr, e)
+		case c.msg != "" && (e == nil || e.Msg != c.msg || e.Off != c.off):
+			t.Errorf("CheckLiterals(%q) = %+v; want %q at %d", c.expr, e, c.msg, c.off)
+		}
+	}
+}
