@@ -49,7 +49,7 @@ func Workflow(ctx workflow.Context, in Input) (*runtime.Run, error) {
 	if in.Plan == nil {
 		return nil, temporal.NewNonRetryableApplicationError("the run's input has no plan", ErrPlanType, nil)
 	}
-	eng, err := runtime.New(in.Plan, engineOptions(in.Tools, in.MaxIterations, nil))
+	eng, err := runtime.New(in.Plan, engineOptions(in.Tools, in.MaxIterations, in.MaxResultBytes, nil))
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("this worker cannot run the plan: %v", err), ErrPlanType, nil)
 	}
