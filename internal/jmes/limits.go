@@ -10,7 +10,9 @@ package jmes
 // string's bytes, an array's brackets and commas; elements the result
 // shares with the arguments are not counted again). A call whose charge
 // is more than the budget has left fails, naming the function, and the
-// search ends with that error.
+// search ends with that error. The operators that build arrays are
+// charged from the same budget (guard.go), and Search's caller may bound
+// the JSON size of the result (CheckResult).
 //
 // Two kinds of function:
 //
