@@ -92,6 +92,7 @@ const (
 	CodeInvalidRetryOn        = "invalid_retry_on"
 	CodeAttemptTimeout        = "attempt_timeout_exceeds_step"
 	CodeQueryFunction         = "query_unknown_function"
+	CodeQueryFuncArgument     = "query_function_argument"
 	CodeQueryArguments        = "query_arguments"
 	CodeQueryVariable         = "query_variable"
 	CodeLoopBodyConflict      = "loop_body_conflict"
@@ -1030,6 +1031,8 @@ func errQueryExpr(pos ir.Pos, path string, p queryProblem) (diag.Diagnostic, boo
 	switch p.kind {
 	case querySyntax:
 		return errorAt(pos, path, CodeQuerySyntax, "JMESPath syntax error in the query expression: "+p.text, detail...), true
+	case queryFuncArgument:
+		return errorAt(pos, path, CodeQueryFuncArgument, "JMESPath "+p.text, detail...), true
 	case queryUndefinedVar:
 		return errorAt(pos, path, CodeQueryVariable, fmt.Sprintf("JMESPath variable %s is not defined here%s", p.text, didYouMeanVar(p.text, p.inputs)), detail...), true
 	}

@@ -4,8 +4,10 @@ package checker
 // EXPR (the jmespath-community dialect, which has let) over VALUE. When
 // EXPR is a string literal it is parsed here, by the same code the
 // runtime evaluates it with (internal/jmes), so a syntax error, an
-// unknown function or a variable that no let and no named input defines
-// (query_scope.go) is a compile-time error. A syntax error comes with the byte offset of
+// unknown function, a literal numeric argument that no run accepts
+// (pad_left('a', `1.5`): internal/jmes checks the same at run time) or a
+// variable that no let and no named input defines (query_scope.go) is a
+// compile-time error. A syntax error comes with the byte offset of
 // the token that is wrong in the expression text, and a fix; the
 // expression is a Go string literal inside the template, so that offset
 // is mapped through the literal's escapes (queryLiteralOffset) to an
@@ -56,6 +58,7 @@ const (
 	queryArity
 	queryNotString
 	queryUndefinedVar // see query_scope.go
+	queryFuncArgument // a literal numeric argument no run accepts (pad_left('a', `-1`))
 )
 
 // jmespathFuncs are the names of the functions a JMESPath expression may
@@ -115,6 +118,9 @@ func checkQueryExpr(expr string) (parsing.ASTNode, queryProblem, bool) {
 		}
 		return ast, queryProblem{off: off, kind: queryUnknownFunc, text: name}, true
 	}
+	if e := jmes.CheckLiterals(expr, ast); e != nil {
+		return ast, queryProblem{off: e.Off, kind: queryFuncArgument, text: e.Msg, fix: e.Fix}, true
+	}
 	return ast, queryProblem{}, false
 }
 
@@ -122,7 +128,7 @@ func checkQueryExpr(expr string) (parsing.ASTNode, queryProblem, bool) {
 // library does not define.
 func unknownJMESPathFunc(n parsing.ASTNode) (string, bool) {
 	if n.NodeType == parsing.ASTFunctionExpression {
-		if name, ok := n.Value.(string); ok && !contains(jmespathFuncs, name) {
+		if name, ok := n.Value.(string); ok && !jmes.Known(name) {
 			return name, true
 		}
 	}

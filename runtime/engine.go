@@ -30,6 +30,10 @@ type Options struct {
 	// (limits.maxIterations); 0 means ir.DefaultIterationLimit. New
 	// refuses a plan with a forEach whose maxIterations is over it.
 	MaxIterations int
+	// MaxResultBytes bounds what the functions of one query evaluation
+	// build (limits.maxResultBytes; internal/jmes limits.go): a query over
+	// it fails its step. 0 or less means jmes.DefaultMaxBytes.
+	MaxResultBytes int
 }
 
 // RunOptions configure one run.
@@ -79,7 +83,9 @@ type Engine struct {
 	active     map[string]*runState
 	// iterationLimit is Options.MaxIterations with its default.
 	iterationLimit int
-	clock          Clock
+	// queryBytes is Options.MaxResultBytes: the budget of each query.
+	queryBytes int
+	clock      Clock
 }
 
 // New parses every template of the plan once and returns an engine.
@@ -107,6 +113,7 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 	if e.clock == nil {
 		e.clock = SystemClock{}
 	}
+	e.queryBytes = opts.MaxResultBytes
 	e.iterationLimit = opts.MaxIterations
 	if e.iterationLimit <= 0 {
 		e.iterationLimit = ir.DefaultIterationLimit
@@ -122,7 +129,7 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 // prepare parses the templates of every workflow of plan and links the
 // workflow steps to their callees.
 func (e *Engine) prepare(plan *ir.Plan) (map[string]*workflowPlan, error) {
-	funcs := templateFuncs()
+	funcs := templateFuncsWith(e.queryBytes)
 	wfs := make(map[string]*workflowPlan, len(plan.Workflows))
 	for _, wf := range plan.Workflows {
 		if wf == nil {
@@ -224,7 +231,7 @@ func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any
 // runDraft runs opts.Draft once without serving it (see RunOptions.Draft).
 func (e *Engine) runDraft(ctx context.Context, params map[string]any, opts RunOptions) (*Run, error) {
 	wf := opts.Draft
-	wp, err := e.prepareOne(wf, templateFuncs())
+	wp, err := e.prepareOne(wf, templateFuncsWith(e.queryBytes))
 	if err != nil {
 		return nil, err
 	}

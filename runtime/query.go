@@ -13,7 +13,9 @@ package runtime
 // gives the value with every number as float64 first, so that
 // `[?size > `1`]` and sum() see the numbers. The result is returned
 // as it comes; the typed-template path turns integral numbers back into
-// int64.
+// int64. What the search builds is bounded (internal/jmes limits.go), and
+// so is its result as JSON (resultBytes): a result whose parts are shared
+// can be small in memory and exponentially long as text.
 //
 // Parsed expressions are kept in a cache per function map (one per
 // engine), with the variables they read outside their lets: each must be
@@ -35,6 +37,7 @@ import (
 	"github.com/jmespath-community/go-jmespath/pkg/parsing"
 
 	"github.com/vmcp-dev/vmcp/internal/jmes"
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // maxCachedQueries bounds the compiled-expression cache of one engine.
@@ -43,6 +46,9 @@ const maxCachedQueries = 1024
 type queryCache struct {
 	mu    sync.RWMutex
 	exprs map[string]queryExpr
+	// maxBytes bounds what one evaluation's functions build
+	// (Options.MaxResultBytes; 0 is jmes.DefaultMaxBytes).
+	maxBytes int
 }
 
 // queryExpr is a parsed expression and the variables it reads where no
@@ -105,11 +111,25 @@ func (c *queryCache) query(expr string, v any, named ...any) (any, error) {
 		return nil, queryParseError(expr, jmes.ErrUndefined(u))
 	}
 	data := jmespathValue(v, 0)
-	out, err := jmes.Search(q.ast, data, vars)
+	out, err := jmes.Search(q.ast, data, vars, c.maxBytes)
+	if err == nil {
+		err = jmes.CheckResult(out, c.resultBytes())
+	}
 	if err != nil {
 		return nil, querySearchError(err)
 	}
 	return out, nil
+}
+
+// resultBytes bounds the JSON size of a query's result: the query's own
+// limit, and never less than what a value may hold anyway
+// (ir.MaxValueBytes), so a result that was fine to pass on stays fine.
+func (c *queryCache) resultBytes() int {
+	n := c.maxBytes
+	if n <= 0 {
+		n = jmes.DefaultMaxBytes
+	}
+	return max(n, ir.MaxValueBytes)
 }
 
 // jmespathValue returns v with every number as float64 (see the file

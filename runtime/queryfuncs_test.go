@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -125,5 +126,49 @@ func TestFormatOffset(t *testing.T) {
 		if ok != c.matches || (ok && got != c.want) {
 			t.Errorf("formatOffset(%q, %q, %d) = %d, %v; want %d, %v", c.f, c.s, c.off, got, ok, c.want, c.matches)
 		}
+	}
+}
+
+// A query within Options.MaxResultBytes runs; past it, the step fails
+// with an error that names the function, the argument and the limit, and
+// the engine goes on to the next run. A result whose parts are shared
+// ([@, @] forty times over: small in memory, 2^40 leaves as text) fails
+// at the bound of a value instead of being written out.
+func TestQueryLimitsInARun(t *testing.T) {
+	for _, c := range []struct {
+		name, expr, want string
+	}{
+		{"pad", "pad_left('a', `2048`)", "pad_left(): the padded string would be over the query limit of 1024 bytes (limits.maxResultBytes): its width (argument 2)"},
+		{"huge", "pad_left('a', `1e12`)", "pad_left(): the padded string would be over the query limit of 1024 bytes"},
+		{"nan", "pad_right('a', `0` / `0`)", "pad_right(): its width (argument 2) must be a whole number from 0 up, but it is not a finite number"},
+		{"flat", "[@, @, @, @][] | [@, @, @, @][] | [@, @, @, @][] | [@, @, @, @][] | [@, @, @, @][] | [@, @, @, @][] | length(@)", "with what the query built before it, the query would build more than its limit of 1024 bytes (limits.maxResultBytes)"},
+		{"shared", strings.Repeat("[@, @] | ", 40) + "@", "the query's result is more than 10485760 bytes as JSON, the most a value may hold"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := build("q", tool("a", "svc.x", M{"v": "{{query \"" + strings.ReplaceAll(c.expr, `"`, `\"`) + "\" .params}}"}))
+			fb := newFake(nil)
+			e := mustEngine(t, plan(w), Options{Backend: fb, MaxResultBytes: 1024})
+			run, err := e.Run(context.Background(), "q", M{}, RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Status != RunFailed || run.Error == nil || !strings.Contains(run.Error.Msg, c.want) {
+				t.Errorf("run of query %.60q = %s, %v; want failed with %q", c.expr, run.Status, run.Error, c.want)
+			}
+			if len(fb.calls) != 0 {
+				t.Errorf("the backend was called %d times; want 0", len(fb.calls))
+			}
+		})
+	}
+	// Within the limit the same engine runs the query.
+	w := build("ok", tool("a", "svc.x", M{"v": "{{query \"pad_left('a', `1024`)\" .params}}"}))
+	fb := newFake(nil)
+	e := mustEngine(t, plan(w), Options{Backend: fb, MaxResultBytes: 1024})
+	run, err := e.Run(context.Background(), "ok", M{}, RunOptions{})
+	if err != nil || run.Status != RunCompleted {
+		t.Fatalf("run within the limit = %v, %v", run, err)
+	}
+	if calls := fb.callsTo("a"); len(calls) != 1 || len(calls[0].Arguments["v"].(string)) != 1024 {
+		t.Errorf("calls = %v; want one with a 1024-byte v", len(calls))
 	}
 }

@@ -82,7 +82,11 @@ func (e *templateError) Is(target error) bool {
 // the text/template built-ins: the workflow functions ir.TemplateFuncs
 // names (workflowFuncs), and comparison functions that replace the
 // built-ins so that numbers compare by value whatever their Go type.
-func templateFuncs() template.FuncMap {
+func templateFuncs() template.FuncMap { return templateFuncsWith(0) }
+
+// templateFuncsWith is templateFuncs with queries bounded by queryBytes
+// (Options.MaxResultBytes).
+func templateFuncsWith(queryBytes int) template.FuncMap {
 	m := template.FuncMap{
 		"eq":      eqFunc,
 		"ne":      neFunc,
@@ -92,19 +96,22 @@ func templateFuncs() template.FuncMap {
 		"ge":      geFunc,
 		"__typed": typedFunc,
 	}
-	for name, f := range workflowFuncs() {
+	for name, f := range workflowFuncs(queryBytes) {
 		m[name] = f
 	}
 	return m
 }
 
-// workflowFuncs implements each name of ir.TemplateFuncs.
-func workflowFuncs() map[string]any {
+// workflowFuncs implements each name of ir.TemplateFuncs, with queries
+// bounded by queryBytes.
+func workflowFuncs(queryBytes int) map[string]any {
+	q := newQueryCache()
+	q.maxBytes = queryBytes
 	return map[string]any{
 		ir.FuncJSON:     jsonFunc,
 		ir.FuncFromJSON: fromJSONFunc,
 		ir.FuncQuote:    quoteFunc,
-		ir.FuncQuery:    newQueryCache().query,
+		ir.FuncQuery:    q.query,
 	}
 }
 

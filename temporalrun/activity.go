@@ -70,7 +70,7 @@ func (a *Activities) ExecuteStep(ctx context.Context, in StepCall) (*runtime.Ste
 	if err := json.Unmarshal(in.Input, &si); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("the step's input is unreadable: "+err.Error(), ErrPlanType, nil)
 	}
-	eng, err := runtime.New(in.Plan, engineOptions(in.Tools, in.MaxIterations, a.Backend))
+	eng, err := runtime.New(in.Plan, engineOptions(in.Tools, in.MaxIterations, in.MaxResultBytes, a.Backend))
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("this worker cannot run the plan: "+err.Error(), ErrPlanType, nil)
 	}

@@ -294,7 +294,7 @@ func (d *driver) runWhole(ctx workflow.Context, s started, in []byte) {
 	}
 	var res runtime.StepResult
 	err := workflow.ExecuteActivity(actx, ExecuteStepActivity, StepCall{
-		Plan: d.in.Plan, Tools: d.in.Tools, Workflow: d.in.Workflow, MaxIterations: d.in.MaxIterations, Input: in,
+		Plan: d.in.Plan, Tools: d.in.Tools, Workflow: d.in.Workflow, MaxIterations: d.in.MaxIterations, MaxResultBytes: d.in.MaxResultBytes, Input: in,
 	}).Get(actx, &res)
 	if err != nil {
 		oc, known := d.activityFailure(ctx, s, err)

@@ -64,6 +64,9 @@ type Input struct {
 	HeartbeatTimeout time.Duration `json:"heartbeatTimeout,omitempty"`
 	// MaxIterations is limits.maxIterations of the starting vmcp.
 	MaxIterations int `json:"maxIterations,omitempty"`
+	// MaxResultBytes is limits.maxResultBytes of the starting vmcp: it
+	// bounds each query (runtime.Options.MaxResultBytes).
+	MaxResultBytes int `json:"maxResultBytes,omitempty"`
 	// Elicit says whether the caller can answer elicitation requests.
 	Elicit bool `json:"elicit,omitempty"`
 	// Draft marks the run of an unsaved draft (vmcp_workflow_run with a
@@ -103,7 +106,9 @@ type StepCall struct {
 	Tools         *catalog.Catalog `json:"tools,omitempty"`
 	Workflow      string           `json:"workflow"`
 	MaxIterations int              `json:"maxIterations,omitempty"`
-	Input         []byte           `json:"input"`
+	// MaxResultBytes is Input.MaxResultBytes.
+	MaxResultBytes int    `json:"maxResultBytes,omitempty"`
+	Input          []byte `json:"input"`
 }
 
 // encodeStepInput encodes a step's input at once (it shares the
@@ -185,8 +190,8 @@ func (s toolSource) ToolHints(backend, tool string) (runtime.ToolHints, bool) {
 }
 
 // engineOptions are the options of the engine a run's plan is run with.
-func engineOptions(tools *catalog.Catalog, maxIterations int, backend runtime.Backend) runtime.Options {
-	opts := runtime.Options{Backend: backend, MaxIterations: maxIterations}
+func engineOptions(tools *catalog.Catalog, maxIterations, maxResultBytes int, backend runtime.Backend) runtime.Options {
+	opts := runtime.Options{Backend: backend, MaxIterations: maxIterations, MaxResultBytes: maxResultBytes}
 	if tools != nil {
 		opts.Schemas = toolSource{tools}
 	}

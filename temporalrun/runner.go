@@ -64,7 +64,9 @@ type RunnerOptions struct {
 	HeartbeatTimeout time.Duration
 	// MaxIterations is limits.maxIterations.
 	MaxIterations int
-	Logger        *slog.Logger
+	// MaxResultBytes is limits.maxResultBytes: it bounds each query.
+	MaxResultBytes int
+	Logger         *slog.Logger
 }
 
 // Runner runs workflows on Temporal (see the top of the file).
@@ -118,7 +120,7 @@ func (r *Runner) newServedPlan(plan *ir.Plan) (servedPlan, error) {
 	for _, wf := range plan.Workflows {
 		sp.wfs[wf.Name] = wf
 	}
-	check, err := runtime.New(plan, engineOptions(sp.tools, r.opts.MaxIterations, nil))
+	check, err := runtime.New(plan, engineOptions(sp.tools, r.opts.MaxIterations, r.opts.MaxResultBytes, nil))
 	if err != nil {
 		return servedPlan{}, fmt.Errorf("temporalrun: %w", err)
 	}
@@ -210,7 +212,7 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 	in := Input{
 		Plan: sp.plan, Tools: sp.tools, Workflow: workflow, Params: params, RunID: id,
 		ParentID: opts.ParentID, ParentStep: opts.ParentStep, Draft: opts.Draft != nil,
-		HeartbeatTimeout: r.opts.HeartbeatTimeout, MaxIterations: r.opts.MaxIterations,
+		HeartbeatTimeout: r.opts.HeartbeatTimeout, MaxIterations: r.opts.MaxIterations, MaxResultBytes: r.opts.MaxResultBytes,
 		Elicit: opts.Elicitor != nil,
 	}
 	_, err = r.opts.Client.ExecuteWorkflow(context.WithoutCancel(ctx), client.StartWorkflowOptions{

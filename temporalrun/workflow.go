@@ -55,7 +55,7 @@ func Workflow(ctx workflow.Context, in Input) (*runtime.Run, error) {
 	err := ir.Validate(in.Plan)
 	var eng *runtime.Engine
 	if err == nil {
-		eng, err = runtime.New(in.Plan, engineOptions(in.Tools, in.MaxIterations, nil))
+		eng, err = runtime.New(in.Plan, engineOptions(in.Tools, in.MaxIterations, in.MaxResultBytes, nil))
 	}
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("this worker cannot run the plan: %v", err), ErrPlanType, nil)

@@ -72,6 +72,7 @@ func temporalRunner(st *stack, c client.Client, log *slog.Logger) (*temporalrun.
 		Store:            st.ops.store,
 		HeartbeatTimeout: st.cfg.Executor.HeartbeatTimeout,
 		MaxIterations:    st.cfg.Limits.MaxIterations,
+		MaxResultBytes:   st.cfg.Limits.MaxResultBytes,
 		Logger:           log,
 	})
 }

@@ -8,5 +8,8 @@
 // parsed tree, the result, or an *Error with the byte offset in the
 // expression, what is wrong and how to fix it, in the workflow's terms
 // (never the library's token names, never Go's runtime error text, never
-// the searched value). Entry points: Parse, Undefined, Unread, Search, Names.
+// the searched value). A search's functions build at most the bytes its
+// caller allows (the run's limits.maxResultBytes): a call past it fails,
+// naming the function, before it builds. Entry points: Parse, Undefined,
+// Unread, Search, Names.
 package jmes

@@ -216,8 +216,14 @@ func jsonLiteralFix(text string) string {
 
 // functionError words an error of function name. Type errors drop the
 // argument value the library quotes ("invalid type for: <value>,
-// expected: ..."): errors never show data, which may hold secrets.
+// expected: ..."): errors never show data, which may hold secrets. The
+// error of a call made by an expression reference inside it (map, sort_by)
+// is that call's own.
 func functionError(name string, err error) *Error {
+	var inner *Error
+	if errors.As(err, &inner) {
+		return inner // an expression's call inside this one (map(&f(@), ...)) names itself
+	}
 	msg := err.Error()
 	const prefix, sep = "invalid type for: ", ", expected: "
 	if i := strings.LastIndex(msg, sep); strings.HasPrefix(msg, prefix) && i >= 0 {
@@ -277,4 +283,78 @@ func errBadBinding(off int) *Error {
 // errPanic words an evaluation that the library could not complete.
 func errPanic() *Error {
 	return &Error{Off: -1, Msg: "the query cannot be evaluated", Fix: "simplify the expression around its let and function calls"}
+}
+
+// The errors of a query's limits (limits.go). They name the function, the
+// argument and the limit, never the argument's value.
+
+// limitName is where an operator changes the bound of a query.
+const limitName = "limits.maxResultBytes"
+
+// errNumberArg words numeric argument pos of fn, named what, that is not
+// a whole number (from 0 up, when nonNegative); problem says why.
+func errNumberArg(fn, what string, pos int, problem string, nonNegative bool) *Error {
+	want := "a whole number"
+	fix := "round it with floor() or ceil()"
+	if nonNegative {
+		want = "a whole number from 0 up"
+		if problem == "is negative" {
+			fix = "keep it at 0 or more, as in max([n, `0`])"
+		}
+	}
+	if problem == "is not a finite number" {
+		fix = "check the arithmetic that computes it (a division by zero gives an infinite number)"
+	}
+	return &Error{Off: -1, Msg: fmt.Sprintf("%s(): its %s (argument %d) must be %s, but it %s", fn, what, pos, want, problem), Fix: fix}
+}
+
+// overLimit words a result of fn that alone would be over the limit:
+// why says which argument makes it so big.
+func overLimit(fn, result, why string, limit int, fix string) *Error {
+	return &Error{Off: -1,
+		Msg: fmt.Sprintf("%s(): %s would be over the query limit of %d bytes (%s): %s", fn, result, limit, limitName, why),
+		Fix: fix + ", or raise " + limitName + " in vmcp.yaml"}
+}
+
+func errPadOver(fn string, limit int) *Error {
+	return overLimit(fn, "the padded string", "its width (argument 2) asks for that many bytes", limit, "pad to a smaller width")
+}
+
+func errReplaceOver(limit int) *Error {
+	return overLimit("replace", "the result", "the replacement (argument 3) is put in at every match of argument 2", limit,
+		"replace fewer matches with a count (argument 4), or use a shorter replacement")
+}
+
+func errJoinOver(limit int) *Error {
+	return overLimit("join", "the joined string", "it holds every element of the array (argument 2) with the separator (argument 1) between them", limit,
+		"join fewer elements, or use a shorter separator")
+}
+
+func errSplitOver(limit int) *Error {
+	return overLimit("split", "the array of pieces", "each piece of the string (argument 1) is an element", limit,
+		"split fewer times with a count (argument 3), or split a shorter string")
+}
+
+func errToStringOver(limit int) *Error {
+	return overLimit("to_string", "the JSON text of its argument", "a value that holds the same part many times is written out in full each time", limit,
+		"convert a smaller part of the value")
+}
+
+func errZipOver(limit int) *Error {
+	return overLimit("zip", "the result", "it holds an array per element of the shortest argument", limit, "zip shorter arrays")
+}
+
+// errOverBudget words a call whose result, with what the evaluation
+// built before it, is over the limit.
+// what is a function's name with its parentheses, or an operator.
+func errOverBudget(what string, limit int) *Error {
+	return &Error{Off: -1,
+		Msg: fmt.Sprintf("%s: with what the query built before it, the query would build more than its limit of %d bytes (%s)", what, limit, limitName),
+		Fix: "select the part of the data you need first, or raise " + limitName + " in vmcp.yaml"}
+}
+
+func errResultOver(limit int) *Error {
+	return &Error{Off: -1,
+		Msg: fmt.Sprintf("the query's result is more than %d bytes as JSON, the most a value may hold (a part it holds many times counts each time)", limit),
+		Fix: "select less, or raise " + limitName + " in vmcp.yaml"}
 }

@@ -3,8 +3,9 @@ package jmes
 // Parsing and evaluation. Parse is the library's parser plus the checks
 // the library leaves to run time (or to a panic): literals that do not
 // decode are placed at their token, and every let binding must be
-// `$name = expression`. Search runs the library's interpreter with vmcp's
-// function table (functions.go).
+// `$name = expression`; the tree it returns counts what its operators
+// build (guard.go). Search runs the library's interpreter with vmcp's
+// function table (functions.go), within a budget of bytes (limits.go).
 
 import (
 	"encoding/json"
@@ -36,19 +37,25 @@ func Parse(expr string) (parsing.ASTNode, error) {
 	if e := checkBindings(expr, ast); e != nil {
 		return parsing.ASTNode{}, e
 	}
-	return ast, nil
+	return guard(ast), nil
 }
 
 // Search evaluates a tree that Parse returned over data, with vars (nil
-// for none) bound around it. Its error is an *Error, which never shows
+// for none) bound around it. Its functions may build at most maxBytes
+// (the run's limits.maxResultBytes; DefaultMaxBytes when it is 0 or
+// less) in all (limits.go). Its error is an *Error, which never shows
 // data.
-func Search(ast parsing.ASTNode, data any, vars binding.Bindings) (out any, err error) {
+func Search(ast parsing.ASTNode, data any, vars binding.Bindings, maxBytes int) (out any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, errPanic()
 		}
 	}()
-	out, err = interpreter.NewInterpreter(data, caller, vars).Execute(ast, data)
+	b := newBudget(maxBytes)
+	out, err = interpreter.NewInterpreter(data, namedCaller{inner: tableCaller, budget: b}, vars).Execute(ast, data)
+	if b.err != nil {
+		return nil, b.err
+	}
 	if err != nil {
 		return nil, searchError(err)
 	}

@@ -11,7 +11,9 @@ package jmes
 // its errors ("abs(): ..."), and turns a panic inside a library function
 // (the library trusts its own type check, and a few handlers assume more
 // than it checks: reverse, map, sort_by, group_by and zip of a Go []string)
-// into such an error rather than Go's runtime error text.
+// into such an error rather than Go's runtime error text. Each call is
+// also charged against the search's budget (limits.go), before it runs
+// for the functions whose result can outgrow their arguments.
 
 import (
 	"errors"
@@ -26,9 +28,29 @@ import (
 // table is the function table of every query; it is only read.
 var table = buildTable()
 
-// caller calls table's functions for the library's interpreter; it is
-// only read, so one serves every evaluation.
-var caller = namedCaller{interpreter.NewFunctionCaller(table...)}
+// tableCaller calls table's functions for the library's interpreter; it
+// is only read, so one serves every evaluation.
+var tableCaller = interpreter.NewFunctionCaller(table...)
+
+// Known reports whether a function call in a tree that Parse returned
+// calls a function of the table, or one of vmcp's internal functions
+// (guard.go).
+func Known(name string) bool {
+	if isGuard(name) {
+		return true
+	}
+	_, ok := tableNames[name]
+	return ok
+}
+
+// tableNames are the names of table's functions.
+var tableNames = func() map[string]bool {
+	m := make(map[string]bool, len(table))
+	for _, f := range table {
+		m[f.Name] = true
+	}
+	return m
+}()
 
 // Names returns the names of the functions a query may call, sorted.
 func Names() []string {
@@ -71,19 +93,41 @@ func containsFunc(args []any) (any, error) {
 	return false, nil
 }
 
-// namedCaller calls a function of the table; its errors name the
-// function (see the file comment).
-type namedCaller struct{ inner interpreter.FunctionCaller }
+// namedCaller calls a function of the table within one search's budget;
+// its errors name the function (see the file comment).
+type namedCaller struct {
+	inner  interpreter.FunctionCaller
+	budget *budget
+}
 
 func (c namedCaller) CallFunction(name string, args []any) (out any, err error) {
+	if isGuard(name) {
+		return callGuard(c.budget, name, args)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, errFunctionPanic(name)
 		}
 	}()
+	if check, ok := sizeChecks[name]; ok {
+		n, e, typed := check(args, c.budget.limit)
+		if e != nil {
+			return nil, c.budget.fail(e)
+		}
+		if typed {
+			if e := c.budget.charge(name+"()", n); e != nil {
+				return nil, e
+			}
+		}
+	}
 	out, err = c.inner.CallFunction(name, args)
 	if err != nil {
 		return nil, functionError(name, err)
+	}
+	if measured[name] {
+		if e := c.budget.charge(name+"()", builtSize(name, out)); e != nil {
+			return nil, e
+		}
 	}
 	return out, nil
 }
