@@ -158,6 +158,14 @@ func run(o options, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	// vmcp runs in dir (its SQLite file goes there): binaries by absolute path.
+	for _, bin := range []*string{&o.VMCP, &o.Backend} {
+		if *bin != "" {
+			if *bin, err = filepath.Abs(*bin); err != nil {
+				return err
+			}
+		}
+	}
 	if o.VMCP == "" {
 		o.VMCP = filepath.Join(dir, "vmcp")
 		if err := goBuild(o.VMCP, "github.com/vmcp-dev/vmcp/cmd/vmcp"); err != nil {
@@ -231,7 +239,7 @@ func run(o options, out io.Writer) error {
 			return fmt.Errorf("warm-up task: %w", err)
 		}
 	}
-	warm.Close()
+	closeClient(warm)
 	time.Sleep(2 * time.Second)
 	before, err := read()
 	if err != nil {
@@ -382,7 +390,7 @@ func client1(base string, i int, o options, deadline time.Time) clientResult {
 		res.errs["connect: "+firstLine(err.Error())]++
 		return res
 	}
-	defer c.Close()
+	defer closeClient(c)
 	for n := 0; time.Now().Before(deadline); n++ {
 		msg := "m" + strconv.Itoa(i*1_000_000+n)
 		k := float64(i + n)
@@ -453,12 +461,31 @@ func waitHealthy(base string, exited chan error) error {
 	return fmt.Errorf("vmcp did not become healthy within 60s")
 }
 
+// loadClient is an MCP client and its own HTTP client.
+type loadClient struct {
+	*client.Client
+	http *http.Client
+}
+
+// closeClient closes c's session (DELETE) and its keep-alive connection:
+// mcp-go closes only the connections of an HTTP client it made itself, and
+// the server would keep an idle one for server.idleTimeout.
+func closeClient(c loadClient) {
+	c.Close()
+	c.http.CloseIdleConnections()
+}
+
 // newClient opens an MCP session as the owner of token; v1 makes it a
 // 2025-11-25 session, the protocol whose tasks mcp-go speaks.
-func newClient(base, token string, v1 bool) (*client.Client, error) {
-	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+func newClient(base, token string, v1 bool) (loadClient, error) {
+	// The token goes on every request through the HTTP client, not
+	// WithHTTPHeaders: mcp-go v1.2.1's Close sends its DELETE without
+	// those headers, so vmcp answers 401 and the session stays until
+	// server.sessions.idleTimeout.
+	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport.(*http.Transport).Clone()}}
+	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithHTTPBasicClient(hc))
 	if err != nil {
-		return nil, err
+		return loadClient{}, err
 	}
 	var opts []client.ClientOption
 	if v1 {
@@ -467,19 +494,36 @@ func newClient(base, token string, v1 bool) (*client.Client, error) {
 	c := client.NewClient(tr, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	lc := loadClient{Client: c, http: hc}
 	if err := c.Start(ctx); err != nil {
-		return nil, err
+		hc.CloseIdleConnections()
+		return loadClient{}, err
 	}
 	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		c.Close()
-		return nil, err
+		closeClient(lc)
+		return loadClient{}, err
 	}
-	return c, nil
+	return lc, nil
+}
+
+// bearer sets the Authorization header of every request.
+type bearer struct {
+	token string
+	next  *http.Transport
+}
+
+// CloseIdleConnections makes http.Client.CloseIdleConnections reach next.
+func (b bearer) CloseIdleConnections() { b.next.CloseIdleConnections() }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
 }
 
 // callOnce calls the workflow and checks its answer. On failure it returns
 // a short kind for the error table.
-func callOnce(c *client.Client, msg string) (string, error) {
+func callOnce(c loadClient, msg string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "diamond", Arguments: map[string]any{"msg": msg}}})
@@ -497,7 +541,7 @@ func callOnce(c *client.Client, msg string) (string, error) {
 // cannot return a CreateTaskResult, so the create goes through the
 // transport), polls tasks/get until the task is terminal, reads
 // tasks/result and checks it. It returns how long the create took.
-func taskOnce(c *client.Client, msg string, poll time.Duration) (time.Duration, string, error) {
+func taskOnce(c loadClient, msg string, poll time.Duration) (time.Duration, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	t0 := time.Now()
