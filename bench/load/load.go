@@ -14,11 +14,16 @@ package main
 // While the clients call, /metrics is read every half second for the peak
 // goroutines and memory, and the process's open sockets are counted. After
 // the clients close their sessions, /metrics is read every second until
-// the goroutines are back within goroutineSlack of the baseline and the
-// RSS within rssSlack (or -settle passes), and vmcp is stopped with
-// SIGTERM. The run fails when a call failed, vmcp's count of completed
-// runs differs from the clients', or the server did not return to its
-// baseline.
+// the goroutines are back within goroutineSlack of the baseline (or -settle
+// passes). Memory comes back only at a garbage collection, and an idle Go
+// process collects at the latest two minutes after its last one: with
+// -gc-wait, the harness waits for vmcp's first collection after the load
+// and checks the heap (go_memstats_alloc_bytes) within heapSlack of the
+// baseline and the RSS within rssSlack; without, only the RSS, within
+// rssSlackNoGC (the runtime keeps the load's peak heap until it collects).
+// Then vmcp is stopped with SIGTERM. The run fails when a call failed,
+// vmcp's count of completed runs differs from the clients', or the server
+// did not return to its baseline.
 
 import (
 	"bufio"
@@ -54,7 +59,8 @@ type options struct {
 	VMCP     string // binaries; "" builds them
 	Backend  string
 	Store    string
-	Settle   time.Duration // longest wait for the server to return to baseline
+	Settle   time.Duration // longest wait for the goroutines to return to baseline
+	GCWait   time.Duration // longest wait for vmcp's first GC after the load; 0: no wait
 }
 
 // The server's caps, as a deployment that expects a few hundred clients
@@ -70,12 +76,16 @@ const (
 )
 
 // Back at baseline: goroutines within goroutineSlack of the baseline
-// (timers and the HTTP server's own come and go) and RSS within rssSlack
-// (the Go runtime returns freed memory to the OS only gradually; a leak of
-// the load's size, 200 sessions or a few thousand runs, is far more).
+// (timers and the HTTP server's own come and go); after a GC the heap
+// within heapSlack (a leak of a kilobyte per run or per session is more at
+// this load) and the RSS within rssSlack (the runtime returns freed pages
+// to the OS only gradually, and keeps some); without a GC the RSS within
+// rssSlackNoGC.
 const (
 	goroutineSlack = 5
+	heapSlack      = 16 << 20
 	rssSlack       = 64 << 20
+	rssSlackNoGC   = 128 << 20
 )
 
 const adminToken = "load-admin-token"
@@ -136,7 +146,7 @@ type sample struct {
 
 func (s sample) goroutines() float64 { return s.metrics["go_goroutines"] }
 func (s sample) rss() float64        { return s.metrics["process_resident_memory_bytes"] }
-func (s sample) heap() float64       { return s.metrics["go_memstats_heap_inuse_bytes"] }
+func (s sample) alloc() float64      { return s.metrics["go_memstats_alloc_bytes"] }
 
 // clientResult is one client's calls.
 type clientResult struct {
@@ -317,11 +327,29 @@ func run(o options, out io.Writer) error {
 		if after, err = read(); err != nil {
 			return err
 		}
-		if backAtBaseline(before, after) || time.Since(settleStart) > o.Settle {
+		if after.goroutines() <= before.goroutines()+goroutineSlack || time.Since(settleStart) > o.Settle {
 			break
 		}
 	}
 	settled := time.Since(settleStart)
+	// Then the first garbage collection after the load.
+	var afterGC *sample
+	var gcAfter time.Duration
+	if o.GCWait > 0 {
+		const gcs = "go_gc_duration_seconds_count"
+		gcStart := time.Now()
+		for time.Since(gcStart) < o.GCWait {
+			time.Sleep(2 * time.Second)
+			s, err := read()
+			if err != nil {
+				return err
+			}
+			if s.metrics[gcs] > after.metrics[gcs] {
+				afterGC, gcAfter = &s, time.Since(settleStart)
+				break
+			}
+		}
+	}
 
 	fmt.Fprintf(out, "calls:       %d ok (%d plain, %d tasks), %d failed in %.1fs\n", ok, len(plain), len(task), failed, elapsed.Seconds())
 	fmt.Fprintf(out, "throughput:  %.0f workflow calls/s (%.0f backend calls/s)\n", float64(ok)/elapsed.Seconds(), 4*float64(ok)/elapsed.Seconds())
@@ -346,8 +374,8 @@ func run(o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "store:       %.0f runs completed according to vmcp (clients saw %d ok), %.0f ended otherwise\n", recorded, ok, others)
 	fmt.Fprintf(out, "goroutines:  baseline %.0f  peak %.0f  after %.0f (%.0fs after the load)\n", before.goroutines(), peak.goroutines(), after.goroutines(), settled.Seconds())
-	fmt.Fprintf(out, "RSS:         baseline %s  peak %s  after %s\n", mib(before.rss()), mib(peak.rss()), mib(after.rss()))
-	fmt.Fprintf(out, "heap in use: baseline %s  peak %s  after %s\n", mib(before.heap()), mib(peak.heap()), mib(after.heap()))
+	fmt.Fprintf(out, "RSS:         baseline %s  peak %s  after %s%s\n", mib(before.rss()), mib(peak.rss()), mib(after.rss()), gcNoteFor(afterGC, gcAfter, sample.rss))
+	fmt.Fprintf(out, "heap:        baseline %s  peak %s  after %s%s\n", mib(before.alloc()), mib(peak.alloc()), mib(after.alloc()), gcNoteFor(afterGC, gcAfter, sample.alloc))
 	if before.sockets >= 0 {
 		fmt.Fprintf(out, "sockets:     baseline %d  peak %d  after %d (maxConnections %d)\n", before.sockets, peak.sockets, after.sockets, maxConnections)
 	}
@@ -367,8 +395,18 @@ func run(o options, out io.Writer) error {
 	if after.goroutines() > before.goroutines()+goroutineSlack {
 		problems = append(problems, fmt.Sprintf("goroutines did not return to baseline within %s (%.0f -> %.0f)", o.Settle, before.goroutines(), after.goroutines()))
 	}
-	if after.rss() > before.rss()+rssSlack {
-		problems = append(problems, fmt.Sprintf("RSS did not return to within %s of baseline within %s (%s -> %s)", mib(rssSlack), o.Settle, mib(before.rss()), mib(after.rss())))
+	switch {
+	case o.GCWait > 0 && afterGC == nil:
+		problems = append(problems, fmt.Sprintf("vmcp did not collect garbage within %s after the load", o.GCWait))
+	case afterGC != nil:
+		if afterGC.alloc() > before.alloc()+heapSlack {
+			problems = append(problems, fmt.Sprintf("the heap after a GC is not within %s of baseline (%s -> %s)", mib(heapSlack), mib(before.alloc()), mib(afterGC.alloc())))
+		}
+		if afterGC.rss() > before.rss()+rssSlack {
+			problems = append(problems, fmt.Sprintf("RSS after a GC is not within %s of baseline (%s -> %s)", mib(rssSlack), mib(before.rss()), mib(afterGC.rss())))
+		}
+	case after.rss() > before.rss()+rssSlackNoGC:
+		problems = append(problems, fmt.Sprintf("RSS is not within %s of baseline (%s -> %s)", mib(rssSlackNoGC), mib(before.rss()), mib(after.rss())))
 	}
 	if len(problems) > 0 {
 		if s := vmcpStderr(); s != "" {
@@ -425,8 +463,13 @@ func maxSample(a, b sample) sample {
 	return sample{metrics: m, sockets: max(a.sockets, b.sockets)}
 }
 
-func backAtBaseline(before, after sample) bool {
-	return after.goroutines() <= before.goroutines()+goroutineSlack && after.rss() <= before.rss()+rssSlack
+// gcNoteFor is the report's "after the next GC" column of one measure,
+// or "" without a GC.
+func gcNoteFor(afterGC *sample, at time.Duration, measure func(sample) float64) string {
+	if afterGC == nil {
+		return ""
+	}
+	return fmt.Sprintf("  after the next GC (%.0fs after the load) %s", at.Seconds(), mib(measure(*afterGC)))
 }
 
 type writerFunc func([]byte) (int, error)

@@ -18,10 +18,13 @@ var loadPort = flag.Int("load.port", 0, "loopback port for vmcp (default: a free
 // of the calls MCP tasks, against a real `vmcp run` with the server's caps
 // on. It fails when a call fails, vmcp's count of completed runs differs
 // from the clients', or the server's goroutines and RSS do not come back
-// to baseline (see run). The numbers are logged; none is asserted.
+// to baseline (see run; it does not wait for vmcp's next garbage
+// collection, which `go run ./bench/load` does). The latencies and
+// throughput are logged; none is asserted.
 func TestLoad(t *testing.T) {
 	o := defaultOptions()
 	o.Duration = 10 * time.Second
+	o.GCWait = 0 // two more minutes; the RSS is checked instead
 	o.Port = *loadPort
 	if o.Port == 0 {
 		o.Port = testenv.FreePort(t, loadPortLo, loadPortHi)

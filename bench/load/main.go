@@ -19,6 +19,7 @@ func main() {
 	flag.StringVar(&o.Backend, "backend", "", "test backend binary (default: go build ./e2e/testbackend)")
 	flag.StringVar(&o.Store, "store", o.Store, "run store: sqlite or memory (for comparison)")
 	flag.DurationVar(&o.Settle, "settle", o.Settle, "how long to wait after the load for goroutines to return to baseline")
+	flag.DurationVar(&o.GCWait, "gc-wait", o.GCWait, "how long to wait after the load for vmcp's next garbage collection, to check its heap (0: check only the RSS)")
 	flag.Parse()
 	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
@@ -37,5 +38,8 @@ func defaultOptions() options {
 		Owners:   4,
 		Store:    "sqlite",
 		Settle:   60 * time.Second,
+		// An idle Go program collects at the latest two minutes after
+		// its last collection.
+		GCWait: 150 * time.Second,
 	}
 }
