@@ -14,7 +14,7 @@ const loadPortLo, loadPortHi = 17630, 17639
 
 var loadPort = flag.Int("load.port", 0, "loopback port for vmcp (default: a free one from 17630-17639)")
 
-// TestLoad is the README's load, shorter: 200 clients for 10 seconds, 30%
+// TestLoad is docs/performance.md's load, shorter: 200 clients for 10 seconds, 30%
 // of the calls MCP tasks, against a real `vmcp run` with the server's caps
 // on. It fails when a call fails, vmcp's count of completed runs differs
 // from the clients', or the server's goroutines and RSS do not come back
