@@ -391,7 +391,8 @@ func run(o options, out io.Writer) error {
 	if before.sockets >= 0 {
 		fmt.Fprintf(out, "sockets:     baseline %d  peak %d  after %d (maxConnections %d)\n", before.sockets, peak.sockets, after.sockets, maxConnections)
 	}
-	fmt.Fprintf(out, "in flight:   runs %.0f, steps %.0f, backend calls %.0f after the load\n",
+	fmt.Fprintf(out, "in flight:   runs at most %.0f (sampled; limits %d, %d per owner), ", peak.metrics[`vmcp_runs_in_flight{workflow="diamond"}`], o.Runs, o.PerOwnerRuns)
+	fmt.Fprintf(out, "runs %.0f, steps %.0f, backend calls %.0f after the load\n",
 		after.metrics[`vmcp_runs_in_flight{workflow="diamond"}`], after.metrics[`vmcp_steps_in_flight{workflow="diamond"}`], after.metrics[`vmcp_backend_calls_in_flight{backend="tb"}`])
 
 	var problems []string
