@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"sort"
@@ -479,7 +480,17 @@ func (s *session) awaitStderr() {
 }
 
 func (c *conn) newStreamable(s *session, legacy bool) error {
-	opts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(c.m.log), transport.WithHTTPBasicClient(c.m.http)}
+	hc := c.m.http
+	if len(c.cfg.Headers) > 0 {
+		// The headers go on through the HTTP client too: mcp-go v1.2.1
+		// sends the session's DELETE on Close without WithHTTPHeaders'
+		// headers, which an authenticated backend refuses (401), keeping
+		// the session until its own idle expiry.
+		withHeaders := *hc
+		withHeaders.Transport = &headerTransport{next: hc.Transport, headers: c.cfg.Headers}
+		hc = &withHeaders
+	}
+	opts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(c.m.log), transport.WithHTTPBasicClient(hc)}
 	if len(c.cfg.Headers) > 0 {
 		opts = append(opts, transport.WithHTTPHeaders(c.cfg.Headers))
 	}
@@ -498,6 +509,36 @@ func (c *conn) newStreamable(s *session, legacy bool) error {
 	s.client = client.NewClient(w, copts...)
 	s.canceller = &w.canceller
 	return nil
+}
+
+// headerTransport sets a backend's configured headers on each request that
+// lacks them (see newStreamable) and passes it to next.
+type headerTransport struct {
+	next    http.RoundTripper
+	headers map[string]string
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var missing bool
+	for k := range t.headers {
+		missing = missing || req.Header.Get(k) == ""
+	}
+	if missing {
+		req = req.Clone(req.Context())
+		for k, v := range t.headers {
+			if req.Header.Get(k) == "" {
+				req.Header.Set(k, v)
+			}
+		}
+	}
+	return t.next.RoundTrip(req)
+}
+
+// CloseIdleConnections closes next's idle connections.
+func (t *headerTransport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 func (c *conn) newSSE(s *session) error {

@@ -254,3 +254,55 @@ func TestStreamableHTTPParallelCallsReuseConnections(t *testing.T) {
 		t.Errorf("%d rounds of %d parallel calls opened %d connections; want at most %d", rounds, parallel, got, parallel+1)
 	}
 }
+
+func TestStreamableHTTPCloseDeletesTheSessionWithTheHeaders(t *testing.T) {
+	// Closing the manager ends the backend's session with a DELETE that
+	// carries the configured headers like every other request (mcp-go's
+	// Close leaves WithHTTPHeaders' headers off), so an authenticated
+	// backend accepts it instead of keeping the session until it expires.
+	fake := testservers.NewFake(0)
+	mcpHandler := server.NewStreamableHTTPServer(fake.Server())
+	var mu sync.Mutex
+	var deletes []string // "Authorization -> status" of each DELETE
+	url := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		if r.Header.Get("Authorization") != "Bearer tok" {
+			http.Error(sw, "unauthorized", http.StatusUnauthorized)
+		} else {
+			mcpHandler.ServeHTTP(sw, r)
+		}
+		if r.Method == http.MethodDelete {
+			mu.Lock()
+			deletes = append(deletes, fmt.Sprintf("%s -> %d", r.Header.Get("Authorization"), sw.status))
+			mu.Unlock()
+		}
+	}))
+	b := &config.Backend{URL: url, Transport: config.TransportStreamableHTTP, Headers: map[string]string{"Authorization": "Bearer tok"}, Timeout: 20 * time.Second}
+	m := connect(t, map[string]*config.Backend{"fake": b})
+	if r, err := call(m, context.Background(), "echo", map[string]any{"message": "hi"}); err != nil || r.Content[0].Text != "hi" {
+		t.Fatalf("echo = %+v, %v; want hi", r, err)
+	}
+	m.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"Bearer tok -> 200"}, deletes); diff != "" {
+		t.Errorf("DELETE requests at close (-want +got):\n%s", diff)
+	}
+}
+
+// statusWriter records the status a handler writes.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}

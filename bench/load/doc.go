@@ -1,14 +1,23 @@
 // Command load is vmcp's load test: many MCP clients calling a workflow
 // over streamable HTTP against a real `vmcp run` process with the SQLite
-// store and a fast backend, for a fixed time, all on loopback.
+// store, a stdio backend and the server's caps on (server.maxConnections,
+// maxConnectionsPerClient, bodyTimeout, server.limits with onLimit: wait),
+// for a fixed time, all on loopback. A share of the calls (-tasks, 30% by
+// default) are MCP 2025-11-25 tasks: tools/call with params.task, tasks/get
+// until the task ends, tasks/result.
 //
-// In: flags (clients, duration, port, binaries; by default it builds vmcp
-// and the e2e test backend itself). Out: a report on stdout: calls,
-// throughput, latency percentiles, errors by kind, goroutines and memory of
-// the vmcp process before, during and after the load (read from its own
-// /metrics), and a check that every call was recorded in the store. It exits
-// 1 when any call failed or the goroutines did not return to baseline.
-// It is a program, not a test, so `make test` never runs it:
+// In: flags (clients, duration, task share, port, binaries; by default it
+// builds vmcp and the e2e test backend itself). Out: a report on stdout:
+// calls, throughput, latency percentiles of plain calls, tasks and task
+// creation, errors by kind, and the vmcp process's goroutines, RSS, heap and
+// open sockets at baseline, at the peak and after the load (read from its
+// own /metrics and /proc), and a check that every call was recorded in the
+// store. It exits 1 when any call failed or the server did not return to
+// baseline (load.go says how that is judged):
 //
-//	go run ./bench/load -clients 50 -duration 30s
+//	bench/load/run.sh                      # 200 clients x 30s, 30% tasks
+//	go run ./bench/load -clients 50 -duration 10s -tasks 0
+//
+// TestLoad runs it with 200 clients for 10 seconds (about 20 s with the
+// binaries built), without waiting for vmcp's next garbage collection.
 package main
