@@ -185,7 +185,10 @@ type RunFilter struct {
 	// Owner selects the runs of this owner (Run.Owner); "" selects every
 	// owner's.
 	Owner string
-	Limit int // 0 means the store's default
+	// Trigger selects the runs with this Run.Trigger (schedule:NAME,
+	// rerun:ID).
+	Trigger string
+	Limit   int // 0 means the store's default
 	// Summary asks only for what a list of runs shows: the run without its
 	// output and parameters, and its steps with their ids and statuses
 	// alone. A store may return more.

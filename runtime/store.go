@@ -199,6 +199,9 @@ func (s *MemoryStore) ListRuns(_ context.Context, f RunFilter) ([]*Run, error) {
 		if f.Owner != "" && r.Owner != f.Owner {
 			continue
 		}
+		if f.Trigger != "" && r.Trigger != f.Trigger {
+			continue
+		}
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {

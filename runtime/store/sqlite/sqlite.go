@@ -523,6 +523,10 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 		where = append(where, "owner = ?")
 		args = append(args, f.Owner)
 	}
+	if f.Trigger != "" {
+		where = append(where, "triggered_by = ?")
+		args = append(args, f.Trigger)
+	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit
