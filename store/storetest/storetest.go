@@ -45,6 +45,8 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentStepsOfOneRun", testConcurrentStepsOfOneRun},
 		{"ParentLink", testParentLink},
 		{"Trigger", testTrigger},
+		{"Search", testSearch},
+		{"Pages", testPages},
 		{"ResumeRecord", testResumeRecord},
 	}
 	for _, c := range checks {
