@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/runtime"
@@ -35,7 +36,7 @@ func ParseFilter(q url.Values) (runtime.RunFilter, error) {
 			names = append(names, string(s))
 		}
 		sort.Strings(names)
-		return f, &FilterError{fmt.Sprintf("unknown status %q; want one of %v", f.Status, names)}
+		return f, &FilterError{fmt.Sprintf("status %q is not one of %s", f.Status, strings.Join(names, ", "))}
 	}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
