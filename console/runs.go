@@ -253,7 +253,26 @@ func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.CSRF = c.auth.csrfToken(w, r)
+	v.Questions = c.questionsOf(run.ID)
 	c.full(w, r, http.StatusOK, "run.html", run.Workflow+" "+shortID(run.ID), "runs", v)
+}
+
+// showRun serves run's page with status, its question at q.StepID shown
+// as q (an answer with its problems marked).
+func (c *Console) showRun(w http.ResponseWriter, r *http.Request, run *runtime.Run, status int, q questionView) {
+	v, err := c.buildRun(r.Context(), run)
+	if err != nil {
+		c.internal(w, r, "reading the runs of "+run.ID, err)
+		return
+	}
+	v.CSRF = c.auth.csrfToken(w, r)
+	v.Questions = c.questionsOf(run.ID)
+	for i := range v.Questions {
+		if v.Questions[i].StepID == q.StepID {
+			v.Questions[i] = q
+		}
+	}
+	c.full(w, r, status, "run.html", run.Workflow+" "+shortID(run.ID), "runs", v)
 }
 
 // runLive serves the part of the run page that changes while it runs.

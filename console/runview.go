@@ -184,7 +184,10 @@ type runView struct {
 	// CanRerun: the console can re-run this run (it has finished and was
 	// no draft); the button also needs the admin scope.
 	CanRerun bool
-	Missing  string // why the plan's step details are missing
+	// Questions are the elicitations the run waits on, as forms (on the
+	// full page only: a live refresh would wipe what is being typed).
+	Questions []questionView
+	Missing   string // why the plan's step details are missing
 	Since    int64  // when the page was rendered, Unix ms (see events.go)
 }
 
