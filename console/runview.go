@@ -188,7 +188,7 @@ type runView struct {
 	// full page only: a live refresh would wipe what is being typed).
 	Questions []questionView
 	Missing   string // why the plan's step details are missing
-	Since    int64  // when the page was rendered, Unix ms (see events.go)
+	Since     int64  // when the page was rendered, Unix ms (see events.go)
 }
 
 // builder builds a runView; it keeps the axis, the clock and the console
