@@ -56,6 +56,15 @@ type optionView struct {
 	Selected     bool
 }
 
+// asking names the steps of qs, space-separated (runView.Asking).
+func asking(qs []questionView) string {
+	ids := make([]string, len(qs))
+	for i, q := range qs {
+		ids[i] = q.StepID
+	}
+	return strings.Join(ids, " ")
+}
+
 // questionsOf is the forms of run's pending questions.
 func (c *Console) questionsOf(runID string) []questionView {
 	if c.opts.Questions == nil {

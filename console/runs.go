@@ -254,6 +254,7 @@ func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.CSRF = c.auth.csrfToken(w, r)
 	v.Questions = c.questionsOf(run.ID)
+	v.Asking = asking(v.Questions)
 	c.full(w, r, http.StatusOK, "run.html", run.Workflow+" "+shortID(run.ID), "runs", v)
 }
 
@@ -267,6 +268,7 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, run *runtime.R
 	}
 	v.CSRF = c.auth.csrfToken(w, r)
 	v.Questions = c.questionsOf(run.ID)
+	v.Asking = asking(v.Questions)
 	for i := range v.Questions {
 		if v.Questions[i].StepID == q.StepID {
 			v.Questions[i] = q
@@ -287,6 +289,7 @@ func (c *Console) runLive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.CSRF = c.auth.csrfToken(w, r)
+	v.Asking = asking(c.questionsOf(run.ID))
 	c.render(w, http.StatusOK, "runlive", v)
 }
 

@@ -35,8 +35,24 @@ backends:
 server:
   auth: {tokens: [` + approvalToken + `]}
 schedules:
-  - {name: nightly, workflow: deploy, every: 1s, arguments: {service: batch}}
+  - {name: nightly, workflow: nightly_deploy, every: 1s, arguments: {service: batch}}
 compositeTools:
+  - name: nightly_deploy
+    description: Build for a while, then ask before deploying
+    parameters:
+      service: {type: string, required: true}
+    steps:
+      - {id: build, tool: tb.sleep, arguments: {ms: 4000, label: build}}
+      - id: approve
+        type: elicitation
+        dependsOn: [build]
+        message: "Deploy {{.params.service}} tonight?"
+        timeout: 10m
+        schema:
+          type: object
+          properties:
+            go: {type: boolean, title: Deploy now}
+        onDecline: {action: skip_remaining}
   - name: deploy
     description: Ask before deploying
     parameters:
@@ -175,16 +191,33 @@ func TestApproveInTheBrowser(t *testing.T) {
 	}
 
 	// The schedule's run has no client: it waits in the console (overlap
-	// skip keeps it the only one), and a decline there ends it.
+	// skip keeps it the only one), and a decline there ends it. Its page
+	// is open before the question comes (while build runs): the form
+	// appears on its own.
 	var sched string
-	waitFor(t, "the schedule's waiting run", func() bool {
+	waitFor(t, "a schedule's run still building", func() bool {
 		for _, r := range runs("trigger=schedule:nightly&status=running").Runs {
-			sched = r.ID
+			var d httpapi.RunDetail
+			req, _ := http.NewRequest("GET", base+"/api/v1/runs/"+r.ID, nil)
+			req.Header.Set("Authorization", "Bearer "+approvalToken)
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				json.NewDecoder(res.Body).Decode(&d)
+				res.Body.Close()
+			}
+			if len(d.Steps) > 0 && d.Steps[0].Status == "running" {
+				sched = r.ID
+			}
 		}
 		return sched != ""
 	})
 	b.do(t, chromedp.Navigate(base+"/ui/runs/"+sched))
-	b.waitJS(t, "the scheduled run's question", `!!document.querySelector('form[data-action=answer][data-step=approve]') || (location.reload(), false)`)
+	if b.eval(t, `String(!!document.querySelector('form[data-action=answer]'))`) == "true" {
+		t.Log("the scheduled run asked before its page loaded; the live arrival of the form is not shown this time")
+	}
+	b.waitJS(t, "the scheduled run's question, shown by the live page", `!!document.querySelector('form[data-action=answer][data-step=approve]')`)
+	if msg := b.eval(t, `document.querySelector('form[data-action=answer] .message').textContent`); msg != "Deploy batch tonight?" {
+		t.Errorf("the scheduled run's form asks %q; want Deploy batch tonight?", msg)
+	}
 	b.do(t, chromedp.Click(chromedp.CSS(`[data-answer=decline]`)))
 	b.waitJS(t, "the scheduled run, declined", `location.pathname === '/ui/runs/`+sched+`' && !!document.querySelector('[data-run-status=completed]')`)
 }

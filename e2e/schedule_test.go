@@ -52,11 +52,22 @@ compositeTools:
 // fireRE matches a "schedule fired" log line.
 var fireRE = regexp.MustCompile(`msg="schedule fired" schedule=(\S+) tick=(\S+) run=(\S+)`)
 
-// fires are the ticks and run ids a vmcp's log says it fired, by schedule.
+// refusedRE matches the line of a fired tick whose run did not start (a
+// tick as the shutdown begins).
+var refusedRE = regexp.MustCompile(`msg="schedule's run did not start" schedule=\S+ tick=\S+ run=(\S+)`)
+
+// fires are the ticks and run ids a vmcp's log says it fired, by schedule,
+// less those whose run did not start.
 func fires(log string) map[string][][2]string {
+	refused := map[string]bool{}
+	for _, m := range refusedRE.FindAllStringSubmatch(log, -1) {
+		refused[m[1]] = true
+	}
 	out := map[string][][2]string{}
 	for _, m := range fireRE.FindAllStringSubmatch(log, -1) {
-		out[m[1]] = append(out[m[1]], [2]string{m[2], m[3]})
+		if !refused[m[3]] {
+			out[m[1]] = append(out[m[1]], [2]string{m[2], m[3]})
+		}
 	}
 	return out
 }

@@ -143,6 +143,9 @@ func (s *Scheduler) loop(ticks, runs context.Context, it *item) {
 			return
 		case <-timer.C:
 		}
+		if ticks.Err() != nil {
+			return // stopped as the timer fired: the tick is missed, not run
+		}
 		s.fire(ticks, runs, it, t, log)
 		cursor = t
 	}
@@ -191,6 +194,8 @@ func (s *Scheduler) fire(ticks, runs context.Context, it *item, t time.Time, log
 		})
 		switch {
 		case run == nil && err != nil:
+			// Refused (the shutdown began, a run limit, the id taken by
+			// another process): the tick made no run.
 			log.Warn("schedule's run did not start", "tick", t, "run", id, "err", err)
 		case err != nil && !errors.Is(err, context.Canceled):
 			log.Info("schedule's run ended", "run", id, "status", run.Status, "err", err)
