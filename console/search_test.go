@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/runtime"
 )
 
@@ -85,5 +86,24 @@ func TestRunsSearchIsInTheURL(t *testing.T) {
 	}
 	if res := f.get(t, "/ui/runs/"+d.ID+"/row?owner=ada&trigger=schedule%3Anightly"); res.StatusCode != 200 {
 		t.Errorf("d's row under its own search = %d; want 200", res.StatusCode)
+	}
+}
+
+// TestOwnerSearchStaysWithinWhatTheCallerSees: a caller without admin
+// who asks for another owner's runs gets none, not its own.
+func TestOwnerSearchStaysWithinWhatTheCallerSees(t *testing.T) {
+	f := newScopedFixture(t, []httpsafe.Token{{Value: "ada-token", Name: "ada", Scopes: []httpsafe.Scope{httpsafe.ScopeRun}}})
+	mine, err := f.engine.Run(context.Background(), "quick", nil, runtime.RunOptions{Owner: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.engine.Run(context.Background(), "quick", nil, runtime.RunOptions{Owner: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	_, ada := signIn(t, f, "ada-token", "/ui/runs")
+	for query, want := range map[string][]string{"": {mine.ID}, "owner=ada": {mine.ID}, "owner=bob": nil} {
+		if got := rowIDs(body(t, f.get(t, "/ui/runs?"+query, ada...))); !slices.Equal(got, want) {
+			t.Errorf("ada's /ui/runs?%s = %v; want %v", query, got, want)
+		}
 	}
 }
