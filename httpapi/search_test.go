@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vmcp-dev/vmcp/httpapi"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/runtime"
 )
 
@@ -102,5 +105,39 @@ func TestFilterQueryRoundTrip(t *testing.T) {
 	day, err := httpapi.ParseFilter(url.Values{"from": {"2026-12-02"}})
 	if err != nil || !day.StartedFrom.Equal(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("from=2026-12-02 = %v, %v; want midnight UTC", day.StartedFrom, err)
+	}
+}
+
+// TestOwnerFilterForACallerWithoutAdmin: another owner's runs are none,
+// not the caller's own.
+func TestOwnerFilterForACallerWithoutAdmin(t *testing.T) {
+	store := runtime.NewMemoryStore(0)
+	for _, r := range []*runtime.Run{{ID: "a1", Workflow: "w", Owner: "ada", Status: runtime.RunCompleted, StartedAt: time.Now()},
+		{ID: "b1", Workflow: "w", Owner: "bob", Status: runtime.RunCompleted, StartedAt: time.Now()}} {
+		if err := store.CreateRun(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api, err := httpapi.New(httpapi.Options{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httpsafe.Protect(httpsafe.Options{Tokens: []httpsafe.Token{{Value: "ada-token", Name: "ada", Scopes: []httpsafe.Scope{httpsafe.ScopeRun}}}}, api)
+	for query, want := range map[string][]string{"": {"a1"}, "owner=ada": {"a1"}, "owner=bob": {}} {
+		req := httptest.NewRequest("GET", "http://127.0.0.1/api/v1/runs?"+query, nil)
+		req.Header.Set("Authorization", "Bearer ada-token")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var list httpapi.RunList
+		if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil {
+			t.Fatalf("GET ?%s = %d %s", query, rec.Code, rec.Body)
+		}
+		got := []string{}
+		for _, r := range list.Runs {
+			got = append(got, r.ID)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("ada's GET /api/v1/runs?%s = %v; want %v", query, got, want)
+		}
 	}
 }
