@@ -47,6 +47,9 @@ type Config struct {
 	Authoring Authoring
 	// Executor says where runs execute (executor.go).
 	Executor Executor
+	// Schedules are the runs vmcp starts on its own (schedules.go), in
+	// file order.
+	Schedules []*Schedule
 	// HasCompositeTools reports whether the config file itself has a
 	// compositeTools (or composite_tools) list, making it a workflow source.
 	HasCompositeTools bool

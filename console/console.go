@@ -47,6 +47,10 @@ type Options struct {
 	// Rerun starts re-runs from a run's page (its button needs the admin
 	// scope); nil leaves the button out.
 	Rerun runtime.Rerunner
+	// Questions are the elicitations runs wait on: a run's page shows
+	// each as a form its owner (or an admin) answers (answer.go); nil
+	// shows none.
+	Questions Questions
 	// Sources are the workflow files' contents by the file name that
 	// ir.Pos.File carries, for the workflow page's source; a workflow
 	// whose file is not here is shown without its source.
@@ -183,6 +187,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /ui/runs/{id}/output/{path...}", c.signedIn(c.stepOutput))
 	m.HandleFunc("POST /ui/runs/{id}/cancel", c.signedIn(c.cancel))
 	m.HandleFunc("POST /ui/runs/{id}/rerun", c.signedIn(c.rerun))
+	m.HandleFunc("POST /ui/runs/{id}/answer", c.signedIn(c.answer))
 	m.HandleFunc("GET /ui/events", c.signedIn(c.serveEvents))
 	m.HandleFunc("GET /ui/workflows", c.signedIn(c.workflowsPage))
 	m.HandleFunc("GET /ui/workflows/{name}", c.signedIn(c.workflowPage))
@@ -285,6 +290,11 @@ var templateFuncs = template.FuncMap{
 	"pct":     func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + "%" },
 	"sub":     func(a, b int) int { return a - b },
 	"shortid": shortID,
+	// qdata gives the question template its question with the run's id
+	// and the CSRF token.
+	"qdata": func(v runView, q questionView) map[string]any {
+		return map[string]any{"Q": q, "RunID": v.Row.ID, "CSRF": v.CSRF}
+	},
 }
 
 func parseTemplates() (map[string]*template.Template, error) {

@@ -27,22 +27,25 @@ const DefaultLimit = 200
 var runStatuses = []runtime.RunStatus{runtime.RunPending, runtime.RunRunning, runtime.RunCompleted, runtime.RunFailed,
 	runtime.RunCancelled, runtime.RunTimedOut, runtime.RunInterrupted}
 
-// runFilter is the runs list's query: ?workflow=&status=&limit=.
+// runFilter is the runs list's search, as the URL has it (so a search is
+// a link): ?workflow=&status=&owner=&trigger=&from=&to=&error=&limit=&cursor=,
+// the API's parameters (httpapi.ParseFilter checks both). The fields
+// keep the text as given, for the form; F is the search it means.
 type runFilter struct {
-	Workflow string
-	Status   string
-	Limit    int
+	Workflow, Status, Owner, Trigger, From, To, Error, Cursor string
+	Limit                                                     int
+	F                                                         runtime.RunFilter
 }
 
 // Query writes the filter back as a query string (without limit when it
 // is the default), for links and fragment requests.
 func (f runFilter) Query() string {
 	q := url.Values{}
-	if f.Workflow != "" {
-		q.Set("workflow", f.Workflow)
-	}
-	if f.Status != "" {
-		q.Set("status", f.Status)
+	for _, kv := range [][2]string{{"workflow", f.Workflow}, {"status", f.Status}, {"owner", f.Owner}, {"trigger", f.Trigger},
+		{"from", f.From}, {"to", f.To}, {"error", f.Error}, {"cursor", f.Cursor}} {
+		if kv[1] != "" {
+			q.Set(kv[0], kv[1])
+		}
 	}
 	if f.Limit != DefaultLimit && f.Limit != 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
@@ -50,14 +53,23 @@ func (f runFilter) Query() string {
 	return q.Encode()
 }
 
-func (f runFilter) matches(s httpapi.RunSummary) bool {
-	return (f.Workflow == "" || s.Workflow == f.Workflow) && (f.Status == "" || string(s.Status) == f.Status)
+// Searching reports whether any filter is set (the empty list then says
+// that nothing matches, not that nothing ran).
+func (f runFilter) Searching() bool {
+	return f.Workflow != "" || f.Status != "" || f.Owner != "" || f.Trigger != "" || f.From != "" || f.To != "" || f.Error != "" || f.Cursor != ""
+}
+
+// page is f at cursor c (the start for a zero c).
+func (f runFilter) page(c runtime.RunCursor) runFilter {
+	f.Cursor, f.F.After = c.String(), c
+	return f
 }
 
 // parseFilter reads the filter; the error says what is wrong and how to
 // fix it.
 func parseFilter(q url.Values) (runFilter, error) {
-	f := runFilter{Workflow: q.Get("workflow"), Status: q.Get("status"), Limit: DefaultLimit}
+	f := runFilter{Workflow: q.Get("workflow"), Status: q.Get("status"), Owner: q.Get("owner"), Trigger: q.Get("trigger"),
+		From: q.Get("from"), To: q.Get("to"), Error: q.Get("error"), Cursor: q.Get("cursor"), Limit: DefaultLimit}
 	if f.Status != "" && !slices.Contains(runStatuses, runtime.RunStatus(f.Status)) {
 		names := make([]string, len(runStatuses))
 		for i, s := range runStatuses {
@@ -65,13 +77,18 @@ func parseFilter(q url.Values) (runFilter, error) {
 		}
 		return f, fmt.Errorf("unknown status %q: the statuses are %s", f.Status, strings.Join(names, ", "))
 	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > httpapi.MaxLimit {
-			return f, fmt.Errorf("limit must be a whole number from 1 to %d, not %q", httpapi.MaxLimit, l)
-		}
-		f.Limit = n
+	aq := url.Values{}
+	for k, v := range q {
+		aq[k] = v
 	}
+	if aq.Get("limit") == "" {
+		aq.Set("limit", strconv.Itoa(DefaultLimit))
+	}
+	var err error
+	if f.F, err = httpapi.ParseFilter(aq); err != nil {
+		return f, err
+	}
+	f.Limit = f.F.Limit
 	return f, nil
 }
 
@@ -81,9 +98,12 @@ type runsData struct {
 	Statuses  []runtime.RunStatus
 	Rows      []template.HTML // rendered by rowHTML
 	More      bool            // the list was cut at the limit
-	MoreQuery string          // the query of the page with more runs
-	Notice    string
-	Since     int64 // when the page was rendered, Unix ms (see events.go)
+	// MoreURL is the next page's address, and FirstURL, on a later page,
+	// the first's. Whole addresses, so html/template normalises them
+	// rather than escaping the query's & and = as one query value.
+	MoreURL, FirstURL string
+	Notice            string
+	Since             int64 // when the page was rendered, Unix ms (see events.go)
 }
 
 func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
@@ -101,20 +121,24 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 	if f.Workflow != "" && !slices.Contains(d.Workflows, f.Workflow) {
 		d.Notice = fmt.Sprintf("No workflow named %q is served now; runs of it are shown if the store still has them.", f.Workflow)
 	}
-	// One more than the limit tells whether there are more.
-	runs, err := c.opts.Store.ListRuns(r.Context(), runtime.RunFilter{Workflow: f.Workflow, Status: runtime.RunStatus(f.Status), Limit: f.Limit + 1, Summary: true})
+	ff := f.F
+	ff.Summary = true
+	var runs []*runtime.Run
+	var next runtime.RunCursor
+	// A caller who sees only its own runs and asks for another owner's
+	// gets none (the store would be narrowed to its own).
+	if own := httpsafe.Caller(r.Context()).OwnerFilter(); own == "" || f.Owner == "" || f.Owner == own {
+		runs, next, err = httpapi.ListPage(r.Context(), c.opts.Store, ff)
+	}
 	if err != nil {
 		c.internal(w, r, "listing runs", err)
 		return
 	}
-	if len(runs) > f.Limit {
-		runs, d.More = runs[:f.Limit], true
-		more := f
-		more.Limit = min(httpapi.MaxLimit, f.Limit*5)
-		if more.Limit == f.Limit {
-			d.More = false // at the cap: the filters narrow it
-		}
-		d.MoreQuery = more.Query()
+	if !next.IsZero() {
+		d.More, d.MoreURL = true, "/ui/runs?"+f.page(next).Query()
+	}
+	if f.Cursor != "" {
+		d.FirstURL = "/ui/runs?" + f.page(runtime.RunCursor{}).Query()
 	}
 	now := c.opts.Now()
 	d.Rows = make([]template.HTML, len(runs))
@@ -140,7 +164,7 @@ func (c *Console) runRow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := httpapi.Summarize(run, c.opts.Now())
-	if !f.matches(s) {
+	if !f.F.Match(run) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
@@ -229,7 +253,28 @@ func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.CSRF = c.auth.csrfToken(w, r)
+	v.Questions = c.questionsOf(run.ID)
+	v.Asking = asking(v.Questions)
 	c.full(w, r, http.StatusOK, "run.html", run.Workflow+" "+shortID(run.ID), "runs", v)
+}
+
+// showRun serves run's page with status, its question at q.StepID shown
+// as q (an answer with its problems marked).
+func (c *Console) showRun(w http.ResponseWriter, r *http.Request, run *runtime.Run, status int, q questionView) {
+	v, err := c.buildRun(r.Context(), run)
+	if err != nil {
+		c.internal(w, r, "reading the runs of "+run.ID, err)
+		return
+	}
+	v.CSRF = c.auth.csrfToken(w, r)
+	v.Questions = c.questionsOf(run.ID)
+	v.Asking = asking(v.Questions)
+	for i := range v.Questions {
+		if v.Questions[i].StepID == q.StepID {
+			v.Questions[i] = q
+		}
+	}
+	c.full(w, r, status, "run.html", run.Workflow+" "+shortID(run.ID), "runs", v)
 }
 
 // runLive serves the part of the run page that changes while it runs.
@@ -244,6 +289,7 @@ func (c *Console) runLive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.CSRF = c.auth.csrfToken(w, r)
+	v.Asking = asking(c.questionsOf(run.ID))
 	c.render(w, http.StatusOK, "runlive", v)
 }
 

@@ -184,8 +184,15 @@ type runView struct {
 	// CanRerun: the console can re-run this run (it has finished and was
 	// no draft); the button also needs the admin scope.
 	CanRerun bool
-	Missing  string // why the plan's step details are missing
-	Since    int64  // when the page was rendered, Unix ms (see events.go)
+	// Questions are the elicitations the run waits on, as forms (on the
+	// full page only: a live refresh would wipe what is being typed).
+	Questions []questionView
+	// Asking names the steps whose questions wait now, space-separated,
+	// in the live part too: the page reloads to show (or drop) a form
+	// when it differs from the forms shown.
+	Asking string
+	Missing   string // why the plan's step details are missing
+	Since     int64  // when the page was rendered, Unix ms (see events.go)
 }
 
 // builder builds a runView; it keeps the axis, the clock and the console

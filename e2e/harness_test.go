@@ -223,15 +223,16 @@ func httpVMCPOn(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer) 
 }
 
 // startHTTPVMCP starts `vmcp run --transport http` on a port from lo to
-// hi and returns the MCP URL, its stderr and a function that stops it
+// hi (with extraArgs after vmcp run's own) and returns the MCP URL, its
+// stderr and a function that stops it
 // (SIGTERM, then a clean exit within 10 seconds is required). The test's
 // cleanup stops it too, if the test did not, and logs stderr when the test
 // failed.
-func startHTTPVMCP(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer, func()) {
+func startHTTPVMCP(t *testing.T, cfg string, lo, hi int, extraArgs ...string) (string, *testenv.Buffer, func()) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, lo, hi))
 	stderr := &testenv.Buffer{}
-	cmd := exec.Command(bins.vmcp, "run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug")
+	cmd := exec.Command(bins.vmcp, append([]string{"run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug"}, extraArgs...)...)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

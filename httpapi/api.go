@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/auth/access"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/runtime"
 )
 
@@ -130,6 +131,9 @@ type RunSummary struct {
 // RunList is the body of GET /api/v1/runs.
 type RunList struct {
 	Runs []RunSummary `json:"runs"`
+	// NextCursor, when set, continues the list: pass it as cursor (with
+	// the same filters) for the next page.
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // RunDetail is the body of GET /api/v1/runs/{id} and of cancel.
@@ -290,36 +294,29 @@ var statuses = map[runtime.RunStatus]bool{
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	f := runtime.RunFilter{Workflow: q.Get("workflow"), Status: runtime.RunStatus(q.Get("status")), Parent: q.Get("parent"), Limit: DefaultLimit}
-	if f.Status != "" && !statuses[f.Status] {
-		names := make([]string, 0, len(statuses))
-		for s := range statuses {
-			names = append(names, string(s))
-		}
-		sort.Strings(names)
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown status %q; want one of %v", f.Status, names))
+	f, err := ParseFilter(r.URL.Query())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > MaxLimit {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit must be a whole number from 1 to %d, not %q", MaxLimit, l))
-			return
-		}
-		f.Limit = n
+	out := RunList{Runs: []RunSummary{}}
+	// A caller who sees only its own runs and asks for another owner's
+	// gets none (the store would be narrowed to its own).
+	if own := httpsafe.Caller(r.Context()).OwnerFilter(); own != "" && f.Owner != "" && f.Owner != own {
+		writeJSON(w, http.StatusOK, out)
+		return
 	}
 	f.Summary = true // the list shows summaries
-	runs, err := a.opts.Store.ListRuns(r.Context(), f)
+	runs, next, err := ListPage(r.Context(), a.opts.Store, f)
 	if err != nil {
 		a.internal(w, "listing runs", err)
 		return
 	}
 	now := time.Now()
-	out := RunList{Runs: make([]RunSummary, 0, len(runs))}
 	for _, run := range runs {
 		out.Runs = append(out.Runs, Summarize(run, now))
 	}
+	out.NextCursor = next.String()
 	writeJSON(w, http.StatusOK, out)
 }
 

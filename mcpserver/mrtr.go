@@ -289,7 +289,6 @@ func (e *roundTripElicitor) Elicit(ctx context.Context, req runtime.ElicitReques
 	timeout := time.NewTimer(e.run.s.opts.ElicitTimeout)
 	defer timeout.Stop()
 	q := &question{req: req, answer: make(chan answerOrErr, 1)}
-	defer e.run.s.waiting.drop(q)
 	select {
 	case e.run.asks <- q:
 	case <-ctx.Done():
@@ -299,10 +298,19 @@ func (e *roundTripElicitor) Elicit(ctx context.Context, req runtime.ElicitReques
 	}
 	select {
 	case a := <-q.answer:
+		e.run.s.waiting.drop(q)
 		return a.res, a.err
 	case <-ctx.Done():
+		// The question was withdrawn (answered elsewhere, the console) or
+		// its step timed out while the run goes on: the client's token
+		// stays good for the elicitation's deadline, so the retry that
+		// brings its (now unused) answer waits for the run's next question
+		// or its result instead of failing. q.answer is buffered: that
+		// retry's answer is dropped unread.
+		time.AfterFunc(e.run.s.opts.ElicitTimeout, func() { e.run.s.waiting.drop(q) })
 		return runtime.ElicitResult{}, ctx.Err()
 	case <-timeout.C:
+		e.run.s.waiting.drop(q)
 		return runtime.ElicitResult{}, errors.New("the client did not answer the elicitation before its deadline")
 	}
 }

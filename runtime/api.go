@@ -185,6 +185,18 @@ type RunFilter struct {
 	// Owner selects the runs of this owner (Run.Owner); "" selects every
 	// owner's.
 	Owner string
+	// Trigger selects the runs with this Run.Trigger (schedule:NAME,
+	// rerun:ID).
+	Trigger string
+	// StartedFrom and StartedTo select the runs that started at or after
+	// StartedFrom and before StartedTo; a zero time is no bound.
+	StartedFrom, StartedTo time.Time
+	// ErrorContains selects the runs whose error's message or step
+	// contains this text, ignoring ASCII case (runfilter.go).
+	ErrorContains string
+	// After continues a listing past a page: the runs that come after
+	// this cursor in the list's order (newest first); zero is the start.
+	After RunCursor
 	Limit int // 0 means the store's default
 	// Summary asks only for what a list of runs shows: the run without its
 	// output and parameters, and its steps with their ids and statuses
@@ -200,7 +212,8 @@ type Store interface {
 	UpdateStep(ctx context.Context, runID string, index int, step StepState) error
 	FinishRun(ctx context.Context, run *Run) error
 	GetRun(ctx context.Context, id string) (*Run, error)
-	// ListRuns returns matching runs, newest first.
+	// ListRuns returns matching runs, newest first: by StartedAt, then
+	// by ID, both descending (RunCursor's order).
 	ListRuns(ctx context.Context, filter RunFilter) ([]*Run, error)
 }
 

@@ -187,19 +187,9 @@ func (s *MemoryStore) ListRuns(_ context.Context, f RunFilter) ([]*Run, error) {
 	}
 	var out []*Run
 	for _, r := range s.runs {
-		if f.Workflow != "" && r.Workflow != f.Workflow {
-			continue
+		if f.Match(r) {
+			out = append(out, r)
 		}
-		if f.Status != "" && r.Status != f.Status {
-			continue
-		}
-		if f.Parent != "" && r.ParentID != f.Parent {
-			continue
-		}
-		if f.Owner != "" && r.Owner != f.Owner {
-			continue
-		}
-		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].StartedAt.Equal(out[j].StartedAt) {

@@ -51,11 +51,14 @@ type ops struct {
 	ui *console.Console
 	// rerun starts re-runs (rerun.go); nil until vmcp run sets it.
 	rerun runtime.Rerunner
+	// questions are the elicitations the runs of runner wait on, which
+	// the console answers too.
+	questions *runtime.Questions
 }
 
 // openOps opens the run store the config asks for.
 func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
-	o := &ops{cfg: cfg, log: log, metrics: metrics.New(), close: func() error { return nil }}
+	o := &ops{cfg: cfg, log: log, metrics: metrics.New(), close: func() error { return nil }, questions: runtime.NewQuestions()}
 	switch cfg.State.Store {
 	case "", "memory":
 		// state.retention prunes the memory store too: maxRuns on every
@@ -100,7 +103,21 @@ func (o *ops) engineOptions(opts runtime.Options) runtime.Options {
 // runner makes every run started by the MCP server feed the metrics and
 // the run log.
 func (o *ops) runner(eng mcpserver.Runner) mcpserver.Runner {
-	return observe.WithEvents(eng, observe.Tee(o.metrics.Observe, observe.Logger(o.log), o.observeConsole))
+	return answerable{observe.WithEvents(eng, observe.Tee(o.metrics.Observe, observe.Logger(o.log), o.observeConsole)), o.questions}
+}
+
+// answerable makes every run's questions answerable from the console
+// too (runtime.Questions): the client that was asked, if any, sees the
+// run go on; a run with no client (a schedule's, a re-run) waits for the
+// console.
+type answerable struct {
+	mcpserver.Runner
+	q *runtime.Questions
+}
+
+func (a answerable) Run(ctx context.Context, workflow string, params map[string]any, opts runtime.RunOptions) (*runtime.Run, error) {
+	opts.Elicitor = a.q.Wrap(opts.Elicitor)
+	return a.Runner.Run(ctx, workflow, params, opts)
 }
 
 // addRunTools registers vmcp_run_status and vmcp_run_cancel when the config

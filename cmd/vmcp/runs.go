@@ -34,7 +34,9 @@ import (
 
 // runsSource is where the runs commands read from.
 type runsSource interface {
-	list(ctx context.Context, f runtime.RunFilter) ([]httpapi.RunSummary, error)
+	// list returns a page of runs and the next page's cursor ("" at
+	// the end).
+	list(ctx context.Context, f runtime.RunFilter) (httpapi.RunList, error)
 	show(ctx context.Context, id string) (httpapi.RunDetail, error)
 	cancel(ctx context.Context, id string) (httpapi.RunDetail, error)
 	rerun(ctx context.Context, id string, current bool) (httpapi.RunDetail, error)
@@ -61,34 +63,62 @@ a SQLite state file directly with --db (list and show only).`,
 	pf.StringVar(&rf.db, "db", "", "read this SQLite state file instead of asking a server")
 	pf.BoolVar(&rf.jsonOut, "json", false, "print the API's JSON instead of text")
 
-	var filter runtime.RunFilter
-	var status string
+	// The search flags are the API's query parameters (httpapi.ParseFilter
+	// reads and checks both).
+	search := map[string]*string{}
 	list := &cobra.Command{
-		Use:   "list [--workflow NAME] [--status STATUS] [--limit N]",
+		Use:   "list [--workflow NAME] [--status STATUS] [--owner O] [--trigger T] [--from TIME] [--to TIME] [--error TEXT] [--limit N] [--cursor C]",
 		Short: "List runs, newest first",
-		Args:  cobra.NoArgs,
+		Long: `List runs, newest first, at most --limit of them. The filters combine: a
+workflow, a status, an owner, a trigger (schedule:NAME, rerun:ID), a start time
+range (--from inclusive, --to exclusive; RFC 3339 times or dates in UTC) and
+text in the error's message or step (ASCII case ignored). When more runs match
+than one page holds, the last line gives the --cursor of the next page.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{}
+			for name, v := range search {
+				if *v != "" {
+					q.Set(name, *v)
+				}
+			}
+			filter, err := httpapi.ParseFilter(q)
+			if err != nil {
+				return usageErrorf("--%v", err)
+			}
 			src, err := rf.open("")
 			if err != nil {
 				return err
 			}
 			defer src.Close()
-			filter.Status = runtime.RunStatus(status)
-			runs, err := src.list(cmd.Context(), filter)
+			page, err := src.list(cmd.Context(), filter)
 			if err != nil {
 				return failuref("%v", err)
 			}
 			if rf.jsonOut {
-				return printJSON(io.out, httpapi.RunList{Runs: runs})
+				return printJSON(io.out, page)
 			}
-			printRunList(io.out, runs)
+			printRunList(io.out, page.Runs)
+			if page.NextCursor != "" {
+				fmt.Fprintf(io.out, "more runs: add --cursor %s\n", page.NextCursor)
+			}
 			return nil
 		},
 	}
-	list.Flags().StringVar(&filter.Workflow, "workflow", "", "only runs of this workflow")
-	list.Flags().StringVar(&status, "status", "", "only runs with this status (running, completed, failed, cancelled, timed_out, interrupted)")
-	list.Flags().IntVar(&filter.Limit, "limit", 20, "at most this many runs")
-	list.Flags().StringVar(&filter.Parent, "parent", "", "only the child runs of this run (started by its workflow steps)")
+	for _, fl := range []struct{ name, def, usage string }{
+		{"workflow", "", "only runs of this workflow"},
+		{"status", "", "only runs with this status (pending, running, completed, failed, cancelled, timed_out, interrupted)"},
+		{"owner", "", "only runs of this owner (a token's name, or schedule:NAME)"},
+		{"trigger", "", "only runs with this trigger (schedule:NAME, rerun:ID)"},
+		{"from", "", "only runs that started at or after this time (RFC 3339, or a date in UTC)"},
+		{"to", "", "only runs that started before this time (RFC 3339, or a date in UTC)"},
+		{"error", "", "only runs whose error's message or step contains this text"},
+		{"parent", "", "only the child runs of this run (started by its workflow steps)"},
+		{"limit", "20", "at most this many runs (1 to 1000)"},
+		{"cursor", "", "the page after this cursor (printed after a full page)"},
+	} {
+		search[fl.name] = list.Flags().String(fl.name, fl.def, fl.usage)
+	}
 
 	show := &cobra.Command{
 		Use:   "show ID",
@@ -195,15 +225,16 @@ func (rf runsFlags) open(serverOnly string) (runsSource, error) {
 // dbSource reads a state file.
 type dbSource struct{ s *sqlite.Store }
 
-func (d dbSource) list(ctx context.Context, f runtime.RunFilter) ([]httpapi.RunSummary, error) {
-	runs, err := d.s.ListRuns(ctx, f)
+func (d dbSource) list(ctx context.Context, f runtime.RunFilter) (httpapi.RunList, error) {
+	f.Summary = true
+	runs, next, err := httpapi.ListPage(ctx, d.s, f)
 	if err != nil {
-		return nil, err
+		return httpapi.RunList{}, err
 	}
 	now := time.Now()
-	out := make([]httpapi.RunSummary, 0, len(runs))
+	out := httpapi.RunList{Runs: make([]httpapi.RunSummary, 0, len(runs)), NextCursor: next.String()}
 	for _, r := range runs {
-		out = append(out, httpapi.Summarize(r, now))
+		out.Runs = append(out.Runs, httpapi.Summarize(r, now))
 	}
 	return out, nil
 }
@@ -235,23 +266,14 @@ type apiSource struct {
 	client      *http.Client
 }
 
-func (a *apiSource) list(ctx context.Context, f runtime.RunFilter) ([]httpapi.RunSummary, error) {
-	q := url.Values{}
-	if f.Workflow != "" {
-		q.Set("workflow", f.Workflow)
-	}
-	if f.Status != "" {
-		q.Set("status", string(f.Status))
-	}
-	if f.Parent != "" {
-		q.Set("parent", f.Parent)
-	}
+func (a *apiSource) list(ctx context.Context, f runtime.RunFilter) (httpapi.RunList, error) {
+	q := httpapi.Query(f)
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
 	var out httpapi.RunList
 	err := a.do(ctx, "GET", "/api/v1/runs?"+q.Encode(), &out)
-	return out.Runs, err
+	return out, err
 }
 
 func (a *apiSource) show(ctx context.Context, id string) (httpapi.RunDetail, error) {

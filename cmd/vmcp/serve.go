@@ -60,6 +60,12 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 	// first signal on, a run whose caller is cancelled by the
 	// shutdown is left going on Temporal (the next vmcp run
 	// records its result), not cancelled.
+	// The schedules fire through the same runner, until the first signal.
+	stopSchedules, err := st.startSchedules(sigCtx, ctx, runs, log) // schedules.go
+	if err != nil {
+		return nil, nil, failuref("%v", err)
+	}
+	go func() { <-sigCtx.Done(); stopSchedules() }()
 	if tr, ok := st.exec.(*temporalrun.Runner); ok {
 		go func() { <-sigCtx.Done(); tr.Detach() }()
 		// Runs an earlier vmcp run left going are recorded as

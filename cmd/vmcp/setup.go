@@ -114,6 +114,10 @@ func openStackFor(ctx context.Context, cfg *config.Config, log *slog.Logger, dia
 		return nil, failuref("%v", err)
 	}
 	st := &stack{cfg: cfg, plan: plan, backend: mgr, engine: eng, exec: eng, ops: o, closeExec: func() {}}
+	if err := st.checkSchedules(diagOut); err != nil { // schedules.go
+		o.Close()
+		return nil, err
+	}
 	if cfg.Executor.Temporal() {
 		c, err := dialTemporal(cfg.Executor, log)
 		if err != nil {

@@ -81,6 +81,11 @@
           });
           var head = box.querySelector('[data-run-status]');
           var status = head ? head.dataset.runStatus : '';
+          // A question came or went: show the page's forms as they are
+          // now, unless one is being filled in.
+          var shown = Array.from(document.querySelectorAll('form[data-action=answer]')).map(function (f) { return f.dataset.step; }).join(' ');
+          var editing = document.activeElement && document.activeElement.closest && document.activeElement.closest('form[data-action=answer]');
+          if (head && head.dataset.asking !== shown && !editing) { location.reload(); return; }
           if (status !== 'running' && status !== 'pending') {
             box.dataset.running = 'false';
             es.close();

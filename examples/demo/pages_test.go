@@ -419,6 +419,9 @@ func TestReferenceConfig(t *testing.T) {
 	if b := cfg.Backends["search"]; b == nil || b.RateLimit == nil {
 		t.Errorf("%s:%d: backend search has no rateLimit: %+v", referencePage, block.line, b)
 	}
+	if len(cfg.Schedules) != 2 || cfg.Schedules[0].Cron == "" || cfg.Schedules[1].Every == 0 {
+		t.Errorf("%s:%d: schedules = %+v; want a cron one and an every one", referencePage, block.line, cfg.Schedules)
+	}
 	if cfg.Server.MaxConnectionsPerClient != 128 || cfg.State.Store != "memory" {
 		t.Errorf("%s:%d: server.maxConnectionsPerClient %d, state.store %q; want 128 and memory",
 			referencePage, block.line, cfg.Server.MaxConnectionsPerClient, cfg.State.Store)

@@ -523,6 +523,30 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 		where = append(where, "owner = ?")
 		args = append(args, f.Owner)
 	}
+	if f.Trigger != "" {
+		where = append(where, "triggered_by = ?")
+		args = append(args, f.Trigger)
+	}
+	if !f.StartedFrom.IsZero() {
+		where = append(where, "started_at >= ?")
+		args = append(args, nanos(f.StartedFrom))
+	}
+	if !f.StartedTo.IsZero() {
+		where = append(where, "started_at < ?")
+		args = append(args, nanos(f.StartedTo))
+	}
+	if f.ErrorContains != "" {
+		// LIKE ignores ASCII case, as RunFilter.Match does.
+		pat := "%" + likeEscaper.Replace(f.ErrorContains) + "%"
+		// An error that is not JSON (a damaged row) matches nothing.
+		where = append(where, `(CASE WHEN json_valid(error) THEN json_extract(error, '$.message') LIKE ? ESCAPE '\' OR json_extract(error, '$.step') LIKE ? ESCAPE '\' ELSE 0 END)`)
+		args = append(args, pat, pat)
+	}
+	if !f.After.IsZero() {
+		at := nanos(f.After.StartedAt)
+		where = append(where, "(started_at < ? OR (started_at = ? AND id < ?))")
+		args = append(args, at, at, f.After.ID)
+	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit
@@ -535,13 +559,16 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY started_at DESC, rowid DESC LIMIT ?"
+	q += " ORDER BY started_at DESC, id DESC LIMIT ?" // runtime/runfilter.go's order
 	args = append(args, limit)
 	if f.Summary {
 		return s.queryRuns(ctx, nil, stepSummaryColumns, q, args...)
 	}
 	return s.query(ctx, q, args...)
 }
+
+// likeEscaper escapes LIKE's wildcards and its escape character.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // runColumns are the columns of runs that query scans, in its order.
 const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft, params, plan_digest, owner, triggered_by`

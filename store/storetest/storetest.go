@@ -45,6 +45,8 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentStepsOfOneRun", testConcurrentStepsOfOneRun},
 		{"ParentLink", testParentLink},
 		{"Trigger", testTrigger},
+		{"Search", testSearch},
+		{"Pages", testPages},
 		{"ResumeRecord", testResumeRecord},
 	}
 	for _, c := range checks {
@@ -652,6 +654,17 @@ func testTrigger(t *testing.T, s runtime.Store) {
 		runs := mustList(t, s, runtime.RunFilter{Summary: summary})
 		if len(runs) != 1 || runs[0].Trigger != "rerun:first" {
 			t.Errorf("ListRuns(Summary: %v) = %v; want the run with trigger rerun:first", summary, runs)
+		}
+	}
+	// The filter by trigger (a schedule's last run is found this way).
+	mustCreate(t, s, newRun("plain", "wf", base.Add(2*time.Second), "a"))
+	sched := newRun("tick", "wf", base.Add(3*time.Second), "a")
+	sched.Trigger = "schedule:nightly"
+	mustCreate(t, s, sched)
+	for trigger, want := range map[string]string{"schedule:nightly": "tick", "rerun:first": "again"} {
+		runs := mustList(t, s, runtime.RunFilter{Trigger: trigger, Summary: true})
+		if len(runs) != 1 || runs[0].ID != want {
+			t.Errorf("ListRuns(Trigger: %s) = %v; want only run %s", trigger, runs, want)
 		}
 	}
 }
