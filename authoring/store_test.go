@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
+	"github.com/vmcp-dev/vmcp/store/sqlite"
 )
 
 // stores returns one of each Store, fresh; reopen gives a new Store over

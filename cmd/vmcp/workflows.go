@@ -29,7 +29,7 @@ import (
 	"github.com/vmcp-dev/vmcp/authoring"
 	"github.com/vmcp-dev/vmcp/authoring/guide"
 	"github.com/vmcp-dev/vmcp/config"
-	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
+	"github.com/vmcp-dev/vmcp/store/sqlite"
 )
 
 type workflowsFlags struct {
