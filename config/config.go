@@ -197,11 +197,17 @@ type Sessions struct {
 }
 
 // Auth configures bearer-token authentication of the HTTP server. No tokens
-// means no authentication; an empty or blank token is a load error. Each
-// token carries the scopes it grants (every scope for a plain string).
+// and no OIDC means no authentication; an empty or blank token is a load
+// error. Each token carries the scopes it grants (every scope for a plain
+// string). OIDC, when set, also accepts the access tokens of an
+// authorization server (config/oidc.go).
 type Auth struct {
 	Tokens []httpsafe.Token
+	OIDC   *OIDC
 }
+
+// Enabled reports whether the HTTP server authenticates requests.
+func (a Auth) Enabled() bool { return len(a.Tokens) > 0 || a.OIDC != nil }
 
 // Authoring configures the workflow authoring tools (authoring:).
 type Authoring struct {

@@ -640,8 +640,13 @@ func (l *loader) server(n ast.Node) {
 				s.MaxParallel = m
 			}
 		case "auth":
-			l.fields(v, p, []string{"tokens"}, func(key string, k, v ast.Node) {
-				s.Auth.Tokens = l.tokens(v, p+".tokens")
+			l.fields(v, p, []string{"tokens", "oidc"}, func(key string, k, v ast.Node) {
+				switch key {
+				case "tokens":
+					s.Auth.Tokens = l.tokens(v, p+".tokens")
+				case "oidc":
+					s.Auth.OIDC = l.oidc(v, p+".oidc")
+				}
 			})
 		case "allowedOrigins":
 			s.AllowedOrigins = l.origins(v, p)

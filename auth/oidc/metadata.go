@@ -86,9 +86,10 @@ func (v *Verifier) Challenge(r *http.Request, errCode, description string) strin
 	if errCode != "" {
 		b.WriteString(`, error=`)
 		b.WriteString(quote(errCode))
-		if description != "" {
-			b.WriteString(`, error_description=`)
-			b.WriteString(quote(description))
+		if d := errorDescription(description); d != "" {
+			b.WriteString(`, error_description="`)
+			b.WriteString(d)
+			b.WriteString(`"`)
 		}
 	}
 	return b.String()
@@ -103,6 +104,23 @@ func (v *Verifier) ScopeChallenge(r *http.Request, scope string) string {
 		s = scope
 	}
 	return `Bearer resource_metadata=` + quote(v.MetadataURL(r)) + `, error="insufficient_scope", scope=` + quote(s)
+}
+
+// errorDescription holds description to what RFC 6750 §3 allows in
+// error_description (printable ASCII without " and \): a double quote
+// becomes a single one, other characters are dropped.
+func errorDescription(description string) string {
+	var b strings.Builder
+	for _, r := range description {
+		switch {
+		case r == '"':
+			b.WriteByte('\'')
+		case r == '\\' || r < 0x20 || r > 0x7e:
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // quote makes an RFC 9110 quoted-string; characters a quoted-string

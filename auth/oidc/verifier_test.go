@@ -332,7 +332,7 @@ func TestMetadataAndChallenges(t *testing.T) {
 	if got, want := v.Challenge(r, "", ""), `Bearer resource_metadata="https://vmcp.test/.well-known/oauth-protected-resource/mcp"`; got != want {
 		t.Errorf("Challenge = %s; want %s", got, want)
 	}
-	if got, want := v.Challenge(r, "invalid_token", `the token "expired"`), `Bearer resource_metadata="https://vmcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the token \"expired\""`; got != want {
+	if got, want := v.Challenge(r, "invalid_token", `the token "expired"`), `Bearer resource_metadata="https://vmcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the token 'expired'"`; got != want {
 		t.Errorf("Challenge = %s; want %s", got, want)
 	}
 	if got, want := v.ScopeChallenge(r, ScopeAuthor), `Bearer resource_metadata="https://vmcp.test/.well-known/oauth-protected-resource/mcp", error="insufficient_scope", scope="vmcp:author"`; got != want {
