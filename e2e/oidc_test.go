@@ -201,7 +201,7 @@ func TestOIDCResourceServer(t *testing.T) {
 		{"expired", signJWT(t, own, "test-imported", claims(func(c map[string]any) {
 			c["iat"], c["nbf"], c["exp"] = now.Add(-2*time.Hour).Unix(), now.Add(-2*time.Hour).Unix(), now.Add(-2*time.Minute).Unix()
 		})), "expired"},
-		{"alg none", b64url(`{"alg":"none","kid":"` + aliceHeader["kid"].(string) + `"}`) + "." + strings.Split(good, ".")[1] + ".", "malformed"},
+		{"alg none", b64url(`{"alg":"none","kid":"`+aliceHeader["kid"].(string)+`"}`) + "." + strings.Split(good, ".")[1] + ".", "malformed"},
 		{"HS256 keyed with the issuer's public key", hmacJWT(pubPEM, "test-imported", strings.Split(good, ".")[1]), "malformed"},
 		{"signed by an unknown key", signJWT(t, stranger, "never-published", claims(nil)), `key id 'never-published'`},
 		{"a published key id, signed by another key", signJWT(t, stranger, "test-imported", claims(nil)), `key id 'test-imported'`},
