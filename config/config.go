@@ -66,6 +66,10 @@ type Backend struct {
 	// URL of an HTTP backend, with Headers sent on every request.
 	URL     string
 	Headers map[string]string
+	// Auth is how vmcp authenticates to an HTTP backend (backends.<name>.auth:
+	// config/backendauth.go); nil for none. The caller's own token is
+	// never sent to a backend.
+	Auth *BackendAuth
 	// Transport is stdio, streamable-http or sse. When the file omits it,
 	// it is stdio for a command and streamable-http for a URL.
 	Transport string

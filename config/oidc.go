@@ -92,7 +92,7 @@ func issuerProblem(s string) string {
 	if u.Scheme == "http" {
 		h := u.Hostname()
 		if ip := net.ParseIP(h); h != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return "uses http: only a loopback issuer may (a local IdP); use https"
+			return "uses http: only a loopback host may (a local server); use https"
 		}
 	}
 	return ""

@@ -27,7 +27,10 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -288,4 +291,115 @@ func jwtPart(t *testing.T, tok string, i int) map[string]any {
 		t.Fatalf("not a JWT: %.40q", tok)
 	}
 	return m
+}
+
+const credentialsConfig = `
+backends:
+  api:
+    url: "${API}"
+    auth:
+      kind: client-credentials
+      tokenURL: "${TOKEN_URL}"
+      clientID: vmcp-backend
+      clientSecret: vmcp-backend-secret-0123456789
+      scopes: [api:call]
+      audience: http://api.test/mcp
+  locked:
+    url: "${LOCKED}"
+    auth: {kind: client-credentials, tokenURL: "${TOKEN_URL}", clientID: vmcp-backend, clientSecret: not-the-secret}
+server:
+  auth:
+    oidc: {issuer: "${ISSUER}", audience: "${AUDIENCE}"}
+compositeTools:
+  - name: call_api
+    description: Echo through the api backend
+    parameters:
+      text: {type: string, required: true}
+    steps:
+      - {id: say, tool: api.echo, arguments: {text: "{{.params.text}}"}}
+`
+
+// startHTTPBackend starts the test backend over streamable HTTP, recording
+// the Authorization header of every request it gets into the returned
+// file.
+func startHTTPBackend(t *testing.T) (url, record string) {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, oidcPortLo, oidcPortHi))
+	record = filepath.Join(t.TempDir(), "auth.txt")
+	cmd := exec.Command(bins.testbackend, "-http", addr, "-record-auth", record)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, "the HTTP test backend to listen", func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return "http://" + addr + "/mcp", record
+}
+
+// TestBackendCredentials: vmcp calls an HTTP backend with a token of its
+// own from the client credentials grant (Hydra's, for the backend's
+// audience), fetched once and reused; the caller's token never reaches
+// the backend. A backend whose credential Hydra refuses fails with the
+// token endpoint's answer, naming the backend.
+func TestBackendCredentials(t *testing.T) {
+	h := testenv.StartHydra(t, oidcPortLo, oidcPortHi)
+	api, record := startHTTPBackend(t)
+	locked, lockedRecord := startHTTPBackend(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, oidcPortLo, oidcPortHi))
+	audience := "http://" + addr + "/mcp"
+	h.CreateClient(t, testenv.HydraClient{ID: "alice", Secret: aliceSecret, Scopes: []string{"vmcp:run"}, Audience: []string{audience}})
+	h.CreateClient(t, testenv.HydraClient{ID: "vmcp-backend", Secret: "vmcp-backend-secret-0123456789", Scopes: []string{"api:call"}, Audience: []string{"http://api.test/mcp"}})
+	cfg := strings.NewReplacer("${API}", api, "${LOCKED}", locked, "${TOKEN_URL}", h.TokenURL, "${ISSUER}", h.Issuer, "${AUDIENCE}", audience).Replace(credentialsConfig)
+	_, stderr, _ := startHTTPVMCPAt(t, writeConfig(t, cfg, ""), addr)
+
+	aliceToken := h.Token(t, "alice", aliceSecret, "vmcp:run", audience)
+	alice := caller{token: aliceToken, base: "http://" + addr}
+	for i := range 3 {
+		alice.call(t, "call_api", map[string]any{"text": fmt.Sprint("hello ", i)})
+	}
+	raw, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	seen := map[string]bool{}
+	for _, l := range lines {
+		_, auth, _ := strings.Cut(l, " ")
+		if strings.Contains(auth, aliceToken) {
+			t.Fatalf("the backend got the caller's token: %q", l)
+		}
+		seen[auth] = true
+	}
+	if len(seen) != 1 || len(lines) < 4 {
+		t.Fatalf("the backend saw %d requests with %d credentials %v; want at least initialize, tools/list and 3 calls with one", len(lines), len(seen), seen)
+	}
+	for auth := range seen {
+		tok, ok := strings.CutPrefix(auth, "Bearer ")
+		if !ok {
+			t.Fatalf("the backend's Authorization = %q; want a bearer token", auth)
+		}
+		c := jwtPart(t, tok, 1)
+		if c["sub"] != "vmcp-backend" || fmt.Sprint(c["aud"]) != "[http://api.test/mcp]" || fmt.Sprint(c["scp"]) != "[api:call]" {
+			t.Errorf("the backend's token has claims %v; want sub vmcp-backend, aud http://api.test/mcp, scp api:call", c)
+		}
+	}
+
+	// The locked backend never connected: Hydra refused vmcp's client.
+	code, body := alice.do(t, http.MethodGet, "/readyz")
+	for _, want := range []string{`backend \"locked\"`, h.TokenURL, "invalid_client"} {
+		if !strings.Contains(body, want) && !strings.Contains(stderr.String(), strings.ReplaceAll(want, `\"`, `"`)) {
+			t.Errorf("neither /readyz (%d %s) nor the log says %s", code, body, want)
+		}
+	}
+	if raw, _ := os.ReadFile(lockedRecord); len(raw) != 0 {
+		t.Errorf("the locked backend got requests without a credential: %s", raw)
+	}
+	if strings.Contains(stderr.String(), "not-the-secret") || strings.Contains(stderr.String(), "vmcp-backend-secret") {
+		t.Error("vmcp logged a client secret")
+	}
 }
