@@ -390,16 +390,57 @@ func TestBackendCredentials(t *testing.T) {
 	}
 
 	// The locked backend never connected: Hydra refused vmcp's client.
+	// /readyz says why, and so does the step that calls it.
 	code, body := alice.do(t, http.MethodGet, "/readyz")
-	for _, want := range []string{`backend \"locked\"`, h.TokenURL, "invalid_client"} {
-		if !strings.Contains(body, want) && !strings.Contains(stderr.String(), strings.ReplaceAll(want, `\"`, `"`)) {
-			t.Errorf("neither /readyz (%d %s) nor the log says %s", code, body, want)
+	for _, want := range []string{`backend \"locked\": no access token from ` + h.TokenURL, "invalid_client: Client authentication failed"} {
+		if code != 503 || !strings.Contains(body, want) {
+			t.Errorf("/readyz = %d %s; want 503 saying %s", code, body, want)
 		}
 	}
+
 	if raw, _ := os.ReadFile(lockedRecord); len(raw) != 0 {
 		t.Errorf("the locked backend got requests without a credential: %s", raw)
 	}
 	if strings.Contains(stderr.String(), "not-the-secret") || strings.Contains(stderr.String(), "vmcp-backend-secret") {
 		t.Error("vmcp logged a client secret")
+	}
+}
+
+// TestBackendCredentialRefused: Hydra's tokens live 5 s, within the
+// cache's 10 s margin, so vmcp asks for a new one on every request; once
+// Hydra no longer knows vmcp's client, the step fails with an error that
+// names the backend and the token endpoint's answer.
+func TestBackendCredentialRefused(t *testing.T) {
+	h := testenv.StartHydra(t, oidcPortLo, oidcPortHi, "TTL_ACCESS_TOKEN=5s")
+	api, _ := startHTTPBackend(t)
+	h.CreateClient(t, testenv.HydraClient{ID: "vmcp-backend", Secret: "vmcp-backend-secret-0123456789", Scopes: []string{"api:call"}, Audience: []string{"http://api.test/mcp"}})
+	cfg := strings.NewReplacer("${API}", api, "${TOKEN_URL}", h.TokenURL).Replace(`
+backends:
+  api:
+    url: "${API}"
+    auth: {kind: client-credentials, tokenURL: "${TOKEN_URL}", clientID: vmcp-backend, clientSecret: vmcp-backend-secret-0123456789, scopes: ["api:call"], audience: http://api.test/mcp}
+compositeTools:
+  - name: call_api
+    description: Echo through the api backend
+    parameters:
+      text: {type: string, required: true}
+    steps:
+      - {id: say, tool: api.echo, arguments: {text: "{{.params.text}}"}}
+`)
+	mcpURL, stderr := httpVMCPOn(t, writeConfig(t, cfg, ""), oidcPortLo, oidcPortHi)
+	c := testenv.HTTPClient(t, mcpURL)
+	if res := mustCall(t, c, "call_api", map[string]any{"text": "x"}); res.IsError {
+		t.Fatalf("call_api = %s", testenv.ResultText(res))
+	}
+	h.DeleteClient(t, "vmcp-backend")
+	res := mustCall(t, c, "call_api", map[string]any{"text": "x"})
+	text := testenv.ResultText(res)
+	for _, want := range []string{`backend "api": no access token from ` + h.TokenURL, "invalid_client"} {
+		if !res.IsError || !strings.Contains(text, want) {
+			t.Errorf("call_api after Hydra dropped the client = %v %s; want an error saying %s", res.IsError, text, want)
+		}
+	}
+	if strings.Contains(text, "vmcp-backend-secret") || strings.Contains(stderr.String(), "vmcp-backend-secret") {
+		t.Error("the error or the log holds the client secret")
 	}
 }

@@ -140,7 +140,7 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 		return nil, err
 	}
 	dctx := gooidc.ClientContext(ctx, cfg.HTTPClient)
-	dctx, cancel := context.WithTimeout(dctx, fetchTimeout)
+	dctx, cancel := context.WithTimeout(dctx, discoveryTimeout)
 	defer cancel()
 	p, err := gooidc.NewProvider(dctx, cfg.Issuer)
 	if err != nil {
@@ -222,7 +222,7 @@ func (c *Config) fill() error {
 		c.MaxAge = time.Hour
 	}
 	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{Timeout: fetchTimeout}
+		c.HTTPClient = &http.Client{Timeout: discoveryTimeout}
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -250,6 +250,9 @@ func isLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// discoveryTimeout bounds reading the discovery document at startup.
+const discoveryTimeout = 30 * time.Second
 
 // claims are the fields Verify reads besides go-oidc's.
 type claims struct {

@@ -86,8 +86,9 @@ func findHydra(lookPath func(string) (string, error), getenv func(string) string
 
 // StartHydra starts Hydra on two free ports in [lo, hi] (public and
 // admin), waits until it is ready (at most 60 s), and stops it when the
-// test ends. Access tokens are JWTs that live an hour.
-func StartHydra(t testing.TB, lo, hi int) *Hydra {
+// test ends. Access tokens are JWTs that live an hour. env adds Hydra
+// settings as environment variables ("TTL_ACCESS_TOKEN=5s").
+func StartHydra(t testing.TB, lo, hi int, env ...string) *Hydra {
 	t.Helper()
 	bin := HydraBin(t)
 	pub, adm := FreePort(t, lo, hi), FreePort(t, lo, hi)
@@ -111,6 +112,7 @@ func StartHydra(t testing.TB, lo, hi int) *Hydra {
 		"LOG_LEVEL=warn",
 		"SQA_OPT_OUT=true", // no telemetry
 	)
+	h.cmd.Env = append(h.cmd.Env, env...)
 	h.cmd.Stdout, h.cmd.Stderr = h.log, h.log
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := h.cmd.Start(); err != nil {
@@ -121,6 +123,15 @@ func StartHydra(t testing.TB, lo, hi int) *Hydra {
 	if err := h.waitReady(60 * time.Second); err != nil {
 		t.Fatalf("Hydra on %s: %v\nlog:\n%s", h.Issuer, err, h.log.String())
 	}
+	// Hydra makes its signing keys (RSA 4096) when they are first asked
+	// for, which takes seconds on a loaded machine: ask now, so that the
+	// code under test does not wait for it.
+	warm := &http.Client{Timeout: 2 * time.Minute}
+	resp, err := warm.Get(h.Issuer + ".well-known/jwks.json")
+	if err != nil {
+		t.Fatalf("Hydra's JWKS: %v\nlog:\n%s", err, h.log.String())
+	}
+	resp.Body.Close()
 	return h
 }
 
@@ -197,6 +208,12 @@ func (h *Hydra) CreateClient(t testing.TB, c HydraClient) {
 		doc[k] = v
 	}
 	h.admin(t, http.MethodPost, "/admin/clients", doc, http.StatusCreated, nil)
+}
+
+// DeleteClient deletes the client: its credentials stop working.
+func (h *Hydra) DeleteClient(t testing.TB, id string) {
+	t.Helper()
+	h.admin(t, http.MethodDelete, "/admin/clients/"+url.PathEscape(id), nil, http.StatusNoContent, nil)
 }
 
 // Token gets an access token with the client credentials grant: scope is
