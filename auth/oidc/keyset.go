@@ -21,6 +21,7 @@ package oidc
 // kid is tried against every signing key.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,6 +51,8 @@ type keySet struct {
 	flight  chan struct{} // closed when the fetch under way ends; nil when none is
 	err     error         // the last fetch's error
 	fetches int           // fetches made (tests and metrics)
+	gen     uint64        // counts the fetches that changed the set (the token cache's key)
+	raw     []byte        // the last fetched set, to tell whether a fetch changed it
 	waiting int           // callers waiting for a fetch under way (tests)
 }
 
@@ -154,11 +157,15 @@ func (s *keySet) refresh(ctx context.Context, stale []jose.JSONWebKey) ([]jose.J
 			s.flight, s.started = f, s.now()
 			s.fetches++
 			s.mu.Unlock()
-			keys, err := s.fetch(ctx)
+			keys, raw, err := s.fetch(ctx)
 			s.mu.Lock()
 			s.err = err
 			if err == nil {
 				s.keys, s.fetched = keys, s.now()
+				if !bytes.Equal(raw, s.raw) {
+					s.raw = raw
+					s.gen++
+				}
 			}
 			s.flight = nil
 			close(f)
@@ -193,44 +200,59 @@ func sameKeys(a, b []jose.JSONWebKey) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// fetch reads the JWKS document. It does not use the caller's context for
-// cancellation (the fetch is shared), only a timeout.
-func (s *keySet) fetch(ctx context.Context) ([]jose.JSONWebKey, error) {
+// generation names the key set in use: it changes when a fetch brings a
+// different set. ok is false when the set is older than maxAge (or there
+// is none), so nothing verified with it should be trusted without a
+// fresh look.
+func (s *keySet) generation() (gen uint64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen, !s.fetched.IsZero() && s.now().Sub(s.fetched) < s.maxAge
+}
+
+// fetch reads the JWKS document and returns its keys and the keys' JSON.
+// It does not use the caller's context for cancellation (the fetch is
+// shared), only a timeout.
+func (s *keySet) fetch(ctx context.Context) ([]jose.JSONWebKey, []byte, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("fetching the issuer's JWKS: %v", err)
+		return nil, nil, fmt.Errorf("fetching the issuer's JWKS: %v", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKS))
 	if err != nil {
-		return nil, fmt.Errorf("reading the issuer's JWKS %s: %v", s.url, err)
+		return nil, nil, fmt.Errorf("reading the issuer's JWKS %s: %v", s.url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetching the issuer's JWKS %s: %s", s.url, resp.Status)
+		return nil, nil, fmt.Errorf("fetching the issuer's JWKS %s: %s", s.url, resp.Status)
 	}
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
 	if err := json.Unmarshal(body, &set); err != nil {
-		return nil, fmt.Errorf("the issuer's JWKS %s: %v", s.url, err)
+		return nil, nil, fmt.Errorf("the issuer's JWKS %s: %v", s.url, err)
 	}
 	// A key of a type go-jose does not know is skipped, not fatal: the
 	// others still verify.
 	keys := make([]jose.JSONWebKey, 0, len(set.Keys))
-	for _, raw := range set.Keys {
+	for _, r := range set.Keys {
 		var k jose.JSONWebKey
-		if err := k.UnmarshalJSON(raw); err == nil {
+		if err := k.UnmarshalJSON(r); err == nil {
 			keys = append(keys, k)
 		}
 	}
-	return keys, nil
+	raw := make([][]byte, len(set.Keys))
+	for i, k := range set.Keys {
+		raw[i] = k
+	}
+	return keys, bytes.Join(raw, []byte{','}), nil
 }
 
 // fetchTimeout bounds one discovery or JWKS request.

@@ -7,6 +7,7 @@ package oidc
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -132,6 +133,7 @@ type Verifier struct {
 	keys     *keySet
 	verifier *gooidc.IDTokenVerifier
 	metadata []byte // the RFC 9728 document
+	cache    tokenCache
 }
 
 // New reads the issuer's discovery document and returns the verifier.
@@ -283,6 +285,25 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 // Verify checks the bearer token raw and returns whom it authenticates.
 // Any failure is an *InvalidTokenError.
 func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
+	key := sha256.Sum256([]byte(raw))
+	gen, fresh := v.keys.generation()
+	if fresh {
+		if p, ok := v.cache.get(key, gen, v.cfg.Now(), v.cfg.Leeway); ok {
+			return p, nil
+		}
+	}
+	p, err := v.verify(ctx, raw)
+	if err == nil {
+		// Under the generation read before the check: if a fetch changed
+		// the set meanwhile, the entry never matches and the next request
+		// checks the token again.
+		v.cache.put(key, p, gen, v.cfg.Now(), v.cfg.Leeway)
+	}
+	return p, err
+}
+
+// verify checks raw from scratch (doc.go has the rules).
+func (v *Verifier) verify(ctx context.Context, raw string) (Principal, error) {
 	t, err := v.verifier.Verify(ctx, raw)
 	if err != nil {
 		return Principal{}, &InvalidTokenError{Reason: reason(err)}

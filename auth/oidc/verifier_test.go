@@ -305,7 +305,7 @@ func TestJWKSSkipsKeysItCannotRead(t *testing.T) {
 	defer srv.Close()
 	ks := &keySet{url: srv.URL, client: srv.Client(), algs: []jose.SignatureAlgorithm{jose.RS256},
 		minRefresh: time.Second, maxAge: time.Hour, now: time.Now, sleep: sleepCtx}
-	keys, err := ks.fetch(context.Background())
+	keys, _, err := ks.fetch(context.Background())
 	if err != nil || len(keys) != 1 || keys[0].KeyID != "k1" {
 		t.Errorf("fetch = %v, %v; want k1 alone", keys, err)
 	}
@@ -344,4 +344,31 @@ func jsonEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// TestCachedTokensExpire: a verified token is remembered (no second
+// signature check, no JWKS fetch) but never beyond its exp plus the
+// leeway.
+func TestCachedTokensExpire(t *testing.T) {
+	k := newKey(t, "k1")
+	iss := newIssuer(t, k)
+	clock := time.Now()
+	v := newTestVerifier(t, iss, func(c *Config) { c.Now = func() time.Time { return clock } })
+	tok := sign(t, k, iss.claimsFor(aud, clock)) // exp: clock + 1h
+	for range 3 {
+		if _, err := v.Verify(context.Background(), tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(v.cache.m); n != 1 {
+		t.Errorf("cache holds %d tokens; want 1", n)
+	}
+	clock = clock.Add(time.Hour + 59*time.Second)
+	if _, err := v.Verify(context.Background(), tok); err != nil {
+		t.Errorf("a cached token 59 s past exp: %v; want it accepted (60 s leeway)", err)
+	}
+	clock = clock.Add(2 * time.Second)
+	if _, err := v.Verify(context.Background(), tok); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("a cached token 61 s past exp: %v; want it refused as expired", err)
+	}
 }
