@@ -126,12 +126,24 @@ func StartHydra(t testing.TB, lo, hi int, env ...string) *Hydra {
 	// Hydra makes its signing keys (RSA 4096) when they are first asked
 	// for, which takes seconds on a loaded machine: ask now, so that the
 	// code under test does not wait for it.
+	// Hydra may cut the first request off while it generates (its write
+	// timeout), so ask until it answers.
 	warm := &http.Client{Timeout: 2 * time.Minute}
-	resp, err := warm.Get(h.Issuer + ".well-known/jwks.json")
-	if err != nil {
-		t.Fatalf("Hydra's JWKS: %v\nlog:\n%s", err, h.log.String())
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		resp, err := warm.Get(h.Issuer + ".well-known/jwks.json")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+			err = errors.New(resp.Status)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Hydra's JWKS: %v\nlog:\n%s", err, h.log.String())
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	resp.Body.Close()
 	return h
 }
 
