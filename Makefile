@@ -56,7 +56,7 @@ $(HYDRA):
 hydra: $(HYDRA)
 
 # The Debian packages the tests run (chromium for the console's browser
-# tests, jq for the README's agent session), installed when missing.
+# tests, jq for the agent session of docs/authoring.md), installed when missing.
 system-packages:
 	@./scripts/system-packages.sh
 

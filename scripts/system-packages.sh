@@ -4,7 +4,7 @@
 # and `make test`. Each line of PACKAGES is "command package": the command
 # the tests run, and the Debian package that provides it.
 #   chromium  the web console's browser tests (e2e/console_test.go)
-#   jq        the README's agent session (examples/demo TestAuthoringSession)
+#   jq        docs/authoring.md's agent session (examples/demo TestAuthoringSession)
 # With --dry-run it prints what it would install and changes nothing.
 set -euo pipefail
 

@@ -1,11 +1,11 @@
 package demo
 
-// The README's "Behind your identity provider" session, run from the
-// README's own text as the tour is (tour_test.go): every sh block of the
+// The session of docs/identity.md, run from the page's own text as the
+// tour is (tour_test.go): every sh block of the
 // section, in order, in a fresh clone with bin/vmcp and bin/demo-backend
 // built, against the real Ory Hydra `make hydra` builds (its binary is
 // found through testenv.HydraBin first, so a missing one fails with the
-// build command). The README's ports (Hydra's 4444 and 4445, vmcp's
+// build command). The page's ports (Hydra's 4444 and 4445, vmcp's
 // 8080) are moved to free ports of this test's range (17250-17299), in
 // the commands and in the clone's examples/oidc/vmcp.yaml: the only change
 // made.
@@ -23,19 +23,22 @@ import (
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
 
-const identityHeading = "## Behind your identity provider"
+const (
+	identityPage    = "docs/identity.md"
+	identityHeading = "# Behind your identity provider"
+)
 
 func TestIdentityProviderSection(t *testing.T) {
 	testenv.HydraBin(t)
 	if _, err := exec.LookPath("jq"); err != nil {
-		t.Fatalf("the README's session pipes answers through jq: %v", err)
+		t.Fatalf("the page's session pipes answers through jq: %v", err)
 	}
 	root := testenv.RepoRoot()
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	page, err := os.ReadFile(filepath.Join(root, identityPage))
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps, err := readSection(string(readme), identityHeading)
+	steps, err := readSection(identityPage, string(page), identityHeading)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,19 +79,19 @@ func TestIdentityProviderSection(t *testing.T) {
 	})
 	for _, s := range steps {
 		if s.command == "" {
-			t.Fatalf("README.md:%d: the section may only hold sh blocks", s.line)
+			t.Fatalf("%s:%d: the section may only hold sh blocks", identityPage, s.line)
 		}
 		out, err := runTourCommand(clone, replace(s.command))
 		if err != nil {
-			t.Fatalf("README.md:%d: %s: %v\n%s", s.line, s.command, err, out)
+			t.Fatalf("%s:%d: %s: %v\n%s", identityPage, s.line, s.command, err, out)
 		}
 		var want []string
 		for _, w := range s.want {
 			want = append(want, replace(w))
 		}
 		if s.want != nil && !matchOutput(want, outputLines(out)) {
-			t.Errorf("README.md:%d: %s printed what the README does not show (-README +printed):\n%s",
-				s.line, s.command, cmp.Diff(want, outputLines(out)))
+			t.Errorf("%s:%d: %s printed what the page does not show (-page +printed):\n%s",
+				identityPage, s.line, s.command, cmp.Diff(want, outputLines(out)))
 		}
 	}
 }
