@@ -22,6 +22,10 @@
 // Scopes come from "scope" (RFC 9068: space-separated) or "scp" (a list,
 // as Ory Hydra writes it); IdP scopes without a mapping are ignored.
 //
+// A verified token is remembered (cache.go) until its exp plus Leeway, and
+// only while the JWKS it passed with is the one in use, so an MCP client's
+// next request with it costs a hash and a map lookup, not a signature.
+//
 // Libraries: github.com/coreos/go-oidc/v3 for discovery and the iss and
 // aud checks (the checks every OIDC relying party in Go uses), over
 // go-jose/v4 for the signature; the key set is this package's own, because
