@@ -1,8 +1,8 @@
-# vmcp: make build | test | lint | bench | fuzz | demo | peers | temporal-cli
+# vmcp: make build | test | lint | bench | fuzz | demo | peers | temporal-cli | hydra
 GO ?= go
 BIN := bin
 
-.PHONY: build test lint bench bench-toolhive fuzz demo peers temporal-cli system-packages clean
+.PHONY: build test lint bench bench-toolhive fuzz demo peers temporal-cli hydra system-packages clean
 
 # The npm peers run on the Node.js that package.json pins (the npm
 # registry's `node` package), not on the machine's: the MCP Inspector asks
@@ -43,12 +43,24 @@ $(TEMPORAL):
 temporal-cli: $(TEMPORAL)
 	@echo "temporal CLI at $(VMCP_BIN_CACHE)/temporal: $$($(VMCP_BIN_CACHE)/temporal --version)"
 
+# The OAuth tests (auth/oidc's wiring, e2e) run a real authorization
+# server: Ory Hydra, built from the Go module proxy once (about 10 minutes
+# on 2 cores) by scripts/hydra.sh from the tools/hydra module into the same
+# cache, where internal/testenv looks for it.
+HYDRA_VERSION := v2.3.0
+HYDRA := $(VMCP_BIN_CACHE)/hydra-$(HYDRA_VERSION)
+
+$(HYDRA):
+	VMCP_BIN_CACHE=$(VMCP_BIN_CACHE) GO=$(GO) ./scripts/hydra.sh
+
+hydra: $(HYDRA)
+
 # The Debian packages the tests run (chromium for the console's browser
 # tests, jq for the agent session of docs/authoring.md), installed when missing.
 system-packages:
 	@./scripts/system-packages.sh
 
-test: system-packages node_modules/.package-lock.json $(TEMPORAL)
+test: system-packages node_modules/.package-lock.json $(TEMPORAL) $(HYDRA)
 	$(GO) vet ./...
 	PATH="$(VMCP_BIN_CACHE):$$PATH" $(GO) test -race -timeout 20m ./...
 

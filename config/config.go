@@ -69,6 +69,10 @@ type Backend struct {
 	// URL of an HTTP backend, with Headers sent on every request.
 	URL     string
 	Headers map[string]string
+	// Auth is how vmcp authenticates to an HTTP backend (backends.<name>.auth:
+	// config/backendauth.go); nil for none. The caller's own token is
+	// never sent to a backend.
+	Auth *BackendAuth
 	// Transport is stdio, streamable-http or sse. When the file omits it,
 	// it is stdio for a command and streamable-http for a URL.
 	Transport string
@@ -200,11 +204,17 @@ type Sessions struct {
 }
 
 // Auth configures bearer-token authentication of the HTTP server. No tokens
-// means no authentication; an empty or blank token is a load error. Each
-// token carries the scopes it grants (every scope for a plain string).
+// and no OIDC means no authentication; an empty or blank token is a load
+// error. Each token carries the scopes it grants (every scope for a plain
+// string). OIDC, when set, also accepts the access tokens of an
+// authorization server (config/oidc.go).
 type Auth struct {
 	Tokens []httpsafe.Token
+	OIDC   *OIDC
 }
+
+// Enabled reports whether the HTTP server authenticates requests.
+func (a Auth) Enabled() bool { return len(a.Tokens) > 0 || a.OIDC != nil }
 
 // Authoring configures the workflow authoring tools (authoring:).
 type Authoring struct {

@@ -11,13 +11,15 @@
 //
 //	backends:
 //	  NAME: {command, args, env}                    # stdio
-//	  NAME: {url, transport: streamable-http|sse, headers, continuousListening}
+//	  NAME: {url, transport: streamable-http|sse, headers, continuousListening,
+//	         auth: {kind: bearer|header|client-credentials, ...}}   # backendauth.go
 //	        # every backend: timeout (per call, 60s), startTimeout (60s),
 //	        # maxParallel (server.maxParallel, or half of it with several backends)
 //	workflows: [files, directories or globs]         # relative to the config
 //	compositeTools: [...]                           # read by the workflow parser
 //	server: {transport: stdio|http, listen: 127.0.0.1:8080, exposeBackendTools,
-//	         exposeRunTools, maxParallel: 10, auth: {tokens: [...]},
+//	         exposeRunTools, maxParallel: 10,
+//	         auth: {tokens: [...], oidc: {issuer, audience, scopes, subjectClaim}},   # oidc.go
 //	         allowedOrigins: [https://app.example.com],
 //	         allowedHosts: [vmcp.example.com], maxConnections: 1024,
 //	         idleTimeout: 120s, readHeaderTimeout: 10s, bodyTimeout: 10s,

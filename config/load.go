@@ -534,7 +534,7 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 	b := &Backend{Name: name, Timeout: DefaultCallTimeout, StartTimeout: DefaultStartTimeout}
 	what := func(field string) string { return fmt.Sprintf("backend %q field %s", name, field) }
 	var transportNode ast.Node
-	known := []string{"command", "args", "env", "url", "transport", "headers", "timeout", "startTimeout", "continuousListening", "maxParallel", "rateLimit"}
+	known := []string{"command", "args", "env", "url", "transport", "headers", "auth", "timeout", "startTimeout", "continuousListening", "maxParallel", "rateLimit"}
 	l.fields(n, path, known, func(key string, k, v ast.Node) {
 		p := joinPath(path, key)
 		switch key {
@@ -559,6 +559,8 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 			b.Transport, _ = l.oneOf(v, p, what(key), TransportStdio, TransportStreamableHTTP, TransportSSE)
 		case "headers":
 			b.Headers = l.strMap(v, p, what(key))
+		case "auth":
+			b.Auth = l.backendAuth(v, p)
 		case "timeout":
 			if d := l.duration(v, p, what(key)); d > 0 {
 				b.Timeout = d
@@ -597,9 +599,10 @@ func (l *loader) backend(name string, keyNode, n ast.Node) {
 	case b.Transport != TransportStdio && b.URL == "":
 		l.errorf(transportNode, path+".transport", CodeBadValue, "backend %q: transport %s needs a url, not a command", name, b.Transport)
 	}
-	if b.Command != "" && (len(b.Headers) > 0 || b.ContinuousListening) {
-		l.errorf(keyNode, path, CodeBadValue, "backend %q: headers and continuousListening apply to url backends only", name)
+	if b.Command != "" && (len(b.Headers) > 0 || b.ContinuousListening || b.Auth != nil) {
+		l.errorf(keyNode, path, CodeBadValue, "backend %q: headers, auth and continuousListening apply to url backends only", name)
 	}
+	l.checkAuthHeader(keyNode, b)
 	if b.URL != "" && (len(b.Args) > 0 || len(b.Env) > 0) {
 		l.errorf(keyNode, path, CodeBadValue, "backend %q: args and env apply to command backends only", name)
 	}
@@ -641,8 +644,13 @@ func (l *loader) server(n ast.Node) {
 				s.MaxParallel = m
 			}
 		case "auth":
-			l.fields(v, p, []string{"tokens"}, func(key string, k, v ast.Node) {
-				s.Auth.Tokens = l.tokens(v, p+".tokens")
+			l.fields(v, p, []string{"tokens", "oidc"}, func(key string, k, v ast.Node) {
+				switch key {
+				case "tokens":
+					s.Auth.Tokens = l.tokens(v, p+".tokens")
+				case "oidc":
+					s.Auth.OIDC = l.oidc(v, p+".oidc")
+				}
 			})
 		case "allowedOrigins":
 			s.AllowedOrigins = l.origins(v, p)

@@ -4,7 +4,8 @@ package console
 //
 // With tokens configured, every console page but the sign-in page and the
 // assets needs the session cookie. GET /ui/signin shows a form; POST
-// /ui/signin checks the token in constant time (httpsafe.TokenSet),
+// /ui/signin checks the token as the listener does (httpsafe.Authenticator:
+// a static token in constant time, or an OAuth access token),
 // stores a session server-side (sessions.go) and sets the cookie
 // vmcp_session to the session's random id. The session keeps the scopes
 // of the token signed in with: as in the API, reading runs needs run and
@@ -60,7 +61,7 @@ const (
 )
 
 type authenticator struct {
-	tokens   *httpsafe.TokenSet // nil: no sign-in needed
+	tokens   *httpsafe.Authenticator // disabled: no sign-in needed
 	key      []byte
 	now      func() time.Time
 	ttl      time.Duration
@@ -68,20 +69,18 @@ type authenticator struct {
 	failed   throttle
 }
 
-func newAuthenticator(tokens []httpsafe.Token, l Limits) (*authenticator, error) {
+func newAuthenticator(tokens []httpsafe.Token, bearer httpsafe.Bearer, l Limits) (*authenticator, error) {
 	a := &authenticator{key: make([]byte, 32), now: time.Now, ttl: l.SessionTTL,
 		sessions: sessionTable{byID: map[string]session{}},
 		failed:   throttle{limit: l.SigninFailures, window: l.SigninLockout, byClient: map[string]failures{}}}
 	if _, err := rand.Read(a.key); err != nil {
 		return nil, err
 	}
-	if len(tokens) > 0 {
-		a.tokens = httpsafe.NewTokenSet(tokens)
-	}
+	a.tokens = httpsafe.NewAuthenticator(tokens, bearer)
 	return a, nil
 }
 
-func (a *authenticator) enabled() bool { return a.tokens != nil }
+func (a *authenticator) enabled() bool { return a.tokens.Enabled() }
 
 func (a *authenticator) mac(parts ...string) string {
 	m := hmac.New(sha256.New, a.key)
@@ -96,10 +95,15 @@ func randomString() string {
 }
 
 // newSession stores a session for the identity of a token and returns
-// its cookie value.
-func (a *authenticator) newSession(who httpsafe.Identity) string {
+// its cookie value and how long it lasts: the TTL, or until the token
+// expires when it does sooner (an OAuth access token).
+func (a *authenticator) newSession(who httpsafe.Identity) (string, time.Duration) {
 	now := a.now()
-	return a.sessions.add(who, now, now.Add(a.ttl))
+	end := now.Add(a.ttl)
+	if !who.Expires.IsZero() && who.Expires.Before(end) {
+		end = who.Expires
+	}
+	return a.sessions.add(who, now, end), end.Sub(now)
 }
 
 // session reads the request's session cookie: its id and identity, and
@@ -260,12 +264,12 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 			Problem: fmt.Sprintf("Too many failed sign-ins from %s (server.console.signinFailures is %d). Try again in %d s.", client, c.auth.failed.limit, secs)})
 		return
 	}
-	who, ok := c.auth.tokens.Lookup(r.PostFormValue("token"))
-	if !ok {
+	who, err := c.auth.tokens.Authenticate(r.Context(), r.PostFormValue("token"))
+	if err != nil {
 		c.auth.failed.fail(client, c.auth.now())
-		c.log.Warn("console: sign-in with a wrong token", "remote", r.RemoteAddr)
+		c.log.Warn("console: sign-in with a wrong token", "remote", r.RemoteAddr, "err", err)
 		c.full(w, r, http.StatusUnauthorized, "signin.html", "Sign in", "", signinData{Next: next,
-			Problem: "That token is not one of server.auth.tokens."})
+			Problem: "That token is not one of server.auth.tokens, nor an access token the authorization server issued for vmcp."})
 		return
 	}
 	if !who.Allowed(httpsafe.ScopeRun) {
@@ -274,7 +278,8 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.auth.failed.succeed(client)
-	setCookie(w, r, sessionCookie, c.auth.newSession(who), int(c.auth.ttl/time.Second))
+	sid, ttl := c.auth.newSession(who)
+	setCookie(w, r, sessionCookie, sid, max(1, int(ttl/time.Second)))
 	// A new CSRF nonce as well: a token seen before sign-in is not valid after.
 	setCookie(w, r, csrfCookie, randomString(), 0)
 	http.Redirect(w, r, next, http.StatusSeeOther)

@@ -60,6 +60,10 @@ type Options struct {
 	// the rest of the listener. Reading runs needs the run scope,
 	// cancelling one admin, as in the API.
 	Tokens []httpsafe.Token
+	// Bearer, when set, also accepts the access tokens of an
+	// authorization server (server.auth.oidc) at sign-in; a session
+	// signed in with one ends when the token expires.
+	Bearer httpsafe.Bearer
 	// Catalog tells how each workflow is served (its version, and whether
 	// it came from files or was authored) and keeps the versions of
 	// authored ones; nil when authoring is off, and every workflow then
@@ -158,7 +162,7 @@ func New(opts Options) (*Console, error) {
 	if c.pages, err = parseTemplates(); err != nil {
 		return nil, err
 	}
-	if c.auth, err = newAuthenticator(opts.Tokens, opts.Limits); err != nil {
+	if c.auth, err = newAuthenticator(opts.Tokens, opts.Bearer, opts.Limits); err != nil {
 		return nil, err
 	}
 	c.auth.now = opts.Now

@@ -41,6 +41,9 @@ import (
 type conn struct {
 	m   *Manager
 	cfg *config.Backend
+	// http carries this backend's requests: the manager's client, or one
+	// that adds the backend's credential (backends.<name>.auth).
+	http *http.Client
 
 	// startMu serialises (re)starts, so concurrent calls to a dead backend
 	// start it once. It is held for as long as a start takes; mu never is,
@@ -480,7 +483,7 @@ func (s *session) awaitStderr() {
 }
 
 func (c *conn) newStreamable(s *session, legacy bool) error {
-	hc := c.m.http
+	hc := c.http
 	if len(c.cfg.Headers) > 0 {
 		// The headers go on through the HTTP client too: mcp-go v1.2.1
 		// sends the session's DELETE on Close without WithHTTPHeaders'
@@ -544,7 +547,7 @@ func (t *headerTransport) CloseIdleConnections() {
 func (c *conn) newSSE(s *session) error {
 	opts := []transport.ClientOption{
 		transport.WithSSELogger(c.m.log),
-		transport.WithHTTPClient(c.m.http),
+		transport.WithHTTPClient(c.http),
 		transport.WithEndpointTimeout(c.cfg.StartTimeout),
 		// Our own per-call deadline must fire first, with its clearer error.
 		transport.WithResponseTimeout(c.cfg.Timeout + 5*time.Second),

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/vmcp-dev/vmcp/auth/credentials"
 	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/toolcall"
@@ -122,7 +123,16 @@ func newManager(backends map[string]*config.Backend, opts Options) (*Manager, er
 				cfg.Transport = config.TransportStreamableHTTP
 			}
 		}
-		m.conns[name] = &conn{m: m, cfg: &cfg}
+		c := &conn{m: m, cfg: &cfg, http: m.http}
+		if cfg.Auth != nil {
+			rt, err := credentials.Transport(name, credentialSpec(cfg.Auth), m.http.Transport, nil)
+			if err != nil {
+				m.cancel()
+				return nil, err
+			}
+			c.http = &http.Client{Transport: rt}
+		}
+		m.conns[name] = c
 		m.names = append(m.names, name)
 	}
 	sort.Strings(m.names)
@@ -322,6 +332,12 @@ func newHTTPClient(maxResultBytes int) *http.Client {
 		return &http.Client{Transport: t}
 	}
 	return &http.Client{Transport: &limitedTransport{next: t, limit: int64(maxResultBytes)}}
+}
+
+// credentialSpec is backends.<name>.auth for package credentials.
+func credentialSpec(a *config.BackendAuth) credentials.Spec {
+	return credentials.Spec{Kind: a.Kind, Token: a.Token, Header: a.Header, Value: a.Value,
+		TokenURL: a.TokenURL, ClientID: a.ClientID, ClientSecret: a.ClientSecret, Scopes: a.Scopes, Audience: a.Audience}
 }
 
 // TimeoutError is a call that the backend did not answer within its

@@ -7,7 +7,9 @@ package mcpserver
 // The check reads the JSON-RPC body before mcp-go does, so a call the
 // token may not make is refused with HTTP 403 and never reaches a
 // handler. The body is a JSON-RPC error (so MCP clients show its message)
-// whose data names the missing scope: {"missingScope": "author"}. Requests without a
+// whose data names the missing scope: {"missingScope": "author"}, and its
+// WWW-Authenticate says error="insufficient_scope" with the scope to ask
+// the authorization server for (httpsafe.ScopeChallenge). Requests without a
 // restricted token (stdio, a listener without tokens, a token with every
 // scope) are not read twice. Other methods (initialize, tools/list,
 // resources, prompts) need only a valid token.
@@ -93,7 +95,7 @@ func (e *Endpoint) checkScopes(w http.ResponseWriter, r *http.Request) bool {
 			continue
 		}
 		if sc, ok := e.s.CallAllowed(r.Context(), c.Params.Name); !ok {
-			writeForbidden(w, c.ID, sc, "calling "+c.Params.Name)
+			writeForbidden(w, r, c.ID, sc, "calling "+c.Params.Name)
 			return false
 		}
 	}
@@ -104,7 +106,7 @@ func (e *Endpoint) checkScopes(w http.ResponseWriter, r *http.Request) bool {
 // not allow (in the implementation-defined server error range).
 const forbiddenCode = -32003
 
-func writeForbidden(w http.ResponseWriter, rpcID any, scope httpsafe.Scope, what string) {
+func writeForbidden(w http.ResponseWriter, r *http.Request, rpcID any, scope httpsafe.Scope, what string) {
 	type rpcError struct {
 		Code    int               `json:"code"`
 		Message string            `json:"message"`
@@ -115,6 +117,7 @@ func writeForbidden(w http.ResponseWriter, rpcID any, scope httpsafe.Scope, what
 		ID      any      `json:"id"`
 		Error   rpcError `json:"error"`
 	}{"2.0", rpcID, rpcError{forbiddenCode, httpsafe.ForbiddenMessage(scope, what), map[string]string{"missingScope": string(scope)}}})
+	httpsafe.ScopeChallenge(w, r, scope)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusForbidden)
 	_, _ = w.Write(append(body, '\n'))

@@ -22,7 +22,7 @@ import (
 // nil); its event streams end when ctx does.
 func (o *ops) openConsole(ctx context.Context, eng console.Engine, catalog console.Catalog) error {
 	ui, err := console.New(console.Options{
-		Engine: eng, Store: o.store, Rerun: o, Questions: o.questions, Sources: o.sources, Tokens: o.cfg.Server.Auth.Tokens, Catalog: catalog, Logger: o.log,
+		Engine: eng, Store: o.store, Rerun: o, Questions: o.questions, Sources: o.sources, Tokens: o.cfg.Server.Auth.Tokens, Bearer: o.bearer(), Catalog: catalog, Logger: o.log,
 		Limits: o.consoleLimits(),
 	})
 	if err != nil {

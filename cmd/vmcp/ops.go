@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/auth/oidc"
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/console"
 	"github.com/vmcp-dev/vmcp/httpapi"
@@ -54,6 +55,9 @@ type ops struct {
 	// questions are the elicitations the runs of runner wait on, which
 	// the console answers too.
 	questions *runtime.Questions
+	// oidc checks OAuth access tokens (oidc.go); nil without
+	// server.auth.oidc, and until openOIDC.
+	oidc *oidc.Verifier
 }
 
 // openOps opens the run store the config asks for.
@@ -169,12 +173,12 @@ func scoped(h http.Handler) http.Handler {
 }
 
 // protect wraps the whole HTTP listener (MCP and API) with the Host check
-// (server.allowedHosts), the Origin check, bearer auth (server.auth.tokens)
-// and body limits.
+// (server.allowedHosts), the Origin check, bearer auth (server.auth.tokens
+// and server.auth.oidc, whose metadata is public) and body limits.
 func (o *ops) protect(h http.Handler) http.Handler {
 	s := o.cfg.Server
 	return httpsafe.Protect(httpsafe.Options{
-		Tokens: s.Auth.Tokens, AllowedOrigins: s.AllowedOrigins, AllowedHosts: s.AllowedHosts, Limits: o.limits(),
+		Tokens: s.Auth.Tokens, Bearer: o.bearer(), Public: o.public(), AllowedOrigins: s.AllowedOrigins, AllowedHosts: s.AllowedHosts, Limits: o.limits(),
 		SelfAuthenticated: isConsole, // the web console's sign-in cookie
 	}, h)
 }
@@ -195,10 +199,10 @@ func (o *ops) listen(addr string) (net.Listener, error) {
 
 // checkListen applies the loopback-only rule to an HTTP listen address.
 func (o *ops) checkListen(addr string, insecure bool) error {
-	if err := httpsafe.CheckListen(addr, len(o.cfg.Server.Auth.Tokens) > 0, insecure); err != nil {
+	if err := httpsafe.CheckListen(addr, o.cfg.Server.Auth.Enabled(), insecure); err != nil {
 		return err
 	}
-	if insecure && len(o.cfg.Server.Auth.Tokens) == 0 {
+	if insecure && !o.cfg.Server.Auth.Enabled() {
 		o.log.Warn("serving HTTP without authentication (--insecure)", "listen", addr)
 	}
 	return nil

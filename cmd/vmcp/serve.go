@@ -15,6 +15,9 @@ import (
 // the server and the tracker of the runs in flight, for the shutdown.
 func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen string, log *slog.Logger) (*mcpserver.Server, *runTracker, error) {
 	if transport == "http" || adminListen != "" {
+		if err := st.ops.openOIDC(ctx); err != nil { // server.auth.oidc: oidc.go
+			return nil, nil, failuref("%v", err)
+		}
 		if err := st.ops.openConsole(ctx, st.exec, st.consoleCatalog()); err != nil { // the web console: console.go
 			return nil, nil, failuref("%v", err)
 		}

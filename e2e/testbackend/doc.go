@@ -35,4 +35,7 @@
 // With -record FILE, sleep appends "start LABEL", "done LABEL" or
 // "cancelled LABEL" lines to FILE, so a test can see that a cancel reached
 // the backend, and gated "call LABEL" lines, so a test can count calls.
+// With -http and -record-auth FILE, every HTTP request appends "METHOD
+// AUTHORIZATION" to FILE ("-" without the header), so a test can see
+// which credentials reached the backend.
 package main

@@ -25,6 +25,7 @@ func main() {
 	initDelay := flag.Duration("init-delay", 0, "wait this long before serving: a backend slow to come up")
 	stamp := flag.Bool("stamp", false, "also serve stamp, which records when each call arrived (for the rate limit tests)")
 	askers := flag.Bool("askers", false, "also serve the tools that ask their caller (testservers.AddAskers)")
+	recordAuth := flag.String("record-auth", "", "with -http, append the Authorization header of every request to this file")
 	flag.Parse()
 	time.Sleep(*initDelay)
 	r := &recorder{path: *record}
@@ -139,7 +140,11 @@ func main() {
 
 	var err error
 	if *httpAddr != "" {
-		err = http.ListenAndServe(*httpAddr, server.NewStreamableHTTPServer(s))
+		var h http.Handler = server.NewStreamableHTTPServer(s)
+		if *recordAuth != "" {
+			h = recordAuthorization(&recorder{path: *recordAuth}, h)
+		}
+		err = http.ListenAndServe(*httpAddr, h)
 	} else if *faults {
 		err = server.NewStdioServer(s).Listen(context.Background(), stdin, os.Stdout)
 	} else {
@@ -233,6 +238,19 @@ func gatedHandler(r *recorder) server.ToolHandlerFunc {
 		}
 		return mcp.NewToolResultStructuredOnly(map[string]any{"label": label}), nil
 	}
+}
+
+// recordAuthorization records each request's Authorization header ("-"
+// for none) before serving it.
+func recordAuthorization(r *recorder, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		a := req.Header.Get("Authorization")
+		if a == "" {
+			a = "-"
+		}
+		r.add(req.Method + " " + a)
+		next.ServeHTTP(w, req)
+	})
 }
 
 type recorder struct {

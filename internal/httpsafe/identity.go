@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Identity is the caller of a request.
@@ -34,6 +35,10 @@ type Identity struct {
 	Scopes []Scope
 	// Authenticated is set when the request presented a credential.
 	Authenticated bool
+	// Expires is when the credential stops being valid (an OIDC token's
+	// exp); zero for static tokens. A console session signed in with the
+	// token ends then.
+	Expires time.Time
 }
 
 // LocalOperator is the identity of a request that went through no

@@ -9,9 +9,15 @@ import (
 
 // Options configure Protect.
 type Options struct {
-	// Tokens are the accepted bearer tokens with their scopes; none
-	// disables authentication.
+	// Tokens are the accepted bearer tokens with their scopes; Bearer
+	// checks other tokens (OIDC access tokens). Neither disables
+	// authentication.
 	Tokens []Token
+	Bearer Bearer
+	// Public are handlers served without authentication by path (the
+	// RFC 9728 protected resource metadata). They still get the Host and
+	// Origin checks.
+	Public map[string]http.Handler
 	// AllowedOrigins are browser origins allowed besides loopback ones.
 	AllowedOrigins []string
 	// AllowedHosts are Host names served on loopback connections besides
@@ -26,8 +32,8 @@ type Options struct {
 }
 
 // Protect wraps next with, in order: the body's read deadline, the Host
-// check, the Origin check, authentication (GET /healthz stays open), and
-// the body limit. The order means a rebound or forged cross-site request
+// check, the Origin check, the public handlers, authentication (GET
+// /healthz stays open), and the body limit. The order means a rebound or forged cross-site request
 // is refused before its token is even looked at (and /healthz is no
 // exception), an unauthenticated client cannot make the server buffer a
 // body, and no body, refused or not, takes longer than BodyTimeout.
@@ -37,9 +43,24 @@ func Protect(opts Options, next http.Handler) http.Handler {
 	if opts.SelfAuthenticated != nil {
 		open = func(r *http.Request) bool { return isHealthz(r) || opts.SelfAuthenticated(r) }
 	}
-	h = Auth(opts.Tokens, open, h)
+	h = AuthWith(NewAuthenticator(opts.Tokens, opts.Bearer), open, h)
+	if len(opts.Public) > 0 {
+		h = servePublic(opts.Public, h)
+	}
 	h = CheckOrigin(opts.AllowedOrigins, h)
 	return BoundBody(opts.Limits, CheckHost(opts.AllowedHosts, h))
+}
+
+// servePublic serves the public handlers' paths, and hands every other
+// request to next.
+func servePublic(public map[string]http.Handler, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := public[r.URL.Path]; ok {
+			p.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func isHealthz(r *http.Request) bool {

@@ -58,9 +58,11 @@ func Allowed(ctx context.Context, scope Scope) bool {
 	return Caller(ctx).Allowed(scope)
 }
 
-// Forbidden answers 403 with a JSON body naming the missing scope:
-// {"error": "...", "missingScope": "author"}.
-func Forbidden(w http.ResponseWriter, scope Scope, what string) {
+// Forbidden answers 403 with a JSON body naming the missing scope,
+// {"error": "...", "missingScope": "author"}, and the insufficient_scope
+// challenge (ScopeChallenge).
+func Forbidden(w http.ResponseWriter, r *http.Request, scope Scope, what string) {
+	ScopeChallenge(w, r, scope)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusForbidden)
@@ -80,7 +82,7 @@ func ForbiddenMessage(scope Scope, what string) string {
 func RequireScope(scope Scope, what string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !Allowed(r.Context(), scope) {
-			Forbidden(w, scope, what)
+			Forbidden(w, r, scope, what)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -64,6 +64,9 @@ var sideways = map[string][]string{
 	"httpapi":            {"auth/access"},
 	"console":            {"auth/access", "httpapi"},
 	"authoring":          {"mcpserver", "store/sqlite"},
+	// the backend client sends each backend the credential its config
+	// names (backends.<name>.auth)
+	"mcpclient": {"auth/credentials"},
 	// engine: the semantic suite runs the engine's own cases on any driver
 	"runtime/semantictest": {"runtime"},
 }
