@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -294,15 +295,13 @@ func TestMigrations(t *testing.T) {
 	if _, err := s.pool.Exec(ctx, `UPDATE vmcp_schema SET version = 99`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(ctx, url, Options{}); err == nil || !contains(err.Error(), "newer than this vmcp understands") {
+	if _, err := Open(ctx, url, Options{}); err == nil || !strings.Contains(err.Error(), "newer than this vmcp understands") {
 		t.Errorf("Open of a version-99 database = %v; want an error saying it is newer", err)
 	}
-	if _, err := Open(ctx, "postgres://nobody:secret@127.0.0.1:1/x?connect_timeout=1", Options{}); err == nil || contains(err.Error(), "secret") {
+	if _, err := Open(ctx, "postgres://nobody:secret@127.0.0.1:1/x?connect_timeout=1", Options{}); err == nil || strings.Contains(err.Error(), "secret") {
 		t.Errorf("Open of an unreachable server = %v; want an error without the password", err)
 	}
 }
-
-func contains(s, sub string) bool { return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))) }
 
 // TestWorkflowVersions: saves of one name through two stores (two
 // replicas) at once get the numbers 1..N once each; deletes and prunes
