@@ -9,7 +9,7 @@ package postgres
 // the store holds each LeaseTTL/3, in one UPDATE. A replica that dies stops
 // renewing, and once its leases are past lease_until any other replica may
 // take them over (Claim, at Open with Options.KeepUnfinished, and then by
-// whoever calls Claim on a schedule).
+// whoever calls Claim on a schedule: vmcp run does, cmd/vmcp/resume.go).
 //
 // Exactly once. Claim is one UPDATE ... WHERE lease_until < now() over the
 // rows a subquery picked FOR UPDATE SKIP LOCKED: two replicas claiming at
@@ -128,24 +128,15 @@ func (s *Store) Holder(ctx context.Context, id string) (string, error) {
 	return h, err
 }
 
-// recover claims the runs whose lease has expired. With KeepUnfinished it
-// lists them in Unfinished; otherwise it marks each interrupted.
+// recover claims the runs whose lease has expired and lists them in
+// Unfinished (Options.KeepUnfinished).
 func (s *Store) recover(ctx context.Context) error {
-	ids, err := s.Claim(ctx)
-	if err != nil {
-		return err
-	}
-	if s.opts.KeepUnfinished {
-		s.Unfinished = ids
+	if !s.opts.KeepUnfinished {
 		return nil
 	}
-	for _, id := range ids {
-		if _, err := s.Interrupt(ctx, id, ""); err != nil {
-			return err
-		}
-	}
-	s.Recovered = ids
-	return nil
+	ids, err := s.Claim(ctx)
+	s.Unfinished = ids
+	return err
 }
 
 // Interrupt ends a run left pending or running that cannot resume: the run

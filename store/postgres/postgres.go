@@ -137,8 +137,9 @@ type Options struct {
 	Logger *slog.Logger
 	// KeepUnfinished makes Open take over the runs whose lease has expired
 	// (their replica stopped) and list them in Store.Unfinished for the
-	// caller to resume or end with Interrupt, instead of marking them
-	// interrupted.
+	// caller to resume or end with Interrupt. Otherwise Open takes over
+	// nothing: unlike a SQLite file, the database may be shared with live
+	// replicas, so only a process that resumes runs claims any (Claim).
 	KeepUnfinished bool
 	// Replica names this store's process in the leases it holds; "" makes
 	// one up (host, pid and a random suffix). Two live stores must never
@@ -168,9 +169,6 @@ type Store struct {
 	// Replica is the name this store holds leases under.
 	Replica string
 
-	// Recovered lists the ids of runs that Open found with an expired
-	// lease and marked interrupted.
-	Recovered []string
 	// Unfinished lists, oldest first, the ids of the runs that Open took
 	// over (Options.KeepUnfinished).
 	Unfinished []string
@@ -184,8 +182,8 @@ type Store struct {
 var _ runtime.Store = (*Store)(nil)
 
 // Open connects to the database at url (postgres://...), brings its
-// schema up to date, takes over or interrupts the runs whose lease has
-// expired, and starts the lease heartbeat and the retention loop.
+// schema up to date, takes over the runs whose lease has expired when
+// asked to (Options.KeepUnfinished), and starts the lease heartbeat and the retention loop.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if url == "" {
 		return nil, errors.New("postgres store: empty url")
