@@ -16,10 +16,11 @@ import (
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/runtime/server"
 	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
+	"github.com/vmcp-dev/vmcp/store/postgres"
 )
 
 // authoringStore opens the store of authored workflows: authoring.dir
-// when set, else the SQLite run store when state.store is sqlite, else
+// when set, else the run store when state.store is sqlite or postgres, else
 // memory (saved workflows then last until vmcp stops, and a warning says
 // so).
 func authoringStore(cfg *config.Config, runs runtime.Store, log *slog.Logger) (authoring.Store, error) {
@@ -28,6 +29,9 @@ func authoringStore(cfg *config.Config, runs runtime.Store, log *slog.Logger) (a
 	}
 	if db, ok := runs.(*sqlite.Store); ok {
 		return authoring.NewSQLiteStore(db), nil
+	}
+	if db, ok := runs.(*postgres.Store); ok {
+		return authoring.NewPostgresStore(db), nil
 	}
 	log.Warn("authored workflows are kept in memory and are lost when vmcp stops: set authoring.dir, or state.store: sqlite, to keep them")
 	return authoring.NewMemoryStore(), nil

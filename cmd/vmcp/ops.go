@@ -30,6 +30,7 @@ import (
 	"github.com/vmcp-dev/vmcp/runtime/runtools"
 	"github.com/vmcp-dev/vmcp/runtime/server"
 	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
+	"github.com/vmcp-dev/vmcp/store/postgres"
 )
 
 // ops holds the store, metrics and logger shared by the engine, the MCP
@@ -45,6 +46,9 @@ type ops struct {
 	// (resume.go); nil for the memory store.
 	unfinished    unfinishedStore
 	unfinishedIDs []string
+	// claimer is the postgres store, which a vmcp run asks on a schedule
+	// for the runs of replicas that stopped (resume.go); nil otherwise.
+	claimer claimer
 	// sources are the workflow files, for the console's workflow pages.
 	sources map[string][]byte
 	// ui is the web console (console.go); nil until openConsole.
@@ -81,8 +85,22 @@ func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 		}
 		o.store, o.close = s, s.Close
 		o.unfinished, o.unfinishedIDs = s, s.Unfinished
+	case "postgres":
+		// The database is shared with the other replicas: Open takes over
+		// nothing; vmcp run claims the runs of stopped replicas as their
+		// leases expire (resume.go), vmcp call never does.
+		s, err := postgres.Open(context.Background(), cfg.State.URL, postgres.Options{
+			Retention: cfg.State.Retention, MaxRuns: cfg.State.MaxRuns, MaxOutputBytes: cfg.State.MaxOutputBytes, Logger: log,
+			LeaseTTL: cfg.State.Lease,
+		})
+		if err != nil {
+			return nil, err
+		}
+		log.Info("run store: postgres", "replica", s.Replica)
+		o.store, o.close = s, s.Close
+		o.unfinished, o.claimer = s, s
 	default:
-		return nil, fmt.Errorf("state.store must be memory or sqlite, not %q", cfg.State.Store)
+		return nil, fmt.Errorf("state.store must be memory, sqlite or postgres, not %q", cfg.State.Store)
 	}
 	return o, nil
 }

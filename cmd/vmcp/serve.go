@@ -80,6 +80,9 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 	if rs, ids := st.ops.newResumeSet(st.engine, runs); rs != nil && !st.cfg.Executor.Temporal() {
 		rs.adopt = srv.AdoptRun // elicitations asked again reach task clients
 		rs.resumeRuns(ctx, ids)
+		if st.ops.claimer != nil { // postgres: the runs of replicas that stop
+			go rs.takeOver(sigCtx, ctx, st.ops.claimer)
+		}
 	}
 	return srv, runs, nil
 }

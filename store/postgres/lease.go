@@ -67,6 +67,9 @@ func (s *Store) Renew(ctx context.Context) (int, error) {
 	return int(tag.RowsAffected()), nil
 }
 
+// LeaseTTL is how long this store's leases last without a heartbeat.
+func (s *Store) LeaseTTL() time.Duration { return s.opts.LeaseTTL }
+
 // Claim takes over every unfinished run whose lease has expired and
 // returns their ids, oldest first. No two stores ever claim the same run
 // (see the top of the file); the caller resumes each or ends it with
