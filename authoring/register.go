@@ -11,12 +11,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-dev/vmcp/authoring/guide"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
-	"github.com/vmcp-dev/vmcp/runtime/server"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
+	"github.com/vmcp-dev/vmcp/mcpserver"
 )
 
 // Register adds the authoring tools, resources and prompt to srv.
-func Register(srv *server.Server, svc *Service) error {
+func Register(srv *mcpserver.Server, svc *Service) error {
 	if err := srv.AddTools(Tools(svc, srv)...); err != nil {
 		return err
 	}

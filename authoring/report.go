@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/server"
 )
 
 // maxFailedIterations is how many failed iterations a loop's report names.
@@ -79,10 +79,10 @@ func Report(run *runtime.Run, full bool) RunReport {
 	r := RunReport{RunID: run.ID, Workflow: run.Workflow, Version: run.WorkflowVersion, Draft: run.Draft,
 		Status: string(run.Status), DurationMs: millis(run.StartedAt, run.EndedAt), Steps: []StepReport{}}
 	if run.Status != runtime.RunCompleted {
-		r.Error = server.FailureMessage(run)
+		r.Error = mcpserver.FailureMessage(run)
 	}
 	if run.Output != nil {
-		r.Output, r.OutputBytes = r.shown(server.StructuredOutput(run.Output), full)
+		r.Output, r.OutputBytes = r.shown(mcpserver.StructuredOutput(run.Output), full)
 	}
 	for i, st := range run.Steps {
 		s := r.step(st, run.IsFinally(i), full)

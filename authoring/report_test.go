@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
+	mcpgo "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/authoring/guide"
 	"github.com/vmcp-dev/vmcp/runtime"
@@ -236,5 +236,5 @@ func TestSampleRulesAreDocumented(t *testing.T) {
 
 // withProtocolVersion is ctx as a request of that protocol revision.
 func withProtocolVersion(ctx context.Context, version string) context.Context {
-	return mcpserver.WithRequestProtocolInfo(ctx, &mcpserver.RequestProtocolInfo{ProtocolVersion: version, Modern: mcp.IsModernProtocol(version)})
+	return mcpgo.WithRequestProtocolInfo(ctx, &mcpgo.RequestProtocolInfo{ProtocolVersion: version, Modern: mcp.IsModernProtocol(version)})
 }

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/vmcp-dev/vmcp/internal/testenv"
-	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
 	"github.com/vmcp-dev/vmcp/store/postgres"
+	"github.com/vmcp-dev/vmcp/store/sqlite"
 )
 
 // stores returns one of each Store, fresh; reopen gives a new Store over

@@ -23,14 +23,14 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
+	mcpgo "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/authoring/guide"
 	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
-	"github.com/vmcp-dev/vmcp/runtime/server"
 )
 
 // ToolNames are the authoring tools, in the order they are listed.
@@ -100,14 +100,14 @@ func checkResult(ch *Checked) CheckResult {
 
 // Tools returns the authoring tools, their handlers running on svc and,
 // for vmcp_workflow_run, on srv.
-func Tools(svc *Service, srv *server.Server) []mcpserver.ServerTool {
+func Tools(svc *Service, srv *mcpserver.Server) []mcpgo.ServerTool {
 	h := &handlers{svc: svc, srv: srv}
-	def := func(name, desc, schema string, fn func(context.Context, mcp.CallToolRequest, map[string]any) *mcp.CallToolResult, readOnly bool) mcpserver.ServerTool {
+	def := func(name, desc, schema string, fn func(context.Context, mcp.CallToolRequest, map[string]any) *mcp.CallToolResult, readOnly bool) mcpgo.ServerTool {
 		tool := mcp.NewToolWithRawSchema(name, desc, json.RawMessage(schema))
 		tool.Annotations = mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(readOnly), DestructiveHint: mcp.ToBoolPtr(false), OpenWorldHint: mcp.ToBoolPtr(false)}
-		return mcpserver.ServerTool{Tool: tool, Handler: h.wrap(name, fn)}
+		return mcpgo.ServerTool{Tool: tool, Handler: h.wrap(name, fn)}
 	}
-	return []mcpserver.ServerTool{
+	return []mcpgo.ServerTool{
 		def(guide.ToolBackendTools, "List the backends' tools that workflows may call, with their input schemas: the names and arguments to write in a workflow's steps (tool: backend.tool).",
 			`{"type":"object","properties":{"backend":{"type":"string","description":"only this backend's tools"},"query":{"type":"string","description":"only tools whose name or description contains this text (any case)"}}}`,
 			h.backendTools, true),
@@ -140,19 +140,19 @@ var runDescription = fmt.Sprintf("Run a workflow once: a draft given as source (
 
 type handlers struct {
 	svc *Service
-	srv *server.Server
+	srv *mcpserver.Server
 }
 
 // wrap checks the scope (a second line behind the HTTP check) and the
 // arguments' shape, then calls fn.
-func (h *handlers) wrap(name string, fn func(context.Context, mcp.CallToolRequest, map[string]any) *mcp.CallToolResult) mcpserver.ToolHandlerFunc {
+func (h *handlers) wrap(name string, fn func(context.Context, mcp.CallToolRequest, map[string]any) *mcp.CallToolResult) mcpgo.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if h.srv != nil {
 			if sc, ok := h.srv.CallAllowed(ctx, name); !ok {
 				return mcp.NewToolResultError(httpsafe.ForbiddenMessage(sc, "calling "+name)), nil
 			}
 		}
-		args, err := server.CallArguments(req)
+		args, err := mcpserver.CallArguments(req)
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", name, err)), nil
 		}
@@ -169,7 +169,7 @@ func (h *handlers) wrap(name string, fn func(context.Context, mcp.CallToolReques
 // structuredContent: 2025-06-18 or later (revisions are dates, so they
 // compare as strings). An unknown revision counts as older.
 func readsStructured(ctx context.Context) bool {
-	v := mcpserver.RequestProtocolVersion(ctx)
+	v := mcpgo.RequestProtocolVersion(ctx)
 	return v != "" && v >= mcp.ProtocolVersion20250618
 }
 
@@ -413,7 +413,7 @@ func (h *handlers) report(ctx context.Context, req mcp.CallToolRequest, wf *ir.W
 	rep := Report(run, full)
 	res := jsonResult(ctx, rep.Summary(), rep)
 	res.IsError = run.Status != runtime.RunCompleted
-	res.Meta = server.RunMeta(run)
+	res.Meta = mcpserver.RunMeta(run)
 	return res
 }
 

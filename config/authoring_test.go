@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 )
 
 // TestScopedTokens: a string token has every scope, a {token, scopes}

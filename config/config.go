@@ -3,7 +3,7 @@ package config
 import (
 	"time"
 
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 )
 
 // Transports of a backend.
@@ -174,7 +174,7 @@ type Console struct {
 }
 
 // RunLimits cap the runs callers have in flight (server.limits: runs,
-// perOwner: {runs}, onLimit). Zero fields take runtime/server's defaults
+// perOwner: {runs}, onLimit). Zero fields take mcpserver's defaults
 // (1000 runs, 500 per owner, refuse).
 type RunLimits struct {
 	Runs         int
@@ -185,7 +185,7 @@ type RunLimits struct {
 }
 
 // Sessions limits the MCP sessions of the HTTP server (server.sessions).
-// Zero fields take the server's defaults (runtime/server: 30m idle, 1000
+// Zero fields take the server's defaults (mcpserver: 30m idle, 1000
 // sessions).
 type Sessions struct {
 	// IdleTimeout ends a session that has had no request open for this

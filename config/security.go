@@ -20,7 +20,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 )
 
 // tokens reads server.auth.tokens: a list (or one entry), each entry a

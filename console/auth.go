@@ -49,7 +49,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 )
 
 const (

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // signIn goes through the sign-in page with token and returns the

@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/auth/access"
+	"github.com/vmcp-dev/vmcp/httpapi"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/access"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // Prefix is the path the console is served under.

@@ -29,8 +29,8 @@ package console
 import (
 	"time"
 
+	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/ir"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 )
 
 // runCriticalPath returns the plan indices of the run's critical path in

@@ -33,8 +33,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 type sessionKey struct{}

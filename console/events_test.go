@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // stream opens the console's event stream and returns its "event:" and

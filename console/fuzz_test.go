@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/vmcp-dev/vmcp/internal/fuzzkit"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // Console forms FuzzConsoleForms posts or queries (form % 4).

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/compiler"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // testWorkflows are the workflows of the console's tests; their backend

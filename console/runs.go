@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/httpapi"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // DefaultLimit is how many runs the runs list shows unless ?limit= says

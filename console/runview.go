@@ -15,10 +15,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/vmcp-dev/vmcp/httpapi"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // maxOutputShown is how many bytes of a value's JSON a page shows; the

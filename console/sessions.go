@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 )
 
 const (

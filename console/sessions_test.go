@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 )
 
 // TestThrottleBlocksAfterLimitUntilWindowEnds: the limit-th failure blocks

@@ -32,9 +32,9 @@ import (
 	"math"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 )
 
 // minBarPercent is the narrowest bar drawn, as a percentage of the axis.

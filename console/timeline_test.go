@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 )
 
 func rec(id string, start, end int) httpapi.StepDetail {

@@ -18,8 +18,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/internal/testenv"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 )
 
 // lifePortLo and lifePortHi are this file's ports.

@@ -28,9 +28,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/vmcp-dev/vmcp/httpapi"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
 	"github.com/vmcp-dev/vmcp/internal/testenv"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
 )
 
 // The owners tests' own port range.

@@ -18,9 +18,9 @@ import (
 
 	_ "modernc.org/sqlite" // the test edits the state file directly
 
+	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 )
 
 // Ports of these tests: 17950-17999.

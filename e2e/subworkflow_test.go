@@ -16,8 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/internal/testenv"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 )
 
 const subworkflowConfig = `

@@ -4,7 +4,7 @@ package e2e
 // 2025-11-25 flavour: both are asked (as elicitation/create requests tied
 // to the task), each answer reaches its own step, and the task completes.
 // The extension's side is the conformance scenario tasks-mrtr-input
-// (TestConformanceTasks) and runtime/server TestTasksExtensionWireRules.
+// (TestConformanceTasks) and mcpserver TestTasksExtensionWireRules.
 
 import (
 	"context"

@@ -23,7 +23,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
+	mcpgo "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
@@ -64,7 +64,7 @@ func startGateBackend(t *testing.T) *gateBackend {
 func startGateBackendIn(t *testing.T, lo, hi int) *gateBackend {
 	t.Helper()
 	g := &gateBackend{entered: make(chan gateEntry, 16), release: map[string]chan struct{}{}}
-	s := mcpserver.NewMCPServer("gate", "1.0.0", mcpserver.WithToolCapabilities(false))
+	s := mcpgo.NewMCPServer("gate", "1.0.0", mcpgo.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("step", mcp.WithString("label", mcp.Required())),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			label, worker := req.GetString("label", ""), req.Header.Get("X-Worker")
@@ -84,7 +84,7 @@ func startGateBackendIn(t *testing.T, lo, hi int) *gateBackend {
 			}
 			return mcp.NewToolResultStructuredOnly(map[string]any{"label": label, "worker": worker}), nil
 		})
-	g.url = testenv.Serve(t, lo, hi, &http.Server{Handler: mcpserver.NewStreamableHTTPServer(s)}) + "/mcp"
+	g.url = testenv.Serve(t, lo, hi, &http.Server{Handler: mcpgo.NewStreamableHTTPServer(s)}) + "/mcp"
 	return g
 }
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/ir"
-	"github.com/vmcp-dev/vmcp/runtime/toolcall"
+	"github.com/vmcp-dev/vmcp/toolcall"
 )
 
 // This file is the runtime's contract with the layers around it: the MCP
@@ -14,7 +14,7 @@ import (
 // Everything here is small on purpose, so that tests and benchmarks can drive
 // the same engine with in-process fakes.
 
-// The types of a backend tool call live in runtime/toolcall, which the MCP
+// The types of a backend tool call live in toolcall, which the MCP
 // client shares without linking the engine; these are their names here.
 type (
 	// Backend calls one tool on one backend MCP server. The context

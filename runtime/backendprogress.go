@@ -3,7 +3,7 @@ package runtime
 import (
 	"context"
 
-	"github.com/vmcp-dev/vmcp/runtime/toolcall"
+	"github.com/vmcp-dev/vmcp/toolcall"
 )
 
 // BackendProgress receives, in order, the notifications/progress a backend

@@ -8,7 +8,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
+	"github.com/vmcp-dev/vmcp/store/sqlite"
 )
 
 type nopBackend struct{}

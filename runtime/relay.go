@@ -18,7 +18,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/vmcp-dev/vmcp/runtime/toolcall"
+	"github.com/vmcp-dev/vmcp/toolcall"
 )
 
 // ErrNoAnswerer is the error a backend's question gets when the run has no

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/vmcp-dev/vmcp/runtime/toolcall"
+	"github.com/vmcp-dev/vmcp/toolcall"
 )
 
 // askingBackend is a Backend whose every call asks its caller one question

@@ -7,7 +7,7 @@
 // the schema is built from Go tables. Out: [Markdown], [Schema] (JSON
 // Schema 2020-12), [EditorSchema] (the same in draft-07, for `vmcpc
 // schema`), [PromptArguments] and [DesignPrompt]. The MCP server
-// (runtime/server, through authoring) registers them; this package knows
+// (mcpserver, through authoring) registers them; this package knows
 // nothing of MCP.
 //
 // None of it can go stale silently. The tests hold the guide and the

@@ -12,8 +12,8 @@ import (
 	"github.com/vmcp-dev/vmcp/examples/cmdb/cluster"
 	"github.com/vmcp-dev/vmcp/examples/cmdb/cmdbtest"
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/mcpclient"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/mcpclient"
 )
 
 // The fake servers' latencies per call in the benchmark (a Kubernetes

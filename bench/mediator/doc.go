@@ -5,7 +5,7 @@
 //
 //   - BenchmarkMediatorHTTP: the backend and vmcp are in-process servers on
 //     real loopback sockets, both over streamable HTTP; vmcp reaches the
-//     backend through runtime/mcpclient like `vmcp run` does.
+//     backend through mcpclient like `vmcp run` does.
 //   - BenchmarkMediatorStdio: the backend is the e2e test backend process and
 //     vmcp is the real `vmcp run` binary, both over stdio.
 //

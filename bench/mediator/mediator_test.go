@@ -14,14 +14,14 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
+	mcpgo "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/mcpclient"
+	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/mcpclient"
-	"github.com/vmcp-dev/vmcp/runtime/server"
 )
 
 // Ports of this package: 17450-17499.
@@ -56,8 +56,8 @@ func echoPlan(backend string) *ir.Plan {
 	return &ir.Plan{Version: ir.Version, Workflows: []*ir.Workflow{wf}}
 }
 
-func echoServer() *mcpserver.MCPServer {
-	s := mcpserver.NewMCPServer("echo", "1.0.0", mcpserver.WithToolCapabilities(false))
+func echoServer() *mcpgo.MCPServer {
+	s := mcpgo.NewMCPServer("echo", "1.0.0", mcpgo.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("echo", mcp.WithString("text", mcp.Required())),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultStructuredOnly(map[string]any{"text": req.GetString("text", "")}), nil
@@ -145,7 +145,7 @@ func compare(b *testing.B, direct, mediated *client.Client, directTool, mediated
 
 // manager serves the echo backend and connects a backend manager to it.
 func manager(b *testing.B) (*mcpclient.Manager, string) {
-	backendURL := serve(b, mcpserver.NewStreamableHTTPServer(echoServer()))
+	backendURL := serve(b, mcpgo.NewStreamableHTTPServer(echoServer()))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	mgr, err := mcpclient.Connect(ctx, map[string]*config.Backend{
@@ -164,11 +164,11 @@ func BenchmarkMediatorHTTP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Runner: eng})
+	srv, err := mcpserver.New(mcpserver.Options{Runner: eng})
 	if err != nil {
 		b.Fatal(err)
 	}
-	vmcpURL := serve(b, server.HTTPHandler(srv.MCPHandler(), nil))
+	vmcpURL := serve(b, mcpserver.HTTPHandler(srv.MCPHandler(), nil))
 	compare(b, httpClient(b, backendURL), httpClient(b, vmcpURL), "echo", "echo_once")
 }
 

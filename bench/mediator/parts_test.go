@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	mcpserver "github.com/mark3labs/mcp-go/server"
+	mcpgo "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/server"
 )
 
 // The Part benchmarks break BenchmarkMediatorHTTP's added latency down.
@@ -39,7 +39,7 @@ func p50(b *testing.B, op func(i int)) {
 
 // BenchmarkPartDirect: an mcp-go client calls the backend's echo.
 func BenchmarkPartDirect(b *testing.B) {
-	c := httpClient(b, serve(b, mcpserver.NewStreamableHTTPServer(echoServer())))
+	c := httpClient(b, serve(b, mcpgo.NewStreamableHTTPServer(echoServer())))
 	p50(b, func(i int) { callOnce(b, c, "echo", fmt.Sprint("t", i)) })
 }
 
@@ -91,7 +91,7 @@ func BenchmarkPartServerEngine(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Runner: eng})
+	srv, err := mcpserver.New(mcpserver.Options{Runner: eng})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,9 +100,9 @@ func BenchmarkPartServerEngine(b *testing.B) {
 
 // compareServers compares calls of echo_once served by srv with calls of
 // the echo server's echo.
-func compareServers(b *testing.B, srv *server.Server) {
-	echo := httpClient(b, serve(b, mcpserver.NewStreamableHTTPServer(echoServer())))
-	compare(b, echo, httpClient(b, serve(b, server.HTTPHandler(srv.MCPHandler(), nil))), "echo", "echo_once")
+func compareServers(b *testing.B, srv *mcpserver.Server) {
+	echo := httpClient(b, serve(b, mcpgo.NewStreamableHTTPServer(echoServer())))
+	compare(b, echo, httpClient(b, serve(b, mcpserver.HTTPHandler(srv.MCPHandler(), nil))), "echo", "echo_once")
 }
 
 // instantRunner completes every run at once with {text}.
@@ -120,7 +120,7 @@ func (r instantRunner) Run(_ context.Context, wf string, params map[string]any, 
 // against the echo server: its added-p50-µs is the server's own cost
 // (dispatch, the run's result with its _meta, and the client decoding it).
 func BenchmarkPartServer(b *testing.B) {
-	srv, err := server.New(server.Options{Runner: instantRunner{echoPlan("bk").Workflows[0]}})
+	srv, err := mcpserver.New(mcpserver.Options{Runner: instantRunner{echoPlan("bk").Workflows[0]}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -138,12 +138,12 @@ func BenchmarkPartProxy(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Runner: eng, Backends: mgr, BackendNames: mgr.Backends(), Expose: true})
+	srv, err := mcpserver.New(mcpserver.Options{Runner: eng, Backends: mgr, BackendNames: mgr.Backends(), Expose: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	vmcpURL := serve(b, server.HTTPHandler(srv.MCPHandler(), nil))
-	compare(b, httpClient(b, backendURL), httpClient(b, vmcpURL), "echo", server.ProxiedName("bk", "echo"))
+	vmcpURL := serve(b, mcpserver.HTTPHandler(srv.MCPHandler(), nil))
+	compare(b, httpClient(b, backendURL), httpClient(b, vmcpURL), "echo", mcpserver.ProxiedName("bk", "echo"))
 }
 
 // syncRunner runs the one-step echo workflow without the engine: it calls
@@ -172,10 +172,10 @@ func (r syncRunner) Run(ctx context.Context, wf string, params map[string]any, o
 // costs in place.
 func BenchmarkPartWithoutEngine(b *testing.B) {
 	mgr, backendURL := manager(b)
-	srv, err := server.New(server.Options{Runner: syncRunner{echoPlan("bk").Workflows[0], mgr}})
+	srv, err := mcpserver.New(mcpserver.Options{Runner: syncRunner{echoPlan("bk").Workflows[0], mgr}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	vmcpURL := serve(b, server.HTTPHandler(srv.MCPHandler(), nil))
+	vmcpURL := serve(b, mcpserver.HTTPHandler(srv.MCPHandler(), nil))
 	compare(b, httpClient(b, backendURL), httpClient(b, vmcpURL), "echo", "echo_once")
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/temporalrun"
+	"github.com/vmcp-dev/vmcp/temporalrun"
 )
 
 // concurrent is how many runs start at once; steps how many each has.

@@ -20,8 +20,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/internal/testenv"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 )
 
 // Ports of these tests: 17700-17749.

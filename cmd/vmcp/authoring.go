@@ -13,10 +13,10 @@ import (
 	"github.com/vmcp-dev/vmcp/authoring"
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/server"
-	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
 	"github.com/vmcp-dev/vmcp/store/postgres"
+	"github.com/vmcp-dev/vmcp/store/sqlite"
 )
 
 // authoringStore opens the store of authored workflows: authoring.dir
@@ -52,7 +52,7 @@ func (s *stack) authoringLimits() authoring.Limits {
 
 // authoringService builds the authoring service over the config's store;
 // srv, when not nil, gets the saved workflows as tools.
-func (s *stack) authoringService(srv *server.Server, log *slog.Logger) (*authoring.Service, error) {
+func (s *stack) authoringService(srv *mcpserver.Server, log *slog.Logger) (*authoring.Service, error) {
 	store, err := authoringStore(s.cfg, s.ops.store, log)
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func (es engines) SetWorkflows(plan *ir.Plan) error {
 
 // serveAuthoring registers the authoring tools on srv and serves the
 // saved workflows (vmcp run).
-func (s *stack) serveAuthoring(ctx context.Context, srv *server.Server, log *slog.Logger) error {
+func (s *stack) serveAuthoring(ctx context.Context, srv *mcpserver.Server, log *slog.Logger) error {
 	svc, err := s.authoringService(srv, log)
 	if err != nil {
 		return err

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/server"
 )
 
 func newCallCmd(io streams) *cobra.Command {
@@ -86,7 +86,7 @@ or times out (or vmcp cannot start), 2 on bad usage or arguments.`,
 			}
 			printFailedFinally(io.err, run)
 			if run.Status != runtime.RunCompleted {
-				return failuref("%s", server.FailureMessage(run))
+				return failuref("%s", mcpserver.FailureMessage(run))
 			}
 			enc := json.NewEncoder(io.out)
 			enc.SetEscapeHTML(false) // "<" and "&" in outputs stay readable
@@ -168,7 +168,7 @@ func printFailedFinally(w interface{ Write([]byte) (int, error) }, run *runtime.
 // overlapped in time are visible at a glance, and the step's status as
 // status names it.
 func printTimeline(w interface{ Write([]byte) (int, error) }, run *runtime.Run, status func(runtime.StepState) string) {
-	tl := server.Timeline(run)
+	tl := mcpserver.Timeline(run)
 	if len(tl) == 0 {
 		return
 	}

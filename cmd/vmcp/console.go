@@ -13,9 +13,9 @@ import (
 	"strings"
 
 	"github.com/vmcp-dev/vmcp/console"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
+	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
-	"github.com/vmcp-dev/vmcp/runtime/server"
 )
 
 // openConsole builds the console for eng, the executor (catalog may be
@@ -60,12 +60,12 @@ func (o *ops) observeConsole(ev runtime.Event) {
 }
 
 // consoleRoutes mounts the console, when there is one.
-func (o *ops) consoleRoutes() []server.Route {
+func (o *ops) consoleRoutes() []mcpserver.Route {
 	if o.ui == nil {
 		return nil
 	}
 	// The mux sends /ui to /ui/ itself.
-	return []server.Route{{Pattern: console.Prefix, Handler: o.ui}}
+	return []mcpserver.Route{{Pattern: console.Prefix, Handler: o.ui}}
 }
 
 // consoleCatalog shows the console the versions of the authoring service

@@ -22,15 +22,15 @@ import (
 
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/console"
+	"github.com/vmcp-dev/vmcp/httpapi"
+	"github.com/vmcp-dev/vmcp/internal/httpsafe"
+	"github.com/vmcp-dev/vmcp/mcpserver"
+	"github.com/vmcp-dev/vmcp/mcpserver/runtools"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
-	"github.com/vmcp-dev/vmcp/runtime/httpsafe"
-	"github.com/vmcp-dev/vmcp/runtime/metrics"
-	"github.com/vmcp-dev/vmcp/runtime/observe"
-	"github.com/vmcp-dev/vmcp/runtime/runtools"
-	"github.com/vmcp-dev/vmcp/runtime/server"
-	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
 	"github.com/vmcp-dev/vmcp/store/postgres"
+	"github.com/vmcp-dev/vmcp/store/sqlite"
+	"github.com/vmcp-dev/vmcp/telemetry/metrics"
+	"github.com/vmcp-dev/vmcp/telemetry/observe"
 )
 
 // ops holds the store, metrics and logger shared by the engine, the MCP
@@ -117,13 +117,13 @@ func (o *ops) engineOptions(opts runtime.Options) runtime.Options {
 
 // runner makes every run started by the MCP server feed the metrics and
 // the run log.
-func (o *ops) runner(eng server.Runner) server.Runner {
+func (o *ops) runner(eng mcpserver.Runner) mcpserver.Runner {
 	return observe.WithEvents(eng, observe.Tee(o.metrics.Observe, observe.Logger(o.log), o.observeConsole))
 }
 
 // addRunTools registers vmcp_run_status and vmcp_run_cancel when the config
 // asks for them.
-func (o *ops) addRunTools(srv *server.Server, eng httpapi.Engine) error {
+func (o *ops) addRunTools(srv *mcpserver.Server, eng httpapi.Engine) error {
 	if !o.cfg.Server.ExposeRunTools {
 		return nil
 	}
@@ -141,15 +141,15 @@ func (o *ops) api(eng httpapi.Engine, ready func() map[string]error) (*httpapi.A
 	return httpapi.New(httpapi.Options{Engine: eng, Store: o.store, Rerun: o, Ready: ready, Metrics: o.metrics.Handler(), Logger: o.log})
 }
 
-// routes are the API's routes for server.HTTPHandler.
-func (o *ops) routes(eng httpapi.Engine, ready func() map[string]error) ([]server.Route, error) {
+// routes are the API's routes for mcpserver.HTTPHandler.
+func (o *ops) routes(eng httpapi.Engine, ready func() map[string]error) ([]mcpserver.Route, error) {
 	a, err := o.api(eng, ready)
 	if err != nil {
 		return nil, err
 	}
-	var rs []server.Route
+	var rs []mcpserver.Route
 	for _, p := range a.Patterns() {
-		rs = append(rs, server.Route{Pattern: p, Handler: scoped(a)})
+		rs = append(rs, mcpserver.Route{Pattern: p, Handler: scoped(a)})
 	}
 	return append(rs, o.consoleRoutes()...), nil
 }

@@ -14,14 +14,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/server"
 )
 
 // rerunner is the runtime.Rerunner of vmcp run.
 type rerunner struct {
 	ctx    context.Context // the server's
-	runner server.Runner
+	runner mcpserver.Runner
 	exec   executor
 }
 

@@ -53,7 +53,7 @@ import (
 	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/observe"
+	"github.com/vmcp-dev/vmcp/telemetry/observe"
 )
 
 // unfinishedStore is what resuming needs from the store beyond

@@ -15,7 +15,7 @@ import (
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
+	"github.com/vmcp-dev/vmcp/store/sqlite"
 )
 
 // fakeResumer stands in for the engine: it serves workflows and records

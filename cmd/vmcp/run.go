@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-dev/vmcp/config"
-	"github.com/vmcp-dev/vmcp/runtime/server"
+	"github.com/vmcp-dev/vmcp/mcpserver"
 )
 
 func newRunCmd(io streams) *cobra.Command {
@@ -58,8 +58,8 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 				}
 			}()
 			var runs *runTracker
-			open := func() (*server.Server, error) {
-				var srv *server.Server
+			open := func() (*mcpserver.Server, error) {
+				var srv *mcpserver.Server
 				var err error
 				st, err = openStackFor(cmd.Context(), cfg, log, io.err)
 				if err == nil {
@@ -72,7 +72,7 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 				// backends start and the workflows compile (ServeStdioEarly).
 				// A signal before the server is built stops serving: the
 				// shutdown (shutdown.go) starts only once it is.
-				early := server.EarlyOptions{Name: "vmcp", Version: version, ListChanged: cfg.Authoring.Enabled, Tasks: true}
+				early := mcpserver.EarlyOptions{Name: "vmcp", Version: version, ListChanged: cfg.Authoring.Enabled, Tasks: true}
 				built := false
 				ready := make(chan struct{})
 				go func() {
@@ -86,7 +86,7 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 						}
 					}
 				}()
-				err := server.ServeStdioEarly(ctx, io.in, io.out, early, func() (*server.Server, error) {
+				err := mcpserver.ServeStdioEarly(ctx, io.in, io.out, early, func() (*mcpserver.Server, error) {
 					srv, err := open()
 					if err != nil {
 						// vmcp answers the client with it until stdin ends.
@@ -138,9 +138,9 @@ are closed last. A second SIGINT or SIGTERM exits at once (status 130).`,
 				mcpHandler := srv.MCPHandler()
 				var answering inFlight
 				go shutdown(cmd.Context(), ctx, runs, grace, log, answering.wait, stopServing)
-				log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+server.MCPPath, "tools", len(srv.ToolNames()))
-				handler := answering.wrap(server.HTTPHandler(mcpHandler, st.ops.protect, routes...))
-				if err := server.ServeHTTP(ctx, ln, handler, st.ops.limits(), mcpHandler, 10*time.Second); err != nil {
+				log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+mcpserver.MCPPath, "tools", len(srv.ToolNames()))
+				handler := answering.wrap(mcpserver.HTTPHandler(mcpHandler, st.ops.protect, routes...))
+				if err := mcpserver.ServeHTTP(ctx, ln, handler, st.ops.limits(), mcpHandler, 10*time.Second); err != nil {
 					return failuref("http: %v", err)
 				}
 			default:

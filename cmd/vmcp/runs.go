@@ -27,9 +27,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
-	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
+	"github.com/vmcp-dev/vmcp/store/sqlite"
 )
 
 // runsSource is where the runs commands read from.

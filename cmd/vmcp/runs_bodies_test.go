@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/compiler"
+	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 )
 
 // bodyBackend answers every call, failing k8s.list for the "bad" namespace.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/httpapi"
 )
 
 // TestPrintRunDetailVersion: runs show says which version ran, and marks

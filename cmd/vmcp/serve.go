@@ -4,8 +4,8 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/vmcp-dev/vmcp/runtime/server"
-	"github.com/vmcp-dev/vmcp/runtime/temporalrun"
+	"github.com/vmcp-dev/vmcp/mcpserver"
+	"github.com/vmcp-dev/vmcp/temporalrun"
 )
 
 // serve builds the MCP server of `vmcp run` on the open stack: the web
@@ -13,7 +13,7 @@ import (
 // authoring tools, and the pick-up of runs an earlier process left going.
 // sigCtx ends at the first signal; ctx when serving must stop. It returns
 // the server and the tracker of the runs in flight, for the shutdown.
-func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen string, log *slog.Logger) (*server.Server, *runTracker, error) {
+func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen string, log *slog.Logger) (*mcpserver.Server, *runTracker, error) {
 	if transport == "http" || adminListen != "" {
 		if err := st.ops.openConsole(ctx, st.exec, st.consoleCatalog()); err != nil { // the web console: console.go
 			return nil, nil, failuref("%v", err)
@@ -22,12 +22,12 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 	// The tracker knows the runs in flight, for the shutdown.
 	runs := newRunTracker(st.ops.runner(st.exec))                   // metrics and run logs: ops.go
 	st.ops.rerun = &rerunner{ctx: ctx, runner: runs, exec: st.exec} // re-runs from the API and the console
-	srv, err := server.New(server.Options{
-		Tasks: server.TaskOptions{ // long runs as MCP Tasks
+	srv, err := mcpserver.New(mcpserver.Options{
+		Tasks: mcpserver.TaskOptions{ // long runs as MCP Tasks
 			Runs: st.exec,
 			TTL:  st.cfg.State.Retention,
 		},
-		RunLimits: server.RunLimits{ // server.limits
+		RunLimits: mcpserver.RunLimits{ // server.limits
 			Runs:     st.cfg.Server.Limits.Runs,
 			PerOwner: st.cfg.Server.Limits.PerOwnerRuns,
 			Wait:     st.cfg.Server.Limits.OnLimit == "wait",
@@ -63,7 +63,7 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 	if tr, ok := st.exec.(*temporalrun.Runner); ok {
 		go func() { <-sigCtx.Done(); tr.Detach() }()
 		// Runs an earlier vmcp run left going are recorded as
-		// they end (runtime/temporalrun/reattach.go).
+		// they end (temporalrun/reattach.go).
 		go func() {
 			n, err := tr.Reattach(sigCtx)
 			if err != nil {

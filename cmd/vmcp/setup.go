@@ -12,8 +12,8 @@ import (
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/diag"
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/mcpclient"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/mcpclient"
 )
 
 // version is reported to backends and clients.

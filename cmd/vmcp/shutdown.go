@@ -23,8 +23,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/server"
 )
 
 // defaultShutdownGrace is how long vmcp run waits for runs in flight after
@@ -39,10 +39,10 @@ const cancelDrain = 5 * time.Second
 // errShuttingDown is the reason a run is refused once shutdown started.
 var errShuttingDown = errors.New("vmcp is shutting down and starts no new runs")
 
-// runTracker is a server.Runner that knows the runs in flight, so shutdown
+// runTracker is a mcpserver.Runner that knows the runs in flight, so shutdown
 // can wait for them and cancel them.
 type runTracker struct {
-	server.Runner
+	mcpserver.Runner
 
 	mu      sync.Mutex
 	closing bool
@@ -51,7 +51,7 @@ type runTracker struct {
 	idle    chan struct{}              // closed once closing and no run is left
 }
 
-func newRunTracker(r server.Runner) *runTracker {
+func newRunTracker(r mcpserver.Runner) *runTracker {
 	return &runTracker{Runner: r, cancels: map[int]context.CancelFunc{}, idle: make(chan struct{})}
 }
 

@@ -4,7 +4,7 @@ package main
 // call still load the config, connect the backends (their live tool lists
 // make the compile-time checks) and keep vmcp's run store, but each run is
 // a Temporal workflow performed by `vmcp worker` processes
-// (runtime/temporalrun): the plan, and the schemas and annotations of the
+// (temporalrun): the plan, and the schemas and annotations of the
 // tools it calls, travel in the workflow's input.
 
 import (
@@ -17,15 +17,15 @@ import (
 
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/server"
-	"github.com/vmcp-dev/vmcp/runtime/temporalrun"
+	"github.com/vmcp-dev/vmcp/temporalrun"
 )
 
 // executor is what runs workflows for the commands: the local engine, or
 // the Temporal runner.
 type executor interface {
-	server.Runner
+	mcpserver.Runner
 	Status(ctx context.Context, id string) (*runtime.Run, error)
 	Cancel(ctx context.Context, id string) error
 	Store() runtime.Store

@@ -16,9 +16,9 @@ import (
 
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/diag"
+	"github.com/vmcp-dev/vmcp/mcpclient"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/mcpclient"
-	"github.com/vmcp-dev/vmcp/runtime/temporalrun"
+	"github.com/vmcp-dev/vmcp/temporalrun"
 )
 
 func newWorkerCmd(ios streams) *cobra.Command {

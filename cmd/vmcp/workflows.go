@@ -29,8 +29,8 @@ import (
 	"github.com/vmcp-dev/vmcp/authoring"
 	"github.com/vmcp-dev/vmcp/authoring/guide"
 	"github.com/vmcp-dev/vmcp/config"
-	"github.com/vmcp-dev/vmcp/runtime/store/sqlite"
 	"github.com/vmcp-dev/vmcp/store/postgres"
+	"github.com/vmcp-dev/vmcp/store/sqlite"
 )
 
 type workflowsFlags struct {

@@ -2,7 +2,7 @@ package main
 
 // `vmcpc tools pull` and `vmcpc compile --config`: the two ways the
 // compiler learns the backends' real tool schemas. Both connect to every
-// backend in vmcp.yaml (runtime/mcpclient), list its tools and build a
+// backend in vmcp.yaml (mcpclient), list its tools and build a
 // catalog. pull saves it as a lock file; compile --config checks the
 // workflows against it directly, through the same lock-file path that
 // `compile --tools` reads, so online and offline checks cannot drift apart.
@@ -23,7 +23,7 @@ import (
 	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/diag"
-	"github.com/vmcp-dev/vmcp/runtime/mcpclient"
+	"github.com/vmcp-dev/vmcp/mcpclient"
 )
 
 func newToolsCmd() *cobra.Command {

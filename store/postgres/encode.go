@@ -1,6 +1,6 @@
 package postgres
 
-// Column encodings, the same as the SQLite store's (runtime/store/sqlite):
+// Column encodings, the same as the SQLite store's (store/sqlite):
 // times are BIGINT Unix nanoseconds (a timestamptz keeps microseconds, and
 // a run's record must round-trip to the nanosecond), JSON values are TEXT
 // (jsonb would reorder keys and refuse the damaged rows that Unreadable

@@ -14,7 +14,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 	"github.com/vmcp-dev/vmcp/runtime"
-	"github.com/vmcp-dev/vmcp/runtime/storetest"
+	"github.com/vmcp-dev/vmcp/store/storetest"
 )
 
 // Ports of this package's clusters.
