@@ -1,0 +1,153 @@
+package e2e
+
+// Several `vmcp run` processes (replicas) on one PostgreSQL database
+// (state.store: postgres), started by the test as a throwaway cluster
+// (testenv.StartPostgres). The runs of a replica killed with SIGKILL in
+// the middle of its runs are taken over, once its lease expires, by
+// exactly one of the survivors: each run's steps after the kill are
+// called once in all, counted in the backends' shared call log.
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vmcp-dev/vmcp/httpapi"
+	"github.com/vmcp-dev/vmcp/internal/testenv"
+	"github.com/vmcp-dev/vmcp/runtime"
+)
+
+// Ports of the replica tests: the cluster in 17460-17469, vmcp processes
+// in 17470-17499.
+const (
+	replicaPGLo, replicaPGHi = 17460, 17469
+	replicaLo, replicaHi     = 17470, 17499
+)
+
+// replicaConfig is resumeConfig's chain on postgres with a one-second
+// lease; every replica's backend logs to one file, and s4's gate is one
+// file for all.
+const replicaConfig = `
+backends:
+  tb: {command: "${TB}", args: [-record, "${REC}", -gated]}
+state:
+  store: postgres
+  url: "${PGURL}"
+  lease: 1s
+compositeTools:
+  - name: five_steps
+    description: Five steps in a chain; the fourth waits for its gate
+    steps:
+      - id: s1
+        tool: tb.gated
+        arguments: {label: s1}
+      - id: s2
+        tool: tb.gated
+        dependsOn: [s1]
+        arguments: {label: s2}
+      - id: s3
+        tool: tb.gated
+        dependsOn: [s2]
+        arguments: {label: s3}
+      - id: s4
+        tool: tb.gated
+        dependsOn: [s3]
+        idempotent: true
+        arguments: {label: s4, gate: "${GATE}"}
+      - id: s5
+        tool: tb.gated
+        dependsOn: [s4]
+        arguments: {label: "s5 after {{.steps.s1.output.label}} and {{.steps.s4.output.label}}"}
+`
+
+// replicaSet is a database and the config of the replicas on it.
+type replicaSet struct {
+	cfg, rec, gate string
+}
+
+func newReplicaSet(t *testing.T, config string) *replicaSet {
+	t.Helper()
+	pg := testenv.StartPostgres(t, replicaPGLo, replicaPGHi, testenv.PostgresOptions{})
+	shared := t.TempDir()
+	rs := &replicaSet{rec: filepath.Join(shared, "backend.log"), gate: filepath.Join(shared, "open-s4")}
+	text := strings.NewReplacer("${PGURL}", pg.NewDatabase(t), "${GATE}", rs.gate).Replace(config)
+	rs.cfg = writeConfig(t, text, rs.rec)
+	return rs
+}
+
+// start starts one more replica.
+func (rs *replicaSet) start(t *testing.T) *killableVMCP {
+	t.Helper()
+	return startKillable(t, rs.cfg, fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, replicaLo, replicaHi)))
+}
+
+// TestReplicasTakeOverExactlyOnce: three replicas; three runs started as
+// tasks on A, each held at s4. B reads A's tasks. A is killed with
+// SIGKILL, the gate opens: B and C between them resume each run exactly
+// once (s4 called again, being idempotent, s5 once per run, s1-s3 never
+// again), and every run completes, as both survivors' APIs and tasks/get
+// say.
+func TestReplicasTakeOverExactlyOnce(t *testing.T) {
+	rs := newReplicaSet(t, replicaConfig)
+	a, b, c := rs.start(t), rs.start(t), rs.start(t)
+	const runs = 3
+	var ids []string
+	for range runs {
+		ids = append(ids, (&testenv.ExtTasks{URL: a.base + "/mcp"}).StartTask(t, "five_steps", nil))
+	}
+	for deadline := time.Now().Add(60 * time.Second); backendCalls(t, rs.rec)["s4"] != runs; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("s4 not in flight in %d runs within 60s; backend calls %v\nstderr:\n%s", runs, backendCalls(t, rs.rec), a.stderr.String())
+		}
+	}
+	// A's tasks, read through B while A runs them.
+	for _, id := range ids {
+		reply := (&testenv.ExtTasks{URL: b.base + "/mcp"}).Get(t, id)
+		if task := reply.Result; task == nil || task["status"] != "working" {
+			t.Errorf("tasks/get %s on B while A runs it = %+v; want working", id, reply)
+		}
+		var d httpapi.RunDetail
+		if code := c.getJSON(t, "/api/v1/runs/"+id, &d); code != http.StatusOK || d.Status != runtime.RunRunning {
+			t.Errorf("GET /api/v1/runs/%s on C = %d, %s; want A's run, running", id, code, d.Status)
+		}
+	}
+
+	a.kill(t)
+	if err := os.WriteFile(rs.gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		for _, p := range []*killableVMCP{b, c} {
+			d := waitFinished(t, p, id)
+			if d.Status != runtime.RunCompleted {
+				t.Fatalf("run %s on %s = %s, error %+v; want completed\nB:\n%s\nC:\n%s", id, p.base, d.Status, d.Error, b.stderr.String(), c.stderr.String())
+			}
+		}
+		task := (&testenv.ExtTasks{URL: c.base + "/mcp"}).Wait(t, id, "completed", "failed", "cancelled")
+		res, _ := task["result"].(map[string]any)
+		if sc, _ := res["structuredContent"].(map[string]any); task["status"] != "completed" || sc["label"] != "s5 after s1 and s4" {
+			t.Errorf("tasks/get %s on C = %v; want completed with s5's label", id, task)
+		}
+	}
+	want := map[string]int{"s1": runs, "s2": runs, "s3": runs, "s4": 2 * runs, "s5 after s1 and s4": runs}
+	if calls := backendCalls(t, rs.rec); fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("backend calls = %v; want %v (each run resumed by exactly one survivor)", calls, want)
+	}
+	for _, id := range ids {
+		resumed := 0
+		for _, p := range []*killableVMCP{b, c} {
+			for _, line := range strings.Split(p.stderr.String(), "\n") {
+				if strings.Contains(line, "resuming run left unfinished") && strings.Contains(line, id) {
+					resumed++
+				}
+			}
+		}
+		if resumed != 1 {
+			t.Errorf("run %s was resumed %d times by the survivors; want exactly once\nB:\n%s\nC:\n%s", id, resumed, b.stderr.String(), c.stderr.String())
+		}
+	}
+}
