@@ -106,6 +106,15 @@ func (s *stack) serveAuthoring(ctx context.Context, srv *mcpserver.Server, log *
 	}
 	log.Info("authoring enabled", "authored", len(svc.List())-len(s.plan.Workflows), "not served", len(problems))
 	s.authoring = svc
+	// Replicas on one database: a save or delete on any is served here at
+	// once, and this server's sessions get list_changed.
+	if db, ok := s.ops.store.(*postgres.Store); ok {
+		db.OnWorkflowChange(func(name string) {
+			if err := svc.Reload(context.WithoutCancel(ctx), name); err != nil {
+				log.Warn("serving an authored workflow changed by another vmcp failed", "workflow", name, "err", err)
+			}
+		})
+	}
 	return nil
 }
 

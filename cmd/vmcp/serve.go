@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/vmcp-dev/vmcp/mcpserver"
+	"github.com/vmcp-dev/vmcp/store/postgres"
 	"github.com/vmcp-dev/vmcp/temporalrun"
 )
 
@@ -47,6 +48,15 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 	})
 	if err != nil {
 		return nil, nil, failuref("%v", err)
+	}
+	// Replicas on one database: a cancel asked of another replica reaches
+	// this one when it runs the run (store/postgres/notify.go).
+	if db, ok := st.ops.store.(*postgres.Store); ok && !st.cfg.Executor.Temporal() {
+		db.OnCancel(func(id string) {
+			if err := st.engine.Cancel(context.WithoutCancel(ctx), id); err != nil {
+				log.Warn("cancelling a run at another replica's request failed", "run_id", id, "err", err)
+			}
+		})
 	}
 	if err := st.ops.addRunTools(srv, st.exec); err != nil {
 		return nil, nil, failuref("%v", err)

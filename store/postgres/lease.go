@@ -48,23 +48,48 @@ func (s *Store) heartbeat() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.LeaseTTL/3)
-		if _, err := s.Renew(ctx); err != nil {
+		_, cancels, err := s.renew(ctx)
+		cancel()
+		if err != nil {
 			s.log.Warn("renewing the leases of this replica's runs failed; another replica takes them over if this lasts",
 				"replica", s.Replica, "lease", s.opts.LeaseTTL.String(), "err", err)
 		}
-		cancel()
+		for _, id := range cancels { // a cancel whose notification was missed
+			s.cancelled(id)
+		}
 	}
 }
 
 // Renew extends every lease this store holds by LeaseTTL and returns how
 // many it renewed. The heartbeat calls it; tests may call it themselves.
 func (s *Store) Renew(ctx context.Context) (int, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE runs SET lease_until = now() + $2 * interval '1 microsecond'
-		WHERE lease_holder = $1 AND status IN ('pending', 'running')`, s.Replica, s.opts.LeaseTTL.Microseconds())
+	n, _, err := s.renew(ctx)
+	return n, err
+}
+
+// renew is Renew that also returns the renewed runs whose cancel was
+// asked for (RequestCancel).
+func (s *Store) renew(ctx context.Context) (int, []string, error) {
+	rows, err := s.pool.Query(ctx, `UPDATE runs SET lease_until = now() + $2 * interval '1 microsecond'
+		WHERE lease_holder = $1 AND status IN ('pending', 'running') RETURNING id, cancel_requested`, s.Replica, s.opts.LeaseTTL.Microseconds())
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return int(tag.RowsAffected()), nil
+	n := 0
+	var cancels []string
+	for rows.Next() {
+		var id string
+		var cancel bool
+		if err := rows.Scan(&id, &cancel); err != nil {
+			rows.Close()
+			return n, cancels, err
+		}
+		n++
+		if cancel {
+			cancels = append(cancels, id)
+		}
+	}
+	return n, cancels, rows.Err()
 }
 
 // LeaseTTL is how long this store's leases last without a heartbeat.

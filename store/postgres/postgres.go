@@ -9,8 +9,9 @@ package postgres
 //	       workflow_version, draft, plan_digest, owner, triggered_by), plus
 //	       seq (an identity column: the tie-break of "newest first" that
 //	       SQLite's rowid is there) and the run's lease: lease_holder (the
-//	       replica that runs it) and lease_until (the database's clock).
-//	       See lease.go.
+//	       replica that runs it) and lease_until (the database's clock),
+//	       see lease.go; version 2 added cancel_requested (a cancel asked
+//	       of the replica that runs the run, see notify.go).
 //	steps  one row per step of a run, keyed (run_id, idx), as in SQLite;
 //	       ON DELETE CASCADE from runs.
 //	workflows  authored workflows, one row per saved version, keyed
@@ -58,7 +59,7 @@ import (
 
 // schemaVersion is the version of the schema this vmcp writes;
 // migrations[v-1] makes version v.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -121,6 +122,8 @@ var migrations = []string{
 		deleted    BOOLEAN NOT NULL DEFAULT false,
 		PRIMARY KEY (name, version)
 	);`,
+	// 1 -> 2: a cancel asked of the replica that runs the run (notify.go).
+	`ALTER TABLE runs ADD COLUMN cancel_requested BOOLEAN NOT NULL DEFAULT false;`,
 }
 
 // Options configure a Store. The zero value keeps runs forever, never
@@ -175,6 +178,9 @@ type Store struct {
 
 	stop          chan struct{}
 	heartbeatDone chan struct{}
+	listen        *listener
+	cancelMu      sync.Mutex
+	cancelFns     []func(string)
 	stopRetention func()
 	once          sync.Once
 }
@@ -217,7 +223,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres store: %w", redact(err))
 	}
 	s := &Store{pool: pool, opts: opts, log: log, Replica: opts.Replica, stop: make(chan struct{}),
-		heartbeatDone: make(chan struct{}), stopRetention: func() {}}
+		heartbeatDone: make(chan struct{}), stopRetention: func() {}, listen: newListener()}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres store: %w", err)
@@ -247,13 +253,15 @@ func redact(err error) error {
 	return err
 }
 
-// Close stops the heartbeat and the retention loop, and closes the pool. The runs this store still holds keep their lease
+// Close stops the heartbeat, the retention loop and the notification
+// listener, and closes the pool. The runs this store still holds keep their lease
 // until it expires; then another replica takes them over.
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		s.stopRetention()
 		close(s.stop)
 		<-s.heartbeatDone
+		s.listen.close()
 		s.pool.Close()
 	})
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -352,5 +353,100 @@ func TestWorkflowVersions(t *testing.T) {
 	}
 	if _, err := b.GetWorkflow(ctx, "nope", 0); !errors.Is(err, ErrNoWorkflow) {
 		t.Errorf("GetWorkflow(nope) = %v; want ErrNoWorkflow", err)
+	}
+}
+
+// recorder collects handler calls for a test to wait on.
+type recorder struct {
+	mu  sync.Mutex
+	got []string
+	ch  chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{ch: make(chan struct{}, 100)} }
+
+func (r *recorder) add(s string) {
+	r.mu.Lock()
+	r.got = append(r.got, s)
+	r.mu.Unlock()
+	r.ch <- struct{}{}
+}
+
+// waitFor waits (30s at most) until want was recorded.
+func (r *recorder) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		r.mu.Lock()
+		found := slices.Contains(r.got, want)
+		got := append([]string(nil), r.got...)
+		r.mu.Unlock()
+		if found {
+			return
+		}
+		select {
+		case <-r.ch:
+		case <-deadline:
+			t.Fatalf("after 30s the handler got %q; want %q among them", got, want)
+		}
+	}
+}
+
+// TestNotifications: a workflow saved through one store reaches the
+// other's handler; a cancel asked through a store that does not hold the
+// run reaches the holder's handler (notified), and one whose
+// notification was missed reaches it with the heartbeat.
+func TestNotifications(t *testing.T) {
+	pg := cluster(t)
+	url := pg.NewDatabase(t)
+	ctx := context.Background()
+	a := open(t, url, Options{Replica: "a"})
+	b := open(t, url, Options{Replica: "b", LeaseTTL: 300 * time.Millisecond})
+
+	wfs := newRecorder()
+	a.OnWorkflowChange(wfs.add)
+	wfs.waitFor(t, "") // listening
+	if _, err := b.SaveWorkflow(ctx, "triage", "src", nil); err != nil {
+		t.Fatal(err)
+	}
+	wfs.waitFor(t, "triage")
+	if _, err := b.DeleteWorkflow(ctx, "triage"); err != nil {
+		t.Fatal(err)
+	}
+
+	cancels := newRecorder()
+	b.OnCancel(cancels.add)
+	notified := newRecorder()
+	b.OnWorkflowChange(notified.add)
+	notified.waitFor(t, "") // b's listener is up
+	for _, id := range []string{"notified", "missed", "a-runs-it"} {
+		s := b
+		if id == "a-runs-it" {
+			s = a
+		}
+		if err := s.CreateRun(ctx, newRun(id, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.RequestCancel(ctx, "notified"); err != nil {
+		t.Fatal(err)
+	}
+	cancels.waitFor(t, "notified")
+	// A cancel marked while nobody listened: the heartbeat delivers it.
+	if _, err := a.pool.Exec(ctx, `UPDATE runs SET cancel_requested = true WHERE id = 'missed'`); err != nil {
+		t.Fatal(err)
+	}
+	cancels.waitFor(t, "missed")
+	// a's own run: b's handler is not called for it.
+	if err := b.RequestCancel(ctx, "a-runs-it"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RequestCancel(ctx, "unknown"); err != nil {
+		t.Errorf("RequestCancel(unknown) = %v; want nil (nothing to cancel)", err)
+	}
+	cancels.mu.Lock()
+	defer cancels.mu.Unlock()
+	if slices.Contains(cancels.got, "a-runs-it") {
+		t.Errorf("b's cancel handler got a's run: %v", cancels.got)
 	}
 }
