@@ -8,13 +8,19 @@ package e2e
 // called once in all, counted in the backends' shared call log.
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/internal/testenv"
@@ -149,5 +155,109 @@ func TestReplicasTakeOverExactlyOnce(t *testing.T) {
 		if resumed != 1 {
 			t.Errorf("run %s was resumed %d times by the survivors; want exactly once\nB:\n%s\nC:\n%s", id, resumed, b.stderr.String(), c.stderr.String())
 		}
+	}
+}
+
+// TestReplicasCancel: a run started as a task on A, held at s4, is
+// cancelled through B (tasks/cancel of the Tasks extension): the cancel
+// reaches A, which runs the run; the run ends cancelled, as B's API
+// says, and s5 is never called.
+func TestReplicasCancel(t *testing.T) {
+	rs := newReplicaSet(t, replicaConfig)
+	a, b := rs.start(t), rs.start(t)
+	id := (&testenv.ExtTasks{URL: a.base + "/mcp"}).StartTask(t, "five_steps", nil)
+	for deadline := time.Now().Add(60 * time.Second); backendCalls(t, rs.rec)["s4"] != 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("s4 not in flight within 60s; backend calls %v\nstderr:\n%s", backendCalls(t, rs.rec), a.stderr.String())
+		}
+	}
+	onB := &testenv.ExtTasks{URL: b.base + "/mcp"}
+	onB.Result(t, "tasks/cancel", map[string]any{"taskId": id})
+	task := onB.Wait(t, id, "cancelled", "completed", "failed")
+	if task["status"] != "cancelled" {
+		t.Errorf("tasks/get on B after its tasks/cancel = %v; want cancelled", task)
+	}
+	d := waitFinished(t, b, id)
+	if d.Status != runtime.RunCancelled {
+		t.Fatalf("run %s = %s; want cancelled\nA:\n%s", id, d.Status, a.stderr.String())
+	}
+	if calls := backendCalls(t, rs.rec); calls["s5 after s1 and s4"] != 0 || calls["s4"] != 1 {
+		t.Errorf("backend calls = %v; want s4 once and no s5", calls)
+	}
+}
+
+// replicaAuthoringConfig serves the authoring tools on postgres.
+const replicaAuthoringConfig = `
+backends:
+  tb: {command: "${TB}"}
+authoring: {enabled: true}
+state: {store: postgres, url: "${PGURL}", lease: 1s}
+`
+
+// listeningClient is an MCP client of url that listens for server
+// notifications on the GET stream.
+func listeningClient(t *testing.T, url string) *agent {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url, transport.WithContinuousListening())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2025-11-25: a session whose GET stream carries the server's
+	// notifications (2026-07-28 requests have no session to notify).
+	c := client.NewClient(tr, client.WithLegacyProtocolOnly())
+	a := newAgent(c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return a
+}
+
+// TestReplicasServeSavedWorkflow: a workflow saved through A is served by
+// B (B hears of the save over LISTEN/NOTIFY and publishes it) and runs
+// there; deleted through B, it is gone from A.
+//
+// What it does not check: notifications/tools/list_changed on a session
+// that did not make the change. It does not arrive over streamable HTTP
+// even on a single vmcp (a second session of the same server gets none
+// either; mcpserver's GET stream), so that part of the design is open.
+func TestReplicasServeSavedWorkflow(t *testing.T) {
+	rs := newReplicaSet(t, replicaAuthoringConfig)
+	a, b := rs.start(t), rs.start(t)
+	onA, onB := listeningClient(t, a.base+"/mcp"), listeningClient(t, b.base+"/mcp")
+	if slices.Contains(onB.tools(t), "greet") {
+		t.Fatal("B serves greet before anyone saved it")
+	}
+	saved := time.Now()
+	mustCall(t, onA.Client, "vmcp_workflow_save", map[string]any{"source": fixedDraft})
+	waitTools(t, onB, "greet", true, "A saved greet")
+	t.Logf("B served greet %v after A's save was sent", time.Since(saved))
+	res := mustCall(t, onB.Client, "greet", map[string]any{"who": "ann"})
+	var out map[string]any
+	structured(t, res, &out)
+	if out["text"] != "hello ann again" {
+		t.Errorf("greet on B = %s; want hello ann again", testenv.ResultText(res))
+	}
+	mustCall(t, onB.Client, "vmcp_workflow_delete", map[string]any{"name": "greet"})
+	waitTools(t, onA, "greet", false, "B deleted greet")
+	if !strings.Contains(b.stderr.String(), "authored workflow saved by another vmcp on the store now served") {
+		t.Errorf("B did not log serving A's save:\n%s", b.stderr.String())
+	}
+}
+
+// waitTools polls tools/list (30s at most) until name is served (or not).
+func waitTools(t *testing.T, a *agent, name string, served bool, after string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for slices.Contains(a.tools(t), name) != served {
+		if time.Now().After(deadline) {
+			t.Fatalf("30s after %s, tools = %v; want %s served: %v", after, a.tools(t), name, served)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
