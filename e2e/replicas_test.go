@@ -9,12 +9,14 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -259,5 +261,85 @@ func waitTools(t *testing.T, a *agent, name string, served bool, after string) {
 			t.Fatalf("30s after %s, tools = %v; want %s served: %v", after, a.tools(t), name, served)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// getStatus GETs path and returns the status code and the body.
+func getStatus(t *testing.T, base, path string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s%s: %v", base, path, err)
+	}
+	defer res.Body.Close()
+	var sb strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := res.Body.Read(buf)
+		sb.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return res.StatusCode, sb.String()
+}
+
+// TestReplicaDrainNotReady: from SIGTERM on, a draining replica answers
+// /readyz with 503 (draining) while /healthz stays ok and the other
+// replica stays ready; the draining replica finishes its run in flight,
+// which completes, and exits cleanly.
+func TestReplicaDrainNotReady(t *testing.T) {
+	rs := newReplicaSet(t, replicaConfig)
+	a, b := rs.start(t), rs.start(t)
+	if code, body := getStatus(t, a.base, "/readyz"); code != http.StatusOK {
+		t.Fatalf("A's /readyz before the drain = %d %s; want 200", code, body)
+	}
+	id := (&testenv.ExtTasks{URL: a.base + "/mcp"}).StartTask(t, "five_steps", nil)
+	for deadline := time.Now().Add(60 * time.Second); backendCalls(t, rs.rec)["s4"] != 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("s4 not in flight within 60s; backend calls %v", backendCalls(t, rs.rec))
+		}
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		code, body := getStatus(t, a.base, "/readyz")
+		if code == http.StatusServiceUnavailable {
+			var r httpapi.Readiness
+			if err := json.Unmarshal([]byte(body), &r); err != nil || !r.Draining || r.Ready {
+				t.Errorf("A's /readyz while draining = %s; want draining: true", body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("A's /readyz 30s after SIGTERM = %d %s; want 503", code, body)
+		}
+	}
+	if code, _ := getStatus(t, a.base, "/healthz"); code != http.StatusOK {
+		t.Errorf("A's /healthz while draining = %d; want 200", code)
+	}
+	if code, body := getStatus(t, b.base, "/readyz"); code != http.StatusOK {
+		t.Errorf("B's /readyz while A drains = %d %s; want 200", code, body)
+	}
+	if err := os.WriteFile(rs.gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-a.exited:
+		if err != nil {
+			t.Errorf("A exited with %v after draining\nstderr:\n%s", err, a.stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("A still running 60s after SIGTERM\nstderr:\n%s", a.stderr.String())
+	}
+	if d := waitFinished(t, b, id); d.Status != runtime.RunCompleted {
+		t.Errorf("A's run after A drained = %s %+v; want completed (A finished it)", d.Status, d.Error)
+	}
+	if calls := backendCalls(t, rs.rec); calls["s4"] != 1 || calls["s5 after s1 and s4"] != 1 {
+		t.Errorf("backend calls = %v; want s4 and s5 once each (A finished the run, nobody resumed it)", calls)
 	}
 }

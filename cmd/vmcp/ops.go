@@ -55,7 +55,13 @@ type ops struct {
 	ui *console.Console
 	// rerun starts re-runs (rerun.go); nil until vmcp run sets it.
 	rerun runtime.Rerunner
+	// draining reports that vmcp run is shutting down (shutdown.go), for
+	// /readyz; nil until vmcp run sets it.
+	draining func() bool
 }
+
+// isDraining reports whether vmcp run is shutting down.
+func (o *ops) isDraining() bool { return o.draining != nil && o.draining() }
 
 // openOps opens the run store the config asks for.
 func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
@@ -138,7 +144,7 @@ func (o *ops) addRunTools(srv *mcpserver.Server, eng httpapi.Engine) error {
 
 // api builds the operations API for the engine and backends.
 func (o *ops) api(eng httpapi.Engine, ready func() map[string]error) (*httpapi.API, error) {
-	return httpapi.New(httpapi.Options{Engine: eng, Store: o.store, Rerun: o, Ready: ready, Metrics: o.metrics.Handler(), Logger: o.log})
+	return httpapi.New(httpapi.Options{Engine: eng, Store: o.store, Rerun: o, Ready: ready, Draining: o.isDraining, Metrics: o.metrics.Handler(), Logger: o.log})
 }
 
 // routes are the API's routes for mcpserver.HTTPHandler.

@@ -22,6 +22,7 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 	}
 	// The tracker knows the runs in flight, for the shutdown.
 	runs := newRunTracker(st.ops.runner(st.exec))                   // metrics and run logs: ops.go
+	st.ops.draining = runs.draining                                 // /readyz answers 503 from the first signal on
 	st.ops.rerun = &rerunner{ctx: ctx, runner: runs, exec: st.exec} // re-runs from the API and the console
 	srv, err := mcpserver.New(mcpserver.Options{
 		Tasks: mcpserver.TaskOptions{ // long runs as MCP Tasks

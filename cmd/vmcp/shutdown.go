@@ -3,8 +3,9 @@ package main
 // The graceful shutdown of vmcp run.
 //
 // The first SIGINT or SIGTERM (main cancels the command's context) starts
-// it: vmcp says it is shutting down and how many runs it waits for, starts
-// no new run (a call that arrives now gets an isError result saying so),
+// it: vmcp says it is shutting down and how many runs it waits for,
+// answers /readyz with 503 (so a load balancer sends new calls to another
+// replica; /healthz stays ok), starts no new run (a call that arrives now gets an isError result saying so),
 // and keeps serving so that the runs in flight can finish and their results
 // reach their clients. When the grace period (--shutdown-grace, default
 // 10s) ends first, the runs still going are cancelled: their backend calls
@@ -99,6 +100,13 @@ func (t *runTracker) drain() (int, <-chan struct{}) {
 		}
 	}
 	return len(t.cancels), t.idle
+}
+
+// draining reports whether drain was called: the process is shutting down.
+func (t *runTracker) draining() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closing
 }
 
 // cancelAll cancels every run in flight and returns how many there were.
