@@ -87,10 +87,10 @@ func newReplicaSet(t *testing.T, config string) *replicaSet {
 	return rs
 }
 
-// start starts one more replica.
-func (rs *replicaSet) start(t *testing.T) *killableVMCP {
+// start starts one more replica, with extra flags.
+func (rs *replicaSet) start(t *testing.T, extra ...string) *killableVMCP {
 	t.Helper()
-	return startKillable(t, rs.cfg, fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, replicaLo, replicaHi)))
+	return startKillable(t, rs.cfg, fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, replicaLo, replicaHi)), extra...)
 }
 
 // TestReplicasTakeOverExactlyOnce: three replicas; three runs started as
@@ -341,5 +341,46 @@ func TestReplicaDrainNotReady(t *testing.T) {
 	}
 	if calls := backendCalls(t, rs.rec); calls["s4"] != 1 || calls["s5 after s1 and s4"] != 1 {
 		t.Errorf("backend calls = %v; want s4 and s5 once each (A finished the run, nobody resumed it)", calls)
+	}
+}
+
+// TestReplicaDrainHandsOver: a rolling restart with a run that outlasts
+// the grace period. A gets SIGTERM with its run held at s4 and a grace
+// of one second: when it is over, A releases the run and exits, and B
+// resumes it at once (no lease to wait out), calling s4 again (it is
+// idempotent) and s5 once; A's cancel recorded nothing.
+func TestReplicaDrainHandsOver(t *testing.T) {
+	rs := newReplicaSet(t, strings.Replace(replicaConfig, "lease: 1s", "lease: 1h", 1))
+	a, b := rs.start(t, "--shutdown-grace", "1s"), rs.start(t)
+	id := (&testenv.ExtTasks{URL: a.base + "/mcp"}).StartTask(t, "five_steps", nil)
+	for deadline := time.Now().Add(60 * time.Second); backendCalls(t, rs.rec)["s4"] != 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("s4 not in flight within 60s; backend calls %v", backendCalls(t, rs.rec))
+		}
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-a.exited:
+		if err != nil {
+			t.Errorf("A exited with %v\nstderr:\n%s", err, a.stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("A still running 60s after SIGTERM\nstderr:\n%s", a.stderr.String())
+	}
+	if !strings.Contains(a.stderr.String(), "left for another replica to resume") {
+		t.Errorf("A did not say it left its run to another replica:\n%s", a.stderr.String())
+	}
+	if err := os.WriteFile(rs.gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := waitFinished(t, b, id)
+	if d.Status != runtime.RunCompleted {
+		t.Fatalf("run %s after A's drain = %s %+v; want completed by B\nA:\n%s\nB:\n%s", id, d.Status, d.Error, a.stderr.String(), b.stderr.String())
+	}
+	want := map[string]int{"s1": 1, "s2": 1, "s3": 1, "s4": 2, "s5 after s1 and s4": 1}
+	if calls := backendCalls(t, rs.rec); fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("backend calls = %v; want %v", calls, want)
 	}
 }

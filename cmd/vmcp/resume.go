@@ -34,8 +34,8 @@ package main
 // With state.store: postgres the database is shared by several replicas,
 // and "the previous process" is any replica that stopped: its runs keep a
 // lease it no longer renews (store/postgres/lease.go). Every vmcp run
-// claims the runs whose lease expired, at start and then every third of
-// the lease until it drains (takeOver), and decides each as above; a run
+// claims the runs whose lease expired, at start and then every second
+// (or third of the lease) until it drains (takeOver), and decides each as above; a run
 // is claimed by exactly one replica, so exactly one resumes it.
 //
 // Clients see the same run id throughout: `vmcp runs show ID`, the run API
@@ -72,9 +72,11 @@ type claimer interface {
 }
 
 // takeOver claims the runs whose lease expired, now and then every third
-// of the lease, and resumes them, until stop ends (the drain).
+// of the lease or every second, whichever comes first (a released run,
+// of a replica that drained, has no lease to wait out), and resumes them,
+// until stop ends (the drain).
 func (rs *resumeSet) takeOver(stop, ctx context.Context, c claimer) {
-	t := time.NewTicker(c.LeaseTTL() / 3)
+	t := time.NewTicker(min(c.LeaseTTL()/3, time.Second))
 	defer t.Stop()
 	for {
 		ids, err := c.Claim(stop)

@@ -53,6 +53,7 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 	// Replicas on one database: a cancel asked of another replica reaches
 	// this one when it runs the run (store/postgres/notify.go).
 	if db, ok := st.ops.store.(*postgres.Store); ok && !st.cfg.Executor.Temporal() {
+		runs.release = func() (int, error) { return db.Release(context.Background()) }
 		db.OnCancel(func(id string) {
 			if err := st.engine.Cancel(context.WithoutCancel(ctx), id); err != nil {
 				log.Warn("cancelling a run at another replica's request failed", "run_id", id, "err", err)

@@ -70,6 +70,9 @@ func (s *Store) Renew(ctx context.Context) (int, error) {
 // renew is Renew that also returns the renewed runs whose cancel was
 // asked for (RequestCancel).
 func (s *Store) renew(ctx context.Context) (int, []string, error) {
+	if s.released.Load() {
+		return 0, nil, nil
+	}
 	rows, err := s.pool.Query(ctx, `UPDATE runs SET lease_until = now() + $2 * interval '1 microsecond'
 		WHERE lease_holder = $1 AND status IN ('pending', 'running') RETURNING id, cancel_requested`, s.Replica, s.opts.LeaseTTL.Microseconds())
 	if err != nil {
@@ -90,6 +93,29 @@ func (s *Store) renew(ctx context.Context) (int, []string, error) {
 		}
 	}
 	return n, cancels, rows.Err()
+}
+
+// Release gives up every lease this store holds at once, so that another
+// replica takes its unfinished runs over at its next claim, and from then
+// on refuses this store's writes of runs (ErrLeaseLost): the runs still
+// going here stop without recording anything more, and their record is
+// the one the next replica resumes. vmcp run calls it when its shutdown
+// grace period ends with runs in flight. It returns how many runs it let go.
+func (s *Store) Release(ctx context.Context) (int, error) {
+	s.released.Store(true)
+	tag, err := s.pool.Exec(context.WithoutCancel(ctx), `UPDATE runs SET lease_until = now() - interval '1 millisecond'
+		WHERE lease_holder = $1 AND status IN ('pending', 'running')`, s.Replica)
+	if err != nil {
+		return 0, err
+	}
+	n := int(tag.RowsAffected())
+	s.log.Info("released the leases of this replica's runs for another replica to resume", "replica", s.Replica, "runs", n)
+	return n, nil
+}
+
+// errReleased is a write after Release.
+func (s *Store) errReleased(id string) error {
+	return fmt.Errorf("run %s: this replica released its runs (shutting down): %w", id, ErrLeaseLost)
 }
 
 // LeaseTTL is how long this store's leases last without a heartbeat.
@@ -170,13 +196,17 @@ func (s *Store) recover(ctx context.Context) error {
 // Interrupt ends a run left pending or running that cannot resume: the run
 // becomes interrupted, its steps left running fail, and Run.Error gives
 // reason with the recovery summary, as in the SQLite store. A run that has
-// already finished is left alone, and Interrupt reports false.
+// already finished is left alone, and Interrupt reports false; one that
+// another replica holds is refused with ErrLeaseLost.
 func (s *Store) Interrupt(ctx context.Context, id, reason string) (bool, error) {
+	if s.released.Load() {
+		return false, s.errReleased(id)
+	}
 	now := s.opts.now()
 	var done bool
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		var status string
-		if err := tx.QueryRow(ctx, `SELECT status FROM runs WHERE id = $1 FOR UPDATE`, id).Scan(&status); err != nil {
+		var status, holder string
+		if err := tx.QueryRow(ctx, `SELECT status, lease_holder FROM runs WHERE id = $1 FOR UPDATE`, id).Scan(&status, &holder); err != nil {
 			if err == pgx.ErrNoRows {
 				return fmt.Errorf("run %s: %w", id, runtime.ErrRunNotFound)
 			}
@@ -184,6 +214,9 @@ func (s *Store) Interrupt(ctx context.Context, id, reason string) (bool, error) 
 		}
 		if status != string(runtime.RunPending) && status != string(runtime.RunRunning) {
 			return nil
+		}
+		if holder != s.Replica {
+			return fmt.Errorf("run %s (held by %s): %w", id, holder, ErrLeaseLost)
 		}
 		var total, finished int
 		if err := tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status IN ('completed', 'failed', 'skipped'))

@@ -47,6 +47,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -181,6 +182,7 @@ type Store struct {
 	listen        *listener
 	cancelMu      sync.Mutex
 	cancelFns     []func(string)
+	released      atomic.Bool // Release was called: writes of runs are refused
 	stopRetention func()
 	once          sync.Once
 }
@@ -313,6 +315,9 @@ func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
 
 // CreateRun inserts a run and its steps, with this store's lease on it.
 func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
+	if s.released.Load() {
+		return s.errReleased(run.ID)
+	}
 	rr, err := s.encodeRun(run)
 	if err != nil {
 		return err
@@ -357,6 +362,9 @@ var ErrLeaseLost = errors.New("another vmcp replica took the run over")
 // UpdateStep replaces the record of step index of a run, durably, when
 // this store holds the run's lease.
 func (s *Store) UpdateStep(ctx context.Context, runID string, index int, step runtime.StepState) error {
+	if s.released.Load() {
+		return s.errReleased(runID)
+	}
 	row, err := s.stepRow(step)
 	if err != nil {
 		return fmt.Errorf("run %s step %s: %w", runID, step.ID, err)
@@ -390,6 +398,9 @@ func (s *Store) UpdateStep(ctx context.Context, runID string, index int, step ru
 // FinishRun records a run's final status, output and error, and the final
 // state of every step, when this store holds the run's lease.
 func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
+	if s.released.Load() {
+		return s.errReleased(run.ID)
+	}
 	rr, err := s.encodeRun(run)
 	if err != nil {
 		return err

@@ -450,3 +450,47 @@ func TestNotifications(t *testing.T) {
 		t.Errorf("b's cancel handler got a's run: %v", cancels.got)
 	}
 }
+
+// TestRelease: a replica that releases its runs (its drain's grace period
+// is over) writes nothing more of them, and another replica claims them
+// at once, without waiting for the lease to run out.
+func TestRelease(t *testing.T) {
+	pg := cluster(t)
+	url := pg.NewDatabase(t)
+	ctx := context.Background()
+	a := open(t, url, Options{Replica: "a", LeaseTTL: time.Hour})
+	b := open(t, url, Options{Replica: "b", LeaseTTL: time.Hour})
+	for _, id := range []string{"r1", "r2"} {
+		if err := a.CreateRun(ctx, newRun(id, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := a.Release(ctx); err != nil || n != 2 {
+		t.Fatalf("Release = %d, %v; want 2", n, err)
+	}
+	st := runtime.StepState{ID: "x", Status: runtime.StepCompleted, Attempts: 1}
+	if err := a.UpdateStep(ctx, "r1", 0, st); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("UpdateStep after Release = %v; want ErrLeaseLost", err)
+	}
+	fin := newRun("r1", "x")
+	fin.Status = runtime.RunCancelled
+	if err := a.FinishRun(ctx, fin); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("FinishRun after Release = %v; want ErrLeaseLost", err)
+	}
+	if _, err := a.Interrupt(ctx, "r2", "x"); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("Interrupt after Release = %v; want ErrLeaseLost", err)
+	}
+	ids, err := b.Claim(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"r1", "r2"}, ids); diff != "" {
+		t.Errorf("b.Claim after a's Release (-want +got):\n%s", diff)
+	}
+	if r, _ := b.GetRun(ctx, "r1"); r.Status != runtime.RunRunning || r.Steps[0].Status != runtime.StepPending {
+		t.Errorf("r1 after a's refused writes = %s, step %s; want running, pending", r.Status, r.Steps[0].Status)
+	}
+	if _, err := a.Interrupt(ctx, "r1", "x"); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("a.Interrupt of b's run = %v; want ErrLeaseLost", err)
+	}
+}
