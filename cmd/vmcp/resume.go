@@ -35,8 +35,9 @@ package main
 // and "the previous process" is any replica that stopped: its runs keep a
 // lease it no longer renews (store/postgres/lease.go). Every vmcp run
 // claims the runs whose lease expired, at start and then every second
-// (or third of the lease) until it drains (takeOver), and decides each as above; a run
-// is claimed by exactly one replica, so exactly one resumes it.
+// (or third of the lease) until it drains (takeOver), and decides each as
+// above; a run is claimed by exactly one replica, so exactly one resumes
+// it.
 //
 // Clients see the same run id throughout: `vmcp runs show ID`, the run API
 // and tasks/get on the old task id show the run going on and finishing.
