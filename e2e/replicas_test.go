@@ -384,3 +384,59 @@ func TestReplicaDrainHandsOver(t *testing.T) {
 		t.Errorf("backend calls = %v; want %v", calls, want)
 	}
 }
+
+// replicaAskConfig: s1, then a question, then s3 built from the answer,
+// on postgres.
+const replicaAskConfig = `
+backends:
+  tb: {command: "${TB}", args: [-record, "${REC}", -gated]}
+state: {store: postgres, url: "${PGURL}", lease: 1s}
+compositeTools:
+  - name: ask_on_a
+    description: A step, a question, a step using the answer
+    steps:
+      - id: s1
+        tool: tb.gated
+        arguments: {label: s1}
+      - id: ask
+        type: elicitation
+        dependsOn: [s1]
+        message: Deploy to which region?
+        schema: {type: object, properties: {region: {type: string}}, required: [region]}
+      - id: s3
+        tool: tb.gated
+        dependsOn: [ask]
+        arguments: {label: "s3 to {{.steps.ask.output.content.region}}"}
+`
+
+// TestReplicasAnswerThroughB: a task made on A whose run asks a question
+// reads as input_required on B, with A's question in inputRequests;
+// answered with tasks/update on B, the answer reaches A's run, which
+// completes with it, as tasks/get on B says.
+func TestReplicasAnswerThroughB(t *testing.T) {
+	rs := newReplicaSet(t, replicaAskConfig)
+	a, b := rs.start(t), rs.start(t)
+	id := (&testenv.ExtTasks{URL: a.base + "/mcp"}).StartTask(t, "ask_on_a", nil)
+	onB := &testenv.ExtTasks{URL: b.base + "/mcp"}
+	task := onB.Wait(t, id, "input_required")
+	reqs, _ := task["inputRequests"].(map[string]any)
+	if len(reqs) != 1 {
+		t.Fatalf("tasks/get on B of A's task = %v; want A's question in inputRequests", task)
+	}
+	for key, v := range reqs {
+		params, _ := v.(map[string]any)["params"].(map[string]any)
+		if params["message"] != "Deploy to which region?" {
+			t.Errorf("the question on B = %v; want the step's message", v)
+		}
+		onB.Result(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
+			key: map[string]any{"action": "accept", "content": map[string]any{"region": "eu-west-1"}}}})
+	}
+	done := onB.Wait(t, id, "completed", "failed", "cancelled")
+	res, _ := done["result"].(map[string]any)
+	if sc, _ := res["structuredContent"].(map[string]any); done["status"] != "completed" || sc["label"] != "s3 to eu-west-1" {
+		t.Errorf("task after B's answer = %v; want completed with {label: s3 to eu-west-1}\nA:\n%s", done, a.stderr.String())
+	}
+	if calls := backendCalls(t, rs.rec); fmt.Sprint(calls) != fmt.Sprint(map[string]int{"s1": 1, "s3 to eu-west-1": 1}) {
+		t.Errorf("backend calls = %v; want s1 and s3 once", calls)
+	}
+}

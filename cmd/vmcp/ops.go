@@ -60,6 +60,15 @@ type ops struct {
 	draining func() bool
 }
 
+// taskBoard is the postgres store, where replicas share their tasks'
+// questions; nil for the other stores (one process).
+func (o *ops) taskBoard() mcpserver.TaskBoard {
+	if db, ok := o.store.(*postgres.Store); ok {
+		return db
+	}
+	return nil
+}
+
 // isDraining reports whether vmcp run is shutting down.
 func (o *ops) isDraining() bool { return o.draining != nil && o.draining() }
 

@@ -26,8 +26,9 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 	st.ops.rerun = &rerunner{ctx: ctx, runner: runs, exec: st.exec} // re-runs from the API and the console
 	srv, err := mcpserver.New(mcpserver.Options{
 		Tasks: mcpserver.TaskOptions{ // long runs as MCP Tasks
-			Runs: st.exec,
-			TTL:  st.cfg.State.Retention,
+			Runs:  st.exec,
+			TTL:   st.cfg.State.Retention,
+			Board: st.ops.taskBoard(), // replicas on postgres: questions answered through any
 		},
 		RunLimits: mcpserver.RunLimits{ // server.limits
 			Runs:     st.cfg.Server.Limits.Runs,

@@ -148,7 +148,7 @@ func (s *Store) listenOnce(ctx context.Context, up func()) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	for _, c := range []string{WorkflowsChannel, CancelChannel} {
+	for _, c := range []string{WorkflowsChannel, CancelChannel, AnswerChannel} {
 		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{c}.Sanitize()); err != nil {
 			return err
 		}

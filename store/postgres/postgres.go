@@ -16,6 +16,8 @@ package postgres
 //	       ON DELETE CASCADE from runs.
 //	workflows  authored workflows, one row per saved version, keyed
 //	       (name, version). See workflows.go.
+//	task_questions  (version 3) the questions a live task waits on, posted
+//	       by the replica that runs it. See board.go.
 //
 // Every write is one transaction of its own on a connection of the pool,
 // committed before it returns: CreateRun inserts the run and its steps,
@@ -60,7 +62,7 @@ import (
 
 // schemaVersion is the version of the schema this vmcp writes;
 // migrations[v-1] makes version v.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -125,6 +127,12 @@ var migrations = []string{
 	);`,
 	// 1 -> 2: a cancel asked of the replica that runs the run (notify.go).
 	`ALTER TABLE runs ADD COLUMN cancel_requested BOOLEAN NOT NULL DEFAULT false;`,
+	// 2 -> 3: the questions of live tasks, for every replica (board.go).
+	`CREATE TABLE task_questions (
+		run_id    TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+		seq       BIGINT NOT NULL,
+		questions TEXT NOT NULL
+	);`,
 }
 
 // Options configure a Store. The zero value keeps runs forever, never
