@@ -494,3 +494,41 @@ func TestRelease(t *testing.T) {
 		t.Errorf("a.Interrupt of b's run = %v; want ErrLeaseLost", err)
 	}
 }
+
+// TestBoard: a task's posted questions are read back; an older post that
+// arrives late does not replace a newer one; nil clears them; an answer
+// reaches every replica's handler.
+func TestBoard(t *testing.T) {
+	pg := cluster(t)
+	url := pg.NewDatabase(t)
+	ctx := context.Background()
+	a, b := open(t, url, Options{Replica: "a"}), open(t, url, Options{Replica: "b"})
+	if err := a.CreateRun(ctx, newRun("task", "ask")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct {
+		seq int64
+		q   string
+	}{{2, `[{"key":"ask-2"}]`}, {1, `[{"key":"ask-1"}]`}} {
+		if err := a.Post(ctx, "task", p.seq, []byte(p.q)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if q, err := b.Questions(ctx, "task"); err != nil || string(q) != `[{"key":"ask-2"}]` {
+		t.Errorf("Questions after posts 2 then 1 = %s, %v; want post 2's", q, err)
+	}
+	got := newRecorder()
+	a.OnAnswer(func(id, key string, answer []byte) { got.add(id + " " + key + " " + string(answer)) })
+	a.OnWorkflowChange(got.add)
+	got.waitFor(t, "")
+	if err := b.Answer(ctx, "task", "ask-2", []byte(`{"action":"accept"}`)); err != nil {
+		t.Fatal(err)
+	}
+	got.waitFor(t, `task ask-2 {"action":"accept"}`)
+	if err := a.Post(ctx, "task", 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if q, err := b.Questions(ctx, "task"); err != nil || q != nil {
+		t.Errorf("Questions after clearing = %s, %v; want none", q, err)
+	}
+}
