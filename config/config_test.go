@@ -553,7 +553,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "postgres url that is not one",
 			src:  "state: {store: postgres, url: \"mysql://u:secret@db/x\"}\n",
-			want: []string{`vmcp.yaml:1:31: error: state.url must be a postgres:// URL with a host, such as postgres://vmcp@db:5432/vmcp (its value is not shown: it may hold a password)`},
+			want: []string{`vmcp.yaml:1:31: error: state.url must be a postgres:// URL, such as postgres://vmcp@db:5432/vmcp (its value is not shown: it may hold a password)`},
 		},
 		{
 			name: "retention of the wrong type",

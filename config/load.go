@@ -766,8 +766,8 @@ func (l *loader) state(n ast.Node) {
 			if u, ok := l.str(v, p, p); ok {
 				s.URL = u
 				// The URL may hold a password: messages never quote it.
-				if pu, err := url.Parse(u); err != nil || (pu.Scheme != "postgres" && pu.Scheme != "postgresql") || pu.Host == "" {
-					l.errorf(v, p, CodeBadValue, "%s must be a postgres:// URL with a host, such as postgres://vmcp@db:5432/vmcp (its value is not shown: it may hold a password)", p)
+				if pu, err := url.Parse(u); err != nil || (pu.Scheme != "postgres" && pu.Scheme != "postgresql") {
+					l.errorf(v, p, CodeBadValue, "%s must be a postgres:// URL, such as postgres://vmcp@db:5432/vmcp (its value is not shown: it may hold a password)", p)
 				}
 			}
 		case "lease":
