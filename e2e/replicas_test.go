@@ -208,11 +208,12 @@ func listeningClient(t *testing.T, url string) *agent {
 	// notifications (2026-07-28 requests have no session to notify).
 	c := client.NewClient(tr, client.WithLegacyProtocolOnly())
 	a := newAgent(c)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
+	// Start's context is the GET stream's: it must outlive this function.
+	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -221,13 +222,10 @@ func listeningClient(t *testing.T, url string) *agent {
 }
 
 // TestReplicasServeSavedWorkflow: a workflow saved through A is served by
-// B (B hears of the save over LISTEN/NOTIFY and publishes it) and runs
-// there; deleted through B, it is gone from A.
-//
-// What it does not check: notifications/tools/list_changed on a session
-// that did not make the change. It does not arrive over streamable HTTP
-// even on a single vmcp (a second session of the same server gets none
-// either; mcpserver's GET stream), so that part of the design is open.
+// B (B hears of the save over LISTEN/NOTIFY and publishes it), B's
+// session gets notifications/tools/list_changed, and the workflow runs
+// there; deleted through B, it is gone from A, with list_changed on A's
+// session.
 func TestReplicasServeSavedWorkflow(t *testing.T) {
 	rs := newReplicaSet(t, replicaAuthoringConfig)
 	a, b := rs.start(t), rs.start(t)
@@ -235,20 +233,52 @@ func TestReplicasServeSavedWorkflow(t *testing.T) {
 	if slices.Contains(onB.tools(t), "greet") {
 		t.Fatal("B serves greet before anyone saved it")
 	}
+	// A session's GET stream opens after its initialize returns: warm
+	// both up with saves through the other replica until each has seen
+	// a list_changed there, so the counts below start from open streams.
+	warmUp(t, onA, onB)
+	warmUp(t, onB, onA)
+
+	before := onB.listChanged.Load()
 	saved := time.Now()
 	mustCall(t, onA.Client, "vmcp_workflow_save", map[string]any{"source": fixedDraft})
+	onB.waitListChanged(t, before+1, "saving greet on A")
+	t.Logf("B's session got list_changed %v after A's save was sent", time.Since(saved))
 	waitTools(t, onB, "greet", true, "A saved greet")
-	t.Logf("B served greet %v after A's save was sent", time.Since(saved))
 	res := mustCall(t, onB.Client, "greet", map[string]any{"who": "ann"})
 	var out map[string]any
 	structured(t, res, &out)
 	if out["text"] != "hello ann again" {
 		t.Errorf("greet on B = %s; want hello ann again", testenv.ResultText(res))
 	}
+	beforeA := onA.listChanged.Load()
 	mustCall(t, onB.Client, "vmcp_workflow_delete", map[string]any{"name": "greet"})
+	onA.waitListChanged(t, beforeA+1, "deleting greet on B")
 	waitTools(t, onA, "greet", false, "B deleted greet")
 	if !strings.Contains(b.stderr.String(), "authored workflow saved by another vmcp on the store now served") {
 		t.Errorf("B did not log serving A's save:\n%s", b.stderr.String())
+	}
+}
+
+// warmUpDraft is saved again and again by warmUp.
+const warmUpDraft = `name: warm_up
+description: Saved until the other replica's session hears of it
+steps:
+  - id: only
+    tool: tb.echo
+    arguments: {text: warm}
+`
+
+// warmUp saves warm_up through saver (replacing it) every 100ms until
+// listener's session has seen a list_changed (30s at most).
+func warmUp(t *testing.T, saver, listener *agent) {
+	t.Helper()
+	start := listener.listChanged.Load()
+	for deadline := time.Now().Add(30 * time.Second); listener.listChanged.Load() == start; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no list_changed on the other replica's session within 30s of saves")
+		}
+		mustCall(t, saver.Client, "vmcp_workflow_save", map[string]any{"source": warmUpDraft, "replace": true})
 	}
 }
 
