@@ -44,7 +44,7 @@ temporal-cli: $(TEMPORAL)
 	@echo "temporal CLI at $(VMCP_BIN_CACHE)/temporal: $$($(VMCP_BIN_CACHE)/temporal --version)"
 
 # The Debian packages the tests run (chromium for the console's browser
-# tests, jq for the README's agent session), installed when missing.
+# tests, jq for the agent session of docs/authoring.md), installed when missing.
 system-packages:
 	@./scripts/system-packages.sh
 

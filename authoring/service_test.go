@@ -58,7 +58,7 @@ func TestCheckRules(t *testing.T) {
 		{"two workflows", "compositeTools:\n  - {name: one, description: d, steps: [{id: s, tool: a.echo, arguments: {text: hi}}]}\n  - {name: two, description: d, steps: [{id: s, tool: a.echo, arguments: {text: hi}}]}\n",
 			"3:5 one_workflow_per_source "},
 		{"empty", "  \n", "1:1 empty_source "},
-		{"compiled plan", `{"version": "vmcp.plan/v2", "workflows": []}`, "1:1 plan_source "},
+		{"compiled plan", `{"version": "vmcp.plan/v3", "workflows": []}`, "1:1 plan_source "},
 		{"no workflow", "compositeTools: []\n", "1:1 no_workflow "},
 	}
 	for _, tt := range tests {

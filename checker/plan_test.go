@@ -9,10 +9,46 @@ import (
 	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/parser"
+	"github.com/vmcp-dev/vmcp/planner"
 )
 
-// planOf checks src (with cat, which may be nil) and returns the result as
-// a plan that went through JSON, as a plan.json does.
+// TestCapsAreInThePlan: the caps the checker warns about are applied in
+// the IR itself (the runtime trusts the plan and applies none): maxRetries
+// over 10 becomes 10, an elicitation's wait over 10 minutes becomes 10
+// minutes, and the defaults are written out.
+func TestCapsAreInThePlan(t *testing.T) {
+	src := `compositeTools:
+  - name: caps
+    description: d
+    timeout: 1h
+    steps:
+      - {id: a, tool: svc.down, onError: {action: retry, maxRetries: 50}}
+      - {id: ask, type: elicitation, message: Go?, timeout: 15m, schema: {type: object}}
+      - id: loop
+        type: forEach
+        collection: "[1, 2]"
+        step: {tool: svc.x}
+`
+	w := planOf(t, src, nil).Workflows[0]
+	byID := map[string]*ir.Step{}
+	for _, s := range w.Steps {
+		byID[s.ID] = s
+	}
+	if got := byID["a"].OnError.MaxRetries; got != ir.MaxRetries {
+		t.Errorf("maxRetries 50 is %d in the plan; want the cap %d", got, ir.MaxRetries)
+	}
+	if got := byID["ask"].Timeout.D(); got != ir.MaxElicitationTimeout {
+		t.Errorf("elicitation timeout 15m is %s in the plan; want the cap %s", got, ir.MaxElicitationTimeout)
+	}
+	fe := byID["loop"].ForEach
+	if fe.ItemVar != "item" || fe.MaxParallel != ir.DefaultMaxParallel || fe.MaxIterations != ir.DefaultMaxIterations || fe.Step.Timeout.D() != ir.DefaultStepTimeout {
+		t.Errorf("loop defaults in the plan: itemVar %q, maxParallel %d, maxIterations %d, inner timeout %s; want item, %d, %d, %s",
+			fe.ItemVar, fe.MaxParallel, fe.MaxIterations, fe.Step.Timeout.D(), ir.DefaultMaxParallel, ir.DefaultMaxIterations, ir.DefaultStepTimeout)
+	}
+}
+
+// planOf checks and plans src (with cat, which may be nil) and returns the
+// result as a plan that went through JSON, as a plan.json does.
 func planOf(t *testing.T, src string, cat *catalog.Catalog) *ir.Plan {
 	t.Helper()
 	f, pd := parser.Parse("w.yaml", []byte(src))
@@ -20,7 +56,11 @@ func planOf(t *testing.T, src string, cat *catalog.Catalog) *ir.Plan {
 	if all := append(pd, diags...); all.HasErrors() {
 		t.Fatalf("Check: %v", all)
 	}
-	data, err := ir.Encode(&ir.Plan{Version: ir.Version, Workflows: wfs})
+	plan, pdiags := planner.Plan(wfs)
+	if pdiags.HasErrors() {
+		t.Fatalf("Plan: %v", pdiags)
+	}
+	data, err := ir.Encode(plan)
 	if err != nil {
 		t.Fatal(err)
 	}

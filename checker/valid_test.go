@@ -12,6 +12,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/parser"
+	"github.com/vmcp-dev/vmcp/planner"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden IR files in testdata/valid")
@@ -232,8 +233,10 @@ func TestValidShorthand(t *testing.T) {
 // memory.
 func TestValidRoundTrip(t *testing.T) {
 	for _, path := range []string{"testdata/valid/incident.yaml", "testdata/valid/shorthand.yaml", "testdata/valid/config.json"} {
-		wfs := checkValid(t, path)
-		plan := &ir.Plan{Version: ir.Version, Workflows: wfs}
+		plan, pdiags := planner.Plan(checkValid(t, path))
+		if pdiags.HasErrors() {
+			t.Fatalf("Plan(%s): %v", path, pdiags)
+		}
 		data, err := ir.Encode(plan)
 		if err != nil {
 			t.Fatal(err)

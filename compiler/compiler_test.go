@@ -244,8 +244,8 @@ func TestCompileBadPlans(t *testing.T) {
 		name, src, want string
 	}{
 		{"old version", `{"version": "vmcp.plan/v0", "workflows": []}`, `plan version "vmcp.plan/v0" is not supported`},
-		{"broken indexes", `{"version": "vmcp.plan/v2", "workflows": [{"name": "x", "steps": [{"index": 3, "id": "a", "type": "tool", "tool": {"backend": "b", "name": "c"}}]}]}`, `step "a" has index 3 at position 0`},
-		{"truncated", `{"version": "vmcp.plan/v2", "workflows": [`, "not valid JSON"},
+		{"broken indexes", `{"version": "vmcp.plan/v3", "workflows": [{"name": "x", "steps": [{"index": 3, "id": "a", "type": "tool", "tool": {"backend": "b", "name": "c"}}]}]}`, `step "a" has index 3 at position 0`},
+		{"truncated", `{"version": "vmcp.plan/v3", "workflows": [`, "not valid JSON"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

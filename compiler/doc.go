@@ -5,7 +5,7 @@
 // expands files, directories and globs. A source is a workflow file in any
 // of the accepted forms (Kubernetes resources, a compositeTools config, JSON
 // of either) or a compiled plan (JSON whose version is ir.Version,
-// "vmcp.plan/v2"), whose workflows are merged in; with a tool catalog
+// "vmcp.plan/v3"), whose workflows are merged in; with a tool catalog
 // (Options.Tools) they first get the checker's catalog checks
 // (checker.CheckPlan: tool names resolved, unknown tools, arguments, the
 // annotation floor). Out: an *ir.Plan and a sorted,

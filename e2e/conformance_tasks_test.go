@@ -92,7 +92,7 @@ func TestConformanceTasks(t *testing.T) {
 				return
 			}
 			if len(checks) == 0 {
-				t.Logf("the suite had nothing to check (see the README's Conformance section)")
+				t.Logf("the suite had nothing to check (see docs/conformance.md)")
 			}
 		})
 	}

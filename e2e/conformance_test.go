@@ -65,7 +65,7 @@ func TestConformance(t *testing.T) {
 			case failed > 0:
 				t.Errorf("%d of %d checks failed:\n%s", failed, passed+failed, failedChecks(t, results, name))
 			case passed == 0:
-				t.Logf("the suite had nothing to check (see the README's Conformance section)")
+				t.Logf("the suite had nothing to check (see docs/conformance.md)")
 			}
 		})
 	}

@@ -8,7 +8,7 @@ package e2e
 // cookie for the rest.
 //
 // VMCP_SCREENSHOTS=1 also writes docs/console-runs.png,
-// docs/console-run.png and docs/console-plan.png (for the README).
+// docs/console-run.png and docs/console-plan.png (for docs/console.md).
 
 import (
 	"context"
@@ -328,7 +328,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 }
 
-// screenshots writes the README's pictures into docs/.
+// screenshots writes the pictures of docs/console.md into docs/.
 func screenshots(t *testing.T, b *browser, base string, mc *client.Client) {
 	docs := filepath.Join(testenv.RepoRoot(), "docs")
 	if err := os.MkdirAll(docs, 0o755); err != nil {

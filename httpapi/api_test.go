@@ -19,6 +19,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/internal/httpsafe"
+	"github.com/vmcp-dev/vmcp/internal/irbuild"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 	"github.com/vmcp-dev/vmcp/store/sqlite"
@@ -93,13 +94,13 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.store.Close() })
-	plan := &ir.Plan{Version: ir.Version, Workflows: []*ir.Workflow{
+	plan := irbuild.Plan(
 		workflow("quick", step(0, "a", "fast"), step(1, "b", "fast", 0)),
 		workflow("broken", step(0, "a", "fast"), step(1, "b", "fail", 0)),
 		workflow("slow", step(0, "a", "fast"), step(1, "wait", "hang", 0), step(2, "after", "fast", 1)),
 		workflow("nested", &ir.Step{Index: 0, ID: "sub", Type: ir.StepWorkflow, Timeout: ir.Duration(time.Minute),
 			Pos: ir.Pos{File: "wf.yaml", Line: 30, Col: 5}, Workflow: &ir.WorkflowRef{Name: "quick"}}),
-	}}
+	)
 	f.eng, err = runtime.New(plan, runtime.Options{Backend: f.metrics.WrapBackend(f.gate), Store: f.store})
 	if err != nil {
 		t.Fatal(err)

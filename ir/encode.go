@@ -18,8 +18,8 @@ func Encode(p *Plan) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Decode reads a plan written by Encode and checks its version and the
-// consistency of every step index.
+// Decode reads a plan written by Encode, checks its version and validates
+// it (Validate): the runtime trusts what it decodes.
 func Decode(data []byte) (*Plan, error) {
 	var p Plan
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -27,14 +27,12 @@ func Decode(data []byte) (*Plan, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("plan is not valid JSON: %w", err)
 	}
-	if p.Version != Version {
+	if p.Version != Version && p.Version != compatibleVersion {
 		return nil, versionError(p.Version)
 	}
 	normalizePlanNumbers(&p)
-	for _, w := range p.Workflows {
-		if err := checkIndexes(w); err != nil {
-			return nil, fmt.Errorf("workflow %q: %w", w.Name, err)
-		}
+	if err := Validate(&p); err != nil {
+		return nil, err
 	}
 	return &p, nil
 }
@@ -47,70 +45,6 @@ func versionError(v string) error {
 		}
 	}
 	return fmt.Errorf("plan version %q is not supported (want %q); recompile it with this vmcpc", v, Version)
-}
-
-// checkIndexes verifies the invariants the runtime relies on: steps (and
-// finally steps, a graph of their own) are in topological order and every
-// index points inside its list.
-func checkIndexes(w *Workflow) error {
-	if err := checkStepIndexes(w.Steps, w.Levels, w.CriticalPath, w.Sinks); err != nil {
-		return err
-	}
-	if err := checkStepIndexes(w.Finally, w.FinallyLevels); err != nil {
-		return fmt.Errorf("finally: %w", err)
-	}
-	return nil
-}
-
-// checkStepIndexes checks one list of steps and the index lists over it.
-func checkStepIndexes(steps []*Step, levels [][]int, lists ...[]int) error {
-	n := len(steps)
-	inRange := func(i int) bool { return i >= 0 && i < n }
-	for i, s := range steps {
-		if s == nil {
-			return fmt.Errorf("step %d is null", i)
-		}
-		if s.Index != i {
-			return fmt.Errorf("step %q has index %d at position %d", s.ID, s.Index, i)
-		}
-		for _, d := range s.Deps {
-			if !inRange(d) || d >= i {
-				return fmt.Errorf("step %q depends on index %d, which is not an earlier step", s.ID, d)
-			}
-		}
-		for _, d := range s.Dependents {
-			if !inRange(d) || d <= i {
-				return fmt.Errorf("step %q has dependent index %d, which is not a later step", s.ID, d)
-			}
-		}
-		if s.Type == StepForEach && (s.ForEach == nil || (s.ForEach.Step == nil) == (len(s.ForEach.Steps) == 0)) {
-			return fmt.Errorf("forEach step %q needs exactly one of an inner step and body steps", s.ID)
-		}
-		if s.ForEach != nil && len(s.ForEach.Steps) > 0 {
-			fe := s.ForEach
-			if err := checkStepIndexes(fe.Steps, fe.Levels, fe.Sinks, fe.CriticalPath); err != nil {
-				return fmt.Errorf("body of forEach step %q: %w", s.ID, err)
-			}
-		}
-		if s.Type == StepTool && s.Tool == nil {
-			return fmt.Errorf("tool step %q has no tool", s.ID)
-		}
-	}
-	for _, lvl := range levels {
-		for _, i := range lvl {
-			if !inRange(i) {
-				return fmt.Errorf("level holds index %d, out of range", i)
-			}
-		}
-	}
-	for _, list := range lists {
-		for _, i := range list {
-			if !inRange(i) {
-				return fmt.Errorf("index %d out of range", i)
-			}
-		}
-	}
-	return nil
 }
 
 // normalizePlanNumbers turns json.Number values inside literal values back into

@@ -10,8 +10,11 @@ import (
 // version, so a runtime never guesses at a plan written by another compiler.
 //
 // v2 added Template.Segments (exact file positions inside quoted and block
-// scalars); a v1 plan has none, so it must be compiled again.
-const Version = "vmcp.plan/v2"
+// scalars); a v1 plan has none, so it must be compiled again. v3 is the
+// trusted plan: the runtime reads Dependents, Sinks, Remaining and every
+// default as written and no longer fills or recomputes them, so Decode
+// validates them (validate.go); a v2 plan that passes is read as v3.
+const Version = "vmcp.plan/v3"
 
 // olderVersions are the versions this package once wrote; Decode tells
 // their readers to recompile rather than calling them unknown.

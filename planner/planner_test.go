@@ -22,10 +22,11 @@ func build(t testing.TB, specs ...spec) *ir.Workflow {
 		id, _, _ := strings.Cut(string(s), "<-")
 		index[id] = i
 	}
-	w := &ir.Workflow{Name: "wf", Pos: ir.Pos{File: "wf.yaml", Line: 1, Col: 1}}
+	w := &ir.Workflow{Name: "wf", Pos: ir.Pos{File: "wf.yaml", Line: 1, Col: 1},
+		Timeout: ir.Duration(ir.DefaultWorkflowTimeout), MaxParallel: ir.DefaultMaxParallel}
 	for i, s := range specs {
 		id, deps, _ := strings.Cut(string(s), "<-")
-		st := &ir.Step{Index: i, ID: id, Type: ir.StepTool, Tool: &ir.ToolRef{Backend: "b", Name: id}}
+		st := &ir.Step{Index: i, ID: id, Type: ir.StepTool, Tool: &ir.ToolRef{Backend: "b", Name: id}, Timeout: ir.Duration(ir.DefaultStepTimeout)}
 		if deps != "" {
 			for _, d := range strings.Split(deps, ",") {
 				j, ok := index[d]

@@ -69,46 +69,20 @@ func (r *runState) rootFrame() frame { return frame{data: r.data, mu: &r.mu} }
 
 // prepareBody prepares a forEach's body steps and output.
 func prepareBody(fe *ir.ForEach, funcs template.FuncMap) (*bodyPlan, error) {
-	b := &bodyPlan{}
+	b := &bodyPlan{sinks: fe.Sinks}
 	for i, s := range fe.Steps {
-		if s == nil || s.Index != i {
-			return nil, fmt.Errorf("body step %d is missing or has index out of order", i)
-		}
 		sp, err := prepareStep(s, funcs)
 		if err != nil {
 			return nil, err
 		}
-		if sp.kind == ir.StepElicitation {
-			return nil, fmt.Errorf("step %q (%s): a loop body cannot hold an elicitation step", s.ID, s.Pos)
-		}
-		for _, d := range s.Deps {
-			if d < 0 || d >= i {
-				return nil, fmt.Errorf("body step %q depends on index %d, which is not an earlier step", s.ID, d)
-			}
-		}
-		sp.ndeps = len(s.Deps)
 		b.steps = append(b.steps, sp)
-	}
-	for _, sp := range b.steps {
-		for _, d := range sp.step.Deps {
-			b.steps[d].dependents = append(b.steps[d].dependents, sp.index)
-		}
-	}
-	for i := len(b.steps) - 1; i >= 0; i-- {
-		sp := b.steps[i]
-		sp.remaining = 1
-		for _, d := range sp.dependents {
-			sp.remaining = max(sp.remaining, b.steps[d].remaining+1)
-		}
 		if sp.ndeps == 0 {
 			b.roots = append(b.roots, i)
 		}
-		if len(sp.dependents) == 0 {
-			b.sinks = append(b.sinks, i)
-		}
 	}
-	sort.Ints(b.sinks)
-	sort.SliceStable(b.roots, func(x, y int) bool { return b.steps[b.roots[x]].remaining > b.steps[b.roots[y]].remaining })
+	// The body's roots start longest remaining path first (the planner's
+	// Remaining), ties in plan order.
+	sort.SliceStable(b.roots, func(x, y int) bool { return fe.Steps[b.roots[x]].Remaining > fe.Steps[b.roots[y]].Remaining })
 	if fe.Output != nil {
 		var err error
 		if b.output, err = prepareOutput(fe.Output.Properties, funcs); err != nil {

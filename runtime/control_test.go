@@ -543,14 +543,6 @@ func TestLimits(t *testing.T) {
 			errHas: []string{`step "a"`, "fromJson: value is nested deeper than 100 levels"},
 		}.run(t)
 	})
-	t.Run("maxRetries over 10 is capped", func(t *testing.T) {
-		runCase{
-			wf:       build("cap", tool("a", "svc.down", nil).With(onError(ir.ActionRetry, 50))),
-			tools:    map[string]*fakeTool{"svc.down": {fail: true}},
-			status:   RunFailed,
-			attempts: map[string]int{"a": 11},
-		}.run(t)
-	})
 }
 
 func TestTemplatePositions(t *testing.T) {

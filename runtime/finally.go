@@ -37,35 +37,25 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // prepareFinally appends the workflow's finally steps to wp.steps.
 func (wp *workflowPlan) prepareFinally(funcs template.FuncMap) error {
 	wf := wp.wf
 	for i, s := range wf.Finally {
-		if s == nil || s.Index != i {
-			return fmt.Errorf("workflow %q: finally step %d is missing or has index out of order", wf.Name, i)
-		}
-		if _, dup := wp.byID[s.ID]; dup {
-			return fmt.Errorf("workflow %q: duplicate step id %q (%s)", wf.Name, s.ID, s.Pos)
-		}
-		if s.Type == ir.StepElicitation {
-			return fmt.Errorf("workflow %q: finally step %q (%s) is an elicitation; finally steps cannot ask the user", wf.Name, s.ID, s.Pos)
-		}
 		sp, err := prepareStep(s, funcs)
 		if err != nil {
 			return fmt.Errorf("workflow %q: finally: %w", wf.Name, err)
 		}
-		for _, d := range s.Deps {
-			if d < 0 || d >= i {
-				return fmt.Errorf("workflow %q: finally step %q depends on index %d, which is not an earlier finally step", wf.Name, s.ID, d)
-			}
-		}
 		sp.index = wp.nmain + i
 		sp.finally = true
 		sp.base = wp.nmain
-		sp.ndeps = len(s.Deps)
+		// The IR counts a finally step's Deps and Dependents within
+		// Finally; the run counts them in wp.steps, after the main steps.
+		sp.dependents = make([]int, len(s.Dependents))
+		for k, d := range s.Dependents {
+			sp.dependents[k] = wp.nmain + d
+		}
 		wp.steps = append(wp.steps, sp)
 		wp.byID[s.ID] = sp
 	}

@@ -164,30 +164,15 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 	default:
 		return failed(sp, collPos, fmt.Sprintf("collection must be an array; it is %s", typeName(cv)), 1)
 	}
-	maxIter := fe.MaxIterations
-	if maxIter <= 0 {
-		maxIter = defaultMaxIterations
-	}
-	if maxIter > r.e.iterationLimit {
-		maxIter = r.e.iterationLimit
-	}
+	// maxIterations, maxParallel and the item's name are the checker's
+	// (defaults included); the engine's iteration limit may only lower
+	// the first.
+	maxIter := min(fe.MaxIterations, r.e.iterationLimit)
 	if len(items) > maxIter {
 		return failed(sp, collPos, fmt.Sprintf("collection has %d items, more than maxIterations (%d)", len(items), maxIter), 1)
 	}
-	par := fe.MaxParallel
-	if par <= 0 {
-		par = defaultMaxParallel
-	}
-	if par > maxForEachParallel {
-		par = maxForEachParallel
-	}
-	if par > len(items) {
-		par = len(items)
-	}
+	par := min(fe.MaxParallel, len(items))
 	itemVar := fe.ItemVar
-	if itemVar == "" {
-		itemVar = "item"
-	}
 	policy := sp.inner
 	if policy != nil && policy.action == "" && sp.action == ir.ActionRetry {
 		policy = sp

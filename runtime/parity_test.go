@@ -215,25 +215,6 @@ func TestWorkflowFieldsWithForEach(t *testing.T) {
 	}
 }
 
-// TestElicitationTimeoutCapped: a plan whose elicitation waits longer than
-// 10 minutes waits at most 10, as in ToolHive: the question's deadline is
-// 10 minutes away, not 15.
-func TestElicitationTimeoutCapped(t *testing.T) {
-	wf := build("long_wait", elicit("ask", "Go?").With(timeout(15*time.Minute)))
-	wf.Timeout = ir.Duration(time.Hour)
-	var left time.Duration
-	el := elicitFunc(func(ctx context.Context, _ ElicitRequest) (ElicitResult, error) {
-		if dl, ok := ctx.Deadline(); ok {
-			left = time.Until(dl)
-		}
-		return ElicitResult{Action: ElicitAccept}, nil
-	})
-	runCase{name: "capped", wf: wf, elicit: el, status: RunCompleted}.run(t)
-	if left <= 9*time.Minute || left > 10*time.Minute {
-		t.Errorf("the elicitation had %s left to answer; want at most 10m (capped from 15m)", left)
-	}
-}
-
 type elicitFunc func(context.Context, ElicitRequest) (ElicitResult, error)
 
 func (f elicitFunc) Elicit(ctx context.Context, req ElicitRequest) (ElicitResult, error) {

@@ -3,10 +3,14 @@ package runtime
 // Preparation: New turns each ir.Workflow into a workflowPlan once. Every
 // template is parsed, every argument tree is converted into a valuePlan
 // whose template leaves point at parsed templates, the input schema is
-// compiled, and the graph facts the scheduler needs (dependency counts,
-// dependents, ready-queue priorities, sinks) are computed from Deps, so a
-// hand-built plan without the planner's extras runs the same way. Runs
-// never parse or compile anything.
+// compiled. The IR is trusted: the graph facts the planner wrote (Deps,
+// Dependents, Sinks, Remaining, the indexes in plan order) and the
+// checker's defaults are read as they are, never computed or checked
+// again; a plan reaches New from the compiler or through ir.Decode, which
+// validates it once, and tests build theirs with internal/irbuild, which
+// runs the planner. What is computed here is what the IR does not hold:
+// parsed templates, compiled schemas and the weighted ready-queue
+// priorities (priority.go). Runs never parse or compile anything.
 
 import (
 	"fmt"
@@ -18,18 +22,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/vmcp-dev/vmcp/ir"
-)
-
-// Defaults used when a hand-built plan leaves a field at zero, and the
-// caps the compiler also enforces (ir/limits.go declares them once).
-const (
-	defaultStepTimeout     = ir.DefaultStepTimeout
-	defaultWorkflowTimeout = ir.DefaultWorkflowTimeout
-	defaultRetryDelay      = ir.DefaultRetryDelay
-	defaultMaxParallel     = ir.DefaultMaxParallel
-	maxRetriesCap          = ir.MaxRetries
-	maxForEachParallel     = ir.MaxForEachParallel
-	defaultMaxIterations   = ir.DefaultMaxIterations
 )
 
 type workflowPlan struct {
@@ -94,10 +86,6 @@ type stepPlan struct {
 	kind       string
 	ndeps      int
 	dependents []int
-	// remaining: for the steps of a loop body, the steps on the longest
-	// path to a sink of the body, counting itself. Top-level steps rank by
-	// workflowPlan.prio, which weighs loops (priority.go).
-	remaining  int
 	timeout    time.Duration
 	cond       *tmpl
 	args       *valuePlan
@@ -162,29 +150,11 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 		timeout:     wf.Timeout.D(),
 		maxParallel: wf.MaxParallel,
 	}
-	if wp.timeout <= 0 {
-		wp.timeout = defaultWorkflowTimeout
-	}
-	if wp.maxParallel <= 0 {
-		wp.maxParallel = defaultMaxParallel
-	}
-	for i, s := range wf.Steps {
-		if s == nil || s.Index != i {
-			return nil, fmt.Errorf("workflow %q: step %d is missing or has index out of order", wf.Name, i)
-		}
-		if _, dup := wp.byID[s.ID]; dup {
-			return nil, fmt.Errorf("workflow %q: duplicate step id %q (%s)", wf.Name, s.ID, s.Pos)
-		}
+	for _, s := range wf.Steps {
 		sp, err := prepareStep(s, funcs)
 		if err != nil {
 			return nil, fmt.Errorf("workflow %q: %w", wf.Name, err)
 		}
-		for _, d := range s.Deps {
-			if d < 0 || d >= i {
-				return nil, fmt.Errorf("workflow %q: step %q depends on index %d, which is not an earlier step", wf.Name, s.ID, d)
-			}
-		}
-		sp.ndeps = len(s.Deps)
 		wp.steps = append(wp.steps, sp)
 		wp.byID[s.ID] = sp
 	}
@@ -192,11 +162,7 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 	if err := wp.prepareFinally(funcs); err != nil {
 		return nil, err
 	}
-	for _, sp := range wp.steps {
-		for _, d := range sp.step.Deps {
-			wp.steps[sp.base+d].dependents = append(wp.steps[sp.base+d].dependents, sp.index)
-		}
-	}
+	wp.sinks = wf.Sinks
 	wp.preparePriorities()
 	wp.pendingView = make(map[string]any, len(wp.steps))
 	wp.pendingSteps = make([]StepState, len(wp.steps))
@@ -211,9 +177,6 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 		case sp.finally:
 		case sp.ndeps == 0:
 			wp.roots = append(wp.roots, sp.index)
-		}
-		if len(sp.dependents) == 0 && !sp.finally {
-			wp.sinks = append(wp.sinks, sp.index)
 		}
 	}
 	var err error
@@ -356,6 +319,8 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 	sp := &stepPlan{
 		step:       s,
 		index:      s.Index,
+		ndeps:      len(s.Deps),
+		dependents: s.Dependents,
 		id:         s.ID,
 		kind:       s.Type,
 		timeout:    s.Timeout.D(),
@@ -364,25 +329,9 @@ func prepareStep(s *ir.Step, funcs template.FuncMap) (*stepPlan, error) {
 		retryDelay: s.OnError.RetryDelay.D(),
 		tuning:     newRetryTuning(s.OnError),
 	}
-	if sp.kind == "" {
-		sp.kind = ir.StepTool
-	}
-	if sp.timeout <= 0 {
-		sp.timeout = defaultStepTimeout
-	}
-	if sp.kind == ir.StepElicitation && sp.timeout > ir.MaxElicitationTimeout {
-		// As in ToolHive (the checker warns about it).
-		sp.timeout = ir.MaxElicitationTimeout
-	}
-	if sp.maxRetries > maxRetriesCap {
-		sp.maxRetries = maxRetriesCap
-	}
-	if sp.maxRetries < 0 || sp.action != ir.ActionRetry {
+	if sp.action != ir.ActionRetry {
 		// As in ToolHive, maxRetries has no effect under another action.
 		sp.maxRetries = 0
-	}
-	if sp.retryDelay <= 0 {
-		sp.retryDelay = defaultRetryDelay
 	}
 	var err error
 	parse := func(t *ir.Template) *tmpl {

@@ -58,21 +58,11 @@ type watchedLoop struct {
 	reads []int // the steps its collection reads, sorted; empty: known at the start
 }
 
-// forEachParallel is the number of iterations of fe that run at once, as
-// iterate applies it before capping it at the number of items.
-func forEachParallel(fe *ir.ForEach) int {
-	par := fe.MaxParallel
-	if par <= 0 {
-		par = defaultMaxParallel
-	}
-	return min(par, maxForEachParallel)
-}
-
 // loopWeight is the weight of a forEach over n items: the number of waves
 // of its iterations (at least 1), times the longest chain of its body's
 // steps when it has a body (steps:), since each wave runs that chain.
 func loopWeight(fe *ir.ForEach, n int) int32 {
-	par := forEachParallel(fe)
+	par := fe.MaxParallel
 	return int32(max(1, (n+par-1)/par) * max(1, len(fe.CriticalPath)))
 }
 

@@ -46,8 +46,6 @@ func TestLoopWeight(t *testing.T) {
 		{10, 243, 25},
 		{10, 240, 24},
 		{10, 0, 1},   // an empty loop still takes its slot once
-		{0, 243, 25}, // the default maxParallel, 10
-		{80, 243, 5}, // capped at 50
 		{1, 7, 7},
 	}
 	for _, c := range cases {

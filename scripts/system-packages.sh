@@ -6,7 +6,7 @@
 # slash is a path pattern instead (Debian keeps PostgreSQL's server programs
 # off PATH).
 #   chromium    the web console's browser tests (e2e/console_test.go)
-#   jq          the README's agent session (examples/demo TestAuthoringSession)
+#   jq          docs/authoring.md's agent session (examples/demo TestAuthoringSession)
 #   postgresql  the throwaway clusters of the Postgres store's tests
 #               (internal/testenv/postgres.go: initdb and pg_ctl)
 # With --dry-run it prints what it would install and changes nothing.

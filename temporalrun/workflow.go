@@ -37,6 +37,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 )
 
@@ -49,7 +50,13 @@ func Workflow(ctx workflow.Context, in Input) (*runtime.Run, error) {
 	if in.Plan == nil {
 		return nil, temporal.NewNonRetryableApplicationError("the run's input has no plan", ErrPlanType, nil)
 	}
-	eng, err := runtime.New(in.Plan, engineOptions(in.Tools, in.MaxIterations, nil))
+	// The input's plan came through Temporal's payload converter, not
+	// ir.Decode: validate it here, once, as Decode would.
+	err := ir.Validate(in.Plan)
+	var eng *runtime.Engine
+	if err == nil {
+		eng, err = runtime.New(in.Plan, engineOptions(in.Tools, in.MaxIterations, nil))
+	}
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("this worker cannot run the plan: %v", err), ErrPlanType, nil)
 	}

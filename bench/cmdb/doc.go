@@ -25,5 +25,5 @@
 //
 //	go test -run '^$' -bench CMDBSync -benchtime 1x ./bench/cmdb/
 //
-// The results are in the README's "CMDB sync" subsection of Performance.
+// The results are in the "CMDB sync" section of docs/performance.md.
 package cmdb

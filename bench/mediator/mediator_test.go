@@ -17,6 +17,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/config"
+	"github.com/vmcp-dev/vmcp/internal/irbuild"
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/mcpclient"
@@ -53,7 +54,7 @@ func echoPlan(backend string) *ir.Plan {
 		CriticalPath: []int{0},
 		Stats:        ir.Stats{TotalLevels: 1, TotalSteps: 1, MaxParallelism: 1, MinParallelism: 1, SequentialSteps: 1},
 	}
-	return &ir.Plan{Version: ir.Version, Workflows: []*ir.Workflow{wf}}
+	return irbuild.Plan(wf)
 }
 
 func echoServer() *mcpgo.MCPServer {

@@ -1,5 +1,5 @@
 // Command tokens measures the paper's token claim (its Tables 3 to 5) on
-// two workflows: the README's incident investigation (examples/demo) and
+// two workflows: the README tour's incident investigation (examples/demo) and
 // the CMDB sync (examples/cmdb). It counts the bytes, and tokens at 4
 // bytes a token, that pass through an agent's context
 //
@@ -22,6 +22,6 @@
 //	go run ./bench/tokens
 //
 // Its test (go test ./bench/tokens) runs the same measurement and fails
-// when the table differs from testdata/tokens.golden or the README lacks
-// it; go test ./bench/tokens -update rewrites the golden file.
+// when the table differs from testdata/tokens.golden or docs/performance.md
+// lacks it; go test ./bench/tokens -update rewrites the golden file.
 package main

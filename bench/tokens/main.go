@@ -68,7 +68,7 @@ func Build(dir string) (Bins, error) {
 	return b, nil
 }
 
-// Scenarios are the measured workflows: the README's incident workflow
+// Scenarios are the measured workflows: the README tour's incident workflow
 // (examples/demo) and the paper's CMDB sync (examples/cmdb), with the
 // example servers at no artificial latency.
 func Scenarios(b Bins) []Scenario {

@@ -2,7 +2,7 @@ package main
 
 // The printed report: three markdown tables (the totals per workflow,
 // where the bytes go, and the amortised comparison over K runs), in a
-// fixed order so that the README can hold the output verbatim and a test
+// fixed order so that docs/performance.md can hold the output verbatim and a test
 // can compare them.
 
 import (

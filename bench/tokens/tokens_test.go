@@ -12,7 +12,10 @@ import (
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/tokens.golden (then paste it into the README)")
+var update = flag.Bool("update", false, "rewrite testdata/tokens.golden (then paste it into "+tablePage+")")
+
+// tablePage is the documentation page that shows the table.
+const tablePage = "docs/performance.md"
 
 // TestMain lets the test binary act as the recording proxy, as the
 // program does: vmcp starts it with RecordEnv set.
@@ -23,9 +26,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// The table the README shows is the one the measurement prints today:
-// run against the real example servers through a real vmcp, compared with
-// testdata/tokens.golden, which the README must hold verbatim.
+// The table docs/performance.md shows is the one the measurement prints
+// today: run against the real example servers through a real vmcp,
+// compared with testdata/tokens.golden, which the page must hold verbatim.
 func TestTokenTable(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -67,14 +70,14 @@ func TestTokenTable(t *testing.T) {
 		t.Fatalf("%v (run go test ./bench/tokens -update)", err)
 	}
 	if !bytes.Equal(out.Bytes(), want) {
-		t.Errorf("the measured table differs from %s (run go test ./bench/tokens -update, then update the README):\n got:\n%s\nwant:\n%s", golden, out.Bytes(), want)
+		t.Errorf("the measured table differs from %s (run go test ./bench/tokens -update, then update %s):\n got:\n%s\nwant:\n%s", golden, tablePage, out.Bytes(), want)
 	}
-	readme, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
+	page, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), filepath.FromSlash(tablePage)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), string(want)) {
-		t.Errorf("README.md does not hold %s verbatim; paste it under \"Tokens: the paper's claim, measured\"", golden)
+	if !strings.Contains(string(page), string(want)) {
+		t.Errorf("%s does not hold %s verbatim; paste it under \"Tokens: the paper's claim, measured\"", tablePage, golden)
 	}
 }
 

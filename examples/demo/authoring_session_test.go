@@ -1,9 +1,9 @@
 package demo
 
-// The README's "Agents author workflows" session, run from the README's
-// own text as the tour is (tour_test.go): every sh block of the section,
-// in order, in a fresh clone with bin/vmcp and bin/demo-backend built, each
-// command's output compared with what the README shows. The README's HTTP
+// The agent session of docs/authoring.md, run from the page's own text as
+// the README's tour is (tour_test.go): every sh block of the page, in
+// order, in a fresh clone with bin/vmcp and bin/demo-backend built, each
+// command's output compared with what the page shows. The page's HTTP
 // listener 127.0.0.1:8080 is moved to a free port of this test's range
 // (17500-17599), the only change made to the commands.
 
@@ -20,18 +20,21 @@ import (
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
 
-const authoringHeading = "## Agents author workflows"
+const (
+	authoringPage    = "docs/authoring.md"
+	authoringHeading = "# Agents author workflows"
+)
 
 func TestAuthoringSession(t *testing.T) {
 	if _, err := exec.LookPath("jq"); err != nil {
-		t.Fatalf("the README's session pipes results through jq: %v", err)
+		t.Fatalf("the session of %s pipes results through jq: %v", authoringPage, err)
 	}
 	root := testenv.RepoRoot()
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	page, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(authoringPage)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps, err := readSection(string(readme), authoringHeading)
+	steps, err := readSection(authoringPage, string(page), authoringHeading)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,16 +60,16 @@ func TestAuthoringSession(t *testing.T) {
 	})
 	for _, s := range steps {
 		if s.command == "" {
-			t.Fatalf("README.md:%d: the section may only hold sh blocks", s.line)
+			t.Fatalf("%s:%d: the page may only hold sh blocks", authoringPage, s.line)
 		}
 		command := strings.ReplaceAll(s.command, "127.0.0.1:8080", "127.0.0.1:"+port)
 		out, err := runTourCommand(clone, command)
 		if err != nil {
-			t.Fatalf("README.md:%d: %s: %v\n%s", s.line, s.command, err, out)
+			t.Fatalf("%s:%d: %s: %v\n%s", authoringPage, s.line, s.command, err, out)
 		}
 		if s.want != nil && !matchOutput(s.want, outputLines(out)) {
-			t.Errorf("README.md:%d: %s printed what the README does not show (-README +printed):\n%s",
-				s.line, s.command, cmp.Diff(s.want, outputLines(out)))
+			t.Errorf("%s:%d: %s printed what the page does not show (-page +printed):\n%s",
+				authoringPage, s.line, s.command, cmp.Diff(s.want, outputLines(out)))
 		}
 	}
 }

@@ -53,12 +53,17 @@ type tourStep struct {
 }
 
 // readTour parses the tour section of a README.
-func readTour(readme string) ([]tourStep, error) { return readSection(readme, tourHeading) }
+func readTour(readme string) ([]tourStep, error) {
+	return readSection("README.md", readme, tourHeading)
+}
 
-// readSection parses the section under heading (a "## " line) as the tour
+// readSection parses the section of the markdown page file (named in
+// errors) under heading (a whole heading line, such as "## A five-minute
+// tour"), up to the next heading of the same level or above, as the tour
 // is parsed.
-func readSection(readme, heading string) ([]tourStep, error) {
-	lines := strings.Split(readme, "\n")
+func readSection(file, text, heading string) ([]tourStep, error) {
+	lines := strings.Split(text, "\n")
+	level := headingLevel(heading)
 	start := -1
 	for i, l := range lines {
 		if l == heading {
@@ -66,13 +71,13 @@ func readSection(readme, heading string) ([]tourStep, error) {
 			break
 		}
 	}
-	if start < 0 {
-		return nil, fmt.Errorf("README.md has no %q section", heading)
+	if level == 0 || start < 0 {
+		return nil, fmt.Errorf("%s has no %q section", file, heading)
 	}
 	var steps []tourStep
 	for i := start + 1; i < len(lines); i++ {
 		l := lines[i]
-		if strings.HasPrefix(l, "## ") {
+		if n := headingLevel(l); n > 0 && n <= level {
 			break
 		}
 		if !strings.HasPrefix(l, "```") {
@@ -84,7 +89,7 @@ func readSection(readme, heading string) ([]tourStep, error) {
 			end++
 		}
 		if end == len(lines) {
-			return nil, fmt.Errorf("README.md:%d: the block is never closed", i+1)
+			return nil, fmt.Errorf("%s:%d: the block is never closed", file, i+1)
 		}
 		block := lines[open:end]
 		i = end
@@ -92,7 +97,7 @@ func readSection(readme, heading string) ([]tourStep, error) {
 		case "yaml":
 			path, ok := strings.CutPrefix(block[0], "# ")
 			if !ok || strings.ContainsAny(path, " \t") {
-				return nil, fmt.Errorf("README.md:%d: a yaml block of the tour starts with \"# PATH\", the file to save it as", open)
+				return nil, fmt.Errorf("%s:%d: a yaml block of the tour starts with \"# PATH\", the file to save it as", file, open)
 			}
 			steps = append(steps, tourStep{line: open + 1, file: path, body: strings.Join(block, "\n") + "\n"})
 		case "json":
@@ -100,13 +105,23 @@ func readSection(readme, heading string) ([]tourStep, error) {
 		case "sh":
 			steps = append(steps, shellSteps(block, open+1)...)
 		default:
-			return nil, fmt.Errorf("README.md:%d: a %q block that the tour test cannot run; use sh (commands, or a $ transcript), yaml (a file) or json", i+1, lang)
+			return nil, fmt.Errorf("%s:%d: a %q block that the tour test cannot run; use sh (commands, or a $ transcript), yaml (a file) or json", file, i+1, lang)
 		}
 	}
 	return steps, nil
 }
 
-// shellSteps reads an sh block whose first line is README line first.
+// headingLevel is the level of a markdown ATX heading line ("## x" is 2),
+// or 0 when l is not a heading.
+func headingLevel(l string) int {
+	n := len(l) - len(strings.TrimLeft(l, "#"))
+	if n == 0 || n > 6 || !strings.HasPrefix(l[n:], " ") {
+		return 0
+	}
+	return n
+}
+
+// shellSteps reads an sh block whose first line is line first of its page.
 func shellSteps(block []string, first int) []tourStep {
 	transcript := false
 	for _, l := range block {
@@ -158,7 +173,7 @@ func outputLines(s string) []string {
 
 func TestReadTour(t *testing.T) {
 	readme := "# x\n\n" + tourHeading + "\n\ntext\n\n```sh\nmake build   # comment\n\necho hi\n```\n\n" +
-		"```yaml\n# dir/f.yaml\na: 1\n```\n\n```sh\n$ echo a\na\n$ true\n```\n\n```json\n{}\n```\n\n## Next\n\n```text\nnot the tour\n```\n"
+		"```yaml\n# dir/f.yaml\na: 1\n```\n\n### A subsection\n\n```sh\n$ echo a\na\n$ true\n```\n\n```json\n{}\n```\n\n## Next\n\n```text\nnot the tour\n```\n"
 	got, err := readTour(readme)
 	if err != nil {
 		t.Fatal(err)
@@ -167,12 +182,20 @@ func TestReadTour(t *testing.T) {
 		{line: 8, command: "make build   # comment"},
 		{line: 10, command: "echo hi"},
 		{line: 14, file: "dir/f.yaml", body: "# dir/f.yaml\na: 1\n"},
-		{line: 19, command: "echo a", want: []string{"a"}},
-		{line: 21, command: "true", want: []string{}},
-		{line: 25, json: true, body: "{}"},
+		{line: 21, command: "echo a", want: []string{"a"}},
+		{line: 23, command: "true", want: []string{}},
+		{line: 27, json: true, body: "{}"},
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(tourStep{})); diff != "" {
 		t.Errorf("readTour mismatch (-want +got):\n%s", diff)
+	}
+	// A page's title section runs to the end of the page, over its subsections.
+	page := "# Page\n\n```sh\necho one\n```\n\n## Part\n\n```sh\necho two\n```\n"
+	if got, err := readSection("page.md", page, "# Page"); err != nil || len(got) != 2 {
+		t.Errorf("readSection(# Page) = %d steps, %v; want both blocks", len(got), err)
+	}
+	if got, err := readSection("page.md", page, "## Part"); err != nil || len(got) != 1 || got[0].command != "echo two" {
+		t.Errorf("readSection(## Part) = %+v, %v; want the second block", got, err)
 	}
 	for _, bad := range []string{
 		tourHeading + "\n```\nuntagged\n```\n",

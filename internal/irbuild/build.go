@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/planner"
 )
 
 // At is a position in wf.yaml.
@@ -73,7 +74,7 @@ type Step struct {
 // Tool is a tool step calling ref ("backend.tool") with args.
 func Tool(id, ref string, args M, after ...string) Step {
 	b, t, _ := strings.Cut(ref, ".")
-	s := &ir.Step{ID: id, Type: ir.StepTool, Pos: At(10, 5), Tool: &ir.ToolRef{Backend: b, Name: t}}
+	s := &ir.Step{ID: id, Type: ir.StepTool, Pos: At(10, 5), Tool: &ir.ToolRef{Backend: b, Name: t}, Timeout: ir.Duration(ir.DefaultStepTimeout)}
 	if args != nil {
 		s.Arguments = Val(args)
 	}
@@ -108,7 +109,10 @@ func Timeout(d time.Duration) func(*ir.Step) {
 // ForEach is a forEach step over coll running inner once per item.
 func ForEach(id, coll, itemVar string, inner Step, after ...string) Step {
 	inner.ID = id
-	s := &ir.Step{ID: id, Type: ir.StepForEach, Pos: At(20, 5), ForEach: &ir.ForEach{
+	if itemVar == "" {
+		itemVar = "item"
+	}
+	s := &ir.Step{ID: id, Type: ir.StepForEach, Pos: At(20, 5), Timeout: ir.Duration(ir.DefaultStepTimeout), ForEach: &ir.ForEach{
 		Collection: Tpl(coll), ItemVar: itemVar, MaxParallel: 10, MaxIterations: 100, Step: inner.Step,
 	}}
 	return Step{Step: s, After: after}
@@ -116,12 +120,15 @@ func ForEach(id, coll, itemVar string, inner Step, after ...string) Step {
 
 // Elicit is an elicitation step asking msg (any object answer).
 func Elicit(id, msg string, after ...string) Step {
-	s := &ir.Step{ID: id, Type: ir.StepElicitation, Pos: At(30, 5), Message: Tpl(msg),
+	s := &ir.Step{ID: id, Type: ir.StepElicitation, Pos: At(30, 5), Message: Tpl(msg), Timeout: ir.Duration(ir.DefaultStepTimeout),
 		Schema: M{"type": "object"}, OnDecline: ir.ActionAbort, OnCancel: ir.ActionAbort}
 	return Step{Step: s, After: after}
 }
 
-// Build makes a one-workflow plan; steps must be listed in dependency order.
+// Build makes a workflow; steps must be listed in dependency order. The
+// planner then fills in the graph facts (Dependents, Sinks, Remaining,
+// levels) as it does for a compiled workflow, since the runtime trusts
+// them: call Build again (or Replan) after changing a step's Deps.
 func Build(name string, steps ...Step) *ir.Workflow {
 	wf := &ir.Workflow{Name: name, Description: "test", Pos: At(1, 1), Timeout: ir.Duration(time.Minute),
 		FailureMode: ir.FailureAbort, MaxParallel: 10, InputSchema: M{"type": "object"}}
@@ -137,13 +144,60 @@ func Build(name string, steps ...Step) *ir.Workflow {
 			s.Deps = append(s.Deps, d)
 		}
 		sort.Ints(s.Deps)
+		fillDefaults(s.Step)
 		wf.Steps = append(wf.Steps, s.Step)
+	}
+	return Replan(wf)
+}
+
+// fillDefaults gives a hand-made step the checker's defaults where the
+// test left a field at zero (the runtime applies none): a timeout, and a
+// loop's maxParallel, maxIterations and item name, in its inner and body
+// steps too.
+func fillDefaults(s *ir.Step) {
+	if s == nil {
+		return
+	}
+	if s.Timeout <= 0 {
+		s.Timeout = ir.Duration(ir.DefaultStepTimeout)
+	}
+	fe := s.ForEach
+	if fe == nil {
+		return
+	}
+	if fe.MaxParallel <= 0 {
+		fe.MaxParallel = ir.DefaultMaxParallel
+	}
+	fe.MaxParallel = min(fe.MaxParallel, ir.MaxForEachParallel)
+	if fe.MaxIterations <= 0 {
+		fe.MaxIterations = ir.DefaultMaxIterations
+	}
+	if fe.ItemVar == "" {
+		fe.ItemVar = "item"
+	}
+	fillDefaults(fe.Step)
+	for _, b := range fe.Steps {
+		fillDefaults(b)
+	}
+}
+
+// Replan runs the planner over wf in place (and over its finally steps
+// and loop bodies) and returns it. A test that edits a built workflow's
+// graph calls it before running the workflow.
+func Replan(wf *ir.Workflow) *ir.Workflow {
+	if _, diags := planner.Plan([]*ir.Workflow{wf}); diags.HasErrors() {
+		panic(fmt.Sprintf("irbuild: workflow %q does not plan: %v", wf.Name, diags))
 	}
 	return wf
 }
 
-// Plan is a plan of wfs.
-func Plan(wfs ...*ir.Workflow) *ir.Plan { return &ir.Plan{Version: ir.Version, Workflows: wfs} }
+// Plan is a plan of wfs, each planned (Replan).
+func Plan(wfs ...*ir.Workflow) *ir.Plan {
+	for _, wf := range wfs {
+		Replan(wf)
+	}
+	return &ir.Plan{Version: ir.Version, Workflows: wfs}
+}
 
 // SchemaMap is a SchemaSource of input schemas by "backend.tool".
 type SchemaMap map[string]M

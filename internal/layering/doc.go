@@ -5,6 +5,7 @@
 // sideways along an edge the table in layering_test.go names):
 //
 //	leaves     ir, toolcall, diag, catalog, internal/*    shared types and helpers
+//	           (internal/irbuild sits with the compiler: it plans)
 //	compiler   parser, checker, planner, compiler,        source -> checked -> ir.Plan,
 //	           plangraph, config, authoring/guide         and the config file
 //	engine     runtime, runtime/semantictest              the run machine and its driver

@@ -12,6 +12,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/httpapi"
+	"github.com/vmcp-dev/vmcp/internal/irbuild"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 )
@@ -34,10 +35,10 @@ func setup(t *testing.T) (*runtime.Engine, *hangBackend, *client.Client) {
 		return &ir.Step{Index: i, ID: id, Type: ir.StepTool, Deps: deps, Timeout: ir.Duration(time.Minute),
 			Tool: &ir.ToolRef{Backend: "be", Name: tool}}
 	}
-	plan := &ir.Plan{Version: ir.Version, Workflows: []*ir.Workflow{{
+	plan := irbuild.Plan(&ir.Workflow{
 		Name: "slow", Description: "d", Timeout: ir.Duration(time.Minute), FailureMode: ir.FailureAbort, MaxParallel: 10,
 		InputSchema: map[string]any{"type": "object"}, Steps: []*ir.Step{step(0, "a", "fast"), step(1, "wait", "hang", 0)},
-	}}}
+	})
 	be := &hangBackend{started: make(chan struct{}), cancelled: make(chan struct{})}
 	eng, err := runtime.New(plan, runtime.Options{Backend: be})
 	if err != nil {

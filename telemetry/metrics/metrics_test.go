@@ -13,6 +13,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/vmcp-dev/vmcp/internal/irbuild"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 )
@@ -101,10 +102,10 @@ func TestEngineFeedsMetrics(t *testing.T) {
 	retry.OnError = ir.OnError{Action: ir.ActionRetry, MaxRetries: 2, RetryDelay: ir.Duration(time.Millisecond)}
 	soft := toolStep(2, "refuses", "refuses", 0)
 	soft.OnError = ir.OnError{Action: ir.ActionContinue}
-	plan := &ir.Plan{Version: ir.Version, Workflows: []*ir.Workflow{
+	plan := irbuild.Plan(
 		workflow("good", toolStep(0, "first", "ok"), retry, soft),
 		workflow("stuck", toolStep(0, "wait", "hang")),
-	}}
+	)
 	eng, err := runtime.New(plan, runtime.Options{Backend: m.WrapBackend(&fake{})})
 	if err != nil {
 		t.Fatal(err)

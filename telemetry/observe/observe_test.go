@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vmcp-dev/vmcp/internal/irbuild"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
 )
@@ -26,10 +27,10 @@ func testPlan() *ir.Plan {
 		return &ir.Step{Index: i, ID: id, Type: ir.StepTool, Deps: deps, Timeout: ir.Duration(time.Minute),
 			Tool: &ir.ToolRef{Backend: "be", Name: "t"}}
 	}
-	return &ir.Plan{Version: ir.Version, Workflows: []*ir.Workflow{{
+	return irbuild.Plan(&ir.Workflow{
 		Name: "wf", Description: "d", Timeout: ir.Duration(time.Minute), FailureMode: ir.FailureAbort, MaxParallel: 10,
 		InputSchema: map[string]any{"type": "object"}, Steps: []*ir.Step{step(0, "a"), step(1, "b", 0)},
-	}}}
+	})
 }
 
 // TestEveryLineNamesTheRun runs a real workflow through WithEvents and a
