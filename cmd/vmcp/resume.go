@@ -77,7 +77,7 @@ type claimer interface {
 // of a replica that drained, has no lease to wait out), and resumes them,
 // until stop ends (the drain).
 func (rs *resumeSet) takeOver(stop, ctx context.Context, c claimer) {
-	t := time.NewTicker(min(c.LeaseTTL()/3, time.Second))
+	t := time.NewTicker(max(min(c.LeaseTTL()/3, time.Second), time.Millisecond))
 	defer t.Stop()
 	for {
 		ids, err := c.Claim(stop)

@@ -39,7 +39,7 @@ import (
 // heartbeat renews this store's leases until Close.
 func (s *Store) heartbeat() {
 	defer close(s.heartbeatDone)
-	t := time.NewTicker(s.opts.LeaseTTL / 3)
+	t := time.NewTicker(max(s.opts.LeaseTTL/3, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -47,7 +47,7 @@ func (s *Store) heartbeat() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.LeaseTTL/3)
+		ctx, cancel := context.WithTimeout(context.Background(), max(s.opts.LeaseTTL/3, time.Second))
 		_, cancels, err := s.renew(ctx)
 		cancel()
 		if err != nil {
