@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -236,6 +237,70 @@ func (s *Service) Save(ctx context.Context, source string, replace bool) (Versio
 	}
 	s.log.Info("authored workflow saved", "workflow", v.Name, "version", v.Version)
 	return v, ch, nil
+}
+
+// Reload serves what the store holds now for name, which another process
+// sharing the store (a replica on state.store: postgres) saved or deleted:
+// the new current version when it compiles, nothing once it is deleted.
+// A version this service serves already changes nothing, so a process
+// hearing of its own save does nothing. name "" reloads every workflow.
+func (s *Service) Reload(ctx context.Context, name string) error {
+	if name == "" {
+		list, err := s.opts.Store.List(ctx)
+		if err != nil {
+			return err
+		}
+		for _, v := range list {
+			if err := s.Reload(ctx, v.Name); err != nil {
+				return err
+			}
+		}
+		s.mu.Lock()
+		var gone []string
+		for n := range s.authored {
+			if !slices.ContainsFunc(list, func(v Version) bool { return v.Name == n }) {
+				gone = append(gone, n)
+			}
+		}
+		s.mu.Unlock()
+		for _, n := range gone {
+			if err := s.Reload(ctx, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	v, err := s.opts.Store.Get(ctx, name, 0)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.files[name]; ok {
+		return nil
+	}
+	if errors.Is(err, ErrNotFound) {
+		if _, ok := s.authored[name]; !ok {
+			return nil
+		}
+		delete(s.authored, name)
+		delete(s.saved, name)
+		s.log.Info("authored workflow deleted by another vmcp on the store", "workflow", name)
+		return s.publish()
+	}
+	if err != nil {
+		return err
+	}
+	if cur, ok := s.saved[name]; ok && cur.Version == v.Version {
+		return nil
+	}
+	ch := s.check(fmt.Sprintf("%s.v%d.yaml", v.Name, v.Version), v.Source)
+	ch.checkName(s.files, nil)
+	if !ch.OK() || ch.Name != v.Name {
+		s.log.Warn("authored workflow saved by another vmcp not served: it does not compile here", "workflow", name,
+			"version", v.Version, "errors", ch.Diagnostics.Errors().Sorted())
+		return nil
+	}
+	s.serveVersion(ch.Workflow, v)
+	s.log.Info("authored workflow saved by another vmcp on the store now served", "workflow", name, "version", v.Version)
+	return s.publish()
 }
 
 // ErrLimit is wrapped by the errors of saves past authoring.limits.

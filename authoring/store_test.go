@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vmcp-dev/vmcp/internal/testenv"
+	"github.com/vmcp-dev/vmcp/store/postgres"
 	"github.com/vmcp-dev/vmcp/store/sqlite"
 )
 
@@ -42,6 +44,24 @@ func stores(t *testing.T) map[string]func() (Store, func() Store) {
 					t.Fatal(err)
 				}
 				return NewSQLiteStore(db)
+			}
+			t.Cleanup(func() { db.Close() })
+			return open(), open
+		},
+		// A real PostgreSQL cluster, started for the test that asks.
+		"postgres": func() (Store, func() Store) {
+			url := testenv.StartPostgres(t, 17440, 17459, testenv.PostgresOptions{}).NewDatabase(t)
+			var db *postgres.Store
+			open := func() Store {
+				if db != nil {
+					db.Close()
+				}
+				var err error
+				db, err = postgres.Open(context.Background(), url, postgres.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return NewPostgresStore(db)
 			}
 			t.Cleanup(func() { db.Close() })
 			return open(), open

@@ -238,8 +238,15 @@ type Authoring struct {
 
 // State configures the run store.
 type State struct {
-	Store string // memory (default) or sqlite
+	Store string // memory (default), sqlite or postgres
 	Path  string // sqlite file, resolved against the config's directory
+	// URL is the postgres store's database (state.url, postgres://...),
+	// which several vmcp processes may share.
+	URL string
+	// Lease is state.lease: how long a postgres replica's runs wait after
+	// it stops before another replica takes them over; 0 is the store's
+	// default (15s).
+	Lease time.Duration
 	// Retention is state.retention.finished (or the older state.retention:
 	// DURATION): finished runs that ended longer ago are pruned; 0 keeps
 	// them.

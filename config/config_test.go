@@ -147,6 +147,17 @@ func TestLoadValues(t *testing.T) {
 			},
 		},
 		{
+			name: "postgres state",
+			src:  "state: {store: postgres, url: \"${DB}\", lease: 3s}\n",
+			env:  map[string]string{"DB": "postgres://vmcp:pw@db.internal:5432/vmcp?sslmode=require"},
+			check: func(t *testing.T, c *Config) {
+				want := State{Store: "postgres", URL: "postgres://vmcp:pw@db.internal:5432/vmcp?sslmode=require", Lease: 3 * time.Second, MaxOutputBytes: DefaultMaxOutputBytes}
+				if diff := cmp.Diff(want, c.State); diff != "" {
+					t.Errorf("state (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
 			name: "snake_case keys and url default transport",
 			src: `backends:
   web: {url: "https://x.example/mcp", continuous_listening: true, timeout: 2m, start_timeout: 90s}
@@ -533,6 +544,16 @@ func TestLoadErrors(t *testing.T) {
 				`vmcp.yaml:2:40: error: state.retention.maxRuns must be at least 1, not 0`,
 				`vmcp.yaml:2:43: error: unknown key "keep" in state.retention (known keys: finished, maxRuns)`,
 			},
+		},
+		{
+			name: "postgres without a url",
+			src:  "state: {store: postgres}\n",
+			want: []string{`vmcp.yaml:1:8: error: state.store: postgres needs state.url, the database's postgres:// URL (for example url: ${VMCP_DATABASE_URL})`},
+		},
+		{
+			name: "postgres url that is not one",
+			src:  "state: {store: postgres, url: \"mysql://u:secret@db/x\"}\n",
+			want: []string{`vmcp.yaml:1:31: error: state.url must be a postgres:// URL, such as postgres://vmcp@db:5432/vmcp (its value is not shown: it may hold a password)`},
 		},
 		{
 			name: "retention of the wrong type",

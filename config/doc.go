@@ -27,7 +27,8 @@
 //	         sessions: {idleTimeout: 30m, max: 1000},
 //	         console: {maxEventStreams: 256, maxEventStreamsPerSession: 6,
 //	                   sessionTTL: 12h, signinFailures: 10, signinLockout: 5m}}
-//	state: {store: memory|sqlite, path: vmcp-state.db, retention, maxOutputBytes: 1048576}
+//	state: {store: memory|sqlite|postgres, path: vmcp-state.db, url: postgres://..., lease: 15s,
+//	        retention, maxOutputBytes: 1048576}
 //	limits: {maxResultBytes: 10485760, maxIterations: 1000}   # server-wide caps
 //
 // Relative paths (workflows, state.path, a command with a slash) resolve

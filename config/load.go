@@ -757,18 +757,30 @@ func badOrigin(o string) string {
 
 func (l *loader) state(n ast.Node) {
 	s := &l.cfg.State
-	known := []string{"store", "path", "retention", "maxOutputBytes"}
+	known := []string{"store", "path", "url", "lease", "retention", "maxOutputBytes"}
+	var urlNode ast.Node
 	l.fields(n, "state", known, func(key string, k, v ast.Node) {
 		p := "state." + key
 		switch key {
 		case "store":
-			if st, ok := l.oneOf(v, p, p, "memory", "sqlite"); ok {
+			if st, ok := l.oneOf(v, p, p, "memory", "sqlite", "postgres"); ok {
 				s.Store = st
 			}
 		case "path":
 			if path, ok := l.str(v, p, p); ok {
 				s.Path = l.resolve(path)
 			}
+		case "url":
+			urlNode = v
+			if u, ok := l.str(v, p, p); ok {
+				s.URL = u
+				// The URL may hold a password: messages never quote it.
+				if pu, err := url.Parse(u); err != nil || (pu.Scheme != "postgres" && pu.Scheme != "postgresql") {
+					l.errorf(v, p, CodeBadValue, "%s must be a postgres:// URL, such as postgres://vmcp@db:5432/vmcp (its value is not shown: it may hold a password)", p)
+				}
+			}
+		case "lease":
+			s.Lease = l.duration(v, p, p)
 		case "retention":
 			l.retention(v, p)
 		case "maxOutputBytes":
@@ -777,6 +789,9 @@ func (l *loader) state(n ast.Node) {
 	})
 	if s.Store == "sqlite" && s.Path == "" {
 		s.Path = l.resolve("vmcp-state.db")
+	}
+	if s.Store == "postgres" && s.URL == "" && urlNode == nil {
+		l.errorf(n, "state", CodeMissingField, "state.store: postgres needs state.url, the database's postgres:// URL (for example url: ${VMCP_DATABASE_URL})")
 	}
 }
 

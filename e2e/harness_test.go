@@ -230,12 +230,12 @@ func httpVMCPOn(t *testing.T, cfg string, lo, hi int) (string, *testenv.Buffer) 
 // failed.
 func startHTTPVMCP(t *testing.T, cfg string, lo, hi int, extraArgs ...string) (string, *testenv.Buffer, func()) {
 	t.Helper()
-	return startHTTPVMCPAt(t, cfg, fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, lo, hi)))
+	return startHTTPVMCPAt(t, cfg, fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, lo, hi)), extraArgs...)
 }
 
 // startHTTPVMCPAt is startHTTPVMCP on addr (a port the test took from
 // testenv.FreePort, for a config that names its own URL).
-func startHTTPVMCPAt(t *testing.T, cfg, addr string) (string, *testenv.Buffer, func()) {
+func startHTTPVMCPAt(t *testing.T, cfg, addr string, extraArgs ...string) (string, *testenv.Buffer, func()) {
 	t.Helper()
 	stderr := &testenv.Buffer{}
 	cmd := exec.Command(bins.vmcp, append([]string{"run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug"}, extraArgs...)...)

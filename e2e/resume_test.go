@@ -87,13 +87,14 @@ func (p *killableVMCP) restart(t *testing.T) *killableVMCP {
 	return startKillable(t, p.cfg, p.addr)
 }
 
-// startKillable starts vmcp on addr and waits until it listens. At the
+// startKillable starts vmcp on addr (with extra flags) and waits until it listens. At the
 // end of the test a process still running gets SIGTERM and must exit
 // cleanly within 10 seconds.
-func startKillable(t *testing.T, cfg, addr string) *killableVMCP {
+func startKillable(t *testing.T, cfg, addr string, extra ...string) *killableVMCP {
 	t.Helper()
 	p := &killableVMCP{exited: make(chan error, 1), stderr: &testenv.Buffer{}, cfg: cfg, addr: addr, base: "http://" + addr}
-	p.cmd = exec.Command(bins.vmcp, "run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug")
+	args := append([]string{"run", "--config", cfg, "--transport", "http", "--listen", addr, "--log-level", "debug"}, extra...)
+	p.cmd = exec.Command(bins.vmcp, args...)
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

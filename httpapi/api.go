@@ -47,6 +47,10 @@ type Options struct {
 	// Ready reports each backend's connection error (nil when connected);
 	// nil means ready.
 	Ready func() map[string]error
+	// Draining, when set and true, makes /readyz answer 503: the process
+	// is shutting down, finishing its runs, and takes no new calls (a load
+	// balancer sends them elsewhere). /healthz stays ok.
+	Draining func() bool
 	// Metrics serves GET /metrics; nil leaves the route out.
 	Metrics http.Handler
 	// CancelWait is how long POST cancel waits for the run to reach a final
@@ -446,6 +450,7 @@ func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
 // Readiness is the body of GET /readyz.
 type Readiness struct {
 	Ready    bool              `json:"ready"`
+	Draining bool              `json:"draining,omitempty"`
 	Backends map[string]string `json:"backends"`
 }
 
@@ -460,6 +465,9 @@ func (a *API) readyz(w http.ResponseWriter, _ *http.Request) {
 				out.Backends[name] = "ok"
 			}
 		}
+	}
+	if a.opts.Draining != nil && a.opts.Draining() {
+		out.Ready, out.Draining = false, true
 	}
 	code := http.StatusOK
 	if !out.Ready {

@@ -51,10 +51,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -93,6 +95,104 @@ type TaskOptions struct {
 	// PollInterval is the polling interval tasks suggest; 0 means
 	// DefaultTaskPollInterval.
 	PollInterval time.Duration
+	// Board, when set, shares the questions of this process's live tasks
+	// with the other processes on the run store (replicas on
+	// store/postgres): a task another replica runs reads as
+	// input_required with its questions in tasks/get, and tasks/update
+	// hands the answers to that replica (the Tasks extension).
+	Board TaskBoard
+}
+
+// TaskBoard is where replicas share their live tasks' questions, as
+// opaque JSON (*postgres.Store implements it).
+type TaskBoard interface {
+	// Post records the questions task id waits on here (nil: none);
+	// seq orders the posts of one task.
+	Post(ctx context.Context, id string, seq int64, questions []byte) error
+	// Questions reads the questions task id waits on, nil when none.
+	Questions(ctx context.Context, id string) ([]byte, error)
+	// Answer hands an answer to the process that runs task id.
+	Answer(ctx context.Context, id, key string, answer []byte) error
+	// OnAnswer calls fn with every answer handed to any task.
+	OnAnswer(fn func(id, key string, answer []byte))
+}
+
+// boardQuestion is a question as the board holds it.
+type boardQuestion struct {
+	Key     string         `json:"key"`
+	StepID  string         `json:"stepId"`
+	Message string         `json:"message"`
+	Schema  map[string]any `json:"schema,omitempty"`
+	Backend string         `json:"backend,omitempty"`
+	Tool    string         `json:"tool,omitempty"`
+}
+
+// boardAnswer is an answer as the board carries it.
+type boardAnswer struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// post puts lt's waiting questions on the board.
+func (t *tasks) post(lt *liveTask) {
+	if t.opts.Board == nil {
+		return
+	}
+	lt.mu.Lock()
+	seq := t.boardSeq.Add(1) // under lt.mu: the snapshots of a task are in seq order
+	var qs []boardQuestion
+	for _, q := range lt.waiting {
+		qs = append(qs, boardQuestion{Key: q.key, StepID: q.req.StepID, Message: q.req.Message, Schema: q.req.Schema,
+			Backend: q.req.Backend, Tool: q.req.Tool})
+	}
+	lt.mu.Unlock()
+	var b []byte
+	if len(qs) > 0 {
+		var err error
+		if b, err = json.Marshal(qs); err != nil {
+			t.s.log.Warn("a task's questions cannot be shared with the other replicas", "run_id", lt.id, "err", err)
+			return
+		}
+	}
+	if err := t.opts.Board.Post(context.Background(), lt.id, seq, b); err != nil {
+		t.s.log.Warn("sharing a task's questions with the other replicas failed", "run_id", lt.id, "err", err)
+	}
+}
+
+// boardQuestions reads the questions of task id that another process
+// runs, as questions this process can show (never answered here).
+func (t *tasks) boardQuestions(id string) []*taskQuestion {
+	b, err := t.opts.Board.Questions(context.Background(), id)
+	if err != nil || b == nil {
+		return nil
+	}
+	var qs []boardQuestion
+	if json.Unmarshal(b, &qs) != nil {
+		return nil
+	}
+	out := make([]*taskQuestion, len(qs))
+	for i, q := range qs {
+		out[i] = &taskQuestion{ctx: context.Background(), key: q.Key, req: runtime.ElicitRequest{RunID: id, StepID: q.StepID, Message: q.Message, Schema: q.Schema,
+			Backend: q.Backend, Tool: q.Tool}}
+	}
+	return out
+}
+
+// answerElsewhere hands the answer to question key of task id to the
+// process that runs it, when this one does not (reporting whether it did).
+func (t *tasks) answerElsewhere(id, key string, a answerOrErr) bool {
+	if t.opts.Board == nil || a.err != nil || t.liveTaskOf(id) != nil {
+		return false
+	}
+	b, err := json.Marshal(boardAnswer{Action: a.res.Action, Content: a.res.Content})
+	if err == nil {
+		err = t.opts.Board.Answer(context.Background(), id, key, b)
+	}
+	if err != nil {
+		t.s.log.Warn("handing an answer to the replica that runs the task failed", "run_id", id, "err", err)
+		return false
+	}
+	return true
 }
 
 // Task statuses of both flavours.
@@ -194,6 +294,8 @@ type tasks struct {
 	s    *Server
 	opts TaskOptions
 
+	boardSeq atomic.Int64 // orders the posts to opts.Board
+
 	mu       sync.Mutex
 	live     map[string]*liveTask                    // runs this process started as tasks, while they go
 	pending  map[string]pendingAnswer                // elicitation requests out on tasks/result streams, by id
@@ -207,8 +309,17 @@ func newTasks(s *Server, opts TaskOptions) *tasks {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultTaskPollInterval
 	}
-	return &tasks{s: s, opts: opts, live: map[string]*liveTask{}, pending: map[string]pendingAnswer{},
+	t := &tasks{s: s, opts: opts, live: map[string]*liveTask{}, pending: map[string]pendingAnswer{},
 		sessions: map[string]mcpgo.SessionWithElicitation{}}
+	if opts.Board != nil {
+		opts.Board.OnAnswer(func(id, key string, answer []byte) {
+			var a boardAnswer
+			if json.Unmarshal(answer, &a) == nil {
+				t.answer(id, key, answerOrErr{res: runtime.ElicitResult{Action: a.Action, Content: a.Content}})
+			}
+		})
+	}
+	return t
 }
 
 // hooks keeps track of mcp-go's sessions, through which 2025-11-25 tasks
@@ -386,6 +497,12 @@ func (t *tasks) view(run *runtime.Run, lt *liveTask, f flavour) (*taskView, erro
 		}
 		lt.mu.Unlock()
 	}
+	if lt == nil && t.opts.Board != nil && !run.Status.Finished() {
+		// Another replica runs it: its questions are on the board.
+		if v.asks = t.boardQuestions(run.ID); len(v.asks) > 0 {
+			v.ask = v.asks[0]
+		}
+	}
 	v.state = stateOf(run, v.ask != nil, f)
 	return v, nil
 }
@@ -493,6 +610,7 @@ func (t *tasks) answer(id, key string, a answerOrErr) bool {
 		// Answered: no longer waiting, also for a tasks/get that comes
 		// before the step has taken the answer.
 		lt.dropAsk(q)
+		t.post(lt)
 		return true
 	default:
 		return false // already answered
@@ -550,6 +668,8 @@ func (e *taskElicitor) Elicit(ctx context.Context, req runtime.ElicitRequest) (r
 	e.lt.mu.Unlock()
 	q := &taskQuestion{ctx: ctx, key: key, req: req, answer: make(chan answerOrErr, 1)}
 	e.lt.addAsk(q)
+	e.t.post(e.lt)
+	defer e.t.post(e.lt)
 	defer e.lt.dropAsk(q)
 	e.t.offerOnSession(e.lt, q)
 	timeout := time.NewTimer(e.t.s.opts.ElicitTimeout)

@@ -199,7 +199,10 @@ func (e *Endpoint) serveExtension(w http.ResponseWriter, r *http.Request, body [
 		}
 		// Keys that are not outstanding are ignored, as the extension says.
 		for key, resp := range req.Params.InputResponses {
-			t.answer(req.Params.TaskID, key, answerFromInput(resp, key))
+			a := answerFromInput(resp, key)
+			if !t.answer(req.Params.TaskID, key, a) {
+				t.answerElsewhere(req.Params.TaskID, key, a) // a replica on the store runs it
+			}
 		}
 		writeExtResult(w, e.s, req.ID, map[string]any{})
 	case "tasks/cancel":

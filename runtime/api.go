@@ -217,6 +217,13 @@ type Store interface {
 	ListRuns(ctx context.Context, filter RunFilter) ([]*Run, error)
 }
 
+// RemoteCanceller is a Store that several processes (replicas) share and
+// that can ask the process running a run to cancel it (store/postgres).
+// Engine.Cancel asks it for an unfinished run the engine does not run.
+type RemoteCanceller interface {
+	RequestCancel(ctx context.Context, id string) error
+}
+
 // ErrRunNotFound is returned by stores and the engine for an unknown run id.
 var ErrRunNotFound = fmt.Errorf("run not found")
 

@@ -388,7 +388,8 @@ func (e *Engine) Status(ctx context.Context, id string) (*Run, error) {
 
 // Cancel stops a running run: backend calls in flight are cancelled and the
 // run ends with status cancelled. It returns ErrRunNotFound for an unknown
-// id; cancelling a finished run is not an error.
+// id; cancelling a finished run is not an error. An unfinished run that
+// this engine does not run is cancelled through a RemoteCanceller store.
 func (e *Engine) Cancel(ctx context.Context, id string) error {
 	e.mu.Lock()
 	r, ok := e.active[id]
@@ -399,8 +400,13 @@ func (e *Engine) Cancel(ctx context.Context, id string) error {
 	if ok {
 		return nil
 	}
-	if _, err := e.store.GetRun(ctx, id); err != nil {
+	run, err := e.store.GetRun(ctx, id)
+	if err != nil {
 		return err
+	}
+	// Another process on a shared store (a replica) runs it: ask it.
+	if rc, ok := e.store.(RemoteCanceller); ok && !run.Status.Finished() {
+		return rc.RequestCancel(ctx, id)
 	}
 	return nil
 }

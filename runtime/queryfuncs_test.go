@@ -155,8 +155,8 @@ func TestQueryLimitsInARun(t *testing.T) {
 			if run.Status != RunFailed || run.Error == nil || !strings.Contains(run.Error.Msg, c.want) {
 				t.Errorf("run of query %.60q = %s, %v; want failed with %q", c.expr, run.Status, run.Error, c.want)
 			}
-			if len(fb.calls) != 0 {
-				t.Errorf("the backend was called %d times; want 0", len(fb.calls))
+			if len(fb.Calls()) != 0 {
+				t.Errorf("the backend was called %d times; want 0", len(fb.Calls()))
 			}
 		})
 	}
@@ -168,7 +168,7 @@ func TestQueryLimitsInARun(t *testing.T) {
 	if err != nil || run.Status != RunCompleted {
 		t.Fatalf("run within the limit = %v, %v", run, err)
 	}
-	if calls := fb.callsTo("a"); len(calls) != 1 || len(calls[0].Arguments["v"].(string)) != 1024 {
+	if calls := fb.CallsTo("a"); len(calls) != 1 || len(calls[0].Arguments["v"].(string)) != 1024 {
 		t.Errorf("calls = %v; want one with a 1024-byte v", len(calls))
 	}
 }

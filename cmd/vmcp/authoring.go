@@ -15,11 +15,12 @@ import (
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/store/postgres"
 	"github.com/vmcp-dev/vmcp/store/sqlite"
 )
 
 // authoringStore opens the store of authored workflows: authoring.dir
-// when set, else the SQLite run store when state.store is sqlite, else
+// when set, else the run store when state.store is sqlite or postgres, else
 // memory (saved workflows then last until vmcp stops, and a warning says
 // so).
 func authoringStore(cfg *config.Config, runs runtime.Store, log *slog.Logger) (authoring.Store, error) {
@@ -28,6 +29,9 @@ func authoringStore(cfg *config.Config, runs runtime.Store, log *slog.Logger) (a
 	}
 	if db, ok := runs.(*sqlite.Store); ok {
 		return authoring.NewSQLiteStore(db), nil
+	}
+	if db, ok := runs.(*postgres.Store); ok {
+		return authoring.NewPostgresStore(db), nil
 	}
 	log.Warn("authored workflows are kept in memory and are lost when vmcp stops: set authoring.dir, or state.store: sqlite, to keep them")
 	return authoring.NewMemoryStore(), nil
@@ -102,6 +106,15 @@ func (s *stack) serveAuthoring(ctx context.Context, srv *mcpserver.Server, log *
 	}
 	log.Info("authoring enabled", "authored", len(svc.List())-len(s.plan.Workflows), "not served", len(problems))
 	s.authoring = svc
+	// Replicas on one database: a save or delete on any is served here at
+	// once, and this server's sessions get list_changed.
+	if db, ok := s.ops.store.(*postgres.Store); ok {
+		db.OnWorkflowChange(func(name string) {
+			if err := svc.Reload(context.WithoutCancel(ctx), name); err != nil {
+				log.Warn("serving an authored workflow changed by another vmcp failed", "workflow", name, "err", err)
+			}
+		})
+	}
 	return nil
 }
 

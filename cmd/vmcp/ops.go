@@ -28,6 +28,7 @@ import (
 	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/mcpserver/runtools"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/store/postgres"
 	"github.com/vmcp-dev/vmcp/store/sqlite"
 	"github.com/vmcp-dev/vmcp/telemetry/metrics"
 	"github.com/vmcp-dev/vmcp/telemetry/observe"
@@ -46,6 +47,9 @@ type ops struct {
 	// (resume.go); nil for the memory store.
 	unfinished    unfinishedStore
 	unfinishedIDs []string
+	// claimer is the postgres store, which a vmcp run asks on a schedule
+	// for the runs of replicas that stopped (resume.go); nil otherwise.
+	claimer claimer
 	// sources are the workflow files, for the console's workflow pages.
 	sources map[string][]byte
 	// ui is the web console (console.go); nil until openConsole.
@@ -58,7 +62,22 @@ type ops struct {
 	// oidc checks OAuth access tokens (oidc.go); nil without
 	// server.auth.oidc, and until openOIDC.
 	oidc *oidc.Verifier
+	// draining reports that vmcp run is shutting down (shutdown.go), for
+	// /readyz; nil until vmcp run sets it.
+	draining func() bool
 }
+
+// taskBoard is the postgres store, where replicas share their tasks'
+// questions; nil for the other stores (one process).
+func (o *ops) taskBoard() mcpserver.TaskBoard {
+	if db, ok := o.store.(*postgres.Store); ok {
+		return db
+	}
+	return nil
+}
+
+// isDraining reports whether vmcp run is shutting down.
+func (o *ops) isDraining() bool { return o.draining != nil && o.draining() }
 
 // openOps opens the run store the config asks for.
 func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
@@ -88,8 +107,22 @@ func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 		}
 		o.store, o.close = s, s.Close
 		o.unfinished, o.unfinishedIDs = s, s.Unfinished
+	case "postgres":
+		// The database is shared with the other replicas: Open takes over
+		// nothing; vmcp run claims the runs of stopped replicas as their
+		// leases expire (resume.go), vmcp call never does.
+		s, err := postgres.Open(context.Background(), cfg.State.URL, postgres.Options{
+			Retention: cfg.State.Retention, MaxRuns: cfg.State.MaxRuns, MaxOutputBytes: cfg.State.MaxOutputBytes, Logger: log,
+			LeaseTTL: cfg.State.Lease,
+		})
+		if err != nil {
+			return nil, err
+		}
+		log.Info("run store: postgres", "replica", s.Replica)
+		o.store, o.close = s, s.Close
+		o.unfinished, o.claimer = s, s
 	default:
-		return nil, fmt.Errorf("state.store must be memory or sqlite, not %q", cfg.State.Store)
+		return nil, fmt.Errorf("state.store must be memory, sqlite or postgres, not %q", cfg.State.Store)
 	}
 	return o, nil
 }
@@ -141,7 +174,7 @@ func (o *ops) addRunTools(srv *mcpserver.Server, eng httpapi.Engine) error {
 
 // api builds the operations API for the engine and backends.
 func (o *ops) api(eng httpapi.Engine, ready func() map[string]error) (*httpapi.API, error) {
-	return httpapi.New(httpapi.Options{Engine: eng, Store: o.store, Rerun: o, Ready: ready, Metrics: o.metrics.Handler(), Logger: o.log})
+	return httpapi.New(httpapi.Options{Engine: eng, Store: o.store, Rerun: o, Ready: ready, Draining: o.isDraining, Metrics: o.metrics.Handler(), Logger: o.log})
 }
 
 // routes are the API's routes for mcpserver.HTTPHandler.

@@ -31,6 +31,14 @@ package main
 //     by tasks/update or on tasks/result). vmcp logs one line per resumed
 //     run, and one when it ends.
 //
+// With state.store: postgres the database is shared by several replicas,
+// and "the previous process" is any replica that stopped: its runs keep a
+// lease it no longer renews (store/postgres/lease.go). Every vmcp run
+// claims the runs whose lease expired, at start and then every second
+// (or third of the lease) until it drains (takeOver), and decides each as
+// above; a run is claimed by exactly one replica, so exactly one resumes
+// it.
+//
 // Clients see the same run id throughout: `vmcp runs show ID`, the run API
 // and tasks/get on the old task id show the run going on and finishing.
 // `vmcp call` leaves unfinished runs for the next `vmcp run`; the memory
@@ -41,6 +49,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/ir"
@@ -55,6 +64,36 @@ type unfinishedStore interface {
 	Interrupt(ctx context.Context, id, reason string) (bool, error)
 	TruncatedSteps(ctx context.Context, id string) ([]string, error)
 	Unreadable(ctx context.Context, id string) ([]string, error)
+}
+
+// claimer takes over the runs of stopped replicas (*postgres.Store).
+type claimer interface {
+	Claim(ctx context.Context) ([]string, error)
+	LeaseTTL() time.Duration
+}
+
+// takeOver claims the runs whose lease expired, now and then every third
+// of the lease or every second, whichever comes first (a released run,
+// of a replica that drained, has no lease to wait out), and resumes them,
+// until stop ends (the drain).
+func (rs *resumeSet) takeOver(stop, ctx context.Context, c claimer) {
+	t := time.NewTicker(max(min(c.LeaseTTL()/3, time.Second), time.Millisecond))
+	defer t.Stop()
+	for {
+		ids, err := c.Claim(stop)
+		if err != nil && stop.Err() == nil {
+			rs.log.Warn("claiming the runs of stopped replicas failed", "err", err)
+		}
+		if len(ids) > 0 {
+			rs.log.Info("resuming runs of a stopped replica", "count", len(ids))
+			rs.resumeRuns(ctx, ids)
+		}
+		select {
+		case <-stop.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // resumeEngine is what resuming needs from the engine.
@@ -253,7 +292,7 @@ func (c catalogHints) ToolHints(backend, tool string) (runtime.ToolHints, bool) 
 // newResumeSet builds the resume of one `vmcp run` start from the ops'
 // store and the engine; nil when the store has nothing to resume.
 func (o *ops) newResumeSet(eng resumeEngine, runs *runTracker) (*resumeSet, []string) {
-	if o.unfinished == nil || len(o.unfinishedIDs) == 0 {
+	if o.unfinished == nil || (len(o.unfinishedIDs) == 0 && o.claimer == nil) {
 		return nil, nil
 	}
 	return &resumeSet{

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/vmcp-dev/vmcp/mcpserver"
+	"github.com/vmcp-dev/vmcp/store/postgres"
 	"github.com/vmcp-dev/vmcp/temporalrun"
 )
 
@@ -24,11 +25,13 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 	}
 	// The tracker knows the runs in flight, for the shutdown.
 	runs := newRunTracker(st.ops.runner(st.exec))                   // metrics and run logs: ops.go
+	st.ops.draining = runs.draining                                 // /readyz answers 503 from the first signal on
 	st.ops.rerun = &rerunner{ctx: ctx, runner: runs, exec: st.exec} // re-runs from the API and the console
 	srv, err := mcpserver.New(mcpserver.Options{
 		Tasks: mcpserver.TaskOptions{ // long runs as MCP Tasks
-			Runs: st.exec,
-			TTL:  st.cfg.State.Retention,
+			Runs:  st.exec,
+			TTL:   st.cfg.State.Retention,
+			Board: st.ops.taskBoard(), // replicas on postgres: questions answered through any
 		},
 		RunLimits: mcpserver.RunLimits{ // server.limits
 			Runs:     st.cfg.Server.Limits.Runs,
@@ -50,6 +53,16 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 	})
 	if err != nil {
 		return nil, nil, failuref("%v", err)
+	}
+	// Replicas on one database: a cancel asked of another replica reaches
+	// this one when it runs the run (store/postgres/notify.go).
+	if db, ok := st.ops.store.(*postgres.Store); ok && !st.cfg.Executor.Temporal() {
+		runs.release = func() (int, error) { return db.Release(context.Background()) }
+		db.OnCancel(func(id string) {
+			if err := st.engine.Cancel(context.WithoutCancel(ctx), id); err != nil {
+				log.Warn("cancelling a run at another replica's request failed", "run_id", id, "err", err)
+			}
+		})
 	}
 	if err := st.ops.addRunTools(srv, st.exec); err != nil {
 		return nil, nil, failuref("%v", err)
@@ -89,6 +102,9 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 	if rs, ids := st.ops.newResumeSet(st.engine, runs); rs != nil && !st.cfg.Executor.Temporal() {
 		rs.adopt = srv.AdoptRun // elicitations asked again reach task clients
 		rs.resumeRuns(ctx, ids)
+		if st.ops.claimer != nil { // postgres: the runs of replicas that stop
+			go rs.takeOver(sigCtx, ctx, st.ops.claimer)
+		}
 	}
 	return srv, runs, nil
 }

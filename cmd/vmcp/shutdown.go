@@ -3,11 +3,15 @@ package main
 // The graceful shutdown of vmcp run.
 //
 // The first SIGINT or SIGTERM (main cancels the command's context) starts
-// it: vmcp says it is shutting down and how many runs it waits for, starts
-// no new run (a call that arrives now gets an isError result saying so),
+// it: vmcp says it is shutting down and how many runs it waits for,
+// answers /readyz with 503 (so a load balancer sends new calls to another
+// replica; /healthz stays ok), starts no new run (a call that arrives now gets an isError result saying so),
 // and keeps serving so that the runs in flight can finish and their results
 // reach their clients. When the grace period (--shutdown-grace, default
-// 10s) ends first, the runs still going are cancelled: their backend calls
+// 10s) ends first with state.store: postgres, the runs still going are
+// first left to another replica (their leases released: the next replica
+// to claim resumes them, and this process records nothing more of them).
+// Then the runs still going are cancelled: their backend calls
 // are cancelled and each client gets its run's "cancelled" result, not a
 // dropped connection. Only then does the server stop: stdio once every
 // response is written (mcp-go's Listen waits for its workers), HTTP once
@@ -49,6 +53,11 @@ type runTracker struct {
 	next    int
 	cancels map[int]context.CancelFunc // one per run in flight
 	idle    chan struct{}              // closed once closing and no run is left
+	// release, when set (state.store: postgres), is called when the grace
+	// period ends with runs in flight, before they are cancelled: it hands
+	// them to another replica, which resumes them, and the cancel here then
+	// records nothing (store/postgres Release).
+	release func() (int, error)
 }
 
 func newRunTracker(r mcpserver.Runner) *runTracker {
@@ -101,6 +110,13 @@ func (t *runTracker) drain() (int, <-chan struct{}) {
 	return len(t.cancels), t.idle
 }
 
+// draining reports whether drain was called: the process is shutting down.
+func (t *runTracker) draining() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closing
+}
+
 // cancelAll cancels every run in flight and returns how many there were.
 func (t *runTracker) cancelAll() int {
 	t.mu.Lock()
@@ -134,6 +150,13 @@ func shutdown(sig, served context.Context, t *runTracker, grace time.Duration, l
 	case <-idle:
 		log.Info("every run finished")
 	case <-time.After(grace):
+		if t.release != nil {
+			if n, err := t.release(); err != nil {
+				log.Error("handing the runs still going to another replica failed; they are cancelled", "err", err)
+			} else {
+				log.Warn("shutdown grace period over: the runs still going are left for another replica to resume", "runs", n, "grace", grace)
+			}
+		}
 		log.Warn("shutdown grace period over: cancelling the runs still going", "runs", t.cancelAll(), "grace", grace)
 		select {
 		case <-idle:

@@ -29,6 +29,7 @@ import (
 	"github.com/vmcp-dev/vmcp/authoring"
 	"github.com/vmcp-dev/vmcp/authoring/guide"
 	"github.com/vmcp-dev/vmcp/config"
+	"github.com/vmcp-dev/vmcp/store/postgres"
 	"github.com/vmcp-dev/vmcp/store/sqlite"
 )
 
@@ -322,7 +323,7 @@ func openWorkflowStore(configPath string, mode int) (*storeWorkflows, error) {
 	s := &storeWorkflows{configPath: configPath, close: func() error { return nil }}
 	write := mode == storeWrite
 	switch {
-	case mode == storeNone && (cfg.Authoring.Dir != "" || cfg.State.Store == "sqlite"):
+	case mode == storeNone && (cfg.Authoring.Dir != "" || cfg.State.Store == "sqlite" || cfg.State.Store == "postgres"):
 		return s, nil
 	case cfg.Authoring.Dir != "":
 		s.store, err = authoring.NewFileStore(cfg.Authoring.Dir)
@@ -340,6 +341,14 @@ func openWorkflowStore(configPath string, mode int) (*storeWorkflows, error) {
 		db, err = sqlite.OpenReadOnly(cfg.State.Path)
 		if err == nil {
 			s.store, s.close = authoring.NewSQLiteStore(db), db.Close
+		}
+	case cfg.State.Store == "postgres":
+		// The database is shared with the running replicas, which serve
+		// a save at once (LISTEN/NOTIFY); this store claims no runs.
+		var db *postgres.Store
+		db, err = postgres.Open(context.Background(), cfg.State.URL, postgres.Options{})
+		if err == nil {
+			s.store, s.close = authoring.NewPostgresStore(db), db.Close
 		}
 	default:
 		return nil, failuref("%s keeps authored workflows in memory (no authoring.dir, state.store is not sqlite): use --url with the running vmcp", configPath)
