@@ -479,7 +479,7 @@ func (s *session) awaitStderr() {
 }
 
 func (c *conn) newStreamable(s *session, legacy bool) error {
-	opts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(c.m.log), transport.WithHTTPBasicClient(c.m.http)}
+	opts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(c.m.log), transport.WithHTTPBasicClient(c.m.http), transport.WithHTTPHeaderFunc(traceHeaders)}
 	if len(c.cfg.Headers) > 0 {
 		opts = append(opts, transport.WithHTTPHeaders(c.cfg.Headers))
 	}

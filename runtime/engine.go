@@ -32,6 +32,9 @@ type Options struct {
 	// (limits.maxIterations); 0 means ir.DefaultIterationLimit. New
 	// refuses a plan with a forEach whose maxIterations is over it.
 	MaxIterations int
+	// Tracer, when set, is told where each run's spans begin and end
+	// (trace.go); nil traces nothing and costs nothing.
+	Tracer Tracer
 }
 
 // RunOptions configure one run.
@@ -82,6 +85,7 @@ type Engine struct {
 	// iterationLimit is Options.MaxIterations with its default.
 	iterationLimit int
 	clock          Clock
+	tracer         Tracer
 }
 
 // New parses every template of the plan once and returns an engine.
@@ -106,6 +110,7 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	e.clock = opts.Clock
+	e.tracer = opts.Tracer
 	if e.clock == nil {
 		e.clock = SystemClock{}
 	}
