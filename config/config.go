@@ -47,6 +47,8 @@ type Config struct {
 	Authoring Authoring
 	// Executor says where runs execute (executor.go).
 	Executor Executor
+	// Telemetry turns on tracing (telemetry.go).
+	Telemetry Telemetry
 	// HasCompositeTools reports whether the config file itself has a
 	// compositeTools (or composite_tools) list, making it a workflow source.
 	HasCompositeTools bool

@@ -145,7 +145,7 @@ func (l *loader) errorf(n ast.Node, path, code, format string, args ...any) {
 }
 
 func (l *loader) top(n ast.Node) {
-	known := []string{"backends", "workflows", "compositeTools", "server", "state", "limits", "authoring", "executor"}
+	known := []string{"backends", "workflows", "compositeTools", "server", "state", "limits", "authoring", "executor", "telemetry"}
 	l.fields(n, "", known, func(key string, k, v ast.Node) {
 		switch key {
 		case "backends":
@@ -172,6 +172,8 @@ func (l *loader) top(n ast.Node) {
 			l.authoring(v)
 		case "executor":
 			l.executor(v)
+		case "telemetry":
+			l.telemetry(v)
 		}
 	})
 }
