@@ -46,6 +46,7 @@ type Provider struct {
 	tp       *sdktrace.TracerProvider
 	tracer   oteltrace.Tracer
 	prop     propagation.TextMapPropagator
+	filter   *iterationFilter
 }
 
 // New starts the exporter and the SDK's tracer provider for s.
@@ -67,12 +68,14 @@ func New(ctx context.Context, s Settings, opts Options) (*Provider, error) {
 		slow = DefaultSlowIteration
 	}
 	sampler := sdktrace.ParentBased(sdktrace.TraceIDRatioBased(s.Sampling))
+	filter := newIterationFilter(sdktrace.NewBatchSpanProcessor(exp), slow)
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
 		sdktrace.WithSampler(sampler),
-		sdktrace.WithSpanProcessor(newIterationFilter(sdktrace.NewBatchSpanProcessor(exp), slow)),
+		sdktrace.WithSpanProcessor(filter),
 	)
 	return &Provider{
+		filter:   filter,
 		settings: s,
 		tp:       tp,
 		tracer:   tp.Tracer(instrumentation),
