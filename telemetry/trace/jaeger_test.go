@@ -33,17 +33,20 @@ const portLo, portHi = 17300, 17399
 const workflows = `
 compositeTools:
   - name: chain
+    description: chain
     steps:
       - {id: a, tool: rec.traceparent}
       - {id: b, tool: rec.work, dependsOn: [a], arguments: {n: 1}}
       - {id: c, tool: rec.work, dependsOn: [b], arguments: {n: 2}}
   - name: fanout
+    description: fanout
     steps:
       - {id: root, tool: rec.work, arguments: {n: 0}}
       - {id: x, tool: rec.work, dependsOn: [root], arguments: {n: 1}}
       - {id: "y", tool: rec.work, dependsOn: [root], arguments: {n: 2}}
       - {id: z, tool: rec.work, dependsOn: [root], arguments: {n: 3}}
   - name: nested
+    description: nested
     steps:
       - id: outer
         type: forEach
@@ -62,6 +65,7 @@ compositeTools:
                 tool: rec.work
                 arguments: {n: "{{.forEach.i}}", fail: "{{and (eq .forEach.o 2) (eq .forEach.i 3)}}"}
   - name: parent
+    description: parent
     steps:
       - {id: first, tool: rec.work, arguments: {n: 1}}
       - {id: child, type: workflow, workflow: chain, dependsOn: [first]}
