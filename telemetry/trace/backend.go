@@ -10,6 +10,7 @@ package trace
 
 import (
 	"context"
+	"encoding/hex"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -46,6 +47,11 @@ type SessionIDer interface {
 }
 
 func (b *tracedBackend) CallTool(ctx context.Context, call toolcall.Call) (*toolcall.Result, error) {
+	if unsampled(ctx) {
+		// Not recorded (see Provider.Start): the backend gets the
+		// unsampled parent's context.
+		return b.next.CallTool(b.p.inject(ctx), call)
+	}
 	ctx, span := b.p.tracer.Start(ctx, methodToolsCall+" "+call.Tool,
 		oteltrace.WithSpanKind(oteltrace.SpanKindClient),
 		oteltrace.WithAttributes(
@@ -76,15 +82,24 @@ func (b *tracedBackend) CallTool(ctx context.Context, call toolcall.Call) (*tool
 	return res, err
 }
 
-// inject puts the trace context of ctx's span into ctx for the backend
-// client (toolcall.WithTrace).
+// inject puts the W3C trace context of ctx's span into ctx for the
+// backend client (toolcall.WithTrace): traceparent is
+// version-traceid-spanid-flags, as propagation.TraceContext writes it,
+// made here without its map.
 func (p *Provider) inject(ctx context.Context) context.Context {
-	c := propagation.MapCarrier{}
-	propagation.TraceContext{}.Inject(ctx, c)
-	if c["traceparent"] == "" {
+	sc := oteltrace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
 		return ctx
 	}
-	return toolcall.WithTrace(ctx, toolcall.Trace{Traceparent: c["traceparent"], Tracestate: c["tracestate"]})
+	var buf [55]byte
+	tid, sid := sc.TraceID(), sc.SpanID()
+	b := append(buf[:0], "00-"...)
+	b = hex.AppendEncode(b, tid[:])
+	b = append(b, '-')
+	b = hex.AppendEncode(b, sid[:])
+	b = append(b, '-')
+	b = hex.AppendEncode(b, []byte{byte(sc.TraceFlags())})
+	return toolcall.WithTrace(ctx, toolcall.Trace{Traceparent: string(b), Tracestate: sc.TraceState().String()})
 }
 
 // Extract returns ctx with the caller's trace context: the traceparent and

@@ -161,8 +161,15 @@ type iteration struct {
 	item  string
 }
 
-// Start implements runtime.Tracer.
+// Start implements runtime.Tracer. Under a span that is not sampled
+// (sampling < 1 said no for this trace), it starts nothing: the
+// children of an unsampled span are not recorded either (the sampler is
+// parent-based), and the calls below go on with the unsampled parent's
+// context, so a backend hears that the trace is not sampled.
 func (p *Provider) Start(ctx context.Context, s runtime.SpanStart) (context.Context, runtime.Span) {
+	if unsampled(ctx) {
+		return ctx, unsampledSpan{ctx}
+	}
 	var name string
 	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, attribute.String(AttrRunID, s.RunID), attribute.String(AttrWorkflow, s.Workflow))
@@ -240,6 +247,18 @@ func (s *engineSpan) End(e runtime.SpanEnd) {
 	}
 	sp.End()
 }
+
+// unsampled reports whether ctx holds a span that is not sampled.
+func unsampled(ctx context.Context) bool {
+	sc := oteltrace.SpanContextFromContext(ctx)
+	return sc.IsValid() && !sc.IsSampled()
+}
+
+// unsampledSpan stands for a span not started under an unsampled parent.
+type unsampledSpan struct{ ctx context.Context }
+
+func (unsampledSpan) End(runtime.SpanEnd) {}
+func (s unsampledSpan) TraceID() string   { return TraceID(s.ctx) }
 
 // TraceID is the trace id (hex) of the span in ctx, or "".
 func TraceID(ctx context.Context) string {
