@@ -7,6 +7,7 @@ package testservers
 //
 //	work {n, fail}      structured {n}; with fail true an isError result
 //	traceparent         structured {meta, header}: what this call brought
+//	block               answers only when the call is cancelled
 
 import (
 	"context"
@@ -47,6 +48,12 @@ func NewTraceRecorder() *TraceRecorder {
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			c := r.record(req)
 			return mcp.NewToolResultStructuredOnly(map[string]any{"meta": c.Meta, "header": c.Header}), nil
+		})
+	r.srv.AddTool(mcp.NewTool("block", mcp.WithDescription("Wait until the call is cancelled.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			r.record(req)
+			<-ctx.Done()
+			return nil, ctx.Err()
 		})
 	return r
 }

@@ -64,6 +64,17 @@ compositeTools:
               - id: unit
                 tool: rec.work
                 arguments: {n: "{{.forEach.i}}", fail: "{{and (eq .forEach.o 2) (eq .forEach.i 3)}}"}
+  - name: ask
+    description: ask
+    steps:
+      - id: approve
+        type: elicitation
+        message: Go on?
+        schema: {type: object, properties: {ok: {type: boolean}}}
+  - name: stuck
+    description: stuck
+    steps:
+      - {id: wait, tool: rec.block}
   - name: parent
     description: parent
     steps:
@@ -117,7 +128,12 @@ func newRig(t *testing.T, service string) *rig {
 // its trace once Jaeger holds want spans of it.
 func (r *rig) run(t *testing.T, ctx context.Context, workflow string, want int) (*runtime.Run, testenv.JaegerTrace) {
 	t.Helper()
-	run, err := r.engine.Run(ctx, workflow, map[string]any{}, runtime.RunOptions{})
+	return r.runWith(t, ctx, workflow, want, runtime.RunOptions{})
+}
+
+func (r *rig) runWith(t *testing.T, ctx context.Context, workflow string, want int, opts runtime.RunOptions) (*runtime.Run, testenv.JaegerTrace) {
+	t.Helper()
+	run, err := r.engine.Run(ctx, workflow, map[string]any{}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,6 +324,34 @@ func TestJaegerTraces(t *testing.T) {
 		}
 	})
 
+	t.Run("elicitation", func(t *testing.T) {
+		_, tr := r.runWith(t, context.Background(), "ask", 2, runtime.RunOptions{Elicitor: accept{}})
+		x := index(t, tr)
+		el := x.one("vmcp.elicitation approve")
+		x.parentIs(el, x.one("vmcp.run"))
+		x.tags(el, map[string]string{"vmcp.elicitation.action": "accept", "vmcp.step.id": "approve"})
+	})
+
+	t.Run("cancelled run", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		calls := len(r.rec.Calls())
+		go func() {
+			// Cancel once the backend has the call.
+			for len(r.rec.Calls()) == calls {
+				time.Sleep(5 * time.Millisecond)
+			}
+			cancel()
+		}()
+		run, tr := r.run(t, ctx, "stuck", 3)
+		if run.Status != runtime.RunCancelled {
+			t.Fatalf("run %s, want cancelled", run.Status)
+		}
+		x := index(t, tr)
+		x.tags(x.one("vmcp.run"), map[string]string{"vmcp.run.status": "cancelled", "otel.status_code": "ERROR"})
+		x.tags(x.one("vmcp.step wait"), map[string]string{"vmcp.step.status": "failed", "otel.status_code": "ERROR"})
+		x.tags(x.one("tools/call block"), map[string]string{"error.type": "call_error", "otel.status_code": "ERROR"})
+	})
+
 	t.Run("the caller's trace", func(t *testing.T) {
 		const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 		ctx := r.provider.Extract(context.Background(), map[string]any{"traceparent": "00-" + callerTrace + "-" + callerSpan + "-01"}, nil)
@@ -325,4 +369,11 @@ func TestJaegerTraces(t *testing.T) {
 			t.Errorf("from the header: trace id %q, want %s", got, callerTrace)
 		}
 	})
+}
+
+// accept answers every elicitation with accept.
+type accept struct{}
+
+func (accept) Elicit(context.Context, runtime.ElicitRequest) (runtime.ElicitResult, error) {
+	return runtime.ElicitResult{Action: runtime.ElicitAccept, Content: map[string]any{"ok": true}}, nil
 }
