@@ -34,3 +34,21 @@ func traceHeaders(ctx context.Context) map[string]string {
 	}
 	return h
 }
+
+// SessionID is the MCP session id of backend's current session (the
+// Mcp-Session-Id of a streamable HTTP backend), or "" for stdio, an
+// unknown backend or no session; the tracing decorator puts it on the
+// call's span (mcp.session.id).
+func (m *Manager) SessionID(backend string) string {
+	c, ok := m.conns[backend]
+	if !ok {
+		return ""
+	}
+	c.mu.Lock()
+	s := c.sess
+	c.mu.Unlock()
+	if s == nil || s.client == nil {
+		return ""
+	}
+	return s.client.GetSessionId()
+}

@@ -83,6 +83,7 @@ compositeTools:
 `
 
 type rig struct {
+	mgr      *mcpclient.Manager
 	jaeger   *testenv.JaegerServer
 	provider *trace.Provider
 	engine   *runtime.Engine
@@ -121,8 +122,11 @@ func newRig(t *testing.T, service string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{jaeger: j, provider: p, engine: eng, rec: rec}
+	return &rig{mgr: mgr, jaeger: j, provider: p, engine: eng, rec: rec}
 }
+
+// session is the recorder's MCP session id.
+func (r *rig) session() string { return r.mgr.SessionID("rec") }
 
 // run runs workflow from ctx, flushes the spans and returns the run and
 // its trace once Jaeger holds want spans of it.
@@ -239,6 +243,9 @@ func TestJaegerTraces(t *testing.T) {
 				t.Fatalf("no tools/call span under step %s:\n%s", id, dump(tr))
 			}
 			x.tags(call, map[string]string{"span.kind": "client", "mcp.method.name": "tools/call", "gen_ai.tool.name": tool, "vmcp.backend": "rec", "vmcp.step.id": id})
+			if sid := call.Tag("mcp.session.id"); sid == "" || sid != r.session() {
+				t.Errorf("step %s: mcp.session.id %q, want the backend session's %q", id, sid, r.session())
+			}
 			// The backend got the client span's context, in _meta and
 			// in the header.
 			got := r.rec.Calls()[before+i]
