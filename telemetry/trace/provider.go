@@ -168,7 +168,10 @@ type iteration struct {
 // context, so a backend hears that the trace is not sampled.
 func (p *Provider) Start(ctx context.Context, s runtime.SpanStart) (context.Context, runtime.Span) {
 	if unsampled(ctx) {
-		return ctx, unsampledSpan{ctx}
+		if s.Kind == runtime.SpanRun {
+			return ctx, unsampledSpan{ctx}
+		}
+		return ctx, noSpan{} // no allocation
 	}
 	var name string
 	attrs := make([]attribute.KeyValue, 0, 6)
@@ -258,7 +261,13 @@ func unsampled(ctx context.Context) bool {
 type unsampledSpan struct{ ctx context.Context }
 
 func (unsampledSpan) End(runtime.SpanEnd) {}
-func (s unsampledSpan) TraceID() string   { return TraceID(s.ctx) }
+
+// noSpan is unsampledSpan for the spans whose trace id nobody asks.
+type noSpan struct{}
+
+func (noSpan) End(runtime.SpanEnd)      {}
+func (noSpan) TraceID() string          { return "" }
+func (s unsampledSpan) TraceID() string { return TraceID(s.ctx) }
 
 // TraceID is the trace id (hex) of the span in ctx, or "".
 func TraceID(ctx context.Context) string {
