@@ -124,6 +124,15 @@ func (o *ops) openTracing() error {
 	return nil
 }
 
+// traceURL links a run to its trace (telemetry.traceURL); nil when
+// tracing is off or the section has no traceURL.
+func (o *ops) traceURL() func(string) string {
+	if o.tracing == nil || o.tracing.Settings().TraceURL == "" {
+		return nil
+	}
+	return o.tracing.Settings().URL
+}
+
 // traceContext is the MCP server's TraceContext: nil when tracing is off.
 func (o *ops) traceContext() func(context.Context, map[string]any, func(string) string) context.Context {
 	if o.tracing == nil {
