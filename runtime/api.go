@@ -236,6 +236,8 @@ type Event struct {
 	Status   RunStatus
 	Done     int
 	Total    int
+	// TraceID is the run's trace id when the engine traces (Run.TraceID).
+	TraceID string
 	// Owner is the run's owner (Run.Owner). The engines leave it empty;
 	// observe.WithEvents sets it from RunOptions.Owner for its observers,
 	// so that the console shows each caller only its own runs' events.

@@ -821,6 +821,7 @@ func (r *runState) emit(ev Event) {
 	}
 	ev.RunID = r.run.ID
 	ev.Workflow = r.run.Workflow
+	ev.TraceID = r.run.TraceID
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
