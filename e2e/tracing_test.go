@@ -10,7 +10,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +98,37 @@ func TestTracingJaeger(t *testing.T) {
 		waitFor(t, "the run finished line with its trace id", func() bool {
 			return strings.Contains(stderr.String(), "trace_id="+callerTrace)
 		})
+	})
+
+	t.Run("the TypeScript SDK client's traceparent in _meta", func(t *testing.T) {
+		const sdkTrace, sdkSpan = "6bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b3"
+		cfg := writeConfig(t, fmt.Sprintf(tracingConfig, j.OTLPGRPC, "grpc"), "")
+		script := filepath.Join("e2e", "sdkclient", "traceclient.mjs")
+		stdout, stderr, code := run(t, 2*time.Minute, testenv.RepoRoot(), repoNode(t), script,
+			"--tool", "pair", "--traceparent", "00-"+sdkTrace+"-"+sdkSpan+"-01", "--", bins.vmcp, "run", "--config", cfg, "--log-level", "warn")
+		if code != 0 {
+			t.Fatalf("traceclient.mjs exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		var out struct {
+			IsError bool           `json:"isError"`
+			Meta    map[string]any `json:"meta"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil || out.IsError {
+			t.Fatalf("traceclient.mjs: %v, %s\nstderr:\n%s", err, stdout, stderr)
+		}
+		if got := out.Meta["vmcp/traceId"]; got != sdkTrace {
+			t.Errorf("the SDK saw _meta vmcp/traceId %v, want its own trace %s", got, sdkTrace)
+		}
+		tr := j.WaitTrace(t, sdkTrace, 5)
+		n := 0
+		for _, s := range tr.Spans {
+			if s.OperationName == "vmcp.run" && s.Parent() == sdkSpan {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d vmcp.run spans under the SDK client's span, want 1:\n%v", n, tr.Spans)
+		}
 	})
 
 	t.Run("streamable HTTP, traceparent header, OTLP over gRPC", func(t *testing.T) {
