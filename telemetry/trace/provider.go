@@ -1,5 +1,13 @@
 package trace
 
+// The provider: the OpenTelemetry SDK's tracer provider (parent-based
+// sampling at Settings.Sampling, the iteration filter in front of a batch
+// processor, an OTLP exporter over gRPC or HTTP) and the engine's span
+// hooks (runtime.Tracer), which name each span by its kind (see the
+// package doc) and put vmcp's attributes on it: those known at the start
+// when it starts, its outcome (status, a loop's counts) when it ends. A
+// failed span records its error as an exception event and status Error.
+
 import (
 	"context"
 	"errors"
