@@ -1,8 +1,8 @@
-# vmcp: make build | test | lint | bench | fuzz | demo | peers | temporal-cli | hydra
+# vmcp: make build | test | lint | bench | fuzz | demo | peers | temporal-cli | hydra | jaeger
 GO ?= go
 BIN := bin
 
-.PHONY: build test lint bench bench-toolhive fuzz demo peers temporal-cli hydra system-packages clean
+.PHONY: build test lint bench bench-toolhive fuzz demo peers temporal-cli hydra jaeger system-packages clean
 
 # The npm peers run on the Node.js that package.json pins (the npm
 # registry's `node` package), not on the machine's: the MCP Inspector asks
@@ -55,12 +55,24 @@ $(HYDRA):
 
 hydra: $(HYDRA)
 
+# The tracing tests export their spans to a real Jaeger (v2, all-in-one)
+# and read them back through its query API: cmd/jaeger at the version
+# tools/jaeger/go.mod pins, built once into the same cache (see
+# scripts/jaeger.sh; about 15 minutes on 2 busy cores).
+JAEGER_VERSION := v1.76.0
+JAEGER := $(VMCP_BIN_CACHE)/jaeger-$(JAEGER_VERSION)
+
+$(JAEGER): tools/jaeger/go.mod
+	GO=$(GO) VMCP_BIN_CACHE=$(VMCP_BIN_CACHE) ./scripts/jaeger.sh
+
+jaeger: $(JAEGER)
+
 # The Debian packages the tests run (chromium for the console's browser
 # tests, jq for the agent session of docs/authoring.md), installed when missing.
 system-packages:
 	@./scripts/system-packages.sh
 
-test: system-packages node_modules/.package-lock.json $(TEMPORAL) $(HYDRA)
+test: system-packages node_modules/.package-lock.json $(TEMPORAL) $(HYDRA) $(JAEGER)
 	$(GO) vet ./...
 	PATH="$(VMCP_BIN_CACHE):$$PATH" $(GO) test -race -timeout 20m ./...
 

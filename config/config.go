@@ -50,6 +50,8 @@ type Config struct {
 	// Schedules are the runs vmcp starts on its own (schedules.go), in
 	// file order.
 	Schedules []*Schedule
+	// Telemetry turns on tracing (telemetry.go).
+	Telemetry Telemetry
 	// HasCompositeTools reports whether the config file itself has a
 	// compositeTools (or composite_tools) list, making it a workflow source.
 	HasCompositeTools bool

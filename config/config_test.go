@@ -474,7 +474,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key without suggestion",
 			src:  "frobnicate: 1\n",
-			want: []string{`vmcp.yaml:1:1: error: unknown key "frobnicate" in the config file (known keys: backends, workflows, compositeTools, server, state, limits, authoring, executor, schedules)`},
+			want: []string{`vmcp.yaml:1:1: error: unknown key "frobnicate" in the config file (known keys: backends, workflows, compositeTools, server, state, limits, authoring, executor, schedules, telemetry)`},
 		},
 		{
 			name: "unknown backend field",

@@ -144,7 +144,7 @@ func (l *loader) errorf(n ast.Node, path, code, format string, args ...any) {
 }
 
 func (l *loader) top(n ast.Node) {
-	known := []string{"backends", "workflows", "compositeTools", "server", "state", "limits", "authoring", "executor", "schedules"}
+	known := []string{"backends", "workflows", "compositeTools", "server", "state", "limits", "authoring", "executor", "schedules", "telemetry"}
 	l.fields(n, "", known, func(key string, k, v ast.Node) {
 		switch key {
 		case "backends":
@@ -173,6 +173,8 @@ func (l *loader) top(n ast.Node) {
 			l.executor(v)
 		case "schedules":
 			l.schedules(v)
+		case "telemetry":
+			l.telemetry(v)
 		}
 	})
 }

@@ -72,6 +72,9 @@ type Options struct {
 	// Limits cap event streams, sessions and failed sign-ins; zero fields
 	// take the defaults (see Limits).
 	Limits Limits
+	// TraceURL, when set, is the link to a run's trace (telemetry.traceURL
+	// with the run's trace id in it); a run's page shows it.
+	TraceURL func(traceID string) string
 	// CancelWait is how long a cancel from the page waits for the run to
 	// stop before the page is shown again (default 2s).
 	CancelWait time.Duration

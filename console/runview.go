@@ -46,6 +46,7 @@ type runRow struct {
 	Owner                string // who started it (runtime.Run.Owner)
 	Trigger              string // what started it, when not a client (rerun:ID)
 	RerunOf              string // the run it re-ran, from Trigger
+	TraceID              string // its trace's id, when vmcp traces
 }
 
 func rowOf(s httpapi.RunSummary) runRow {
@@ -54,7 +55,7 @@ func rowOf(s httpapi.RunSummary) runRow {
 		Duration: formatDuration(time.Duration(s.DurationMS) * time.Millisecond),
 		Finished: s.Finished, StepCount: s.StepCount, ParentID: s.ParentID, ParentStep: s.ParentStep,
 		FinallyFailed: strings.Join(s.FinallyFailed, ", "), Version: s.WorkflowVersion, Draft: s.Draft, Owner: s.Owner,
-		Trigger: s.Trigger}
+		Trigger: s.Trigger, TraceID: s.TraceID}
 	if id, ok := strings.CutPrefix(s.Trigger, runtime.TriggerRerun); ok {
 		r.RerunOf = id
 	}
@@ -177,8 +178,10 @@ type runView struct {
 	ErrorPos string
 	ErrStep  string
 	APILink  string
-	Children int
-	CSRF     string
+	// TraceLink is the link to the run's trace (Options.TraceURL), or "".
+	TraceLink string
+	Children  int
+	CSRF      string
 	// Admin: the session's token has the admin scope (re-runs need it).
 	Admin bool
 	// CanRerun: the console can re-run this run (it has finished and was
@@ -216,6 +219,9 @@ func (c *Console) buildRun(ctx context.Context, run *runtime.Run) (runView, erro
 		CanRerun: c.opts.Rerun != nil && run.Status.Finished() && !run.Draft,
 		Admin:    httpsafe.Allowed(ctx, httpsafe.ScopeAdmin),
 		APILink:  "/api/v1/runs/" + url.PathEscape(run.ID)}
+	if c.opts.TraceURL != nil && run.TraceID != "" {
+		v.TraceLink = c.opts.TraceURL(run.TraceID)
+	}
 	v.Output = outputOf(run.Output, outputLink(run.ID, ""), v.APILink)
 	if run.Error != nil {
 		v.Error, v.ErrStep = run.Error.Msg, run.Error.Step

@@ -118,6 +118,8 @@ type RunSummary struct {
 	ParentID        string `json:"parentId,omitempty"`
 	ParentStep      string `json:"parentStep,omitempty"`
 	Trigger         string `json:"trigger,omitempty"`
+	// TraceID is the run's trace id when vmcp traces (telemetry:).
+	TraceID string `json:"traceId,omitempty"`
 	// Owner is who started the run (runtime.Run.Owner).
 	Owner      string             `json:"owner,omitempty"`
 	Status     runtime.RunStatus  `json:"status"`
@@ -243,7 +245,7 @@ type Error struct {
 // Summarize makes the list form of a run. Durations of runs still going
 // count up to now.
 func Summarize(r *runtime.Run, now time.Time) RunSummary {
-	s := RunSummary{ID: r.ID, Workflow: r.Workflow, WorkflowVersion: r.WorkflowVersion, Draft: r.Draft, ParentID: r.ParentID, ParentStep: r.ParentStep, Owner: r.Owner, Trigger: r.Trigger,
+	s := RunSummary{ID: r.ID, Workflow: r.Workflow, WorkflowVersion: r.WorkflowVersion, Draft: r.Draft, ParentID: r.ParentID, ParentStep: r.ParentStep, Owner: r.Owner, Trigger: r.Trigger, TraceID: r.TraceID,
 		Status: r.Status, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 		DurationMS: durationMS(r.StartedAt, r.EndedAt, now), StepCount: len(r.Steps), Error: r.Error,
 		FinallyFailed: r.FailedFinally()}

@@ -493,7 +493,7 @@ func (c *conn) newStreamable(s *session, legacy bool) error {
 		withHeaders.Transport = &headerTransport{next: hc.Transport, headers: c.cfg.Headers}
 		hc = &withHeaders
 	}
-	opts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(c.m.log), transport.WithHTTPBasicClient(hc)}
+	opts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(c.m.log), transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaderFunc(traceHeaders)}
 	if len(c.cfg.Headers) > 0 {
 		opts = append(opts, transport.WithHTTPHeaders(c.cfg.Headers))
 	}

@@ -223,6 +223,14 @@ func (m *Manager) callRaw(ctx context.Context, backend, tool, stepID string, arg
 		defer done()
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}
 	}
+	if tc, ok := toolcall.TraceFrom(ctx); ok {
+		// The caller's trace goes on in params._meta (and, for HTTP
+		// backends, in the headers: traceHeaders).
+		if req.Params.Meta == nil {
+			req.Params.Meta = &mcp.Meta{}
+		}
+		req.Params.Meta.AdditionalFields = traceMeta(tc)
+	}
 	s, err := c.get(callCtx)
 	if err != nil {
 		return nil, err

@@ -32,6 +32,8 @@ const (
 	// MetaDraft is true for the run of an unsaved draft.
 	MetaVersion = "vmcp/workflowVersion"
 	MetaDraft   = "vmcp/draft"
+	// MetaTraceID is the run's trace id when vmcp traces (telemetry:).
+	MetaTraceID = "vmcp/traceId"
 )
 
 // workflowHandler runs wf once per call. Everything that goes wrong with
@@ -90,10 +92,20 @@ func (s *Server) RunWorkflow(ctx context.Context, req mcp.CallToolRequest, wf *i
 		opts.OnEvent = p.onEvent
 	}
 	log.Debug("run started")
+	if tc := s.opts.TraceContext; tc != nil {
+		var meta map[string]any
+		if req.Params.Meta != nil {
+			meta = req.Params.Meta.AdditionalFields
+		}
+		ctx = tc(ctx, meta, req.Header.Get)
+	}
 	run, err := s.opts.Runner.Run(ctx, wf.Name, args, opts)
 	if err != nil {
 		log.Info("run did not start", "err", err)
 		return nil, startError(wf, err)
+	}
+	if run.TraceID != "" {
+		log = log.With("trace_id", run.TraceID)
 	}
 	log.Info("run finished", "status", run.Status, "duration", run.EndedAt.Sub(run.StartedAt).Round(time.Microsecond))
 	return run, nil
@@ -186,6 +198,9 @@ func RunMeta(run *runtime.Run) *mcp.Meta {
 	}
 	if run.Draft {
 		meta.AdditionalFields[MetaDraft] = true
+	}
+	if run.TraceID != "" {
+		meta.AdditionalFields[MetaTraceID] = run.TraceID
 	}
 	return meta
 }

@@ -47,6 +47,11 @@ type Options struct {
 	ExtraTools []mcpgo.ServerTool
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
+	// TraceContext, when set (tracing is on), returns the context a run
+	// starts in from the call's: with the caller's trace context from
+	// the request's params._meta (meta) or its HTTP headers (header), so
+	// the run's span is the caller's child (telemetry/trace.Extract).
+	TraceContext func(ctx context.Context, meta map[string]any, header func(string) string) context.Context
 	// Name and Version are reported to clients (defaults "vmcp", "dev").
 	Name, Version string
 	// ElicitTimeout bounds one elicitation round trip when the step's own

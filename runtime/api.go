@@ -116,7 +116,10 @@ type Run struct {
 	Owner string `json:"owner,omitempty"`
 	// Trigger says what started the run when it was not a client's call:
 	// "rerun:ID" for a re-run of run ID (see Rerun).
-	Trigger   string     `json:"trigger,omitempty"`
+	Trigger string `json:"trigger,omitempty"`
+	// TraceID is the run's trace id (hex) when the engine traces
+	// (Options.Tracer): a child run's is its parent's.
+	TraceID   string     `json:"traceId,omitempty"`
 	Status    RunStatus  `json:"status"`
 	StartedAt time.Time  `json:"startedAt"`
 	EndedAt   time.Time  `json:"endedAt,omitzero"`
@@ -253,6 +256,8 @@ type Event struct {
 	Status   RunStatus
 	Done     int
 	Total    int
+	// TraceID is the run's trace id when the engine traces (Run.TraceID).
+	TraceID string
 	// Owner is the run's owner (Run.Owner). The engines leave it empty;
 	// observe.WithEvents sets it from RunOptions.Owner for its observers,
 	// so that the console shows each caller only its own runs' events.

@@ -149,11 +149,19 @@ func BenchmarkRun(b *testing.B) { benchmarkRun(b, 16) }
 // which keeps DefaultMaxRuns runs (and their outputs) alive.
 func BenchmarkRunRetained(b *testing.B) { benchmarkRun(b, DefaultMaxRuns) }
 
-func benchmarkRun(b *testing.B, keep int) {
+func benchmarkRun(b *testing.B, keep int) { benchmarkRunWith(b, keep, nil) }
+
+// benchmarkRunWith is benchmarkRun with the engine's options changed by
+// tune, when set (the tracing benchmark, trace_bench_test.go).
+func benchmarkRunWith(b *testing.B, keep int, tune func(*Options)) {
 	for _, sh := range benchShapes() {
 		sh.wf.Timeout = ir.Duration(30 * time.Minute) // the default, so step timers are real
 		b.Run(sh.name, func(b *testing.B) {
-			e := mustEngine(b, plan(append([]*ir.Workflow{sh.wf}, sh.callees...)...), Options{Backend: benchBackend{}, Schemas: benchSchemas, Store: NewMemoryStore(keep)})
+			opts := Options{Backend: benchBackend{}, Schemas: benchSchemas, Store: NewMemoryStore(keep)}
+			if tune != nil {
+				tune(&opts)
+			}
+			e := mustEngine(b, plan(append([]*ir.Workflow{sh.wf}, sh.callees...)...), opts)
 			ctx := context.Background()
 			// Check once that the shape really runs.
 			if run, err := e.Run(ctx, sh.wf.Name, nil, RunOptions{}); err != nil || run.Status != RunCompleted {

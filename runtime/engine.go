@@ -34,6 +34,9 @@ type Options struct {
 	// build (limits.maxResultBytes; internal/jmes limits.go): a query over
 	// it fails its step. 0 or less means jmes.DefaultMaxBytes.
 	MaxResultBytes int
+	// Tracer, when set, is told where each run's spans begin and end
+	// (trace.go); nil traces nothing and costs nothing.
+	Tracer Tracer
 }
 
 // RunOptions configure one run.
@@ -86,6 +89,7 @@ type Engine struct {
 	// queryBytes is Options.MaxResultBytes: the budget of each query.
 	queryBytes int
 	clock      Clock
+	tracer     Tracer
 }
 
 // New parses every template of the plan once and returns an engine.
@@ -110,6 +114,7 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	e.clock = opts.Clock
+	e.tracer = opts.Tracer
 	if e.clock == nil {
 		e.clock = SystemClock{}
 	}

@@ -115,6 +115,17 @@ func (r *runState) runForEach(ctx context.Context, sp *stepPlan) stepMsg {
 // runLoop runs a forEach step whose templates read fr: the run's root
 // data, or for a loop in a body, the enclosing iteration's.
 func (r *runState) runLoop(ctx context.Context, sp *stepPlan, fr frame) stepMsg {
+	if r.e.tracer != nil {
+		lctx, span := r.startSpan(ctx, SpanStart{Kind: SpanLoop, StepID: sp.id})
+		m := r.untracedLoop(lctx, sp, fr)
+		span.End(loopEnd(m))
+		return m
+	}
+	return r.untracedLoop(ctx, sp, fr)
+}
+
+// untracedLoop is runLoop without its span.
+func (r *runState) untracedLoop(ctx context.Context, sp *stepPlan, fr frame) stepMsg {
 	if sp.items != nil {
 		return r.runForEachItems(ctx, sp, fr)
 	}
@@ -263,13 +274,20 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 				serr    *StepError
 			)
 			res := &results[i]
+			ictx, span := iterCtx, Span(nil)
+			if r.e.tracer != nil {
+				ictx, span = r.startSpan(iterCtx, SpanStart{Kind: SpanIteration, StepID: sp.id, Index: i, Item: IterationLabel(i, items[i])})
+			}
 			if sp.body != nil {
-				out, res.steps, serr = r.runBody(iterCtx, sp, fr, itemVar, i, items[i])
+				out, res.steps, serr = r.runBody(ictx, sp, fr, itemVar, i, items[i])
 				if serr != nil {
 					serr = iterationError(iterCtx, sp, i, items[i], serr)
 				}
 			} else {
-				out, skipped, serr = r.runIteration(iterCtx, sp, policy, fr.mu, data, outerFE, fe, itemVar, i, items[i])
+				out, skipped, serr = r.runIteration(ictx, sp, policy, fr.mu, data, outerFE, fe, itemVar, i, items[i])
+			}
+			if span != nil {
+				span.End(iterationEnd(skipped, serr))
 			}
 			res.done = true
 			if serr == nil {

@@ -102,6 +102,8 @@ type runState struct {
 	// Machine decides the run; the driver's fields follow.
 	Machine
 	opts RunOptions
+	// span is the run's span when the engine traces (trace.go).
+	span Span
 	env  StepEnv // what the step executors use of the outside world (env.go)
 	// onRetry, for a step run by ExecuteStep, hears its retry notices.
 	onRetry func(attempt int, err *StepError)
@@ -222,6 +224,10 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	r.Machine.init(e, wp, id, params, MachineOptions{ParentID: opts.ParentID, ParentStep: opts.ParentStep, Trigger: opts.Trigger, Draft: opts.Draft != nil, Owner: opts.Owner, DataGuard: &r.mu}, sc)
 	r.env = StepEnv{Backend: e.backend, Elicitor: opts.Elicitor, Clock: e.clock}
 	parent = r.withQuestions(parent) // relay.go
+	if e.tracer != nil {
+		parent, r.span = e.tracer.Start(parent, SpanStart{Kind: SpanRun, RunID: id, Workflow: wp.wf.Name, ParentRunID: opts.ParentID, ParentStep: opts.ParentStep})
+		r.run.TraceID = r.span.TraceID()
+	}
 	r.storeCtx = parent
 	if parent.Done() != nil { // a context that can end
 		r.storeCtx = context.WithoutCancel(parent)
@@ -815,6 +821,7 @@ func (r *runState) emit(ev Event) {
 	}
 	ev.RunID = r.run.ID
 	ev.Workflow = r.run.Workflow
+	ev.TraceID = r.run.TraceID
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
@@ -838,6 +845,9 @@ func (r *runState) finishRun() {
 		r.e.log.Info("finally steps failed", "run_id", run.ID, "workflow", run.Workflow, "steps", failed)
 	}
 	r.emit(Event{Kind: EventRunFinished, Err: errString(run.Error)})
+	if r.span != nil {
+		r.span.End(SpanEnd{Status: string(run.Status), Err: errString(run.Error)})
+	}
 }
 
 func errString(e *StepError) string {

@@ -166,14 +166,14 @@ type toolOutput struct {
 // scheduler.
 func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[string]any, notify func(index, attempt int, err *StepError), timeout time.Duration) (toolOutput, int, string) {
 	if sp.callee != nil {
-		return r.withRetries(ctx, sp, policy, notify, timeout, func() (toolOutput, error) {
+		return r.withRetries(ctx, sp, policy, notify, timeout, func(ctx context.Context) (toolOutput, error) {
 			out, err := r.runChild(ctx, sp, policy, args)
 			return toolOutput{output: out}, err
 		})
 	}
 	tool := sp.step.Tool
 	call := ToolCall{Backend: tool.Backend, Tool: tool.Name, Arguments: args, RunID: r.run.ID, StepID: sp.id}
-	return r.withRetries(ctx, sp, policy, notify, timeout, func() (toolOutput, error) {
+	return r.withRetries(ctx, sp, policy, notify, timeout, func(ctx context.Context) (toolOutput, error) {
 		actx, cancel := policy.tuning.attemptContext(ctx)
 		defer cancel()
 		var res *ToolResult
@@ -211,7 +211,7 @@ func classifyAttempt(tool *ir.ToolRef, attemptTimeout time.Duration, res *ToolRe
 // spent (see the top of the file). Only action retry has maxRetries (see
 // prepareStep). Delays come from RetryPolicy.Delay with the clock's
 // jitter, and the clock sleeps them.
-func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify func(index, attempt int, err *StepError), timeout time.Duration, attempt func() (toolOutput, error)) (toolOutput, int, string) {
+func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify func(index, attempt int, err *StepError), timeout time.Duration, attempt func(context.Context) (toolOutput, error)) (toolOutput, int, string) {
 	p := policy.retryPolicy()
 	clock := r.env.Clock
 	tries := 0
@@ -219,7 +219,15 @@ func (r *runState) withRetries(ctx context.Context, sp, policy *stepPlan, notify
 	gaveUp := false
 	for {
 		tries++
-		out, err := attempt()
+		var out toolOutput
+		var err error
+		if r.e.tracer == nil {
+			out, err = attempt(ctx)
+		} else {
+			actx, span := r.startSpan(ctx, SpanStart{Kind: SpanAttempt, StepID: sp.id, Tool: sp.toolName(), Attempt: tries})
+			out, err = attempt(actx)
+			span.End(attemptEnd(err))
+		}
 		if err == nil {
 			return out, tries, ""
 		}
@@ -292,7 +300,15 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 	if el == nil {
 		return r.elicitOutcome(sp, sp.step.OnCancel, ElicitCancel, noElicitorWhy, "onCancel")
 	}
-	res, err := el.Elicit(ctx, ElicitRequest{RunID: r.run.ID, StepID: sp.id, Message: message, Schema: sp.step.Schema})
+	ectx, span := r.startSpan(ctx, SpanStart{Kind: SpanElicitation, StepID: sp.id})
+	res, err := el.Elicit(ectx, ElicitRequest{RunID: r.run.ID, StepID: sp.id, Message: message, Schema: sp.step.Schema})
+	if span != nil {
+		end := SpanEnd{Status: res.Action}
+		if err != nil {
+			end = attemptEnd(err)
+		}
+		span.End(end)
+	}
 	if err != nil {
 		r.noteTimeout(ctx)
 		if r.ctx.Err() == nil && ctx.Err() != nil {

@@ -98,3 +98,25 @@ func AskerFrom(ctx context.Context) *Asker {
 	a, _ := ctx.Value(askerKey{}).(*Asker)
 	return a
 }
+
+// Trace is the W3C trace context of one backend call (the traceparent
+// and tracestate values), which the backend client sends in the call's
+// params._meta and, to HTTP backends, as the HTTP headers of the same
+// names, so a backend that traces joins the caller's trace. The tracing
+// Backend decorator (telemetry/trace) sets it; the client only copies it.
+type Trace struct {
+	Traceparent, Tracestate string
+}
+
+type traceKey struct{}
+
+// WithTrace makes the backend client send tc with the calls made with ctx.
+func WithTrace(ctx context.Context, tc Trace) context.Context {
+	return context.WithValue(ctx, traceKey{}, tc)
+}
+
+// TraceFrom returns the trace context of ctx; ok is false when it has none.
+func TraceFrom(ctx context.Context) (tc Trace, ok bool) {
+	tc, ok = ctx.Value(traceKey{}).(Trace)
+	return tc, ok && tc.Traceparent != ""
+}

@@ -23,7 +23,7 @@ import (
 func (o *ops) openConsole(ctx context.Context, eng console.Engine, catalog console.Catalog) error {
 	ui, err := console.New(console.Options{
 		Engine: eng, Store: o.store, Rerun: o, Questions: o.questions, Sources: o.sources, Tokens: o.cfg.Server.Auth.Tokens, Bearer: o.bearer(), Catalog: catalog, Logger: o.log,
-		Limits: o.consoleLimits(),
+		Limits: o.consoleLimits(), TraceURL: o.traceURL(),
 	})
 	if err != nil {
 		return err

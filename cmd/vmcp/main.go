@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vmcp-dev/vmcp/telemetry/trace"
 )
 
 // Exit codes.
@@ -117,5 +119,6 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		return nil, usageErrorf("--log-level must be debug, info, warn or error, not %q", level)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	// Lines logged with a traced context carry trace_id and span_id.
+	return slog.New(trace.LogHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))), nil
 }

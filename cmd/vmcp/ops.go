@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -32,6 +33,7 @@ import (
 	"github.com/vmcp-dev/vmcp/store/sqlite"
 	"github.com/vmcp-dev/vmcp/telemetry/metrics"
 	"github.com/vmcp-dev/vmcp/telemetry/observe"
+	"github.com/vmcp-dev/vmcp/telemetry/trace"
 )
 
 // ops holds the store, metrics and logger shared by the engine, the MCP
@@ -42,6 +44,9 @@ type ops struct {
 	store   runtime.Store
 	close   func() error
 	metrics *metrics.Metrics
+	// tracing exports the runs' spans when telemetry: or OTEL_* ask for
+	// it; nil otherwise (and then nothing is traced).
+	tracing *trace.Provider
 	// unfinished is the SQLite store, whose runs left running by the
 	// previous process (unfinishedIDs, oldest first) vmcp run resumes
 	// (resume.go); nil for the memory store.
@@ -124,13 +129,68 @@ func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 	default:
 		return nil, fmt.Errorf("state.store must be memory, sqlite or postgres, not %q", cfg.State.Store)
 	}
+	if err := o.openTracing(); err != nil {
+		o.close()
+		return nil, err
+	}
 	return o, nil
+}
+
+// openTracing starts the trace exporter when the telemetry: section or
+// the OTEL_* variables ask for it; its Close exports what is left.
+func (o *ops) openTracing() error {
+	s, on, err := trace.Resolve(o.cfg.Telemetry, os.Getenv)
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	if !on {
+		return nil
+	}
+	p, err := trace.New(context.Background(), s, trace.Options{Version: version})
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	o.tracing = p
+	closeStore := o.close
+	o.close = func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := p.Shutdown(ctx); err != nil {
+			o.log.Warn("telemetry: exporting the last spans failed", "err", err)
+		}
+		return closeStore()
+	}
+	o.log.Info("tracing on", "protocol", s.Protocol, "endpoint", s.Endpoint, "service", s.ServiceName, "sampling", s.Sampling)
+	return nil
+}
+
+// traceURL links a run to its trace (telemetry.traceURL); nil when
+// tracing is off or the section has no traceURL.
+func (o *ops) traceURL() func(string) string {
+	if o.tracing == nil || o.tracing.Settings().TraceURL == "" {
+		return nil
+	}
+	return o.tracing.Settings().URL
+}
+
+// traceContext is the MCP server's TraceContext: nil when tracing is off.
+func (o *ops) traceContext() func(context.Context, map[string]any, func(string) string) context.Context {
+	if o.tracing == nil {
+		return nil
+	}
+	return o.tracing.Extract
 }
 
 // engineOptions adds the store and the metered backend to the engine's
 // options.
 func (o *ops) engineOptions(opts runtime.Options) runtime.Options {
 	opts.Store = o.store
+	if o.tracing != nil {
+		opts.Tracer = o.tracing
+		if opts.Backend != nil {
+			opts.Backend = o.tracing.Backend(opts.Backend)
+		}
+	}
 	if opts.Backend != nil {
 		opts.Backend = o.metrics.WrapBackend(opts.Backend)
 	}

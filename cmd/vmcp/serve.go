@@ -43,6 +43,7 @@ func (st *stack) serve(sigCtx, ctx context.Context, transport, adminListen strin
 		BackendNames: st.backend.Backends(),
 		Expose:       st.cfg.Server.ExposeBackendTools,
 		Logger:       log,
+		TraceContext: st.ops.traceContext(), // telemetry: the caller's trace
 		Name:         "vmcp",
 		Version:      version,
 		// Sessions of the streamable HTTP transport.

@@ -19,7 +19,8 @@ func StepLogger(log *slog.Logger, runID, workflow, stepID string) *slog.Logger {
 	return log.With("run_id", runID, "workflow", workflow, "step_id", stepID)
 }
 
-// Logger returns an event handler that logs each step event on log:
+// Logger returns an event handler that logs each step event on log
+// (with the run's trace_id when it is traced):
 // retries and step failures are Warn, the rest Debug. The start and the end
 // of a run are not logged here: the MCP server logs "run started" (Debug)
 // and "run finished" (Info, with status and duration) for each run, and one
@@ -33,6 +34,9 @@ func Logger(log *slog.Logger) func(runtime.Event) {
 		attrs := []slog.Attr{slog.String("run_id", ev.RunID), slog.String("workflow", ev.Workflow)}
 		if ev.StepID != "" {
 			attrs = append(attrs, slog.String("step_id", ev.StepID))
+		}
+		if ev.TraceID != "" {
+			attrs = append(attrs, slog.String("trace_id", ev.TraceID))
 		}
 		level := slog.LevelDebug
 		msg := string(ev.Kind)

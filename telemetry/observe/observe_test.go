@@ -114,3 +114,40 @@ func TestRunAndStepLogger(t *testing.T) {
 		}
 	}
 }
+
+// fixedTracer gives every run one trace id, as a tracer would.
+type fixedTracer struct{}
+
+func (fixedTracer) Start(ctx context.Context, _ runtime.SpanStart) (context.Context, runtime.Span) {
+	return ctx, fixedSpan{}
+}
+
+type fixedSpan struct{}
+
+func (fixedSpan) End(runtime.SpanEnd) {}
+func (fixedSpan) TraceID() string     { return "4bf92f3577b34da6a3ce929d0e0e4736" }
+
+// TestStepLinesCarryTheTraceID: a traced run's step lines name its trace.
+func TestStepLinesCarryTheTraceID(t *testing.T) {
+	eng, err := runtime.New(testPlan(), runtime.Options{Backend: okBackend{}, Tracer: fixedTracer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if _, err := WithEvents(eng, Logger(log)).Run(context.Background(), "wf", nil, runtime.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) < 4 {
+		t.Fatalf("%d lines, want the starts and ends of two steps:\n%s", len(lines), buf.String())
+	}
+	for _, l := range lines {
+		var v struct {
+			TraceID string `json:"trace_id"`
+		}
+		if err := json.Unmarshal([]byte(l), &v); err != nil || v.TraceID != "4bf92f3577b34da6a3ce929d0e0e4736" {
+			t.Errorf("line %s: trace_id %q", l, v.TraceID)
+		}
+	}
+}
