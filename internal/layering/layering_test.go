@@ -63,7 +63,7 @@ var sideways = map[string][]string{
 	"mcpserver/runtools": {"auth/access", "httpapi"},
 	"httpapi":            {"auth/access"},
 	"console":            {"auth/access", "httpapi"},
-	"authoring":          {"mcpserver", "store/sqlite"},
+	"authoring":          {"mcpserver", "store/sqlite", "store/postgres"},
 	// the backend client sends each backend the credential its config
 	// names (backends.<name>.auth)
 	"mcpclient": {"auth/credentials"},
