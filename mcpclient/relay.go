@@ -57,7 +57,7 @@ type askingCall struct {
 	seq    uint64
 	tool   string
 	step   string // the engine's step id, or ""
-	asker  *toolcall.Asker
+	asker  toolcall.Asker
 	ctx    context.Context // the call's context
 	budget *callBudget
 }
@@ -67,7 +67,7 @@ func (a *askingCall) caller() string {
 	if a.asker == nil {
 		return ""
 	}
-	return a.asker.Caller
+	return a.asker.Caller()
 }
 
 type askingKey struct{}

@@ -31,8 +31,8 @@ type answerer struct {
 	asked chan toolcall.Question
 }
 
-func (a *answerer) asker(caller string) *toolcall.Asker {
-	return &toolcall.Asker{Caller: caller, Ask: func(ctx context.Context, q toolcall.Question) (toolcall.Answer, error) {
+func (a *answerer) asker(caller string) toolcall.Asker {
+	return &toolcall.FuncAsker{Name: caller, AskFunc: func(ctx context.Context, q toolcall.Question) (toolcall.Answer, error) {
 		if a.asked != nil {
 			a.asked <- q
 		}

@@ -79,23 +79,37 @@ type Answer struct {
 // a context to whoever answers for the call's caller. Caller names that
 // answerer: calls with the same Caller may share a question when the
 // transport does not say which call it belongs to (stdio). Ask blocks
-// until the answer comes or ctx ends.
-type Asker struct {
-	Caller string
-	Ask    func(ctx context.Context, q Question) (Answer, error)
+// until the answer comes or ctx ends. It is an interface so that a run can
+// be its own asker: the engine hands its run state over, allocating
+// nothing, and Caller's name is built only when a question comes.
+type Asker interface {
+	Caller() string
+	Ask(ctx context.Context, q Question) (Answer, error)
 }
+
+// FuncAsker is an Asker made of a name and a function.
+type FuncAsker struct {
+	Name    string
+	AskFunc func(ctx context.Context, q Question) (Answer, error)
+}
+
+// Caller returns a.Name.
+func (a *FuncAsker) Caller() string { return a.Name }
+
+// Ask calls a.AskFunc.
+func (a *FuncAsker) Ask(ctx context.Context, q Question) (Answer, error) { return a.AskFunc(ctx, q) }
 
 type askerKey struct{}
 
 // WithAsker makes the backend client relay the questions backends ask
 // during the tool calls made with ctx to a.
-func WithAsker(ctx context.Context, a *Asker) context.Context {
+func WithAsker(ctx context.Context, a Asker) context.Context {
 	return context.WithValue(ctx, askerKey{}, a)
 }
 
 // AskerFrom returns the asker of ctx, or nil.
-func AskerFrom(ctx context.Context) *Asker {
-	a, _ := ctx.Value(askerKey{}).(*Asker)
+func AskerFrom(ctx context.Context) Asker {
+	a, _ := ctx.Value(askerKey{}).(Asker)
 	return a
 }
 
