@@ -470,6 +470,32 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 	if f.Owner != "" {
 		add("owner", f.Owner)
 	}
+	if f.Trigger != "" {
+		add("triggered_by", f.Trigger)
+	}
+	cmp := func(cond string, vals ...any) {
+		for _, v := range vals {
+			args = append(args, v)
+			cond = strings.Replace(cond, "?", fmt.Sprintf("$%d", len(args)), 1)
+		}
+		where = append(where, cond)
+	}
+	if !f.StartedFrom.IsZero() {
+		cmp("started_at >= ?", nanos(f.StartedFrom))
+	}
+	if !f.StartedTo.IsZero() {
+		cmp("started_at < ?", nanos(f.StartedTo))
+	}
+	if f.ErrorContains != "" {
+		// ILIKE ignores case, as RunFilter.Match does (ASCII there); the
+		// store writes every error as a JSON object (encode.go).
+		pat := "%" + likeEscaper.Replace(f.ErrorContains) + "%"
+		cmp(`(error IS NOT NULL AND ((error::jsonb)->>'message' ILIKE ? OR (error::jsonb)->>'step' ILIKE ?))`, pat, pat)
+	}
+	if !f.After.IsZero() {
+		at := nanos(f.After.StartedAt)
+		cmp("(started_at < ? OR (started_at = ? AND id < ?))", at, at, f.After.ID)
+	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit
@@ -483,9 +509,12 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	args = append(args, limit)
-	q += fmt.Sprintf(" ORDER BY started_at DESC, seq DESC LIMIT $%d", len(args))
+	q += fmt.Sprintf(" ORDER BY started_at DESC, id DESC LIMIT $%d", len(args)) // RunCursor's order
 	return s.queryRuns(ctx, nil, stepCols, q, args...)
 }
+
+// likeEscaper escapes ILIKE's wildcards and its escape character.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // runColumns are the columns of runs that queryRuns scans, in its order;
 // summaryColumns leave out the output and the parameters
