@@ -34,6 +34,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/store/internal/rowcodec"
 )
 
 // heartbeat renews this store's leases until Close.
@@ -231,7 +232,7 @@ func (s *Store) Interrupt(ctx context.Context, id, reason string) (bool, error) 
 		if err != nil && err != pgx.ErrNoRows {
 			return err
 		}
-		e, err := encodeError(interruptedError(now, reason, last, fromNanos(lastAt), finished, total))
+		e, err := rowcodec.EncodeError(rowcodec.InterruptedError(now, reason, last, rowcodec.FromNanos(lastAt), finished, total))
 		if err != nil {
 			return err
 		}

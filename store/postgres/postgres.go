@@ -58,6 +58,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/store/internal/rowcodec"
 )
 
 // schemaVersion is the version of the schema this vmcp writes;
@@ -335,7 +336,7 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 		_, err := tx.Exec(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step,
 			workflow_version, draft, params, plan_digest, owner, triggered_by, lease_holder, lease_until)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, now() + $19 * interval '1 microsecond')`,
-			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom,
+			run.ID, run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom,
 			run.ParentID, run.ParentStep, run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest, run.Owner, run.Trigger,
 			s.Replica, s.opts.LeaseTTL.Microseconds())
 		if err != nil {
@@ -427,7 +428,7 @@ func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
 		}
 		if _, err := tx.Exec(ctx, `UPDATE runs SET workflow = $1, status = $2, started_at = $3, ended_at = $4, output = $5, error = $6, step_count = $7,
 			finally_from = $8, params = $9, plan_digest = $10 WHERE id = $11`,
-			run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps),
+			run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps),
 			run.FinallyFrom, rr.params, run.PlanDigest, run.ID); err != nil {
 			return err
 		}
@@ -481,10 +482,10 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 		where = append(where, cond)
 	}
 	if !f.StartedFrom.IsZero() {
-		cmp("started_at >= ?", nanos(f.StartedFrom))
+		cmp("started_at >= ?", rowcodec.Nanos(f.StartedFrom))
 	}
 	if !f.StartedTo.IsZero() {
-		cmp("started_at < ?", nanos(f.StartedTo))
+		cmp("started_at < ?", rowcodec.Nanos(f.StartedTo))
 	}
 	if f.ErrorContains != "" {
 		// ILIKE ignores case, as RunFilter.Match does (ASCII there); the
@@ -493,7 +494,7 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 		cmp(`(error IS NOT NULL AND ((error::jsonb)->>'message' ILIKE ? OR (error::jsonb)->>'step' ILIKE ?))`, pat, pat)
 	}
 	if !f.After.IsZero() {
-		at := nanos(f.After.StartedAt)
+		at := rowcodec.Nanos(f.After.StartedAt)
 		cmp("(started_at < ? OR (started_at = ? AND id < ?))", at, at, f.After.ID)
 	}
 	limit := f.Limit
@@ -531,7 +532,7 @@ const (
 // snapshot. A JSON column that cannot be decoded does not fail the read:
 // its value reads as null, a step's note says so, and bad, when not nil,
 // gets the problem.
-func (s *Store) queryRuns(ctx context.Context, bad unreadable, stepCols, q string, args ...any) ([]*runtime.Run, error) {
+func (s *Store) queryRuns(ctx context.Context, bad rowcodec.Unreadable, stepCols, q string, args ...any) ([]*runtime.Run, error) {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, err
@@ -557,21 +558,21 @@ func (s *Store) queryRuns(ctx context.Context, bad unreadable, stepCols, q strin
 			return nil, err
 		}
 		r.Status = runtime.RunStatus(status)
-		r.StartedAt = fromNanos(started)
+		r.StartedAt = rowcodec.FromNanos(started)
 		if ended.Valid {
-			r.EndedAt = fromNanos(ended.Int64)
+			r.EndedAt = rowcodec.FromNanos(ended.Int64)
 		}
-		if r.Output, err = decodeJSON(out); err != nil {
-			bad.add(r.ID, "output", err)
+		if r.Output, err = rowcodec.DecodeJSON(out); err != nil {
+			bad.Add(r.ID, "output", err)
 		}
-		if r.Params, err = decodeObject(params); err != nil {
-			bad.add(r.ID, "params", err)
+		if r.Params, err = rowcodec.DecodeObject(params); err != nil {
+			bad.Add(r.ID, "params", err)
 		}
 		if errJSON.Valid {
 			r.Error = new(runtime.StepError)
 			if err := json.Unmarshal([]byte(errJSON.String), r.Error); err != nil {
 				r.Error = nil
-				bad.add(r.ID, "error", err)
+				bad.Add(r.ID, "error", err)
 			}
 		}
 		r.Steps = []runtime.StepState{}
@@ -607,17 +608,17 @@ func (s *Store) queryRuns(ctx context.Context, bad unreadable, stepCols, q strin
 		}
 		st.Status = runtime.StepStatus(status)
 		if started.Valid {
-			st.StartedAt = fromNanos(started.Int64)
+			st.StartedAt = rowcodec.FromNanos(started.Int64)
 		}
 		if ended.Valid {
-			st.EndedAt = fromNanos(ended.Int64)
+			st.EndedAt = rowcodec.FromNanos(ended.Int64)
 		}
 		st.Error, st.Note = errText, noteTxt
-		if st.Output, err = decodeJSON(out); err != nil {
-			st.Note = bad.addStep(runID, &st, "output", err)
+		if st.Output, err = rowcodec.DecodeJSON(out); err != nil {
+			st.Note = bad.AddStep(runID, &st, "output", err)
 		}
-		if st.Content, err = decodeObject(content); err != nil {
-			st.Note = bad.addStep(runID, &st, "content", err)
+		if st.Content, err = rowcodec.DecodeObject(content); err != nil {
+			st.Note = bad.AddStep(runID, &st, "content", err)
 		}
 		r := byID[runID]
 		r.Steps = append(r.Steps, st)
@@ -629,7 +630,7 @@ func (s *Store) queryRuns(ctx context.Context, bad unreadable, stepCols, q strin
 // column that does not decode), as the SQLite store does: a run with any
 // cannot resume, and vmcp ends it with Interrupt instead.
 func (s *Store) Unreadable(ctx context.Context, id string) ([]string, error) {
-	bad := unreadable{}
+	bad := rowcodec.Unreadable{}
 	runs, err := s.queryRuns(ctx, bad, stepColumns, `SELECT `+runColumns+` FROM runs WHERE id = $1`, id)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/vmcp-dev/vmcp/store/internal/rowcodec"
 )
 
 // WorkflowsChannel is the LISTEN/NOTIFY channel of workflow changes.
@@ -168,7 +170,7 @@ func scanWorkflow(row pgx.Row) (*Workflow, error) {
 		}
 		return nil, err
 	}
-	wf.CreatedAt = fromNanos(created)
+	wf.CreatedAt = rowcodec.FromNanos(created)
 	return &wf, nil
 }
 

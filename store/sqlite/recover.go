@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/store/internal/rowcodec"
 )
 
 // recover finds every run left pending or running. With KeepUnfinished
@@ -97,7 +98,7 @@ func (s *Store) interruptTx(ctx context.Context, tx *sql.Tx, id string, now time
 	if err != nil && err != sql.ErrNoRows {
 		return false, err
 	}
-	e, err := encodeError(interruptedError(now, reason, last, fromNanos(lastAt.Int64), finished, total))
+	e, err := rowcodec.EncodeError(rowcodec.InterruptedError(now, reason, last, rowcodec.FromNanos(lastAt.Int64), finished, total))
 	if err != nil {
 		return false, err
 	}

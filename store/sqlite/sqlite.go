@@ -98,12 +98,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
-	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/store/internal/rowcodec"
 )
 
 // schemaVersion is stored in PRAGMA user_version. Open refuses a file with a
@@ -381,14 +380,14 @@ type runRow struct {
 // encodeRun turns a run's output, error, params and steps into column
 // values. Params are never truncated: a resumed run needs them whole.
 func (s *Store) encodeRun(run *runtime.Run) (row runRow, err error) {
-	row.out, _, err = s.encodeOutput(run.Output)
+	row.out, _, err = rowcodec.EncodeOutput(run.Output, s.opts.MaxOutputBytes)
 	if err != nil {
 		return row, fmt.Errorf("run %s output: %w", run.ID, err)
 	}
-	if row.errJSON, err = encodeError(run.Error); err != nil {
+	if row.errJSON, err = rowcodec.EncodeError(run.Error); err != nil {
 		return row, err
 	}
-	if row.params, err = encodeJSON(run.Params); err != nil {
+	if row.params, err = rowcodec.EncodeJSON(run.Params); err != nil {
 		return row, fmt.Errorf("run %s params: %w", run.ID, err)
 	}
 	row.steps = make([]stepRow, len(run.Steps))
@@ -414,7 +413,7 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step,
 			workflow_version, draft, params, plan_digest, owner, triggered_by)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			run.ID, run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep,
+			run.ID, run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep,
 			run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest, run.Owner, run.Trigger)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint") {
@@ -471,7 +470,7 @@ func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
 	return s.write(false, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET workflow = ?, status = ?, started_at = ?, ended_at = ?, output = ?, error = ?, step_count = ?,
 			finally_from = ?, params = ?, plan_digest = ? WHERE id = ?`,
-			run.Workflow, string(run.Status), nanos(run.StartedAt), nullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom,
+			run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom,
 			rr.params, run.PlanDigest, run.ID)
 		if err != nil {
 			return err
@@ -529,11 +528,11 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 	}
 	if !f.StartedFrom.IsZero() {
 		where = append(where, "started_at >= ?")
-		args = append(args, nanos(f.StartedFrom))
+		args = append(args, rowcodec.Nanos(f.StartedFrom))
 	}
 	if !f.StartedTo.IsZero() {
 		where = append(where, "started_at < ?")
-		args = append(args, nanos(f.StartedTo))
+		args = append(args, rowcodec.Nanos(f.StartedTo))
 	}
 	if f.ErrorContains != "" {
 		// LIKE ignores ASCII case, as RunFilter.Match does.
@@ -543,7 +542,7 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 		args = append(args, pat, pat)
 	}
 	if !f.After.IsZero() {
-		at := nanos(f.After.StartedAt)
+		at := rowcodec.Nanos(f.After.StartedAt)
 		where = append(where, "(started_at < ? OR (started_at = ? AND id < ?))")
 		args = append(args, at, at, f.After.ID)
 	}
@@ -591,7 +590,7 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]*runtime.Ru
 // queryRuns is query reading stepCols of the steps. A JSON column that
 // cannot be decoded does not fail the read: its value reads as null, a
 // step's note says so, and bad, when not nil, gets the problem.
-func (s *Store) queryRuns(ctx context.Context, bad unreadable, stepCols, q string, args ...any) ([]*runtime.Run, error) {
+func (s *Store) queryRuns(ctx context.Context, bad rowcodec.Unreadable, stepCols, q string, args ...any) ([]*runtime.Run, error) {
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -617,21 +616,21 @@ func (s *Store) queryRuns(ctx context.Context, bad unreadable, stepCols, q strin
 			return nil, err
 		}
 		r.Status = runtime.RunStatus(status)
-		r.StartedAt = fromNanos(started)
+		r.StartedAt = rowcodec.FromNanos(started)
 		if ended.Valid {
-			r.EndedAt = fromNanos(ended.Int64)
+			r.EndedAt = rowcodec.FromNanos(ended.Int64)
 		}
-		if r.Output, err = decodeJSON(out); err != nil {
-			bad.add(r.ID, "output", err)
+		if r.Output, err = rowcodec.DecodeJSON(out); err != nil {
+			bad.Add(r.ID, "output", err)
 		}
-		if r.Params, err = decodeObject(params); err != nil {
-			bad.add(r.ID, "params", err)
+		if r.Params, err = rowcodec.DecodeObject(params); err != nil {
+			bad.Add(r.ID, "params", err)
 		}
 		if errJSON.Valid {
 			r.Error = new(runtime.StepError)
 			if err := json.Unmarshal([]byte(errJSON.String), r.Error); err != nil {
 				r.Error = nil
-				bad.add(r.ID, "error", err)
+				bad.Add(r.ID, "error", err)
 			}
 		}
 		r.Steps = []runtime.StepState{}
@@ -670,17 +669,17 @@ func (s *Store) queryRuns(ctx context.Context, bad unreadable, stepCols, q strin
 		}
 		st.Status = runtime.StepStatus(status)
 		if started.Valid {
-			st.StartedAt = fromNanos(started.Int64)
+			st.StartedAt = rowcodec.FromNanos(started.Int64)
 		}
 		if ended.Valid {
-			st.EndedAt = fromNanos(ended.Int64)
+			st.EndedAt = rowcodec.FromNanos(ended.Int64)
 		}
 		st.Error, st.Note = errText, noteTxt
-		if st.Output, err = decodeJSON(out); err != nil {
-			st.Note = bad.addStep(runID, &st, "output", err)
+		if st.Output, err = rowcodec.DecodeJSON(out); err != nil {
+			st.Note = bad.AddStep(runID, &st, "output", err)
 		}
-		if st.Content, err = decodeObject(content); err != nil {
-			st.Note = bad.addStep(runID, &st, "content", err)
+		if st.Content, err = rowcodec.DecodeObject(content); err != nil {
+			st.Note = bad.AddStep(runID, &st, "content", err)
 		}
 		r := byID[runID]
 		r.Steps = append(r.Steps, st)
@@ -719,14 +718,14 @@ type stepRow struct {
 }
 
 func (s *Store) stepRow(st runtime.StepState) (stepRow, error) {
-	out, truncated, err := s.encodeOutput(st.Output)
+	out, truncated, err := rowcodec.EncodeOutput(st.Output, s.opts.MaxOutputBytes)
 	if err != nil {
 		return stepRow{}, err
 	}
 	var content sql.NullString
 	contentCut := 0
 	if st.Content != nil {
-		if content, contentCut, err = s.encodeOutput(st.Content); err != nil {
+		if content, contentCut, err = rowcodec.EncodeOutput(st.Content, s.opts.MaxOutputBytes); err != nil {
 			return stepRow{}, err
 		}
 	}
@@ -746,7 +745,7 @@ func (s *Store) stepRow(st runtime.StepState) (stepRow, error) {
 		}
 	}
 	return stepRow{id: st.ID, status: string(st.Status), attempts: st.Attempts, err: st.Error, note: note,
-		started: nullNanos(st.StartedAt), ended: nullNanos(st.EndedAt), output: out, content: content,
+		started: rowcodec.NullNanos(st.StartedAt), ended: rowcodec.NullNanos(st.EndedAt), output: out, content: content,
 		truncated: truncated > 0 || contentCut > 0}, nil
 }
 
@@ -757,115 +756,13 @@ func (row stepRow) insert(ctx context.Context, tx *sql.Tx, runID string, idx int
 	return err
 }
 
-// encodeOutput returns v as JSON text (NULL for nil). When the JSON is over
-// MaxOutputBytes it returns the truncation marker instead and the original
-// size.
-func (s *Store) encodeOutput(v any) (sql.NullString, int, error) {
-	if v == nil {
-		return sql.NullString{}, 0, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return sql.NullString{}, 0, err
-	}
-	limit := s.opts.MaxOutputBytes
-	if limit <= 0 || len(b) <= limit {
-		return sql.NullString{String: string(b), Valid: true}, 0, nil
-	}
-	preview := b[:min(len(b), max(limit/2, 16), 4096)]
-	for !utf8.Valid(preview) && len(preview) > 0 {
-		preview = preview[:len(preview)-1]
-	}
-	marker, err := json.Marshal(map[string]any{"truncated": true, "bytes": len(b), "limit": limit, "preview": string(preview)})
-	if err != nil {
-		return sql.NullString{}, 0, err
-	}
-	return sql.NullString{String: string(marker), Valid: true}, len(b), nil
-}
-
-func decodeJSON(s sql.NullString) (any, error) {
-	if !s.Valid {
-		return nil, nil
-	}
-	var v any
-	if err := json.Unmarshal([]byte(s.String), &v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// encodeJSON returns v as JSON text, NULL for a nil map.
-func encodeJSON(v map[string]any) (sql.NullString, error) {
-	if v == nil {
-		return sql.NullString{}, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return sql.NullString{}, err
-	}
-	return sql.NullString{String: string(b), Valid: true}, nil
-}
-
-// decodeObject reads a JSON object column (params, content); NULL is nil.
-// A truncation marker reads back as the marker object.
-func decodeObject(s sql.NullString) (map[string]any, error) {
-	v, err := decodeJSON(s)
-	if err != nil || v == nil {
-		return nil, err
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, errNotObject
-	}
-	return m, nil
-}
-
-// errNotObject: a column that holds an object holds other JSON.
-var errNotObject = errors.New("not a JSON object")
-
-// unreadable collects, per run id, what of the run's row could not be
-// read: the column (with its step), and what is wrong with it by its
-// position, never its content. A nil unreadable collects nothing.
-type unreadable map[string][]string
-
-// add notes that column what of run id cannot be decoded (err).
-func (u unreadable) add(id, what string, err error) {
-	if u != nil {
-		u[id] = append(u[id], what+" "+jsonProblem(err))
-	}
-}
-
-// addStep notes that column what of step st of run id cannot be decoded
-// (err), and returns st's note saying so.
-func (u unreadable) addStep(id string, st *runtime.StepState, what string, err error) string {
-	u.add(id, fmt.Sprintf("step %q %s", st.ID, what), err)
-	msg := fmt.Sprintf("the store cannot read this step's %s: it %s", what, jsonProblem(err))
-	if st.Note == "" {
-		return msg
-	}
-	return st.Note + "; " + msg
-}
-
-// jsonProblem says what is wrong with a JSON column that did not decode,
-// without quoting it.
-func jsonProblem(err error) string {
-	var syn *json.SyntaxError
-	switch {
-	case errors.As(err, &syn):
-		return fmt.Sprintf("is not valid JSON (at byte %d)", syn.Offset)
-	case errors.Is(err, errNotObject):
-		return "is not a JSON object"
-	}
-	return "does not hold what vmcp stores there"
-}
-
 // Unreadable names what of run id's stored record cannot be read: its
 // output, params or error column, or a step's output or content, that
 // does not hold valid JSON (such a value reads as null), in the order of
 // the columns, steps in plan order. A run with any cannot resume: vmcp
 // ends it with Interrupt instead.
 func (s *Store) Unreadable(ctx context.Context, id string) ([]string, error) {
-	bad := unreadable{}
+	bad := rowcodec.Unreadable{}
 	runs, err := s.queryRuns(ctx, bad, stepColumns, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id)
 	if err != nil {
 		return nil, err
@@ -874,53 +771,4 @@ func (s *Store) Unreadable(ctx context.Context, id string) ([]string, error) {
 		return nil, fmt.Errorf("run %s: %w", id, runtime.ErrRunNotFound)
 	}
 	return bad[id], nil
-}
-
-func encodeError(e *runtime.StepError) (sql.NullString, error) {
-	if e == nil {
-		return sql.NullString{}, nil
-	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return sql.NullString{}, err
-	}
-	return sql.NullString{String: string(b), Valid: true}, nil
-}
-
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func nullNanos(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-// interruptedError builds the error recorded on a recovered run.
-// reason, when set, says why the run could not resume.
-func interruptedError(at time.Time, reason, last string, lastAt time.Time, finished, total int) *runtime.StepError {
-	msg := "run interrupted: vmcp stopped while the run was going"
-	if reason != "" {
-		msg += " and it cannot resume: " + reason
-	}
-	msg += fmt.Sprintf("; marked interrupted at %s", at.UTC().Format(time.RFC3339Nano))
-	if last != "" {
-		msg += fmt.Sprintf("; last finished step %q at %s", last, lastAt.UTC().Format(time.RFC3339Nano))
-	} else {
-		msg += "; no step had finished"
-	}
-	msg += fmt.Sprintf(" (%d of %d steps finished)", finished, total)
-	return &runtime.StepError{Pos: ir.Pos{}, Msg: msg}
 }

@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/vmcp-dev/vmcp/store/internal/rowcodec"
 )
 
 // Workflow is one stored version of an authored workflow.
@@ -160,7 +162,7 @@ func scanWorkflow(row scanner) (*Workflow, error) {
 		}
 		return nil, err
 	}
-	wf.CreatedAt = fromNanos(created)
+	wf.CreatedAt = rowcodec.FromNanos(created)
 	return &wf, nil
 }
 
