@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# compare.sh: vmcp's BenchmarkRun against ToolHive's composite-tool engine
-# (BenchmarkToolHive in this directory) on the same six shapes, side by side.
+# compare.sh: vmcp (BenchmarkVMCP in bench/thvshapes) against ToolHive's
+# composite-tool engine (BenchmarkToolHive here), both loading the same six
+# shape files (shapes/*.yaml, one vMCP config each), side by side.
 #
 #   bench/toolhive/compare.sh [rounds]        (default 4)
 #
@@ -30,8 +31,8 @@ th_toolchain=${th_toolchain:-local}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "building vmcp ./runtime test binary ($(cd "$root" && go version))" >&2
-(cd "$root" && go test -c -o "$work/vmcp.test" ./runtime)
+echo "building vmcp ./bench/thvshapes test binary ($(cd "$root" && go version))" >&2
+(cd "$root" && go test -c -o "$work/vmcp.test" ./bench/thvshapes)
 echo "building bench/toolhive test binary ($(cd "$here" && GOTOOLCHAIN=$th_toolchain go version))" >&2
 (cd "$here" && GOTOOLCHAIN=$th_toolchain go test -c -o "$work/toolhive.test" .)
 th_version=$(cd "$here" && GOTOOLCHAIN=$th_toolchain go list -m -f '{{.Version}}' github.com/stacklok/toolhive)
@@ -39,8 +40,8 @@ th_version=$(cd "$here" && GOTOOLCHAIN=$th_toolchain go list -m -f '{{.Version}}
 # A test binary runs in its package's directory, as go test runs it.
 for ((r = 1; r <= rounds; r++)); do
 	echo "round $r/$rounds: vmcp" >&2
-	(cd "$root/runtime" && "$work/vmcp.test" -test.run '^$' \
-		-test.bench "^BenchmarkRun\$/^($shapes)\$" -test.benchtime "$benchtime") >>"$work/vmcp.out"
+	(cd "$root/bench/thvshapes" && "$work/vmcp.test" -test.run '^$' \
+		-test.bench "^BenchmarkVMCP\$/^($shapes)\$" -test.benchtime "$benchtime") >>"$work/vmcp.out"
 	echo "round $r/$rounds: ToolHive" >&2
 	(cd "$here" && "$work/toolhive.test" -test.run '^$' \
 		-test.bench "^BenchmarkToolHive\$/^($shapes)\$" -test.benchtime "$benchtime") >>"$work/toolhive.out"
