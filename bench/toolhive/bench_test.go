@@ -12,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacklok/toolhive-core/env"
 	"github.com/stacklok/toolhive/pkg/vmcp"
 	"github.com/stacklok/toolhive/pkg/vmcp/composer"
+	"github.com/stacklok/toolhive/pkg/vmcp/config"
 	"github.com/stacklok/toolhive/pkg/vmcp/router"
+	"github.com/stacklok/toolhive/pkg/vmcp/server"
 )
 
 // The engine logs three slog.Info records per workflow (start, execution
@@ -182,6 +185,21 @@ func chainShape(n int) benchShape {
 		}}
 }
 
+// loadDef loads shapes/<name>.yaml, the file vmcp's side
+// (bench/thvshapes) compiles too, as ToolHive's server loads a vMCP
+// config: config.NewYAMLLoader, then ConvertConfigToWorkflowDefinitions.
+func loadDef(name string) *composer.WorkflowDefinition {
+	cfg, err := config.NewYAMLLoader("shapes/"+name+".yaml", &env.OSReader{}).Load()
+	if err != nil {
+		panic(fmt.Sprintf("load %s: %v", name, err))
+	}
+	defs, err := server.ConvertConfigToWorkflowDefinitions(cfg.CompositeTools)
+	if err != nil || defs[name] == nil {
+		panic(fmt.Sprintf("convert %s: %v", name, err))
+	}
+	return defs[name]
+}
+
 func benchShapes() []benchShape {
 	var wide []composer.WorkflowStep
 	var wideIDs []string
@@ -228,7 +246,9 @@ func benchShapes() []benchShape {
 		},
 	}}
 
-	return []benchShape{
+	// The definitions above only name the steps the checks read; what
+	// runs is each shape's file, the text vmcp's side compiles too.
+	shs := []benchShape{
 		chainShape(10),
 		chainShape(100),
 		{"wide100", wideDef, 100, func(res *composer.WorkflowResult, _ []seenCall) error { return stepV(res, wideIDs...) }},
@@ -246,6 +266,10 @@ func benchShapes() []benchShape {
 		}},
 		{"foreach100", fe, 101, checkForEach},
 	}
+	for i := range shs {
+		shs[i].def = loadDef(shs[i].name)
+	}
+	return shs
 }
 
 func checkForEach(res *composer.WorkflowResult, calls []seenCall) error {

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# compare.sh: vmcp's BenchmarkRun against ToolHive's composite-tool engine
-# (BenchmarkToolHive in this directory) on the same six shapes, side by side.
+# compare.sh: vmcp (BenchmarkVMCP in bench/thvshapes) against ToolHive's
+# composite-tool engine (BenchmarkToolHive here), both loading the same six
+# shape files (shapes/*.yaml, one vMCP config each), side by side.
 #
 #   bench/toolhive/compare.sh [rounds]        (default 4)
 #
 # It builds both test binaries once, then runs the rounds alternating
 # (vmcp, then ToolHive, in each round) so that load on a shared machine
 # falls on both alike, and prints per shape the min and median ns/step of
-# each engine and the ratio of the medians (ToolHive / vmcp), in wall time
+# each engine and the ratio of the medians (ToolHive / vmcp), then the
+# per-round ratios (median and range), in wall time
 # and in CPU time.
 #
 # Environment: BENCHTIME (default 0.5s) is each benchmark's -test.benchtime;
@@ -30,8 +32,8 @@ th_toolchain=${th_toolchain:-local}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "building vmcp ./runtime test binary ($(cd "$root" && go version))" >&2
-(cd "$root" && go test -c -o "$work/vmcp.test" ./runtime)
+echo "building vmcp ./bench/thvshapes test binary ($(cd "$root" && go version))" >&2
+(cd "$root" && go test -c -o "$work/vmcp.test" ./bench/thvshapes)
 echo "building bench/toolhive test binary ($(cd "$here" && GOTOOLCHAIN=$th_toolchain go version))" >&2
 (cd "$here" && GOTOOLCHAIN=$th_toolchain go test -c -o "$work/toolhive.test" .)
 th_version=$(cd "$here" && GOTOOLCHAIN=$th_toolchain go list -m -f '{{.Version}}' github.com/stacklok/toolhive)
@@ -39,8 +41,8 @@ th_version=$(cd "$here" && GOTOOLCHAIN=$th_toolchain go list -m -f '{{.Version}}
 # A test binary runs in its package's directory, as go test runs it.
 for ((r = 1; r <= rounds; r++)); do
 	echo "round $r/$rounds: vmcp" >&2
-	(cd "$root/runtime" && "$work/vmcp.test" -test.run '^$' \
-		-test.bench "^BenchmarkRun\$/^($shapes)\$" -test.benchtime "$benchtime") >>"$work/vmcp.out"
+	(cd "$root/bench/thvshapes" && "$work/vmcp.test" -test.run '^$' \
+		-test.bench "^BenchmarkVMCP\$/^($shapes)\$" -test.benchtime "$benchtime") >>"$work/vmcp.out"
 	echo "round $r/$rounds: ToolHive" >&2
 	(cd "$here" && "$work/toolhive.test" -test.run '^$' \
 		-test.bench "^BenchmarkToolHive\$/^($shapes)\$" -test.benchtime "$benchtime") >>"$work/toolhive.out"
@@ -101,4 +103,36 @@ END {
 	}
 	printf "ns per step (per backend call); ratios of the medians; %d rounds of -test.benchtime %s each; ToolHive %s\n", rounds, benchtime, thv
 	exit bad
+}'
+
+# Per-round ratios: round r's ToolHive result over round r's vmcp result
+# (the two ran one after the other), median and range over the rounds.
+perround() { # file engine
+	awk -v e="$2" '$1 ~ /^Benchmark[A-Za-z]+\// {
+		n = $1; sub(/^Benchmark[A-Za-z]+\//, "", n); sub(/-[0-9]+$/, "", n); r[n]++
+		for (i = 3; i <= NF; i++) { if ($i == "ns/step") w = $(i - 1); if ($i == "cpu-ns/step") c = $(i - 1) }
+		print n, r[n], e, w, c
+	}' "$1"
+}
+{
+	perround "$work/vmcp.out" vmcp
+	perround "$work/toolhive.out" toolhive
+} | awk -v order="$shapes" '
+function med(a, n,   i, j, t) {
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{ w[$1, $2, $3] = $4; c[$1, $2, $3] = $5; if ($2 > rounds[$1]) rounds[$1] = $2 }
+END {
+	printf "\nper-round ratios (ToolHive / vmcp), median (min-max)\n%-16s %22s %22s\n", "shape", "wall", "CPU"
+	m = split(order, names, "|")
+	for (k = 1; k <= m; k++) {
+		s = names[k]; n = 0
+		for (r = 1; r <= rounds[s]; r++) if (w[s, r, "vmcp"] > 0 && w[s, r, "toolhive"] > 0) {
+			n++; wr[n] = w[s, r, "toolhive"] / w[s, r, "vmcp"]; cr[n] = c[s, r, "toolhive"] / c[s, r, "vmcp"]
+		}
+		if (!n) continue
+		wm = med(wr, n); cm = med(cr, n)
+		printf "%-16s %6.1fx (%4.1f-%4.1f) %6.1fx (%4.1f-%4.1f)\n", s, wm, wr[1], wr[n], cm, cr[1], cr[n]
+	}
 }'

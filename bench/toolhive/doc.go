@@ -17,7 +17,11 @@
 // v is its item, the joins received 1 from every branch). TestShapes makes
 // the same checks.
 //
-// The shapes are BenchmarkRun's, written in ToolHive's definition types:
+// The shapes are read from shapes/<shape>.yaml (one vMCP config each,
+// written by shapes/gen.sh) with ToolHive's config.NewYAMLLoader and
+// server.ConvertConfigToWorkflowDefinitions; vmcp's side (BenchmarkVMCP in
+// the main module's bench/thvshapes) compiles the same files, and both get
+// the input schemas of shapes/tools.json. They are:
 // chain10 and chain100 (s0 v=1; s_i v="{{.steps.s_{i-1}.output.v}}" and
 // depends on s_{i-1}), wide100 (100 independent steps, v="{{.params.x}}",
 // x an integer parameter with default 1), fanout3_fanin1 (root; a, b, c
