@@ -29,11 +29,12 @@ import (
 	"github.com/vmcp-dev/vmcp/runtime"
 )
 
-// Ports of the replica tests: the cluster in 17460-17469, vmcp processes
-// in 17470-17499.
+// Ports of the replica tests, apart from every other test's (the Temporal
+// tests take 17450-17489): the cluster in 17660-17669, vmcp processes
+// in 17670-17699.
 const (
-	replicaPGLo, replicaPGHi = 17460, 17469
-	replicaLo, replicaHi     = 17470, 17499
+	replicaPGLo, replicaPGHi = 17660, 17669
+	replicaLo, replicaHi     = 17670, 17699
 )
 
 // replicaConfig is resumeConfig's chain on postgres with a one-second
