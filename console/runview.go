@@ -193,9 +193,9 @@ type runView struct {
 	// Asking names the steps whose questions wait now, space-separated,
 	// in the live part too: the page reloads to show (or drop) a form
 	// when it differs from the forms shown.
-	Asking string
-	Missing   string // why the plan's step details are missing
-	Since     int64  // when the page was rendered, Unix ms (see events.go)
+	Asking  string
+	Missing string // why the plan's step details are missing
+	Since   int64  // when the page was rendered, Unix ms (see events.go)
 }
 
 // builder builds a runView; it keeps the axis, the clock and the console
