@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 
@@ -54,6 +55,16 @@ func TestLibraryLogAtDebug(t *testing.T) {
 			c := testenv.HTTPClient(t, serveHTTP(t, s, 17710+i), client.WithElicitationHandler(&countingAnswer{}), client.WithLegacyProtocolOnly())
 			if res := call(t, c, "plain", nil, nil); res.IsError {
 				t.Fatalf("plain failed: %s", testenv.ResultText(res))
+			}
+			// mcp-go logs the delivery after it hands the answer to the
+			// waiting run, so the run can finish first: wait for the line
+			// (at DEBUG) or give it the same time to appear (at INFO).
+			deadline := time.Now().Add(5 * time.Second)
+			if level == slog.LevelInfo {
+				deadline = time.Now().Add(500 * time.Millisecond)
+			}
+			for !strings.Contains(logs.String(), "Delivered sampling response") && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
 			}
 			got := logs.String()
 			switch has := strings.Contains(got, "Delivered sampling response"); {
