@@ -65,6 +65,11 @@ const (
 type ElicitResult struct {
 	Action  string // accept, decline or cancel
 	Content map[string]any
+	// By names who answered when it was not the client the run asked:
+	// the console's signed-in user (through Questions.Answer). The step records
+	// it as its output's answeredBy (and in its note when the answer
+	// fails the step); empty for the asked client's own answer.
+	By string `json:",omitempty"`
 }
 
 // RunStatus is the state of a whole run.
