@@ -225,7 +225,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	r.env = StepEnv{Backend: e.backend, Elicitor: opts.Elicitor, Clock: e.clock}
 	parent = r.withQuestions(parent) // relay.go
 	if e.tracer != nil {
-		parent, r.span = e.tracer.Start(parent, SpanStart{Kind: SpanRun, RunID: id, Workflow: wp.wf.Name, ParentRunID: opts.ParentID, ParentStep: opts.ParentStep})
+		parent, r.span = e.tracer.Start(parent, SpanStart{Kind: SpanRun, RunID: id, Workflow: wp.wf.Name, ParentRunID: opts.ParentID, ParentStep: opts.ParentStep, Trigger: opts.Trigger})
 		r.run.TraceID = r.span.TraceID()
 	}
 	r.storeCtx = parent

@@ -69,6 +69,9 @@ type SpanStart struct {
 	Item  string
 	// ParentRunID and ParentStep link a child run to its parent's step.
 	ParentRunID, ParentStep string
+	// Trigger is a run's Trigger: what started it when no client's call
+	// did (schedule:NAME, rerun:ID).
+	Trigger string
 }
 
 // SpanEnd is a span's outcome: the status ("completed", "failed",

@@ -146,6 +146,7 @@ const (
 	AttrRunStatus   = "vmcp.run.status"
 	AttrParentRun   = "vmcp.run.parent_id"
 	AttrParentStep  = "vmcp.run.parent_step"
+	AttrTrigger     = "vmcp.run.trigger" // schedule:NAME, rerun:ID
 	AttrStepID      = "vmcp.step.id"
 	AttrStepTool    = "vmcp.step.tool"
 	AttrAttempt     = "vmcp.step.attempt"
@@ -189,6 +190,9 @@ func (p *Provider) Start(ctx context.Context, s runtime.SpanStart) (context.Cont
 		name = "vmcp.run"
 		if s.ParentRunID != "" {
 			attrs = append(attrs, attribute.String(AttrParentRun, s.ParentRunID), attribute.String(AttrParentStep, s.ParentStep))
+		}
+		if s.Trigger != "" {
+			attrs = append(attrs, attribute.String(AttrTrigger, s.Trigger))
 		}
 	case runtime.SpanAttempt:
 		name = "vmcp.step " + s.StepID
