@@ -66,7 +66,11 @@ type RunnerOptions struct {
 	MaxIterations int
 	// MaxResultBytes is limits.maxResultBytes: it bounds each query.
 	MaxResultBytes int
-	Logger         *slog.Logger
+	// Questions, when set, makes the questions of the runs this runner
+	// follows without a caller (picked up again, or fired by a Temporal
+	// Schedule) answerable from the console.
+	Questions *runtime.Questions
+	Logger    *slog.Logger
 }
 
 // Runner runs workflows on Temporal (see the top of the file).
@@ -82,6 +86,8 @@ type Runner struct {
 
 	mu        sync.Mutex
 	following map[string]bool // run ids followed by this process
+
+	sched schedules // vmcp.yaml's schedules as Temporal Schedules (schedules.go)
 }
 
 // NewRunner checks the options and returns a Runner.
@@ -140,8 +146,12 @@ func (r *Runner) SetWorkflows(plan *ir.Plan) error {
 		return err
 	}
 	r.wmu.Lock()
+	first := r.served.plan == nil
 	r.served = sp
 	r.wmu.Unlock()
+	if !first {
+		r.reconcileAgain() // the Schedules carry the plan (schedules.go)
+	}
 	return nil
 }
 
@@ -213,7 +223,7 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 		Plan: sp.plan, Tools: sp.tools, Workflow: workflow, Params: params, RunID: id,
 		ParentID: opts.ParentID, ParentStep: opts.ParentStep, Draft: opts.Draft != nil,
 		HeartbeatTimeout: r.opts.HeartbeatTimeout, MaxIterations: r.opts.MaxIterations, MaxResultBytes: r.opts.MaxResultBytes,
-		Elicit: opts.Elicitor != nil,
+		Elicit: opts.Elicitor != nil, Owner: opts.Owner, Trigger: opts.Trigger,
 	}
 	_, err = r.opts.Client.ExecuteWorkflow(context.WithoutCancel(ctx), client.StartWorkflowOptions{
 		ID:                       id,

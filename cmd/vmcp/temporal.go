@@ -73,6 +73,7 @@ func temporalRunner(st *stack, c client.Client, log *slog.Logger) (*temporalrun.
 		HeartbeatTimeout: st.cfg.Executor.HeartbeatTimeout,
 		MaxIterations:    st.cfg.Limits.MaxIterations,
 		MaxResultBytes:   st.cfg.Limits.MaxResultBytes,
+		Questions:        st.ops.questions,
 		Logger:           log,
 	})
 }
