@@ -63,7 +63,7 @@ import (
 
 // schemaVersion is the version of the schema this vmcp writes;
 // migrations[v-1] makes version v.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -134,6 +134,12 @@ var migrations = []string{
 		seq       BIGINT NOT NULL,
 		questions TEXT NOT NULL
 	);`,
+	// 3 -> 4: the live replicas, which share the backends' rate limits
+	// (replicas.go).
+	`CREATE TABLE replicas (
+		name    TEXT PRIMARY KEY,
+		seen_at TIMESTAMPTZ NOT NULL
+	);`,
 }
 
 // Options configure a Store. The zero value keeps runs forever, never
@@ -192,6 +198,7 @@ type Store struct {
 	cancelMu      sync.Mutex
 	cancelFns     []func(string)
 	released      atomic.Bool // Release was called: writes of runs are refused
+	announced     atomic.Bool // Announce was called: the heartbeat says this replica lives
 	stopRetention func()
 	once          sync.Once
 }
@@ -272,6 +279,7 @@ func (s *Store) Close() error {
 		s.stopRetention()
 		close(s.stop)
 		<-s.heartbeatDone
+		s.withdraw()
 		s.listen.close()
 		s.pool.Close()
 	})
