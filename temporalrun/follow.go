@@ -30,6 +30,7 @@ type follower struct {
 	opts  runtime.RunOptions
 	last  *runtime.Run // what the store and the events have seen
 	owner string       // the run's owner, which its child runs inherit
+	trace string       // the run's trace id (the workflow does not know it)
 	done  int          // finished top-level steps, for events
 
 	mu    sync.Mutex
@@ -53,7 +54,7 @@ func (r *Runner) follow(ctx context.Context, id string, last *runtime.Run, opts 
 		delete(r.following, id)
 		r.mu.Unlock()
 	}()
-	f := &follower{r: r, id: id, opts: opts, last: last, owner: last.Owner, asked: map[int]context.CancelFunc{},
+	f := &follower{r: r, id: id, opts: opts, last: last, owner: last.Owner, trace: last.TraceID, asked: map[int]context.CancelFunc{},
 		children: map[string]Child{}, followed: map[string]bool{}}
 	for _, st := range last.Steps {
 		if st.Status == runtime.StepCompleted || st.Status == runtime.StepFailed || st.Status == runtime.StepSkipped {
@@ -242,13 +243,16 @@ func (f *follower) finish(ctx context.Context) (*runtime.Run, error) {
 			return nil, in
 		}
 	}
+	if final.TraceID == "" {
+		final.TraceID = f.trace
+	}
 	f.record(final, true)
 	if err := f.r.opts.Store.FinishRun(context.Background(), final); err != nil {
 		f.r.log.Warn("run store: finishing run failed", "run_id", f.id, "err", err)
 	}
 	emit(f.opts.OnEvent, runtime.Event{
 		Kind: runtime.EventRunFinished, RunID: f.id, Workflow: final.Workflow, Time: final.EndedAt,
-		Status: final.Status, Err: errString(final.Error), Done: f.done, Total: topLevel(final),
+		Status: final.Status, Err: errString(final.Error), Done: f.done, Total: topLevel(final), TraceID: final.TraceID,
 	})
 	return final, nil
 }

@@ -218,7 +218,19 @@ type JaegerTag struct {
 
 // JaegerProcess is a trace's service.
 type JaegerProcess struct {
-	ServiceName string `json:"serviceName"`
+	ServiceName string      `json:"serviceName"`
+	Tags        []JaegerTag `json:"tags"`
+}
+
+// Tag is the value of the process's resource attribute key ("" when
+// absent).
+func (p JaegerProcess) Tag(key string) string {
+	for _, t := range p.Tags {
+		if t.Key == key {
+			return fmt.Sprint(t.Value)
+		}
+	}
+	return ""
 }
 
 // Parent is the span's CHILD_OF parent span id, or "".

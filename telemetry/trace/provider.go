@@ -45,6 +45,9 @@ type Options struct {
 	Exporter sdktrace.SpanExporter
 	// Version is vmcp's version (service.version).
 	Version string
+	// InstanceID names this process among the service's
+	// (service.instance.id): a Temporal worker's identity. Empty: none.
+	InstanceID string
 }
 
 // Provider makes vmcp's spans and exports them. It implements
@@ -66,8 +69,11 @@ func New(ctx context.Context, s Settings, opts Options) (*Provider, error) {
 			return nil, err
 		}
 	}
-	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithAttributes(
-		semconv.ServiceName(s.ServiceName), semconv.ServiceVersion(opts.Version)))
+	attrs := []attribute.KeyValue{semconv.ServiceName(s.ServiceName), semconv.ServiceVersion(opts.Version)}
+	if opts.InstanceID != "" {
+		attrs = append(attrs, semconv.ServiceInstanceID(opts.InstanceID))
+	}
+	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithAttributes(attrs...))
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
