@@ -119,7 +119,10 @@ type Run struct {
 	Trigger string `json:"trigger,omitempty"`
 	// TraceID is the run's trace id (hex) when the engine traces
 	// (Options.Tracer): a child run's is its parent's.
-	TraceID   string     `json:"traceId,omitempty"`
+	TraceID string `json:"traceId,omitempty"`
+	// SpanID is the run's own span's id (hex), which a resumed run's span
+	// links to (Engine.Resume).
+	SpanID    string     `json:"spanId,omitempty"`
 	Status    RunStatus  `json:"status"`
 	StartedAt time.Time  `json:"startedAt"`
 	EndedAt   time.Time  `json:"endedAt,omitzero"`

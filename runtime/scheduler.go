@@ -225,8 +225,12 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	r.env = StepEnv{Backend: e.backend, Elicitor: opts.Elicitor, Clock: e.clock}
 	parent = r.withQuestions(parent) // relay.go
 	if e.tracer != nil {
-		parent, r.span = e.tracer.Start(parent, SpanStart{Kind: SpanRun, RunID: id, Workflow: wp.wf.Name, ParentRunID: opts.ParentID, ParentStep: opts.ParentStep})
+		parent, r.span = e.tracer.Start(parent, SpanStart{Kind: SpanRun, RunID: id, Workflow: wp.wf.Name, ParentRunID: opts.ParentID, ParentStep: opts.ParentStep,
+			ResumedTraceID: opts.resumed.traceID, ResumedSpanID: opts.resumed.spanID})
 		r.run.TraceID = r.span.TraceID()
+		if s, ok := r.span.(interface{ SpanID() string }); ok {
+			r.run.SpanID = s.SpanID()
+		}
 	}
 	r.storeCtx = parent
 	if parent.Done() != nil { // a context that can end

@@ -63,6 +63,9 @@ func (r *Runner) startSpan(ctx context.Context, run *runtime.Run) (context.Conte
 		ParentRunID: run.ParentID, ParentStep: run.ParentStep,
 	})
 	run.TraceID = span.TraceID()
+	if s, ok := span.(interface{ SpanID() string }); ok {
+		run.SpanID = s.SpanID()
+	}
 	return ctx, span
 }
 
