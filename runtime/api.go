@@ -259,8 +259,10 @@ type Event struct {
 	Status   RunStatus
 	Done     int
 	Total    int
-	// TraceID is the run's trace id when the engine traces (Run.TraceID).
-	TraceID string
+	// TraceID is the run's trace id when the engine traces (Run.TraceID),
+	// and SpanID its run's span (Run.SpanID): the span the engine emits
+	// the event under, which log lines of the event name (span_id).
+	TraceID, SpanID string
 	// Owner is the run's owner (Run.Owner). The engines leave it empty;
 	// observe.WithEvents sets it from RunOptions.Owner for its observers,
 	// so that the console shows each caller only its own runs' events.

@@ -825,7 +825,7 @@ func (r *runState) emit(ev Event) {
 	}
 	ev.RunID = r.run.ID
 	ev.Workflow = r.run.Workflow
-	ev.TraceID = r.run.TraceID
+	ev.TraceID, ev.SpanID = r.run.TraceID, r.run.SpanID
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}

@@ -233,7 +233,7 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 		endSpan(span, run, nil)
 		return nil, fmt.Errorf("run %q: starting it on Temporal (task queue %q): %w", id, r.opts.TaskQueue, err)
 	}
-	emit(opts.OnEvent, runtime.Event{Kind: runtime.EventRunStarted, RunID: id, Workflow: workflow, Time: run.StartedAt, Status: runtime.RunRunning, Total: len(run.Steps), TraceID: run.TraceID})
+	emit(opts.OnEvent, runtime.Event{Kind: runtime.EventRunStarted, RunID: id, Workflow: workflow, Time: run.StartedAt, Status: runtime.RunRunning, Total: len(run.Steps), TraceID: run.TraceID, SpanID: run.SpanID})
 	final, err := r.follow(ctx, id, run, opts)
 	endSpan(span, final, err)
 	return final, err
