@@ -71,6 +71,11 @@ type RunnerOptions struct {
 	// Schedule) answerable from the console.
 	Questions *runtime.Questions
 	Logger    *slog.Logger
+	// Tracer, when set, makes each run's span (vmcp.run) on this side;
+	// the client's Temporal tracing interceptor (telemetry/trace) carries
+	// it to the workers, whose workflow and activity spans are its
+	// children (trace.go).
+	Tracer runtime.Tracer
 }
 
 // Runner runs workflows on Temporal (see the top of the file).
@@ -216,7 +221,9 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 	}
 	id := opts.EnsureRunID()
 	run := initialRun(wf, id, opts, time.Now())
+	ctx, span := r.startSpan(ctx, run)
 	if err := r.opts.Store.CreateRun(ctx, run); err != nil {
+		endSpan(span, nil, err)
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
 	}
 	in := Input{
@@ -233,10 +240,13 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 	}, WorkflowName, in)
 	if err != nil {
 		r.finishLocally(run, fmt.Sprintf("starting the run on Temporal failed: %v", err))
+		endSpan(span, run, nil)
 		return nil, fmt.Errorf("run %q: starting it on Temporal (task queue %q): %w", id, r.opts.TaskQueue, err)
 	}
-	emit(opts.OnEvent, runtime.Event{Kind: runtime.EventRunStarted, RunID: id, Workflow: workflow, Time: run.StartedAt, Status: runtime.RunRunning, Total: len(run.Steps)})
-	return r.follow(ctx, id, run, opts)
+	emit(opts.OnEvent, runtime.Event{Kind: runtime.EventRunStarted, RunID: id, Workflow: workflow, Time: run.StartedAt, Status: runtime.RunRunning, Total: len(run.Steps), TraceID: run.TraceID, SpanID: run.SpanID})
+	final, err := r.follow(ctx, id, run, opts)
+	endSpan(span, final, err)
+	return final, err
 }
 
 // initialRun is the store's first record of a run: running, every step

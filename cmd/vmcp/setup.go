@@ -121,7 +121,7 @@ func openStackFor(ctx context.Context, cfg *config.Config, log *slog.Logger, dia
 		return nil, err
 	}
 	if cfg.Executor.Temporal() {
-		c, err := dialTemporal(cfg.Executor, log)
+		c, err := dialTemporal(cfg.Executor, log, o.tracing)
 		if err != nil {
 			o.Close()
 			return nil, failuref("%v", err)
