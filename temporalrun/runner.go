@@ -254,7 +254,7 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 func initialRun(wf *ir.Workflow, id string, opts runtime.RunOptions, now time.Time) *runtime.Run {
 	run := &runtime.Run{
 		ID: id, Workflow: wf.Name, WorkflowVersion: wf.Version, Draft: opts.Draft != nil,
-		ParentID: opts.ParentID, ParentStep: opts.ParentStep, Owner: opts.Owner,
+		ParentID: opts.ParentID, ParentStep: opts.ParentStep, Owner: opts.Owner, Trigger: opts.Trigger,
 		Status: runtime.RunRunning, StartedAt: now,
 	}
 	for _, s := range wf.Steps {
