@@ -29,6 +29,7 @@ import (
 
 	"github.com/vmcp-dev/vmcp/httpapi"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/store/postgres"
 	"github.com/vmcp-dev/vmcp/store/sqlite"
 )
 
@@ -55,12 +56,13 @@ func newRunsCmd(io streams) *cobra.Command {
 		Short: "List, inspect and cancel workflow runs",
 		Long: `List, inspect and cancel the runs of a vmcp server, through its HTTP API
 (--url, with --token or VMCP_TOKEN when the server requires one), or read
-a SQLite state file directly with --db (list and show only).`,
+the run store directly with --db (list and show only): a SQLite state file,
+or the postgres://... URL replicas share.`,
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&rf.url, "url", "http://127.0.0.1:8080", "base URL of a running vmcp's HTTP listener")
 	pf.StringVar(&rf.token, "token", "", "bearer token for the API (default $VMCP_TOKEN)")
-	pf.StringVar(&rf.db, "db", "", "read this SQLite state file instead of asking a server")
+	pf.StringVar(&rf.db, "db", "", "read this SQLite state file, or this postgres:// database, instead of asking a server")
 	pf.BoolVar(&rf.jsonOut, "json", false, "print the API's JSON instead of text")
 
 	// The search flags are the API's query parameters (httpapi.ParseFilter
@@ -205,6 +207,15 @@ func (rf runsFlags) open(serverOnly string) (runsSource, error) {
 		if serverOnly != "" {
 			return nil, usageErrorf("%s needs a running vmcp: use --url, not --db", serverOnly)
 		}
+		if strings.HasPrefix(rf.db, "postgres://") || strings.HasPrefix(rf.db, "postgresql://") {
+			// As a replica opens it, holding no lease and never
+			// announcing itself; it reads in repeatable-read snapshots.
+			s, err := postgres.Open(context.Background(), rf.db, postgres.Options{})
+			if err != nil {
+				return nil, failuref("%v", err)
+			}
+			return dbSource{s}, nil
+		}
 		s, err := sqlite.OpenReadOnly(rf.db)
 		if err != nil {
 			return nil, failuref("%v", err)
@@ -222,8 +233,13 @@ func (rf runsFlags) open(serverOnly string) (runsSource, error) {
 	return &apiSource{base: strings.TrimSuffix(rf.url, "/"), token: token, client: &http.Client{Timeout: 30 * time.Second}}, nil
 }
 
-// dbSource reads a state file.
-type dbSource struct{ s *sqlite.Store }
+// dbSource reads a run store: a SQLite state file or a postgres database.
+type dbSource struct {
+	s interface {
+		httpapi.Lister
+		Close() error
+	}
+}
 
 func (d dbSource) list(ctx context.Context, f runtime.RunFilter) (httpapi.RunList, error) {
 	f.Summary = true
