@@ -328,6 +328,10 @@ func TestReplicaDrainNotReady(t *testing.T) {
 	if code, body := getStatus(t, a.base, "/readyz"); code != http.StatusOK {
 		t.Fatalf("A's /readyz before the drain = %d %s; want 200", code, body)
 	}
+	// vmcp ready, the image's readiness probe, says the same.
+	if out, errOut, code := run(t, time.Minute, t.TempDir(), bins.vmcp, "ready", "--url", a.base); code != 0 {
+		t.Errorf("vmcp ready before the drain = exit %d %s%s; want 0", code, out, errOut)
+	}
 	id := (&testenv.ExtTasks{URL: a.base + "/mcp"}).StartTask(t, "five_steps", nil)
 	for deadline := time.Now().Add(60 * time.Second); backendCalls(t, rs.rec)["s4"] != 1; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -343,6 +347,9 @@ func TestReplicaDrainNotReady(t *testing.T) {
 			var r httpapi.Readiness
 			if err := json.Unmarshal([]byte(body), &r); err != nil || !r.Draining || r.Ready {
 				t.Errorf("A's /readyz while draining = %s; want draining: true", body)
+			}
+			if out, errOut, code := run(t, time.Minute, t.TempDir(), bins.vmcp, "ready", "--url", a.base); code != 1 || !strings.Contains(errOut, "not ready: 503") || !strings.Contains(out, `"draining": true`) {
+				t.Errorf("vmcp ready while draining = exit %d %s%s; want 1, not ready: 503, draining", code, out, errOut)
 			}
 			break
 		}

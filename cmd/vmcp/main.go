@@ -93,7 +93,7 @@ func execute(ctx context.Context, args []string, io streams) int {
 	root.SetOut(io.err)
 	root.SetErr(io.err)
 	root.AddCommand(newRunCmd(io), newCallCmd(io))
-	root.AddCommand(newRunsCmd(io), newWorkflowsCmd(io), newWorkerCmd(io))
+	root.AddCommand(newRunsCmd(io), newWorkflowsCmd(io), newWorkerCmd(io), newReadyCmd(io))
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErrorf("%v", err) })
 	err := root.ExecuteContext(ctx)
