@@ -67,7 +67,14 @@ $(JAEGER): tools/jaeger/go.mod
 
 jaeger: $(JAEGER)
 
-# The Helm chart's test (deploy/helm, its own module) lints and renders
+# The container image, built without a daemon (deploy/image, in the
+# deploy module with the chart's test): build/vmcp-image.tar, for docker
+# load, podman load or crane push.
+image:
+	mkdir -p build
+	cd deploy && $(GO) run ./image -repo .. -o ../build/vmcp-image.tar -tag ghcr.io/vmcp-dev/vmcp:$$(git describe --tags --always 2>/dev/null || echo dev)
+
+# The Helm chart's test (deploy/helm, in the deploy module) lints and renders
 # deploy/helm/vmcp with a real helm: v4, built from the Go module proxy
 # once (about 4 minutes on 2 cores) into the same cache.
 HELM_VERSION := v4.3.2
@@ -88,7 +95,7 @@ system-packages:
 test: system-packages node_modules/.package-lock.json $(TEMPORAL) $(HYDRA) $(JAEGER) $(HELM)
 	$(GO) vet ./...
 	PATH="$(VMCP_BIN_CACHE):$$PATH" $(GO) test -race -timeout 20m ./...
-	cd deploy/helm && $(GO) vet ./... && VMCP_BIN_CACHE=$(VMCP_BIN_CACHE) $(GO) test -race ./...
+	cd deploy && $(GO) vet ./... && VMCP_BIN_CACHE=$(VMCP_BIN_CACHE) $(GO) test -race ./...
 
 lint:
 	$(GO) vet ./...

@@ -1,10 +1,11 @@
-module github.com/vmcp-dev/vmcp/deploy/helm
+module github.com/vmcp-dev/vmcp/deploy
 
 go 1.26.0
 
-replace github.com/vmcp-dev/vmcp => ../..
+replace github.com/vmcp-dev/vmcp => ..
 
 require (
+	github.com/google/go-containerregistry v0.22.1
 	github.com/vmcp-dev/vmcp v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.37.2
 	sigs.k8s.io/yaml v1.6.0
@@ -15,8 +16,11 @@ require (
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/klauspost/compress v1.19.2 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
