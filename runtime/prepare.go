@@ -106,9 +106,6 @@ type stepPlan struct {
 	// calls is the mean time of the step's calls, a tool step's only
 	// (scheduler.go, workQueue).
 	calls callTime
-	// iterTime is the mean time of a forEach step's iterations (foreach.go,
-	// quickLoop).
-	iterTime callTime
 	// retry policy
 	action     string
 	maxRetries int
