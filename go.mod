@@ -29,6 +29,7 @@ require (
 	go.opentelemetry.io/otel/trace v1.38.0
 	go.temporal.io/api v1.53.0
 	go.temporal.io/sdk v1.37.0
+	go.temporal.io/sdk/contrib/opentelemetry v0.6.0
 	golang.org/x/oauth2 v0.38.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0

@@ -28,6 +28,14 @@ const (
 	OverlapAllow = "allow"
 )
 
+// ScheduleTriggerPrefix starts the trigger, and the owner, of a scheduled
+// run: schedule:NAME. A token's name has no ":", so no caller owns a
+// schedule's runs.
+const ScheduleTriggerPrefix = "schedule:"
+
+// ScheduleTrigger is the trigger and the owner of schedule name's runs.
+func ScheduleTrigger(name string) string { return ScheduleTriggerPrefix + name }
+
 // MinEvery is the shortest `every` a schedule may have.
 const MinEvery = time.Second
 

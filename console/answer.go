@@ -232,11 +232,12 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request) {
 		c.errorPage(w, r, http.StatusBadRequest, fmt.Sprintf("The action %q is not one of accept, decline, cancel.", action))
 		return
 	}
+	who := httpsafe.Caller(r.Context()).Subject
+	res.By = who
 	if err := c.opts.Questions.Answer(run.ID, step, res); err != nil {
 		c.errorPage(w, r, http.StatusConflict, fmt.Sprintf("Run %s is not waiting for an answer at step %q: it was answered, timed out or ended meanwhile.", run.ID, step))
 		return
 	}
-	who := httpsafe.Caller(r.Context()).Subject
 	c.log.Info("elicitation answered from the console", "run_id", run.ID, "step", step, "action", action, "by", who)
 	http.Redirect(w, r, "/ui/runs/"+url.PathEscape(run.ID), http.StatusSeeOther)
 }

@@ -10,6 +10,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -188,6 +189,21 @@ func TestApproveInTheBrowser(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `msg="elicitation answered from the console" run_id=`+id+` step=approve action=accept by=token:`) {
 		t.Errorf("no log line names who answered run %s:\n%s", id, stderr.String())
+	}
+	// The run's record says who answered: the approve step's output.
+	var detail httpapi.RunDetail
+	req, _ := http.NewRequest("GET", base+"/api/v1/runs/"+id, nil)
+	req.Header.Set("Authorization", "Bearer "+approvalToken)
+	if res, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		json.NewDecoder(res.Body).Decode(&detail)
+		res.Body.Close()
+	}
+	for _, st := range detail.Steps {
+		if out, _ := st.Output.(map[string]any); st.ID == "approve" && !strings.HasPrefix(fmt.Sprint(out["answeredBy"]), "token:") {
+			t.Errorf("approve's recorded output = %v; want answeredBy token:NAME", st.Output)
+		}
 	}
 
 	// The schedule's run has no client: it waits in the console (overlap

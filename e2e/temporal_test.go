@@ -49,6 +49,7 @@ type gateBackend struct {
 	url     string
 	mu      sync.Mutex
 	calls   []string // "label@worker", in call order
+	parents []string // the traceparent header of each call, in call order
 	entered chan gateEntry
 	release map[string]chan struct{}
 }
@@ -68,13 +69,13 @@ func startGateBackendIn(t *testing.T, lo, hi int) *gateBackend {
 	s.AddTool(mcp.NewTool("step", mcp.WithString("label", mcp.Required())),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			label, worker := req.GetString("label", ""), req.Header.Get("X-Worker")
-			g.log(label, worker)
+			g.log(label, worker, req.Header.Get("traceparent"))
 			return mcp.NewToolResultStructuredOnly(map[string]any{"label": label, "worker": worker}), nil
 		})
 	s.AddTool(mcp.NewTool("gate", mcp.WithString("label", mcp.Required())),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			label, worker := req.GetString("label", ""), req.Header.Get("X-Worker")
-			g.log(label, worker)
+			g.log(label, worker, req.Header.Get("traceparent"))
 			ch := g.gate(label)
 			g.entered <- gateEntry{label, worker}
 			select {
@@ -88,10 +89,25 @@ func startGateBackendIn(t *testing.T, lo, hi int) *gateBackend {
 	return g
 }
 
-func (g *gateBackend) log(label, worker string) {
+func (g *gateBackend) log(label, worker, traceparent string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.calls = append(g.calls, label+"@"+worker)
+	g.parents = append(g.parents, traceparent)
+}
+
+// traceparents are the traceparent headers of the calls of label, in
+// call order.
+func (g *gateBackend) traceparents(label string) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for i, c := range g.calls {
+		if strings.HasPrefix(c, label+"@") {
+			out = append(out, g.parents[i])
+		}
+	}
+	return out
 }
 
 func (g *gateBackend) gate(label string) chan struct{} {

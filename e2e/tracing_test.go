@@ -48,7 +48,7 @@ func TestTracingJaeger(t *testing.T) {
 	j := testenv.StartJaeger(t, tracePortLo, tracePortHi)
 	const callerTrace = "5bf92f3577b34da6a3ce929d0e0e4736"
 
-	check := func(t *testing.T, res *mcp.CallToolResult, callerSpan string) {
+	check := func(t *testing.T, res *mcp.CallToolResult, callerSpan string) testenv.JaegerTrace {
 		t.Helper()
 		if res.IsError {
 			t.Fatalf("pair failed: %v", res.Content)
@@ -85,6 +85,7 @@ func TestTracingJaeger(t *testing.T) {
 				t.Errorf("no client span tools/call echo under step %s", id)
 			}
 		}
+		return tr
 	}
 
 	t.Run("stdio, traceparent in _meta, OTLP over HTTP", func(t *testing.T) {
@@ -94,10 +95,47 @@ func TestTracingJaeger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check(t, res, callerSpan)
+		tr := check(t, res, callerSpan)
 		waitFor(t, "the run finished line with its trace id", func() bool {
-			return strings.Contains(stderr.String(), "trace_id="+callerTrace)
+			return strings.Contains(stderr.String(), "msg=\"run finished\"")
 		})
+		// Log lines name the trace and the span they were logged under:
+		// the run's and its step lines the run's span, each backend
+		// call's line its client span.
+		spans := map[string]string{}
+		for _, s := range tr.Spans {
+			spans[s.OperationName] = s.SpanID
+		}
+		seen := map[string]int{}
+		calls := map[string]bool{}
+		for _, s := range tr.Spans {
+			if s.OperationName == "tools/call echo" {
+				calls[s.SpanID] = true
+			}
+		}
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			msg := ""
+			for _, m := range []string{"run finished", "step started", "step completed", "backend call"} {
+				if strings.Contains(line, "msg=\""+m+"\"") {
+					msg = m
+				}
+			}
+			if msg == "" {
+				continue
+			}
+			seen[msg]++
+			if !strings.Contains(line, "trace_id="+callerTrace) {
+				t.Errorf("%s line without trace_id=%s: %s", msg, callerTrace, line)
+			}
+			_, span, _ := strings.Cut(line, "span_id=")
+			span, _, _ = strings.Cut(span, " ")
+			if msg == "backend call" && !calls[span] || msg != "backend call" && span != spans["vmcp.run"] {
+				t.Errorf("%s line with span_id %q; want its span's (run %s, calls %v): %s", msg, span, spans["vmcp.run"], calls, line)
+			}
+		}
+		if seen["run finished"] != 1 || seen["step started"] != 2 || seen["step completed"] != 2 || seen["backend call"] != 2 {
+			t.Errorf("log lines %v; want one run finished and two of each step line and backend call", seen)
+		}
 	})
 
 	t.Run("the TypeScript SDK client's traceparent in _meta", func(t *testing.T) {

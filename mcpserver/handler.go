@@ -106,6 +106,9 @@ func (s *Server) RunWorkflow(ctx context.Context, req mcp.CallToolRequest, wf *i
 	}
 	if run.TraceID != "" {
 		log = log.With("trace_id", run.TraceID)
+		if run.SpanID != "" {
+			log = log.With("span_id", run.SpanID)
+		}
 	}
 	log.Info("run finished", "status", run.Status, "duration", run.EndedAt.Sub(run.StartedAt).Round(time.Microsecond))
 	return run, nil

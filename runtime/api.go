@@ -65,6 +65,11 @@ const (
 type ElicitResult struct {
 	Action  string // accept, decline or cancel
 	Content map[string]any
+	// By names who answered when it was not the client the run asked:
+	// the console's signed-in user (through Questions.Answer). The step records
+	// it as its output's answeredBy (and in its note when the answer
+	// fails the step); empty for the asked client's own answer.
+	By string `json:",omitempty"`
 }
 
 // RunStatus is the state of a whole run.
@@ -119,7 +124,10 @@ type Run struct {
 	Trigger string `json:"trigger,omitempty"`
 	// TraceID is the run's trace id (hex) when the engine traces
 	// (Options.Tracer): a child run's is its parent's.
-	TraceID   string     `json:"traceId,omitempty"`
+	TraceID string `json:"traceId,omitempty"`
+	// SpanID is the run's own span's id (hex), which a resumed run's span
+	// links to (Engine.Resume).
+	SpanID    string     `json:"spanId,omitempty"`
 	Status    RunStatus  `json:"status"`
 	StartedAt time.Time  `json:"startedAt"`
 	EndedAt   time.Time  `json:"endedAt,omitzero"`
@@ -256,8 +264,10 @@ type Event struct {
 	Status   RunStatus
 	Done     int
 	Total    int
-	// TraceID is the run's trace id when the engine traces (Run.TraceID).
-	TraceID string
+	// TraceID is the run's trace id when the engine traces (Run.TraceID),
+	// and SpanID its run's span (Run.SpanID): the span the engine emits
+	// the event under, which log lines of the event name (span_id).
+	TraceID, SpanID string
 	// Owner is the run's owner (Run.Owner). The engines leave it empty;
 	// observe.WithEvents sets it from RunOptions.Owner for its observers,
 	// so that the console shows each caller only its own runs' events.

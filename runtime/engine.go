@@ -65,7 +65,13 @@ type RunOptions struct {
 	Draft *ir.Workflow
 	// Trigger is recorded as the Run's Trigger (rerun:ID).
 	Trigger string
+
+	// resumed is the trace of the run Resume continues (its record's
+	// TraceID and SpanID), which the resumed run's span continues.
+	resumed resumedTrace
 }
+
+type resumedTrace struct{ traceID, spanID string }
 
 // Engine executes the workflows of a plan. It is safe for concurrent use:
 // many runs, of the same or different workflows, may go at once.
@@ -343,6 +349,7 @@ func (e *Engine) drive(ctx context.Context, r *runState, resume bool, rec *Run) 
 // which is asked again. Otherwise that step fails with an error naming it
 // and the run ends interrupted. Steps recorded pending start as they
 // would have. The workflow timeout still counts from the run's start.
+// A traced run's span continues the record's trace (SpanStart.Resumed*).
 // run.Params must hold the run's parameters. The result and error are as
 // Run's; an error means the run could not resume (unknown workflow, a
 // plan that changed, a run that is not running) and nothing was called.
@@ -369,6 +376,7 @@ func (e *Engine) Resume(ctx context.Context, run *Run, opts RunOptions) (*Run, e
 	if opts.Owner == "" {
 		opts.Owner = run.Owner
 	}
+	opts.resumed = resumedTrace{run.TraceID, run.SpanID}
 	r := newRunState(ctx, e, wp, run.ID, params, opts)
 	r.run.StartedAt = run.StartedAt
 	if wp.timeout > 0 {

@@ -214,6 +214,20 @@ func exampleCases() []exampleCase {
 			map[string]runtime.StepStatus{"approve": runtime.StepCompleted, "deploy": runtime.StepSkipped, "announce": runtime.StepSkipped}),
 		deployCase("cancelled aborts", answer{Action: runtime.ElicitCancel}, runtime.RunFailed, nil,
 			map[string]runtime.StepStatus{"approve": runtime.StepFailed, "deploy": runtime.StepPending}),
+		deployCase("approved from the console records who answered", answer{Action: runtime.ElicitAccept, Content: M{"approve": true}, By: "token:ops"}, runtime.RunCompleted,
+			M{"received": M{"channel": "#deploys", "text": "api v1.2.0 -> staging: https://staging.example.com/api"}},
+			map[string]runtime.StepStatus{"approve": runtime.StepCompleted, "deploy": runtime.StepCompleted}).with(func(t *testing.T, run *runtime.Run, _ *scripted) {
+			want := M{"action": "accept", "content": M{"approve": true}, "answeredBy": "token:ops"}
+			if diff := cmp.Diff(want, stepOf(run, "approve").Output); diff != "" {
+				t.Errorf("approve's output (-want +got):\n%s", diff)
+			}
+		}),
+		deployCase("cancelled from the console names who cancelled", answer{Action: runtime.ElicitCancel, By: "token:ops"}, runtime.RunFailed, nil,
+			map[string]runtime.StepStatus{"approve": runtime.StepFailed}).with(func(t *testing.T, run *runtime.Run, _ *scripted) {
+			if e := stepOf(run, "approve").Error; !strings.HasSuffix(e, "(answered by token:ops)") {
+				t.Errorf("approve's error = %q; want it to name who cancelled", e)
+			}
+		}),
 		{
 			file: "fan_out_fan_in.yaml", workflow: "engineering_digest", name: "digest",
 			params: M{"repo": "o/r"},
@@ -531,6 +545,22 @@ func deployCase(name string, el runtime.Elicitor, status runtime.RunStatus, outp
 		output:   output,
 		steps:    steps,
 	}
+}
+
+// with adds a check to the case.
+func (c exampleCase) with(check func(*testing.T, *runtime.Run, *scripted)) exampleCase {
+	c.check = check
+	return c
+}
+
+// stepOf is run's record of step id.
+func stepOf(run *runtime.Run, id string) runtime.StepState {
+	for _, st := range run.Steps {
+		if st.ID == id {
+			return st
+		}
+	}
+	return runtime.StepState{}
 }
 
 type recordingElicitor struct {

@@ -42,6 +42,9 @@ type CallLimits struct {
 	// Rates bounds how often each named backend is called (backends.<name>
 	// .rateLimit, ratelimit.go); a missing backend has no rate limit.
 	Rates map[string]RateLimit
+	// Share, when set, divides Rates among the processes that share them
+	// (ratelimit.go).
+	Share *RateShare
 }
 
 // LimitCalls returns a Backend that lets at most the limits' calls to b be
@@ -54,6 +57,9 @@ type CallLimits struct {
 // backend will never answer. With no limits at all, b itself is returned.
 func LimitCalls(b Backend, lim CallLimits) Backend {
 	l := &limitedBackend{b: b, perBackend: map[string]chan struct{}{}, rates: newRateLimiters(lim.Rates)}
+	if lim.Share != nil {
+		lim.Share.add(l.rates)
+	}
 	if lim.Total > 0 {
 		l.total = make(chan struct{}, lim.Total)
 	}

@@ -180,7 +180,7 @@ func (m *Machine) Record(a *Action) StepState { return m.run.Steps[a.Step] }
 // Event is the progress event of record action a.
 func (m *Machine) Event(a *Action) Event {
 	st := &m.run.Steps[a.Step]
-	ev := Event{Kind: a.Event, RunID: m.run.ID, Workflow: m.run.Workflow, TraceID: m.run.TraceID, StepID: st.ID, Attempt: st.Attempts,
+	ev := Event{Kind: a.Event, RunID: m.run.ID, Workflow: m.run.Workflow, TraceID: m.run.TraceID, SpanID: m.run.SpanID, StepID: st.ID, Attempt: st.Attempts,
 		Time: a.At, Err: st.Error, Status: m.run.Status, Done: a.Done, Total: len(m.wp.steps)}
 	switch a.Event {
 	case EventStepRetrying:

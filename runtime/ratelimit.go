@@ -13,12 +13,20 @@ package runtime
 // a cancelled run stops waiting. rate.Limiter.Wait refuses at once a wait
 // that would outlast the context's deadline, so a step whose deadline
 // passes while it waits fails then, with an error naming the limit.
-// Several vmcp processes do not share buckets: each allows the rate.
+//
+// Several processes share a limit through a RateShare: with N of them
+// (the live replicas on one Postgres database, which vmcp run counts),
+// each bucket refills at PerSecond/N up to ceil(Burst/N), so together
+// they allow about the configured rate: exactly once the count is
+// right, up to N-1 calls more in a burst, and for a moment after a
+// replica starts or stops, until the others count again (every third of
+// the lease), the rate of the old count.
 
 import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"golang.org/x/time/rate"
 )
@@ -41,6 +49,56 @@ type rateLimiters map[string]*rateLimiter
 type rateLimiter struct {
 	limit RateLimit
 	bkt   *rate.Limiter
+}
+
+// share sets the bucket to its part of the limit among n processes.
+func (l *rateLimiter) share(n int) {
+	l.bkt.SetLimit(rate.Limit(l.limit.PerSecond / float64(n)))
+	l.bkt.SetBurst(max((l.limit.Burst+n-1)/n, 1))
+}
+
+// RateShare divides the rate limits of the backends it is given to
+// (CallLimits.Share) among the processes that share them (see the top
+// of the file). Its zero value is not ready; use NewRateShare.
+type RateShare struct {
+	mu       sync.Mutex
+	n        int
+	limiters []*rateLimiter
+}
+
+// NewRateShare returns a share for one process.
+func NewRateShare() *RateShare { return &RateShare{n: 1} }
+
+// Set divides the limits among n processes (at least 1).
+func (s *RateShare) Set(n int) {
+	n = max(n, 1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n == s.n {
+		return
+	}
+	s.n = n
+	for _, l := range s.limiters {
+		l.share(n)
+	}
+}
+
+// Processes is the count the limits are divided by.
+func (s *RateShare) Processes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+func (s *RateShare) add(rl rateLimiters) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range rl {
+		s.limiters = append(s.limiters, l)
+		if s.n > 1 {
+			l.share(s.n)
+		}
+	}
 }
 
 // newRateLimiters makes a bucket, full, for each backend with a positive

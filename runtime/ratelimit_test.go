@@ -94,3 +94,26 @@ func TestRateLimitWaitEndsWithTheStep(t *testing.T) {
 		t.Errorf("backend got %d calls; want 1 (the others never had their turn)", len(rec.times))
 	}
 }
+
+// TestRateShareDividesTheLimits: a share of N processes gives each bucket
+// PerSecond/N and ceil(Burst/N) (at least 1), for buckets made before and
+// after the count changed; back to one process, the configured limit.
+func TestRateShareDividesTheLimits(t *testing.T) {
+	share := NewRateShare()
+	lim := CallLimits{Rates: map[string]RateLimit{"a": {PerSecond: 10, Burst: 4}, "b": {PerSecond: 1, Burst: 1}}, Share: share}
+	first := LimitCalls(&stampBackend{}, lim).(*limitedBackend)
+	share.Set(3)
+	later := LimitCalls(&stampBackend{}, lim).(*limitedBackend)
+	for _, l := range []*limitedBackend{first, later} {
+		if got := l.rates["a"].bkt; float64(got.Limit()) != 10.0/3 || got.Burst() != 2 {
+			t.Errorf("a among 3: %v/s burst %d; want 3.33/s burst 2", got.Limit(), got.Burst())
+		}
+		if got := l.rates["b"].bkt; float64(got.Limit()) != 1.0/3 || got.Burst() != 1 {
+			t.Errorf("b among 3: %v/s burst %d; want 0.33/s burst 1", got.Limit(), got.Burst())
+		}
+	}
+	share.Set(0)
+	if got := first.rates["a"].bkt; got.Limit() != 10 || got.Burst() != 4 || share.Processes() != 1 {
+		t.Errorf("a alone: %v/s burst %d (processes %d); want 10/s burst 4", got.Limit(), got.Burst(), share.Processes())
+	}
+}

@@ -224,8 +224,12 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	r.env = StepEnv{Backend: e.backend, Elicitor: opts.Elicitor, Clock: e.clock}
 	parent = r.withQuestions(parent) // relay.go
 	if e.tracer != nil {
-		parent, r.span = e.tracer.Start(parent, SpanStart{Kind: SpanRun, RunID: id, Workflow: wp.wf.Name, ParentRunID: opts.ParentID, ParentStep: opts.ParentStep})
+		parent, r.span = e.tracer.Start(parent, SpanStart{Kind: SpanRun, RunID: id, Workflow: wp.wf.Name, ParentRunID: opts.ParentID, ParentStep: opts.ParentStep,
+			Trigger: opts.Trigger, ResumedTraceID: opts.resumed.traceID, ResumedSpanID: opts.resumed.spanID})
 		r.run.TraceID = r.span.TraceID()
+		if s, ok := r.span.(interface{ SpanID() string }); ok {
+			r.run.SpanID = s.SpanID()
+		}
 	}
 	r.storeCtx = parent
 	if parent.Done() != nil { // a context that can end
@@ -716,7 +720,7 @@ func (r *runState) emit(ev Event) {
 	}
 	ev.RunID = r.run.ID
 	ev.Workflow = r.run.Workflow
-	ev.TraceID = r.run.TraceID
+	ev.TraceID, ev.SpanID = r.run.TraceID, r.run.SpanID
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}

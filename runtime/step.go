@@ -322,8 +322,24 @@ func (r *runState) runElicitation(ctx context.Context, sp *stepPlan) stepMsg {
 	return r.elicitAnswer(sp, res)
 }
 
-// elicitAnswer turns the user's answer into the step's end.
+// elicitAnswer turns the user's answer into the step's end, recording
+// who answered when that was not the client asked (res.By).
 func (r *Machine) elicitAnswer(sp *stepPlan, res ElicitResult) stepMsg {
+	m := r.elicitEnd(sp, res)
+	if res.By == "" {
+		return m
+	}
+	switch out, ok := m.output.(map[string]any); {
+	case ok:
+		out["answeredBy"] = res.By
+	case m.err != nil:
+		m.err.Msg += " (answered by " + res.By + ")"
+	}
+	return m
+}
+
+// elicitEnd is the step's end for the user's answer.
+func (r *Machine) elicitEnd(sp *stepPlan, res ElicitResult) stepMsg {
 	switch res.Action {
 	case ElicitAccept:
 		content := res.Content

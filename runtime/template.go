@@ -56,6 +56,10 @@ type tmpl struct {
 	text *template.Template
 	// typed renders a Single template's value as JSON (see file comment).
 	typed *template.Template
+	// call, when set, evaluates a Single template that is one query of a
+	// field chain without rendering it (templatecall.go); typed stays
+	// the path for what it leaves.
+	call *queryCall
 	// noValueText is true when the source itself contains "<no value>",
 	// so the writer must not treat that text as a printed null.
 	noValueText bool
@@ -96,17 +100,31 @@ func templateFuncsWith(queryBytes int) template.FuncMap {
 		"ge":      geFunc,
 		"__typed": typedFunc,
 	}
-	for name, f := range workflowFuncs(queryBytes) {
+	q := newQueryCache()
+	q.maxBytes = queryBytes
+	for name, f := range workflowFuncsOf(q) {
 		m[name] = f
 	}
+	m[queriesFunc] = func() *queryCache { return q }
 	return m
 }
+
+// queriesFunc is the hidden function that gives a function map's query
+// cache to parseTemplate (the query shortcut, templatecall.go); like
+// __typed, no workflow can name it (the checker knows only
+// ir.TemplateFuncs).
+const queriesFunc = "__queries"
 
 // workflowFuncs implements each name of ir.TemplateFuncs, with queries
 // bounded by queryBytes.
 func workflowFuncs(queryBytes int) map[string]any {
 	q := newQueryCache()
 	q.maxBytes = queryBytes
+	return workflowFuncsOf(q)
+}
+
+// workflowFuncsOf is workflowFuncs with queries through q.
+func workflowFuncsOf(q *queryCache) map[string]any {
 	return map[string]any{
 		ir.FuncJSON:     jsonFunc,
 		ir.FuncFromJSON: fromJSONFunc,
@@ -138,6 +156,9 @@ func parseTemplate(t *ir.Template, funcs template.FuncMap) (*tmpl, error) {
 			out.text = nil
 			return out, nil
 		}
+	}
+	if qf, ok := funcs[queriesFunc].(func() *queryCache); ok {
+		out.call = parseQueryCall(out, action, qf())
 	}
 	// Re-parse with "| __typed" appended to the pipeline. Everything before
 	// the pipeline's end keeps its offset, so positions stay exact.
@@ -194,6 +215,11 @@ func (t *tmpl) value(data map[string]any) (any, error) {
 	case t.chain != nil:
 		return t.resolveChain(data)
 	case t.typed != nil:
+		if t.call != nil {
+			if v, ok := t.call.value(data); ok {
+				return v, nil
+			}
+		}
 		s, err := t.render(t.typed, data)
 		if err != nil {
 			return nil, err

@@ -40,6 +40,10 @@ type Span interface {
 	TraceID() string
 }
 
+// A Span may also have a SpanID() string method: its own id, in hex,
+// which the engine records on a run (Run.SpanID) so that a resumed run
+// continues the trace.
+
 // SpanKind says what a span stands for.
 type SpanKind uint8
 
@@ -69,6 +73,14 @@ type SpanStart struct {
 	Item  string
 	// ParentRunID and ParentStep link a child run to its parent's step.
 	ParentRunID, ParentStep string
+	// Trigger is a run's Trigger: what started it when no client's call
+	// did (schedule:NAME, rerun:ID).
+	Trigger string
+	// ResumedTraceID and ResumedSpanID are, for a run that Resume
+	// continues, the trace and span of the run's span in the process that
+	// stopped (Run.TraceID, Run.SpanID, from the store): the Tracer
+	// continues that trace.
+	ResumedTraceID, ResumedSpanID string
 }
 
 // SpanEnd is a span's outcome: the status ("completed", "failed",

@@ -17,13 +17,12 @@ import (
 	"github.com/vmcp-dev/vmcp/runtime"
 )
 
-// TriggerPrefix starts the Trigger, and the Owner, of a scheduled run:
-// schedule:NAME. A token's name has no ":", so no caller owns a
-// schedule's runs.
-const TriggerPrefix = "schedule:"
+// TriggerPrefix starts the Trigger, and the Owner, of a scheduled run
+// (config.ScheduleTriggerPrefix).
+const TriggerPrefix = config.ScheduleTriggerPrefix
 
 // Trigger is the trigger and the owner of schedule name's runs.
-func Trigger(name string) string { return TriggerPrefix + name }
+func Trigger(name string) string { return config.ScheduleTrigger(name) }
 
 // Runner starts a run and returns once it has ended (vmcp run's runner,
 // which counts and tracks it).

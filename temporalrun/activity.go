@@ -34,6 +34,7 @@ type Activities struct {
 
 // CallTool calls one backend tool (see the top of the file).
 func (a *Activities) CallTool(ctx context.Context, in CallInput) (*CallOutput, error) {
+	annotateAttempt(ctx, in.Call.RunID, in.Call.StepID, in.Call.Backend, in.Call.Tool, in.Attempt)
 	stop := heartbeat(ctx)
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if !in.Deadline.IsZero() {
@@ -74,6 +75,7 @@ func (a *Activities) ExecuteStep(ctx context.Context, in StepCall) (*runtime.Ste
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("this worker cannot run the plan: "+err.Error(), ErrPlanType, nil)
 	}
+	annotateAttempt(ctx, si.RunID, stepID(eng, in.Workflow, si.Step), "", "", 0)
 	stop := heartbeat(ctx)
 	res, err := eng.ExecuteStep(ctx, in.Workflow, si, runtime.StepEnv{Backend: a.Backend, Clock: runtime.SystemClock{}}, nil)
 	stop()

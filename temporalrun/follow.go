@@ -30,6 +30,8 @@ type follower struct {
 	opts  runtime.RunOptions
 	last  *runtime.Run // what the store and the events have seen
 	owner string       // the run's owner, which its child runs inherit
+	trace string       // the run's trace id (the workflow does not know it)
+	span  string       // and its span's id, on this side
 	done  int          // finished top-level steps, for events
 
 	mu    sync.Mutex
@@ -53,7 +55,7 @@ func (r *Runner) follow(ctx context.Context, id string, last *runtime.Run, opts 
 		delete(r.following, id)
 		r.mu.Unlock()
 	}()
-	f := &follower{r: r, id: id, opts: opts, last: last, owner: last.Owner, asked: map[int]context.CancelFunc{},
+	f := &follower{r: r, id: id, opts: opts, last: last, owner: last.Owner, trace: last.TraceID, span: last.SpanID, asked: map[int]context.CancelFunc{},
 		children: map[string]Child{}, followed: map[string]bool{}}
 	for _, st := range last.Steps {
 		if st.Status == runtime.StepCompleted || st.Status == runtime.StepFailed || st.Status == runtime.StepSkipped {
@@ -187,7 +189,7 @@ func (f *follower) record(run *runtime.Run, final bool) {
 // stepEvent emits the events of one step's change, as the local engine
 // does: started, retrying (attempts went up while running), then its end.
 func (f *follower) stepEvent(i int, prev, st runtime.StepState, run *runtime.Run) {
-	ev := runtime.Event{RunID: f.id, Workflow: run.Workflow, StepID: st.ID, Attempt: st.Attempts, Status: runtime.RunRunning, Total: topLevel(run)}
+	ev := runtime.Event{RunID: f.id, Workflow: run.Workflow, TraceID: f.trace, SpanID: f.span, StepID: st.ID, Attempt: st.Attempts, Status: runtime.RunRunning, Total: topLevel(run)}
 	started := prev.Status == runtime.StepPending && st.Status != runtime.StepPending && st.Status != runtime.StepSkipped
 	if started {
 		ev.Kind, ev.Time, ev.Done = runtime.EventStepStarted, st.StartedAt, f.done
@@ -242,13 +244,16 @@ func (f *follower) finish(ctx context.Context) (*runtime.Run, error) {
 			return nil, in
 		}
 	}
+	if final.TraceID == "" {
+		final.TraceID, final.SpanID = f.trace, f.span
+	}
 	f.record(final, true)
 	if err := f.r.opts.Store.FinishRun(context.Background(), final); err != nil {
 		f.r.log.Warn("run store: finishing run failed", "run_id", f.id, "err", err)
 	}
 	emit(f.opts.OnEvent, runtime.Event{
 		Kind: runtime.EventRunFinished, RunID: f.id, Workflow: final.Workflow, Time: final.EndedAt,
-		Status: final.Status, Err: errString(final.Error), Done: f.done, Total: topLevel(final),
+		Status: final.Status, Err: errString(final.Error), Done: f.done, Total: topLevel(final), TraceID: final.TraceID, SpanID: final.SpanID,
 	})
 	return final, nil
 }

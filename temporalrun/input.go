@@ -56,7 +56,9 @@ type Input struct {
 	// Workflow is the composite tool to run; Params its arguments.
 	Workflow string         `json:"workflow"`
 	Params   map[string]any `json:"params,omitempty"`
-	// RunID is vmcp's run id; it is also the Temporal workflow id.
+	// RunID is vmcp's run id; it is also the Temporal workflow id. A
+	// Temporal Schedule's runs have none in their input: the workflow id
+	// Temporal gives each fired workflow is the run id (schedules.go).
 	RunID      string `json:"runId"`
 	ParentID   string `json:"parentId,omitempty"`
 	ParentStep string `json:"parentStep,omitempty"`
@@ -69,6 +71,10 @@ type Input struct {
 	MaxResultBytes int `json:"maxResultBytes,omitempty"`
 	// Elicit says whether the caller can answer elicitation requests.
 	Elicit bool `json:"elicit,omitempty"`
+	// Owner and Trigger are the run's (runtime.RunOptions): a scheduled
+	// run's are schedule:NAME.
+	Owner   string `json:"owner,omitempty"`
+	Trigger string `json:"trigger,omitempty"`
 	// Draft marks the run of an unsaved draft (vmcp_workflow_run with a
 	// source): its plan holds the draft, and its record says so.
 	Draft bool `json:"draft,omitempty"`

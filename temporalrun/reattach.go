@@ -84,7 +84,11 @@ func (r *Runner) resume(ctx context.Context, run *runtime.Run) {
 	// ends (the process exits under it).
 	ctx = context.WithoutCancel(ctx)
 	go func() {
-		if _, err := r.follow(ctx, run.ID, run, runtime.RunOptions{}); err != nil && !errors.Is(err, ErrDetached) {
+		var opts runtime.RunOptions
+		if r.opts.Questions != nil { // no caller to ask: the console may answer
+			opts.Elicitor = r.opts.Questions.Wrap(nil)
+		}
+		if _, err := r.follow(ctx, run.ID, run, opts); err != nil && !errors.Is(err, ErrDetached) {
 			r.log.Warn("following a run started by an earlier vmcp", "run_id", run.ID, "err", err)
 		}
 	}()

@@ -66,7 +66,16 @@ type RunnerOptions struct {
 	MaxIterations int
 	// MaxResultBytes is limits.maxResultBytes: it bounds each query.
 	MaxResultBytes int
-	Logger         *slog.Logger
+	// Questions, when set, makes the questions of the runs this runner
+	// follows without a caller (picked up again, or fired by a Temporal
+	// Schedule) answerable from the console.
+	Questions *runtime.Questions
+	Logger    *slog.Logger
+	// Tracer, when set, makes each run's span (vmcp.run) on this side;
+	// the client's Temporal tracing interceptor (telemetry/trace) carries
+	// it to the workers, whose workflow and activity spans are its
+	// children (trace.go).
+	Tracer runtime.Tracer
 }
 
 // Runner runs workflows on Temporal (see the top of the file).
@@ -82,6 +91,8 @@ type Runner struct {
 
 	mu        sync.Mutex
 	following map[string]bool // run ids followed by this process
+
+	sched schedules // vmcp.yaml's schedules as Temporal Schedules (schedules.go)
 }
 
 // NewRunner checks the options and returns a Runner.
@@ -140,8 +151,12 @@ func (r *Runner) SetWorkflows(plan *ir.Plan) error {
 		return err
 	}
 	r.wmu.Lock()
+	first := r.served.plan == nil
 	r.served = sp
 	r.wmu.Unlock()
+	if !first {
+		r.reconcileAgain() // the Schedules carry the plan (schedules.go)
+	}
 	return nil
 }
 
@@ -206,14 +221,16 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 	}
 	id := opts.EnsureRunID()
 	run := initialRun(wf, id, opts, time.Now())
+	ctx, span := r.startSpan(ctx, run)
 	if err := r.opts.Store.CreateRun(ctx, run); err != nil {
+		endSpan(span, nil, err)
 		return nil, fmt.Errorf("run %q cannot be recorded: %w", id, err)
 	}
 	in := Input{
 		Plan: sp.plan, Tools: sp.tools, Workflow: workflow, Params: params, RunID: id,
 		ParentID: opts.ParentID, ParentStep: opts.ParentStep, Draft: opts.Draft != nil,
 		HeartbeatTimeout: r.opts.HeartbeatTimeout, MaxIterations: r.opts.MaxIterations, MaxResultBytes: r.opts.MaxResultBytes,
-		Elicit: opts.Elicitor != nil,
+		Elicit: opts.Elicitor != nil, Owner: opts.Owner, Trigger: opts.Trigger,
 	}
 	_, err = r.opts.Client.ExecuteWorkflow(context.WithoutCancel(ctx), client.StartWorkflowOptions{
 		ID:                       id,
@@ -223,10 +240,13 @@ func (r *Runner) Run(ctx context.Context, workflow string, params map[string]any
 	}, WorkflowName, in)
 	if err != nil {
 		r.finishLocally(run, fmt.Sprintf("starting the run on Temporal failed: %v", err))
+		endSpan(span, run, nil)
 		return nil, fmt.Errorf("run %q: starting it on Temporal (task queue %q): %w", id, r.opts.TaskQueue, err)
 	}
-	emit(opts.OnEvent, runtime.Event{Kind: runtime.EventRunStarted, RunID: id, Workflow: workflow, Time: run.StartedAt, Status: runtime.RunRunning, Total: len(run.Steps)})
-	return r.follow(ctx, id, run, opts)
+	emit(opts.OnEvent, runtime.Event{Kind: runtime.EventRunStarted, RunID: id, Workflow: workflow, Time: run.StartedAt, Status: runtime.RunRunning, Total: len(run.Steps), TraceID: run.TraceID, SpanID: run.SpanID})
+	final, err := r.follow(ctx, id, run, opts)
+	endSpan(span, final, err)
+	return final, err
 }
 
 // initialRun is the store's first record of a run: running, every step

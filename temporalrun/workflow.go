@@ -60,7 +60,10 @@ func Workflow(ctx workflow.Context, in Input) (*runtime.Run, error) {
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("this worker cannot run the plan: %v", err), ErrPlanType, nil)
 	}
-	m, err := eng.NewMachine(in.Workflow, in.RunID, in.Params, runtime.MachineOptions{ParentID: in.ParentID, ParentStep: in.ParentStep, Draft: in.Draft})
+	if in.RunID == "" { // a Temporal Schedule's run (schedules.go)
+		in.RunID = workflow.GetInfo(ctx).WorkflowExecution.ID
+	}
+	m, err := eng.NewMachine(in.Workflow, in.RunID, in.Params, runtime.MachineOptions{ParentID: in.ParentID, ParentStep: in.ParentStep, Draft: in.Draft, Owner: in.Owner, Trigger: in.Trigger})
 	if err != nil {
 		if ie, ok := err.(*runtime.InputError); ok {
 			return nil, temporal.NewNonRetryableApplicationError(ie.Error(), ErrInputType, nil, ie)

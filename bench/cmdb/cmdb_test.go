@@ -74,6 +74,13 @@ func setParallel(plan *ir.Plan, n int) {
 // run does (config, backend manager, compile against the live catalog,
 // call limits) and returns the engine and the limits it runs under.
 func engine(b *testing.B, workflow string, parallel int) (*runtime.Engine, *ir.Plan, Limits) {
+	eng, plan, lim, _ := engineWith(b, workflow, parallel, nil)
+	return eng, plan, lim
+}
+
+// engineWith is engine with wrap (when not nil) around the backend
+// manager, and the loaded config.
+func engineWith(b *testing.B, workflow string, parallel int, wrap func(runtime.Backend) runtime.Backend) (*runtime.Engine, *ir.Plan, Limits, *config.Config) {
 	b.Helper()
 	cfgPath, err := cmdbtest.WriteConfig(b.TempDir(), bins, cmdbtest.Options{
 		Workflows: []string{workflow}, K8sLatency: k8sLatency, GraphLatency: graphLatency, MaxParallel: parallel,
@@ -105,12 +112,16 @@ func engine(b *testing.B, workflow string, parallel int) (*runtime.Engine, *ir.P
 	for name, be := range cfg.Backends {
 		lim.PerBackend[name] = be.MaxParallel
 	}
-	backend := runtime.LimitCalls(mgr, runtime.CallLimits{Total: lim.Total, PerBackend: lim.PerBackend})
+	var inner runtime.Backend = mgr
+	if wrap != nil {
+		inner = wrap(inner)
+	}
+	backend := runtime.LimitCalls(inner, runtime.CallLimits{Total: lim.Total, PerBackend: lim.PerBackend})
 	eng, err := runtime.New(plan, runtime.Options{Backend: backend, Schemas: mgr.Catalog(), MaxIterations: cfg.Limits.MaxIterations})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return eng, plan, lim
+	return eng, plan, lim, cfg
 }
 
 // runSync runs tool once and checks that the graph is the cluster's.

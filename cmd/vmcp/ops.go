@@ -139,29 +139,45 @@ func openOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 // openTracing starts the trace exporter when the telemetry: section or
 // the OTEL_* variables ask for it; its Close exports what is left.
 func (o *ops) openTracing() error {
-	s, on, err := trace.Resolve(o.cfg.Telemetry, os.Getenv)
-	if err != nil {
-		return fmt.Errorf("telemetry: %w", err)
-	}
-	if !on {
-		return nil
-	}
-	p, err := trace.New(context.Background(), s, trace.Options{Version: version})
-	if err != nil {
-		return fmt.Errorf("telemetry: %w", err)
+	p, err := startTracing(o.cfg, o.log, "")
+	if err != nil || p == nil {
+		return err
 	}
 	o.tracing = p
 	closeStore := o.close
 	o.close = func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := p.Shutdown(ctx); err != nil {
-			o.log.Warn("telemetry: exporting the last spans failed", "err", err)
-		}
+		stopTracing(p, o.log)
 		return closeStore()
 	}
-	o.log.Info("tracing on", "protocol", s.Protocol, "endpoint", s.Endpoint, "service", s.ServiceName, "sampling", s.Sampling)
 	return nil
+}
+
+// startTracing starts the trace exporter of cfg (nil when tracing is
+// off); instance names this process among the service's (a worker's
+// identity), or is empty.
+func startTracing(cfg *config.Config, log *slog.Logger, instance string) (*trace.Provider, error) {
+	s, on, err := trace.Resolve(cfg.Telemetry, os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	if !on {
+		return nil, nil
+	}
+	p, err := trace.New(context.Background(), s, trace.Options{Version: version, InstanceID: instance})
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	log.Info("tracing on", "protocol", s.Protocol, "endpoint", s.Endpoint, "service", s.ServiceName, "sampling", s.Sampling)
+	return p, nil
+}
+
+// stopTracing exports the spans p still holds (at most 5s).
+func stopTracing(p *trace.Provider, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.Shutdown(ctx); err != nil {
+		log.Warn("telemetry: exporting the last spans failed", "err", err)
+	}
 }
 
 // traceURL links a run to its trace (telemetry.traceURL); nil when
@@ -334,3 +350,12 @@ func (o *ops) serveAdmin(ctx context.Context, addr string, eng httpapi.Engine, r
 
 // Close closes the store.
 func (o *ops) Close() error { return o.close() }
+
+// tracer is the engine's (and the Temporal runner's) Tracer: nil when
+// tracing is off.
+func (o *ops) tracer() runtime.Tracer {
+	if o.tracing == nil {
+		return nil
+	}
+	return o.tracing
+}

@@ -107,7 +107,9 @@ func openStackFor(ctx context.Context, cfg *config.Config, log *slog.Logger, dia
 	// server.maxParallel bounds backend calls across all runs, and each
 	// backend's maxParallel its own share; outside the metrics wrapper, so
 	// waiting for a slot is not counted as call latency.
-	opts.Backend = runtime.LimitCalls(opts.Backend, callLimits(cfg))
+	lim := callLimits(cfg)
+	o.shareRates(&lim) // among the replicas on a postgres store: ratelimits.go
+	opts.Backend = runtime.LimitCalls(opts.Backend, lim)
 	eng, err := runtime.New(plan, opts)
 	if err != nil {
 		o.Close()
@@ -119,7 +121,7 @@ func openStackFor(ctx context.Context, cfg *config.Config, log *slog.Logger, dia
 		return nil, err
 	}
 	if cfg.Executor.Temporal() {
-		c, err := dialTemporal(cfg.Executor, log)
+		c, err := dialTemporal(cfg.Executor, log, o.tracing)
 		if err != nil {
 			o.Close()
 			return nil, failuref("%v", err)

@@ -13,12 +13,14 @@ import (
 	"log/slog"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/vmcp-dev/vmcp/config"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/mcpserver"
 	"github.com/vmcp-dev/vmcp/runtime"
+	"github.com/vmcp-dev/vmcp/telemetry/trace"
 	"github.com/vmcp-dev/vmcp/temporalrun"
 )
 
@@ -33,13 +35,23 @@ type executor interface {
 }
 
 // dialTemporal connects to the Temporal frontend of the executor section.
-// The SDK's own logs go to log at warn and above.
-func dialTemporal(ex config.Executor, log *slog.Logger) (client.Client, error) {
-	c, err := client.Dial(client.Options{
+// The SDK's own logs go to log at warn and above. With tracing on, the
+// SDK's tracing interceptor carries the run's trace to the workers (and,
+// on a worker, makes its workflow and activity spans).
+func dialTemporal(ex config.Executor, log *slog.Logger, tracing *trace.Provider) (client.Client, error) {
+	opts := client.Options{
 		HostPort:  ex.Address,
 		Namespace: ex.Namespace,
 		Logger:    tlog.NewStructuredLogger(slog.New(minLevel{log.Handler(), slog.LevelWarn})),
-	})
+	}
+	if tracing != nil {
+		ti, err := tracing.TemporalInterceptor()
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: the Temporal tracing interceptor: %w", err)
+		}
+		opts.Interceptors = []interceptor.ClientInterceptor{ti}
+	}
+	c, err := client.Dial(opts)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach Temporal at %s (executor.address), namespace %q: %v; start a local one with `temporal server start-dev`", ex.Address, ex.Namespace, err)
 	}
@@ -73,6 +85,8 @@ func temporalRunner(st *stack, c client.Client, log *slog.Logger) (*temporalrun.
 		HeartbeatTimeout: st.cfg.Executor.HeartbeatTimeout,
 		MaxIterations:    st.cfg.Limits.MaxIterations,
 		MaxResultBytes:   st.cfg.Limits.MaxResultBytes,
+		Questions:        st.ops.questions,
 		Logger:           log,
+		Tracer:           st.ops.tracer(),
 	})
 }

@@ -8,6 +8,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -48,7 +49,19 @@ the other workers.`,
 			if !cfg.Executor.Temporal() {
 				return failuref("%s: executor.kind is %q; vmcp worker serves the Temporal executor: set executor: {kind: temporal} (and address, namespace, taskQueue if not the defaults)", cfg.Path, cfg.Executor.Kind)
 			}
-			c, err := dialTemporal(cfg.Executor, log)
+			if identity == "" {
+				identity = defaultIdentity()
+			}
+			// telemetry: the worker's workflow, activity and backend call
+			// spans, in each run's trace.
+			tracing, err := startTracing(cfg, log, identity)
+			if err != nil {
+				return failuref("%v", err)
+			}
+			if tracing != nil {
+				defer stopTracing(tracing, log)
+			}
+			c, err := dialTemporal(cfg.Executor, log, tracing)
 			if err != nil {
 				return failuref("%v", err)
 			}
@@ -60,7 +73,11 @@ the other workers.`,
 				return failuref("%v", err)
 			}
 			defer mgr.Close()
-			backend := runtime.LimitCalls(mgr, callLimits(cfg))
+			var backend runtime.Backend = mgr
+			if tracing != nil {
+				backend = tracing.Backend(backend)
+			}
+			backend = runtime.LimitCalls(backend, callLimits(cfg))
 			w := temporalrun.NewWorker(c, cfg.Executor.TaskQueue, backend, temporalrun.WorkerOptions{
 				Identity: identity, StopTimeout: grace,
 			})
@@ -80,6 +97,12 @@ the other workers.`,
 	f.StringVar(&identity, "identity", "", "the worker's name in Temporal (default pid@host)")
 	f.DurationVar(&grace, "shutdown-grace", defaultShutdownGrace, "after the first Ctrl-C or SIGTERM, how long backend calls in flight may go on")
 	return cmd
+}
+
+// defaultIdentity is the Temporal SDK's default worker identity, pid@host.
+func defaultIdentity() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%d@%s", os.Getpid(), host)
 }
 
 // loadConfig loads configPath (./vmcp.yaml when empty), printing config

@@ -199,7 +199,28 @@ type JaegerSpan struct {
 	StartTime     int64       `json:"startTime"` // µs since the epoch
 	Duration      int64       `json:"duration"`  // µs
 	Tags          []JaegerTag `json:"tags"`
+	Logs          []JaegerLog `json:"logs"` // the span's events
 	ProcessID     string      `json:"processID"`
+}
+
+// JaegerLog is a span event: its name is the field "event".
+type JaegerLog struct {
+	Fields []JaegerTag `json:"fields"`
+}
+
+// Event is the span's first event of that name, as its fields by key
+// (nil when it has none).
+func (s JaegerSpan) Event(name string) map[string]string {
+	for _, l := range s.Logs {
+		fields := map[string]string{}
+		for _, f := range l.Fields {
+			fields[f.Key] = fmt.Sprint(f.Value)
+		}
+		if fields["event"] == name {
+			return fields
+		}
+	}
+	return nil
 }
 
 // JaegerRef is a span reference (CHILD_OF the parent).
@@ -218,7 +239,19 @@ type JaegerTag struct {
 
 // JaegerProcess is a trace's service.
 type JaegerProcess struct {
-	ServiceName string `json:"serviceName"`
+	ServiceName string      `json:"serviceName"`
+	Tags        []JaegerTag `json:"tags"`
+}
+
+// Tag is the value of the process's resource attribute key ("" when
+// absent).
+func (p JaegerProcess) Tag(key string) string {
+	for _, t := range p.Tags {
+		if t.Key == key {
+			return fmt.Sprint(t.Value)
+		}
+	}
+	return ""
 }
 
 // Parent is the span's CHILD_OF parent span id, or "".

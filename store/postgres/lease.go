@@ -49,6 +49,7 @@ func (s *Store) heartbeat() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), max(s.opts.LeaseTTL/3, time.Second))
+		s.beat(ctx) // replicas.go
 		_, cancels, err := s.renew(ctx)
 		cancel()
 		if err != nil {

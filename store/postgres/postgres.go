@@ -16,6 +16,8 @@ package postgres
 //	       ON DELETE CASCADE from runs.
 //	workflows  authored workflows, one row per saved version, keyed
 //	       (name, version). See workflows.go.
+//	       Version 4 added trace (the traceparent of the run's span, as
+//	       the SQLite store's version 8, rowcodec.EncodeTrace).
 //	task_questions  (version 3) the questions a live task waits on, posted
 //	       by the replica that runs it. See board.go.
 //
@@ -63,7 +65,7 @@ import (
 
 // schemaVersion is the version of the schema this vmcp writes;
 // migrations[v-1] makes version v.
-const schemaVersion = 3
+const schemaVersion = 5
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -134,6 +136,14 @@ var migrations = []string{
 		seq       BIGINT NOT NULL,
 		questions TEXT NOT NULL
 	);`,
+	// 3 -> 4: the run's trace, which a resumed run continues.
+	`ALTER TABLE runs ADD COLUMN trace TEXT NOT NULL DEFAULT '';`,
+	// 4 -> 5: the live replicas, which share the backends' rate limits
+	// (replicas.go).
+	`CREATE TABLE replicas (
+		name    TEXT PRIMARY KEY,
+		seen_at TIMESTAMPTZ NOT NULL
+	);`,
 }
 
 // Options configure a Store. The zero value keeps runs forever, never
@@ -192,6 +202,7 @@ type Store struct {
 	cancelMu      sync.Mutex
 	cancelFns     []func(string)
 	released      atomic.Bool // Release was called: writes of runs are refused
+	announced     atomic.Bool // Announce was called: the heartbeat says this replica lives
 	stopRetention func()
 	once          sync.Once
 }
@@ -272,6 +283,7 @@ func (s *Store) Close() error {
 		s.stopRetention()
 		close(s.stop)
 		<-s.heartbeatDone
+		s.withdraw()
 		s.listen.close()
 		s.pool.Close()
 	})
@@ -334,11 +346,11 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 	ctx = context.WithoutCancel(ctx)
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step,
-			workflow_version, draft, params, plan_digest, owner, triggered_by, lease_holder, lease_until)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, now() + $19 * interval '1 microsecond')`,
+			workflow_version, draft, params, plan_digest, owner, triggered_by, lease_holder, lease_until, trace)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, now() + $19 * interval '1 microsecond', $20)`,
 			run.ID, run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom,
 			run.ParentID, run.ParentStep, run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest, run.Owner, run.Trigger,
-			s.Replica, s.opts.LeaseTTL.Microseconds())
+			s.Replica, s.opts.LeaseTTL.Microseconds(), rowcodec.EncodeTrace(run))
 		if err != nil {
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && pe.Code == "23505" {
@@ -522,8 +534,8 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 // (RunFilter.Summary), and stepSummaryColumns every step column but the
 // id and the status.
 const (
-	runColumns         = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft, params, plan_digest, owner, triggered_by`
-	summaryColumns     = `id, workflow, status, started_at, ended_at, NULL, error, finally_from, parent_id, parent_step, workflow_version, draft, NULL, plan_digest, owner, triggered_by`
+	runColumns         = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft, params, plan_digest, owner, triggered_by, trace`
+	summaryColumns     = `id, workflow, status, started_at, ended_at, NULL, error, finally_from, parent_id, parent_step, workflow_version, draft, NULL, plan_digest, owner, triggered_by, trace`
 	stepColumns        = `run_id, id, status, attempts, started_at, ended_at, output, error, note, content`
 	stepSummaryColumns = `run_id, id, status, 0, NULL::bigint, NULL::bigint, NULL::text, '', '', NULL::text`
 )
@@ -551,12 +563,14 @@ func (s *Store) queryRuns(ctx context.Context, bad rowcodec.Unreadable, stepCols
 			started              int64
 			ended                sql.NullInt64
 			out, errJSON, params sql.NullString
+			trace                string
 		)
 		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom, &r.ParentID, &r.ParentStep,
-			&r.WorkflowVersion, &r.Draft, &params, &r.PlanDigest, &r.Owner, &r.Trigger); err != nil {
+			&r.WorkflowVersion, &r.Draft, &params, &r.PlanDigest, &r.Owner, &r.Trigger, &trace); err != nil {
 			rows.Close()
 			return nil, err
 		}
+		rowcodec.DecodeTrace(&r, trace)
 		r.Status = runtime.RunStatus(status)
 		r.StartedAt = rowcodec.FromNanos(started)
 		if ended.Valid {

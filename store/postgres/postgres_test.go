@@ -532,3 +532,59 @@ func TestBoard(t *testing.T) {
 		t.Errorf("Questions after clearing = %s, %v; want none", q, err)
 	}
 }
+
+// TestLiveReplicas: announced stores count while their heartbeat is
+// fresh; a closed one withdraws at once, a killed one (its heartbeat
+// stopped) after the lease; a store that never announced never counts.
+func TestLiveReplicas(t *testing.T) {
+	url := cluster(t).NewDatabase(t)
+	ctx := context.Background()
+	a := open(t, url, Options{LeaseTTL: 300 * time.Millisecond})
+	b, err := Open(ctx, url, Options{LeaseTTL: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := open(t, url, Options{LeaseTTL: 300 * time.Millisecond}) // like `vmcp runs`: never announces
+	count := func() int {
+		t.Helper()
+		n, err := reader.LiveReplicas(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("live replicas before any announced = %d; want 0", n)
+	}
+	for _, s := range []*Store{a, b} {
+		if err := s.Announce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("live replicas = %d; want 2", n)
+	}
+	time.Sleep(time.Second) // three leases: the heartbeats keep both counted
+	if n := count(); n != 2 {
+		t.Fatalf("live replicas after three leases = %d; want 2 (the heartbeat renews them)", n)
+	}
+	b.Close()
+	if n := count(); n != 1 {
+		t.Fatalf("live replicas after one closed = %d; want 1", n)
+	}
+	// A replica that stops beating without closing (killed): its row
+	// stays, and stops counting once the lease has passed.
+	if _, err := a.pool.Exec(ctx, `INSERT INTO replicas (name, seen_at) VALUES ('killed', now())`); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("live replicas with the killed one fresh = %d; want 2", n)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for count() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed replica still counts 10s after its last heartbeat")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,6 +1,6 @@
 package sqlite
 
-// Schema (PRAGMA user_version = 6; see schemaVersion)
+// Schema (PRAGMA user_version = 8; see schemaVersion)
 //
 //	runs   one row per run: id (TEXT primary key), workflow, status,
 //	       started_at and ended_at (INTEGER Unix nanoseconds, ended_at NULL
@@ -17,7 +17,10 @@ package sqlite
 //	       plan_digest (Run.PlanDigest, '' for older rows); version 6
 //	       added owner (Run.Owner, indexed with started_at; '' for older
 //	       rows, which only a caller who sees every owner's runs sees); version 7
-//	       added triggered_by (Run.Trigger, '' for older rows).
+//	       added triggered_by (Run.Trigger, '' for older rows); version 8
+//	       added trace (the traceparent of the run's span, Run.TraceID and
+//	       Run.SpanID, rowcodec.EncodeTrace; '' when not traced), so that
+//	       a resumed run continues the trace.
 //	steps  one row per step of a run, keyed (run_id, idx) where idx is the
 //	       step's position in the plan: id, status, attempts, started_at,
 //	       ended_at, output (JSON), error, note, and since version 5
@@ -108,7 +111,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. Open refuses a file with a
 // newer version, and migrates older ones step by step: one migration per
 // version (migrations[v-1] makes version v).
-const schemaVersion = 7
+const schemaVersion = 8
 
 // DefaultListLimit is the number of runs ListRuns returns when the filter
 // sets no limit.
@@ -340,6 +343,8 @@ var migrations = []string{
 	CREATE INDEX runs_owner ON runs(owner, started_at);`,
 	// 6 -> 7: what started a run when it was not a client (re-runs).
 	`ALTER TABLE runs ADD COLUMN triggered_by TEXT NOT NULL DEFAULT '';`,
+	// 7 -> 8: the run's trace, which a resumed run continues.
+	`ALTER TABLE runs ADD COLUMN trace TEXT NOT NULL DEFAULT '';`,
 }
 
 func (s *Store) migrate() error {
@@ -411,10 +416,10 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step,
-			workflow_version, draft, params, plan_digest, owner, triggered_by)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			workflow_version, draft, params, plan_digest, owner, triggered_by, trace)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.ID, run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep,
-			run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest, run.Owner, run.Trigger)
+			run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest, run.Owner, run.Trigger, rowcodec.EncodeTrace(run))
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint") {
 				return fmt.Errorf("run %s already exists", run.ID)
@@ -570,13 +575,13 @@ func (s *Store) ListRuns(ctx context.Context, f runtime.RunFilter) ([]*runtime.R
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // runColumns are the columns of runs that query scans, in its order.
-const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft, params, plan_digest, owner, triggered_by`
+const runColumns = `id, workflow, status, started_at, ended_at, output, error, finally_from, parent_id, parent_step, workflow_version, draft, params, plan_digest, owner, triggered_by, trace`
 
 // summaryColumns are runColumns with the output and the parameters left
 // out (RunFilter.Summary), and stepSummaryColumns the columns of steps
 // that a summary reads, the others left empty.
 const (
-	summaryColumns     = `id, workflow, status, started_at, ended_at, NULL, error, finally_from, parent_id, parent_step, workflow_version, draft, NULL, plan_digest, owner, triggered_by`
+	summaryColumns     = `id, workflow, status, started_at, ended_at, NULL, error, finally_from, parent_id, parent_step, workflow_version, draft, NULL, plan_digest, owner, triggered_by, trace`
 	stepColumns        = `run_id, id, status, attempts, started_at, ended_at, output, error, note, content`
 	stepSummaryColumns = `run_id, id, status, 0, NULL, NULL, NULL, '', '', NULL`
 )
@@ -609,12 +614,14 @@ func (s *Store) queryRuns(ctx context.Context, bad rowcodec.Unreadable, stepCols
 			started              int64
 			ended                sql.NullInt64
 			out, errJSON, params sql.NullString
+			trace                string
 		)
 		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom, &r.ParentID, &r.ParentStep,
-			&r.WorkflowVersion, &r.Draft, &params, &r.PlanDigest, &r.Owner, &r.Trigger); err != nil {
+			&r.WorkflowVersion, &r.Draft, &params, &r.PlanDigest, &r.Owner, &r.Trigger, &trace); err != nil {
 			rows.Close()
 			return nil, err
 		}
+		rowcodec.DecodeTrace(&r, trace)
 		r.Status = runtime.RunStatus(status)
 		r.StartedAt = rowcodec.FromNanos(started)
 		if ended.Valid {

@@ -45,6 +45,7 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentStepsOfOneRun", testConcurrentStepsOfOneRun},
 		{"ParentLink", testParentLink},
 		{"Trigger", testTrigger},
+		{"Trace", testTrace},
 		{"Search", testSearch},
 		{"Pages", testPages},
 		{"ResumeRecord", testResumeRecord},
@@ -665,6 +666,32 @@ func testTrigger(t *testing.T, s runtime.Store) {
 		runs := mustList(t, s, runtime.RunFilter{Trigger: trigger, Summary: true})
 		if len(runs) != 1 || runs[0].ID != want {
 			t.Errorf("ListRuns(Trigger: %s) = %v; want only run %s", trigger, runs, want)
+		}
+	}
+}
+
+// testTrace: a run's trace id and span id (what a resumed run's span
+// continues) come back from GetRun and ListRuns, also after FinishRun;
+// an untraced run has neither.
+func testTrace(t *testing.T, s runtime.Store) {
+	const traceID, spanID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	r := newRun("traced", "wf", base, "a")
+	r.TraceID, r.SpanID = traceID, spanID
+	mustCreate(t, s, r)
+	mustCreate(t, s, newRun("untraced", "wf", base.Add(time.Second), "a"))
+	if got := mustGet(t, s, "traced"); got.TraceID != traceID || got.SpanID != spanID {
+		t.Errorf("GetRun(traced) trace %q span %q; want %s %s", got.TraceID, got.SpanID, traceID, spanID)
+	}
+	r.Status, r.EndedAt = runtime.RunCompleted, base.Add(time.Second)
+	if err := s.FinishRun(context.Background(), r); err != nil {
+		t.Fatalf("FinishRun = %v", err)
+	}
+	for _, summary := range []bool{false, true} {
+		for _, run := range mustList(t, s, runtime.RunFilter{Summary: summary}) {
+			want := map[string][2]string{"traced": {traceID, spanID}, "untraced": {}}[run.ID]
+			if run.TraceID != want[0] || run.SpanID != want[1] {
+				t.Errorf("ListRuns(Summary: %v): run %s trace %q span %q; want %q %q", summary, run.ID, run.TraceID, run.SpanID, want[0], want[1])
+			}
 		}
 	}
 }

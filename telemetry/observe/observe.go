@@ -20,7 +20,7 @@ func StepLogger(log *slog.Logger, runID, workflow, stepID string) *slog.Logger {
 }
 
 // Logger returns an event handler that logs each step event on log
-// (with the run's trace_id when it is traced):
+// (with the run's trace_id and span_id when it is traced):
 // retries and step failures are Warn, the rest Debug. The start and the end
 // of a run are not logged here: the MCP server logs "run started" (Debug)
 // and "run finished" (Info, with status and duration) for each run, and one
@@ -37,6 +37,9 @@ func Logger(log *slog.Logger) func(runtime.Event) {
 		}
 		if ev.TraceID != "" {
 			attrs = append(attrs, slog.String("trace_id", ev.TraceID))
+			if ev.SpanID != "" {
+				attrs = append(attrs, slog.String("span_id", ev.SpanID))
+			}
 		}
 		level := slog.LevelDebug
 		msg := string(ev.Kind)

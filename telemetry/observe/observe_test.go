@@ -126,8 +126,10 @@ type fixedSpan struct{}
 
 func (fixedSpan) End(runtime.SpanEnd) {}
 func (fixedSpan) TraceID() string     { return "4bf92f3577b34da6a3ce929d0e0e4736" }
+func (fixedSpan) SpanID() string      { return "00f067aa0ba902b7" }
 
-// TestStepLinesCarryTheTraceID: a traced run's step lines name its trace.
+// TestStepLinesCarryTheTraceID: a traced run's step lines name its trace
+// and the run's span, under which the engine emits them.
 func TestStepLinesCarryTheTraceID(t *testing.T) {
 	eng, err := runtime.New(testPlan(), runtime.Options{Backend: okBackend{}, Tracer: fixedTracer{}})
 	if err != nil {
@@ -145,9 +147,10 @@ func TestStepLinesCarryTheTraceID(t *testing.T) {
 	for _, l := range lines {
 		var v struct {
 			TraceID string `json:"trace_id"`
+			SpanID  string `json:"span_id"`
 		}
-		if err := json.Unmarshal([]byte(l), &v); err != nil || v.TraceID != "4bf92f3577b34da6a3ce929d0e0e4736" {
-			t.Errorf("line %s: trace_id %q", l, v.TraceID)
+		if err := json.Unmarshal([]byte(l), &v); err != nil || v.TraceID != "4bf92f3577b34da6a3ce929d0e0e4736" || v.SpanID != "00f067aa0ba902b7" {
+			t.Errorf("line %s: trace_id %q span_id %q; want the run's span's", l, v.TraceID, v.SpanID)
 		}
 	}
 }

@@ -32,9 +32,18 @@
 // its own spans of a dropped iteration point at a parent that is not in
 // the trace.
 //
+// A run that Resume continues after a crash continues its trace: its
+// span is the child of the stopped process's run span, whose trace and
+// span ids the run's record keeps, with the event vmcp.resumed
+// (startResumed). On the Temporal executor, TemporalInterceptor is the
+// Temporal SDK's OpenTelemetry interceptor over this provider: the
+// workers' workflow and activity spans join the run's trace
+// (temporalrun/trace.go draws that tree).
+//
 // Off (no section, no OTEL_* endpoint) nothing of this package is
 // called: the engine's Tracer and the Backend decorator are not
 // installed.
 //
-// Entry points: Resolve, New, Provider.Backend, Extract, LogHandler.
+// Entry points: Resolve, New, Provider.Backend, Provider.TemporalInterceptor,
+// Extract, LogHandler.
 package trace

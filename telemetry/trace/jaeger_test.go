@@ -216,6 +216,13 @@ func dump(tr testenv.JaegerTrace) string {
 func TestJaegerTraces(t *testing.T) {
 	r := newRig(t, "vmcp-test")
 
+	t.Run("scheduled", func(t *testing.T) {
+		// A run a schedule started says so on its span.
+		run, tr := r.runWith(t, context.Background(), "chain", 7, runtime.RunOptions{Trigger: "schedule:nightly", Owner: "schedule:nightly"})
+		x := index(t, tr)
+		x.tags(x.one("vmcp.run"), map[string]string{"vmcp.run.id": run.ID, "vmcp.run.trigger": "schedule:nightly"})
+	})
+
 	t.Run("chain", func(t *testing.T) {
 		before := len(r.rec.Calls())
 		run, tr := r.run(t, context.Background(), "chain", 7)

@@ -45,6 +45,9 @@ type Options struct {
 	Exporter sdktrace.SpanExporter
 	// Version is vmcp's version (service.version).
 	Version string
+	// InstanceID names this process among the service's
+	// (service.instance.id): a Temporal worker's identity. Empty: none.
+	InstanceID string
 }
 
 // Provider makes vmcp's spans and exports them. It implements
@@ -66,8 +69,11 @@ func New(ctx context.Context, s Settings, opts Options) (*Provider, error) {
 			return nil, err
 		}
 	}
-	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithAttributes(
-		semconv.ServiceName(s.ServiceName), semconv.ServiceVersion(opts.Version)))
+	attrs := []attribute.KeyValue{semconv.ServiceName(s.ServiceName), semconv.ServiceVersion(opts.Version)}
+	if opts.InstanceID != "" {
+		attrs = append(attrs, semconv.ServiceInstanceID(opts.InstanceID))
+	}
+	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithAttributes(attrs...))
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
@@ -146,6 +152,7 @@ const (
 	AttrRunStatus   = "vmcp.run.status"
 	AttrParentRun   = "vmcp.run.parent_id"
 	AttrParentStep  = "vmcp.run.parent_step"
+	AttrTrigger     = "vmcp.run.trigger" // schedule:NAME, rerun:ID
 	AttrStepID      = "vmcp.step.id"
 	AttrStepTool    = "vmcp.step.tool"
 	AttrAttempt     = "vmcp.step.attempt"
@@ -158,7 +165,35 @@ const (
 	AttrLoopSkipped = "vmcp.loop.skipped"
 	AttrBackend     = "vmcp.backend"
 	AttrElicit      = "vmcp.elicitation.action"
+	// AttrResumedFrom is, on a resumed run's span and its vmcp.resumed
+	// event, the span id of the run's span in the process that stopped.
+	AttrResumedFrom = "vmcp.run.resumed_from"
 )
+
+// EventResumed is the event at the start of a resumed run's span.
+const EventResumed = "vmcp.resumed"
+
+// startResumed starts the span of a run that Resume continues after the
+// process that ran it stopped (a crash, a SIGKILL): the earlier span never
+// ended, so it was never exported, but its trace id and span id are in the
+// run's record. The new span is in that trace, the child of that span
+// (so the steps the earlier process finished and the ones resumed are
+// one tree), and starts with the event vmcp.resumed. (Not also a link to
+// it: Jaeger keeps one reference per span, and shows a link to the
+// parent as the only one, FOLLOWS_FROM, losing the parent.) A record
+// whose trace cannot be read starts a new trace.
+func (p *Provider) startResumed(ctx context.Context, s runtime.SpanStart, attrs []attribute.KeyValue) (context.Context, runtime.Span) {
+	tid, terr := oteltrace.TraceIDFromHex(s.ResumedTraceID)
+	sid, serr := oteltrace.SpanIDFromHex(s.ResumedSpanID)
+	if terr == nil && serr == nil {
+		earlier := oteltrace.NewSpanContext(oteltrace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: oteltrace.FlagsSampled, Remote: true})
+		ctx = oteltrace.ContextWithRemoteSpanContext(ctx, earlier)
+		attrs = append(attrs, attribute.String(AttrResumedFrom, s.ResumedSpanID))
+	}
+	ctx, span := p.tracer.Start(ctx, "vmcp.run", oteltrace.WithAttributes(attrs...))
+	span.AddEvent(EventResumed, oteltrace.WithAttributes(attribute.String(AttrResumedFrom, s.ResumedSpanID)))
+	return ctx, &engineSpan{span: span, kind: runtime.SpanRun}
+}
 
 // iterationKey holds, in an iteration's context, its index and label,
 // which the attempts started in it carry.
@@ -190,6 +225,12 @@ func (p *Provider) Start(ctx context.Context, s runtime.SpanStart) (context.Cont
 		if s.ParentRunID != "" {
 			attrs = append(attrs, attribute.String(AttrParentRun, s.ParentRunID), attribute.String(AttrParentStep, s.ParentStep))
 		}
+		if s.Trigger != "" {
+			attrs = append(attrs, attribute.String(AttrTrigger, s.Trigger))
+		}
+		if s.ResumedTraceID != "" {
+			return p.startResumed(ctx, s, attrs)
+		}
 	case runtime.SpanAttempt:
 		name = "vmcp.step " + s.StepID
 		attrs = append(attrs, attribute.String(AttrStepID, s.StepID), attribute.String(AttrStepTool, s.Tool), attribute.Int(AttrAttempt, s.Attempt))
@@ -220,6 +261,15 @@ const iterationPrefix = "vmcp.iteration "
 type engineSpan struct {
 	span oteltrace.Span
 	kind runtime.SpanKind
+}
+
+// SpanID is the span's id, which the engine records on the run.
+func (s *engineSpan) SpanID() string {
+	sc := s.span.SpanContext()
+	if !sc.HasSpanID() {
+		return ""
+	}
+	return sc.SpanID().String()
 }
 
 func (s *engineSpan) TraceID() string {

@@ -165,3 +165,29 @@ func InterruptedError(at time.Time, reason, last string, lastAt time.Time, finis
 	msg += fmt.Sprintf(" (%d of %d steps finished)", finished, total)
 	return &runtime.StepError{Pos: ir.Pos{}, Msg: msg}
 }
+
+// EncodeTrace is the run's trace column: the W3C traceparent of the run's
+// span ("00-<trace id>-<span id>-01"), so that a resumed run continues
+// its trace; "" when the run is not traced.
+func EncodeTrace(r *runtime.Run) string {
+	if r.TraceID == "" {
+		return ""
+	}
+	span := r.SpanID
+	if span == "" {
+		span = "0000000000000000"
+	}
+	return "00-" + r.TraceID + "-" + span + "-01"
+}
+
+// DecodeTrace sets r.TraceID and r.SpanID from the trace column; a
+// column that is not a traceparent leaves them empty.
+func DecodeTrace(r *runtime.Run, col string) {
+	if len(col) != 55 || col[2] != '-' || col[35] != '-' || col[52] != '-' {
+		return
+	}
+	r.TraceID = col[3:35]
+	if span := col[36:52]; span != "0000000000000000" {
+		r.SpanID = span
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmcp-dev/vmcp/runtime"
 )
 
 // TestOutputOverTheCapIsAMarker: an output over the cap is stored as the
@@ -38,5 +40,25 @@ func TestUnreadableSaysWhereNotWhat(t *testing.T) {
 	at := time.Date(2026, 12, 2, 21, 0, 0, 123, time.UTC)
 	if FromNanos(Nanos(at)) != at || !FromNanos(Nanos(time.Time{})).IsZero() || NullNanos(time.Time{}).Valid {
 		t.Error("nanoseconds do not round-trip, or the zero time is not 0/NULL")
+	}
+}
+
+func TestTraceColumn(t *testing.T) {
+	for _, r := range []runtime.Run{
+		{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7"},
+		{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736"},
+		{},
+	} {
+		col := EncodeTrace(&r)
+		var back runtime.Run
+		DecodeTrace(&back, col)
+		if back.TraceID != r.TraceID || back.SpanID != r.SpanID {
+			t.Errorf("DecodeTrace(EncodeTrace(%q, %q) = %q) = %q, %q", r.TraceID, r.SpanID, col, back.TraceID, back.SpanID)
+		}
+	}
+	var r runtime.Run
+	DecodeTrace(&r, "not a traceparent")
+	if r.TraceID != "" || r.SpanID != "" {
+		t.Errorf("DecodeTrace(garbage) = %q, %q; want empty", r.TraceID, r.SpanID)
 	}
 }
