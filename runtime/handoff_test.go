@@ -132,7 +132,8 @@ func TestQuickStepsSeesASlowJobQueued(t *testing.T) {
 		q.jobs = append(q.jobs, stepJob{sp: sp})
 		q.bet.queued(sp)
 	}
-	q.mu.Lock() // as the driver calls wait: the timer's timedOut takes it too
+	// Held as the driver holds it for wait: the timer's timedOut takes it too.
+	q.mu.Lock()
 	for i, want := range []bool{false, false, true} { // after taking 0, 1, 2 jobs
 		if got := q.bet.wait(q, quick); got != want {
 			t.Errorf("after %d taken: wait = %v; want %v", i, got, want)
