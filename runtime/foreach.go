@@ -9,7 +9,10 @@ package runtime
 // once it has claimed its first item, starts the next while items are
 // left. So a slow backend has the pool full within a goroutine start per
 // worker, while a backend that answers at once lets the first workers
-// take every item before the others would start. Each iteration evaluates the inner step's
+// take every item before the others would start. A quick loop (its
+// iterations take microseconds, and few enough items to be done within a
+// millisecond; see quickLoop) starts no worker at all unless it is still
+// running after quickLoopWait. Each iteration evaluates the inner step's
 // arguments with .forEach.<itemVar> and .forEach.index added to the
 // template data, and calls the backend with the inner step's retry policy
 // (or the forEach step's, when the inner step has none). Results go into
@@ -60,12 +63,40 @@ func checkIterationLimit(wf *ir.Workflow, limit int) error {
 }
 
 // iterPool is the state of a forEach's workers that the goroutines
-// starting them share, guarded by mu: the calling goroutine and the
-// workers.
+// starting them share, guarded by mu: the calling goroutine, the workers
+// and a quick loop's timer.
 type iterPool struct {
 	mu      sync.Mutex
-	workers int  // started so far, the calling goroutine included
-	closed  bool // every item is claimed: no worker starts
+	workers int         // started so far, the calling goroutine included
+	quick   bool        // no worker starts the next (see quickLoop)
+	closed  bool        // every item is claimed: no worker starts
+	timer   *time.Timer // a quick loop's (the calling goroutine's only)
+}
+
+// Quick loops. A loop whose iterations each take about as long as
+// starting a goroutine does not gain from workers: on a small machine a
+// second worker contends with the first for the CPUs, the data and the
+// results, and costs more than it saves. So a loop whose iterations have
+// been quick (iterTime: each worker's mean time per iteration, whatever
+// the iteration runs: a tool call, a child run, a body) and whose items
+// should all be done within quickLoop runs them one after another on the
+// calling goroutine. A timer bounds the bet: a loop still running after
+// quickLoopWait (its tool turned slow, or one iteration waits for
+// another) starts its workers as any loop does. The timer is far off
+// because a timer that fires while a loop runs wakes the idle CPU, which
+// costs a short loop more than it would gain.
+const (
+	quickLoop     = time.Millisecond
+	quickLoopWait = 100 * time.Millisecond
+)
+
+// quickLoop reports whether a loop over n items, at most par at once, is
+// quick (see quickLoop).
+func (sp *stepPlan) quickLoop(n, par int) bool {
+	if par < 2 || !sp.iterTime.quick() {
+		return false
+	}
+	return time.Duration(sp.iterTime.mean.Load())*time.Duration(n) <= quickLoop
 }
 
 type iterResult struct {
@@ -168,8 +199,10 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 		wg        sync.WaitGroup
 		failOnce  sync.Once
 		firstFail *StepError
-		// The calling goroutine is the first worker.
-		pool = iterPool{workers: 1}
+		// The calling goroutine is the first worker. A quick loop runs
+		// its iterations on it (see the top of the file); pool.quick says
+		// so until the loop's timer gives up.
+		pool = iterPool{workers: 1, quick: sp.quickLoop(len(items), par)}
 	)
 	var worker func()
 	// spawn starts the next worker while items are left and the pool is
@@ -203,7 +236,9 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 			return
 		}
 		pool.mu.Lock()
-		spawn()
+		if !pool.quick {
+			spawn()
+		}
 		pool.mu.Unlock()
 		if sp.body == nil {
 			fr.mu.RLock()
@@ -223,7 +258,16 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 				data["forEach"] = fe
 			}
 		}
+		// The worker's mean time per iteration joins the loop's, which
+		// decides whether it is quick.
+		began, ran := time.Now(), 0
+		defer func() {
+			if ran > 0 {
+				sp.iterTime.note(time.Since(began) / time.Duration(ran))
+			}
+		}()
 		for ; i < len(items) && iterCtx.Err() == nil; i = int(next.Add(1) - 1) {
+			ran++
 			var (
 				out     any
 				skipped bool
@@ -259,10 +303,24 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 			}
 		}
 	}
+	if pool.quick {
+		// The bet on a quick loop is lost once it has run for
+		// quickLoopWait: from then on it starts its workers as a slow
+		// tool's loop does. Only this goroutine reads pool.timer.
+		pool.timer = time.AfterFunc(quickLoopWait, func() {
+			pool.mu.Lock()
+			defer pool.mu.Unlock()
+			pool.quick = false
+			spawn()
+		})
+	}
 	wg.Add(1)
 	worker()
 	// Every item is claimed (or the loop stopped): no worker starts any
 	// more, so the wait below is for the ones running.
+	if pool.timer != nil {
+		pool.timer.Stop()
+	}
 	pool.mu.Lock()
 	pool.closed = true
 	pool.mu.Unlock()

@@ -175,17 +175,37 @@ func loopWorkflow(n int) *ir.Workflow {
 	return wf
 }
 
-// TestLoopCallsOverlap: a loop's iterations run on workers, ten at once
-// at most: calls that each take a millisecond overlap.
-func TestLoopCallsOverlap(t *testing.T) {
-	be := &overlapBackend{pause: time.Millisecond}
-	e := mustEngine(t, plan(loopWorkflow(10)), Options{Backend: be})
-	run, err := e.Run(context.Background(), "loop", nil, RunOptions{})
-	if err != nil || run.Status != RunCompleted {
-		t.Fatalf("Run = %v, %v", run, err)
-	}
-	if be.max < 2 || be.max > 10 {
-		t.Errorf("at most %d calls at once; want between 2 and 10", be.max)
+// TestQuickLoopRunsOnTheCallingGoroutine: a loop whose tool has been quick
+// and whose items fit in quickLoop runs them one after another, starting
+// no worker, even when this time each call takes a millisecond (the bet
+// is lost only after quickLoopWait); the same loop over a tool that is not
+// quick has its calls overlap.
+func TestQuickLoopRunsOnTheCallingGoroutine(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		mean  time.Duration // the tool's call time before the run
+		alone bool
+	}{
+		{"quick", time.Microsecond, true},
+		{"slow", time.Millisecond, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			be := &overlapBackend{pause: time.Millisecond}
+			e := mustEngine(t, plan(loopWorkflow(10)), Options{Backend: be})
+			wp, _ := e.lookup("loop")
+			loop := wp.steps[0]
+			loop.iterTime.mean.Store(int64(tc.mean))
+			run, err := e.Run(context.Background(), "loop", nil, RunOptions{})
+			if err != nil || run.Status != RunCompleted {
+				t.Fatalf("Run = %v, %v", run, err)
+			}
+			if alone := be.max == 1; alone != tc.alone {
+				t.Errorf("at most %d calls at once; want one at a time: %v", be.max, tc.alone)
+			}
+			if m := time.Duration(loop.iterTime.mean.Load()); m <= tc.mean && tc.alone {
+				t.Errorf("iteration time %v after calls of 1ms; want it to have grown from %v", m, tc.mean)
+			}
+		})
 	}
 }
 
@@ -207,13 +227,66 @@ func (g gateLoopBackend) CallTool(ctx context.Context, call ToolCall) (*ToolResu
 	return &ToolResult{Structured: map[string]any{"v": call.Arguments["v"]}}, nil
 }
 
-// TestLoopIterationWaitsForAnother: when an iteration's call waits for
-// another iteration's, a worker takes the next item and the loop
-// completes.
-func TestLoopIterationWaitsForAnother(t *testing.T) {
+// TestQuickLoopGivesUpAfterItsWait: when a quick loop's call waits for
+// another iteration's, the loop's timer starts a worker after
+// quickLoopWait, which takes the next item, and the loop completes.
+func TestQuickLoopGivesUpAfterItsWait(t *testing.T) {
 	e := mustEngine(t, plan(loopWorkflow(10)), Options{Backend: gateLoopBackend{second: make(chan struct{})}})
+	wp, _ := e.lookup("loop")
+	wp.steps[0].iterTime.mean.Store(int64(time.Microsecond))
+	began := time.Now()
 	run, err := e.Run(context.Background(), "loop", nil, RunOptions{})
 	if err != nil || run.Status != RunCompleted {
 		t.Fatalf("Run = %v, %v; want completed (item 1 must be called while item 0 waits)", run, err)
+	}
+	if d := time.Since(began); d < quickLoopWait {
+		t.Errorf("the run took %v; want at least quickLoopWait (%v): the loop was quick, so no worker starts before", d, quickLoopWait)
+	}
+}
+
+func TestQuickLoop(t *testing.T) {
+	e := mustEngine(t, plan(loopWorkflow(10)), Options{Backend: benchBackend{}})
+	wp, _ := e.lookup("loop")
+	sp := wp.steps[0]
+	for _, tc := range []struct {
+		mean   time.Duration
+		n, par int
+		want   bool
+	}{
+		{0, 10, 10, false}, // never called
+		{time.Microsecond, 10, 10, true},
+		{time.Microsecond, 1000, 10, true},  // 1ms in all
+		{time.Microsecond, 1001, 10, false}, // more than quickLoop in all
+		{time.Microsecond, 10, 1, false},    // one at a time anyway
+		{30 * time.Microsecond, 10, 10, false},
+	} {
+		sp.iterTime.mean.Store(int64(tc.mean))
+		if got := sp.quickLoop(tc.n, tc.par); got != tc.want {
+			t.Errorf("quickLoop(%d items, %d at once) with iterations of %v = %v; want %v", tc.n, tc.par, tc.mean, got, tc.want)
+		}
+	}
+}
+
+// TestLoopTimedOnExecuteStep: a loop run by Engine.ExecuteStep (the
+// Temporal driver's way, with no run of the local driver around it) is
+// timed too: iterations of a millisecond do not make it quick.
+func TestLoopTimedOnExecuteStep(t *testing.T) {
+	e := mustEngine(t, plan(loopWorkflow(10)), Options{Backend: &overlapBackend{pause: time.Millisecond}})
+	m, err := e.NewMachine("loop", "run-1", nil, MachineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := m.Start(time.Now())
+	k := slices.IndexFunc(acts, func(a Action) bool { return a.Kind == ActionStart })
+	if k < 0 {
+		t.Fatalf("Start = %v; want the loop started", acts)
+	}
+	res, err := e.ExecuteStep(context.Background(), "loop", m.StepInput(acts[k].Step), StepEnv{}, nil)
+	if err != nil || res.Status != StepCompleted {
+		t.Fatalf("ExecuteStep = %v, %v", res, err)
+	}
+	wp, _ := e.lookup("loop")
+	if it := &wp.steps[0].iterTime; it.quick() {
+		t.Errorf("iteration time %v after iterations of 1ms; want it not quick", time.Duration(it.mean.Load()))
 	}
 }

@@ -106,6 +106,9 @@ type stepPlan struct {
 	// calls is the mean time of the step's calls, a tool step's only:
 	// the quick-step bet's measure (quick.go).
 	calls callTime
+	// iterTime is the mean time of a forEach step's iterations (foreach.go,
+	// quickLoop).
+	iterTime callTime
 	// retry policy
 	action     string
 	maxRetries int
