@@ -106,8 +106,8 @@ type stepPlan struct {
 	// calls is the mean time of the step's calls, a tool step's only:
 	// the quick-step bet's measure (quick.go).
 	calls callTime
-	// iterTime is the mean time of a forEach step's iterations (foreach.go,
-	// quickLoop).
+	// iterTime is the mean time of a forEach step's iterations: the
+	// quick-loop bet's measure (quick.go).
 	iterTime callTime
 	// retry policy
 	action     string
