@@ -11,8 +11,8 @@ package runtime
 // worker, while a backend that answers at once lets the first workers
 // take every item before the others would start. A quick loop (its
 // iterations take microseconds, and few enough items to be done within a
-// millisecond; see quickLoop) starts no worker at all unless it is still
-// running after quickLoopWait. Each iteration evaluates the inner step's
+// millisecond; the quick-loop bet, quick.go) starts no worker at all
+// unless it is still running after quickLoopWait. Each iteration evaluates the inner step's
 // arguments with .forEach.<itemVar> and .forEach.index added to the
 // template data, and calls the backend with the inner step's retry policy
 // (or the forEach step's, when the inner step has none). Results go into
@@ -68,35 +68,9 @@ func checkIterationLimit(wf *ir.Workflow, limit int) error {
 type iterPool struct {
 	mu      sync.Mutex
 	workers int         // started so far, the calling goroutine included
-	quick   bool        // no worker starts the next (see quickLoop)
+	quick   bool        // no worker starts the next (quick.go, quickLoop)
 	closed  bool        // every item is claimed: no worker starts
 	timer   *time.Timer // a quick loop's (the calling goroutine's only)
-}
-
-// Quick loops. A loop whose iterations each take about as long as
-// starting a goroutine does not gain from workers: on a small machine a
-// second worker contends with the first for the CPUs, the data and the
-// results, and costs more than it saves. So a loop whose iterations have
-// been quick (iterTime: each worker's mean time per iteration, whatever
-// the iteration runs: a tool call, a child run, a body) and whose items
-// should all be done within quickLoop runs them one after another on the
-// calling goroutine. A timer bounds the bet: a loop still running after
-// quickLoopWait (its tool turned slow, or one iteration waits for
-// another) starts its workers as any loop does. The timer is far off
-// because a timer that fires while a loop runs wakes the idle CPU, which
-// costs a short loop more than it would gain.
-const (
-	quickLoop     = time.Millisecond
-	quickLoopWait = 100 * time.Millisecond
-)
-
-// quickLoop reports whether a loop over n items, at most par at once, is
-// quick (see quickLoop).
-func (sp *stepPlan) quickLoop(n, par int) bool {
-	if par < 2 || !sp.iterTime.quick() {
-		return false
-	}
-	return time.Duration(sp.iterTime.mean.Load())*time.Duration(n) <= quickLoop
 }
 
 type iterResult struct {

@@ -107,18 +107,41 @@ func TestCallTime(t *testing.T) {
 // steps were taken since it was armed, it waits another inlineWait
 // instead of starting a worker; only a queue that stood still gets one.
 func TestQueueTimerWaitsWhileTheQueueMoves(t *testing.T) {
-	q := &workQueue{jobs: []stepJob{{sp: &stepPlan{}}}, armed: true, timer: time.AfterFunc(time.Hour, func() {})}
-	defer q.timer.Stop()
-	q.taken = 3 // taken since seen (0) was noted
+	q := &workQueue{jobs: []stepJob{{sp: &stepPlan{}}}, bet: quickSteps{armed: true, timer: time.AfterFunc(time.Hour, func() {})}}
+	defer q.bet.timer.Stop()
+	q.bet.taken = 3 // taken since seen (0) was noted
 	q.timedOut()
-	if q.starting || !q.armed || q.seen != 3 {
-		t.Fatalf("after progress: starting %v, armed %v, seen %d; want no worker, armed again, seen 3", q.starting, q.armed, q.seen)
+	if q.starting || !q.bet.armed || q.bet.seen != 3 {
+		t.Fatalf("after progress: starting %v, armed %v, seen %d; want no worker, armed again, seen 3", q.starting, q.bet.armed, q.bet.seen)
 	}
 	q.jobs = nil // the queue stood still and is empty now: nothing to start
 	q.timedOut()
-	if q.starting || q.armed {
-		t.Fatalf("without progress on an empty queue: starting %v, armed %v; want neither", q.starting, q.armed)
+	if q.starting || q.bet.armed {
+		t.Fatalf("without progress on an empty queue: starting %v, armed %v; want neither", q.starting, q.bet.armed)
 	}
+}
+
+// TestQuickStepsSeesASlowJobQueued: a slow job queued behind quick ones
+// ends the bet until it is taken.
+func TestQuickStepsSeesASlowJobQueued(t *testing.T) {
+	quick, slow := &stepPlan{}, &stepPlan{}
+	quick.calls.note(time.Microsecond)
+	slow.calls.note(time.Millisecond)
+	q := &workQueue{}
+	for _, sp := range []*stepPlan{quick, slow, quick} {
+		q.jobs = append(q.jobs, stepJob{sp: sp})
+		q.bet.queued(sp)
+	}
+	// Held as the driver holds it for wait: the timer's timedOut takes it too.
+	q.mu.Lock()
+	for i, want := range []bool{false, false, true} { // after taking 0, 1, 2 jobs
+		if got := q.bet.wait(q, quick); got != want {
+			t.Errorf("after %d taken: wait = %v; want %v", i, got, want)
+		}
+		q.take()
+	}
+	q.bet.disarm()
+	q.mu.Unlock()
 }
 
 // overlapBackend takes pause per call and records the most calls it had

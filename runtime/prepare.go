@@ -103,11 +103,11 @@ type stepPlan struct {
 	sharedForEach bool
 	// callee is the workflow a workflow step runs (see linkCallees).
 	callee *workflowPlan
-	// calls is the mean time of the step's calls, a tool step's only
-	// (scheduler.go, workQueue).
+	// calls is the mean time of the step's calls, a tool step's only:
+	// the quick-step bet's measure (quick.go).
 	calls callTime
-	// iterTime is the mean time of a forEach step's iterations (foreach.go,
-	// quickLoop).
+	// iterTime is the mean time of a forEach step's iterations: the
+	// quick-loop bet's measure (quick.go).
 	iterTime callTime
 	// retry policy
 	action     string

@@ -73,7 +73,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/vmcp-dev/vmcp/ir"
@@ -285,9 +284,7 @@ func (r *runState) drive(j stepJob) (complete bool) {
 		m := r.runStep(j.ctx, j.sp)
 		at := r.now()
 		r.sched.Lock()
-		if j.sp.kind == ir.StepTool && j.sp.callee == nil {
-			j.sp.calls.note(at.Sub(began)) // the step's own time, not its wait for the lock or in the queue
-		}
+		j.sp.noteCall(at.Sub(began)) // the step's own time, not its wait for the lock or in the queue (quick.go)
 		r.syncStop(at)
 		j, complete = r.perform(r.Machine.StepDone(StepResult{
 			Step: j.sp.index, Status: m.status, Output: m.output, Content: m.content, Err: m.err,
@@ -390,11 +387,9 @@ func stopCause(s StopReason) error {
 }
 
 // stepJob is a step handed to a worker, with the context it runs under.
-// quick is whether the step was quick when it was queued (workQueue).
 type stepJob struct {
-	ctx   context.Context
-	sp    *stepPlan
-	quick bool
+	ctx context.Context
+	sp  *stepPlan
 }
 
 // place decides who runs j, a step the machine just started: the calling
@@ -418,7 +413,8 @@ func (r *runState) place(j, own stepJob) stepJob {
 	if own.sp == nil && q.empty() {
 		return j
 	}
-	q.push(j)
+	q.jobs = append(q.jobs, j)
+	q.bet.queued(j.sp)
 	return own
 }
 
@@ -456,77 +452,25 @@ func (r *runState) nextJob(own stepJob) stepJob {
 // up the steps queued behind it, so normally a worker starts at once; one
 // worker is being started at a time, and each starts the next while
 // steps are queued, so the queue is taken within a goroutine start per
-// step. But starting a goroutine, and waking a CPU for it, costs more
-// than a call that answers within microseconds (an in-process or cached
-// tool), and the goroutine that finishes such a call is back for the
-// queued steps sooner than a worker would be. So when the step the
-// calling goroutine runs next and every queued step are quick (their
-// calls take inlineCall or less on average, see callTime),
-// no worker starts: the queued steps run one after another on the
-// goroutines already running. A timer bounds the bet: if no queued step
-// has been taken for inlineWait (the goroutines are held up by a quick
-// tool that turned slow, or by one that waits for its sibling), a worker
-// starts then. While steps are being taken the queue is moving and a
-// worker would only contend for the machine's lock, so the timer is
-// armed again instead (see timedOut).
+// step. The one exception is the quick-step bet (quick.go, quickSteps):
+// when every queued step and the one the deciding goroutine runs next are
+// quick, no worker starts until the queue has stood still for a while.
 type workQueue struct {
 	mu       sync.Mutex
 	r        *runState
 	jobs     []stepJob // from head on
 	head     int
-	slow     int         // queued jobs that are not quick
-	starting bool        // a worker has been started and has not looked yet
-	timer    *time.Timer // armed while quick steps wait (see dispatch)
-	armed    bool
-	// taken counts the jobs taken; seen is its value when the timer was
-	// armed, so the timer can tell whether the queue moved meanwhile.
-	taken, seen uint64
+	starting bool       // a worker has been started and has not looked yet
+	bet      quickSteps // the quick-step bet (quick.go)
 }
 
-// dispatch starts a worker for the queued steps, or arms the timer when
-// they and next, the step the deciding goroutine runs next, are quick.
+// dispatch starts a worker for the queued steps, unless the quick-step
+// bet holds them for next, the step the deciding goroutine runs next.
 // Called with mu held.
 func (q *workQueue) dispatch(next *stepPlan) {
-	if q.empty() {
+	if q.empty() || q.bet.wait(q, next) {
 		return
 	}
-	if next != nil && next.calls.quick() && q.slow == 0 {
-		if !q.armed && !q.starting {
-			q.armed, q.seen = true, q.taken
-			if q.timer == nil {
-				q.timer = time.AfterFunc(inlineWait, q.timedOut)
-			} else {
-				q.timer.Reset(inlineWait)
-			}
-		}
-		return
-	}
-	q.startWorker()
-}
-
-// push queues j. Called with mu held.
-func (q *workQueue) push(j stepJob) {
-	j.quick = j.sp.calls.quick()
-	if !j.quick {
-		q.slow++
-	}
-	q.jobs = append(q.jobs, j)
-}
-
-// timedOut starts a worker for the queued steps when none was taken in
-// the last inlineWait, and otherwise waits another inlineWait.
-func (q *workQueue) timedOut() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.armed {
-		return // disarmed after the timer fired
-	}
-	if q.taken != q.seen && !q.empty() {
-		q.seen = q.taken
-		q.timer.Reset(inlineWait)
-		return
-	}
-	q.armed = false
 	q.startWorker()
 }
 
@@ -536,17 +480,9 @@ func (q *workQueue) startWorker() {
 	if q.starting || q.empty() {
 		return
 	}
-	q.disarm()
+	q.bet.disarm()
 	q.starting = true
 	go q.work()
-}
-
-// disarm stops the timer. Called with mu held.
-func (q *workQueue) disarm() {
-	if q.armed {
-		q.timer.Stop()
-		q.armed = false
-	}
 }
 
 // empty reports whether no job is queued. Called with mu held.
@@ -559,13 +495,10 @@ func (q *workQueue) take() stepJob {
 	}
 	j := q.jobs[q.head]
 	q.jobs[q.head] = stepJob{}
-	q.taken++
-	if !j.quick {
-		q.slow--
-	}
+	q.bet.taken++
 	if q.head++; q.head == len(q.jobs) {
 		q.jobs, q.head = q.jobs[:0], 0
-		q.disarm()
+		q.bet.disarm()
 	}
 	return j
 }
@@ -591,44 +524,6 @@ func (q *workQueue) work() {
 	if r.drive(j) {
 		r.finished <- struct{}{}
 	}
-}
-
-// Quick steps (see workQueue): a tool step whose calls take inlineCall or
-// less on average has the steps queued behind it wait for it rather than
-// for a new worker, until the queue has stood still for inlineWait (Go's
-// timers wake an idle process with millisecond precision, so then up to
-// about a millisecond).
-const (
-	inlineCall = 20 * time.Microsecond
-	inlineWait = 50 * time.Microsecond
-)
-
-// callTime is a tool step's call time, averaged over all runs of its
-// workflow: an exponentially weighted mean, each call weighing 1/8, of
-// the calls' times capped at callCap. The cap keeps a pause of the
-// process (a garbage collection, the machine lending the CPU elsewhere:
-// about one call in a thousand takes over 150µs on a quiet 2-core VM)
-// from making a quick step look slow for the next dozen runs, while a
-// tool that turns slow stops being quick at its second call of callCap
-// or more (from a mean of 2µs), and after a few calls when it is less
-// slow; meanwhile the queue's timer sees that the steps behind it wait.
-// Concurrent runs may lose each other's updates; the mean stays a mean.
-type callTime struct{ mean atomic.Int64 } // ns; 0 until the first call
-
-// callCap is the longest one call counts for in a callTime.
-const callCap = 4 * inlineCall
-
-func (c *callTime) note(d time.Duration) {
-	n := min(max(int64(d), 1), int64(callCap))
-	if old := c.mean.Load(); old != 0 {
-		n = old + (n-old)/8
-	}
-	c.mean.Store(n)
-}
-
-func (c *callTime) quick() bool {
-	m := c.mean.Load()
-	return m > 0 && m <= int64(inlineCall)
 }
 
 // stopWorkers waits for the run's workers to exit once no step runs, so

@@ -177,6 +177,8 @@ func benchSync(b *testing.B, workflow, tool string) {
 			b.ReportMetric(float64(LowerBound(task, lat, lim))/float64(time.Millisecond), "bound-ms")
 			b.ReportMetric(float64(mean)/float64(ideal), "x-ideal")
 			b.ReportMetric(float64(task.Calls()), "calls")
+			_, work := task.Work(lat)
+			b.ReportMetric(float64(work)/float64(mean), "in-flight")
 		})
 	}
 }

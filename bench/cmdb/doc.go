@@ -20,7 +20,9 @@
 // recorded: a discrete-event simulation of a zero-overhead scheduler
 // under the same limits. Metrics: wall-ms (mean per run), ideal-ms,
 // bound-ms (max of critical path and work per slot, which no schedule
-// beats), x-ideal (wall / ideal) and calls (backend calls per run).
+// beats), x-ideal (wall / ideal), calls (backend calls per run) and in-flight
+// (the calls' latencies summed over the wall time: the mean number of
+// calls in flight, to set against the parallelism limit).
 // Run:
 //
 //	go test -run '^$' -bench CMDBSync -benchtime 1x ./bench/cmdb/

@@ -212,20 +212,7 @@ func (t *Task) remaining(lat map[string]time.Duration) ([]time.Duration, [][]int
 // total slots), each call costing its latency.
 func LowerBound(t *Task, lat map[string]time.Duration, lim Limits) time.Duration {
 	bound := t.duration(lat)
-	work := map[string]time.Duration{}
-	var all time.Duration
-	var walk func(*Task)
-	walk = func(t *Task) {
-		if t.isCall() {
-			work[t.Backend] += lat[t.Backend]
-			all += lat[t.Backend]
-			return
-		}
-		for _, c := range append(t.Items, t.Nodes...) {
-			walk(c)
-		}
-	}
-	walk(t)
+	work, all := t.Work(lat)
 	for b, w := range work {
 		if n := lim.PerBackend[b]; n > 0 {
 			bound = max(bound, w/time.Duration(n))
@@ -235,6 +222,26 @@ func LowerBound(t *Task, lat map[string]time.Duration, lim Limits) time.Duration
 		bound = max(bound, all/time.Duration(lim.Total))
 	}
 	return bound
+}
+
+// Work is the time t's calls take, each costing its latency: per backend
+// and in all. All divided by a run's wall time is the mean number of
+// calls in flight.
+func (t *Task) Work(lat map[string]time.Duration) (perBackend map[string]time.Duration, all time.Duration) {
+	perBackend = map[string]time.Duration{}
+	var walk func(*Task)
+	walk = func(t *Task) {
+		if t.isCall() {
+			perBackend[t.Backend] += lat[t.Backend]
+			all += lat[t.Backend]
+			return
+		}
+		for _, c := range append(t.Items, t.Nodes...) {
+			walk(c)
+		}
+	}
+	walk(t)
+	return perBackend, all
 }
 
 // Simulate returns t's ideal makespan under lim (see the top of the file).
