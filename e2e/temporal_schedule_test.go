@@ -29,8 +29,8 @@ import (
 	"github.com/vmcp-dev/vmcp/temporalrun"
 )
 
-// Ports of these tests: 17790-17799.
-const tschedLo, tschedHi = 17790, 17799
+// Ports of these tests: 17750-17769 (the tracing tests on Temporal take 17780-17799).
+const tschedLo, tschedHi = 17750, 17769
 
 const tickWorkflow = `
   - name: tick
