@@ -25,18 +25,7 @@ backends:
 state: {store: postgres, url: "${PGURL}", lease: 1s}
 server: {maxParallel: 50}
 compositeTools:
-  - name: stamp_all
-    description: Stamp every label at once
-    parameters:
-      labels: {type: array, required: true}
-    steps:
-      - id: each
-        type: forEach
-        collection: "{{.params.labels}}"
-        maxParallel: 20
-        step:
-          tool: tb.stamp
-          arguments: {label: "{{.forEach.item}}"}
+` + stampAllWorkflow + `
 `
 
 func TestBackendRateLimitSharedByReplicas(t *testing.T) {

@@ -17,6 +17,20 @@ import (
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
 
+// stampAllWorkflow stamps every label of its list at once.
+const stampAllWorkflow = `  - name: stamp_all
+    description: Stamp every label at once
+    parameters:
+      labels: {type: array, required: true}
+    steps:
+      - id: each
+        type: forEach
+        collection: "{{.params.labels}}"
+        maxParallel: 20
+        step:
+          tool: tb.stamp
+          arguments: {label: "{{.forEach.item}}"}`
+
 const rateLimitConfig = `
 backends:
   tb:
@@ -29,18 +43,7 @@ backends:
     rateLimit: {perSecond: 0.1, burst: 1}
 server: {maxParallel: 50}
 compositeTools:
-  - name: stamp_all
-    description: Stamp every label at once
-    parameters:
-      labels: {type: array, required: true}
-    steps:
-      - id: each
-        type: forEach
-        collection: "{{.params.labels}}"
-        maxParallel: 20
-        step:
-          tool: tb.stamp
-          arguments: {label: "{{.forEach.item}}"}
+` + stampAllWorkflow + `
   - name: twice_slow
     description: Call the slow backend twice; the second call waits 10s for its turn
     steps:
