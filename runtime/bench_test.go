@@ -291,3 +291,84 @@ var (
 	floorMap  map[string]any
 	floorInt  int
 )
+
+// BenchmarkRunGrowth is BenchmarkRun's chain at 100 and 1,000 steps (built
+// as IR: the checker caps a file's workflow at 100 steps, but loops and
+// sub-workflows reach further): the engine's cost per step must not grow
+// with the workflow's size.
+func BenchmarkRunGrowth(b *testing.B) {
+	for _, sh := range []benchShape{chainShape(100), chainShape(1000)} {
+		sh.wf.Timeout = ir.Duration(30 * time.Minute)
+		b.Run(sh.name, func(b *testing.B) {
+			e := mustEngine(b, plan(sh.wf), Options{Backend: benchBackend{}, Schemas: benchSchemas, Store: NewMemoryStore(16)})
+			ctx := context.Background()
+			cpu0 := processCPU()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if run, err := e.Run(ctx, sh.wf.Name, nil, RunOptions{}); err != nil || run.Status != RunCompleted {
+					b.Fatalf("Run(%s) = %v, %v", sh.name, run, err)
+				}
+			}
+			b.StopTimer()
+			steps := float64(b.N * sh.calls)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/steps, "ns/step")
+			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/steps, "cpu-ns/step")
+		})
+	}
+}
+
+// BenchmarkLoopRetained measures what a finished loop keeps per iteration
+// while its run is retained by the store: a loop over n integers whose
+// body is one call answering {"v": n}. retained-B/iter is the live heap
+// after a collection, with the run kept, over n, less what the items
+// themselves take.
+func BenchmarkLoopRetained(b *testing.B) {
+	body := build("body",
+		tool("fetch", "svc.x", M{"v": "{{.forEach.n}}"}),
+		tool("write", "svc.x", M{"v": "{{.steps.fetch.output.v}}"}, "fetch"),
+	).Steps
+	for _, c := range []struct {
+		n    int
+		body bool
+	}{{1000, false}, {100_000, false}, {100_000, true}} {
+		n := c.n
+		name := fmt.Sprintf("items%d", n)
+		if c.body {
+			name += "_body2"
+		}
+		b.Run(name, func(b *testing.B) {
+			items := make([]any, n)
+			for i := range items {
+				items[i] = int64(i)
+			}
+			wf := build("loop",
+				forEach("each", "{{.params.items}}", "n", tool("", "svc.x", M{"v": "{{.forEach.n}}"})).With(func(s *ir.Step) {
+					s.ForEach.MaxIterations = n
+					if c.body {
+						s.ForEach.Step, s.ForEach.Steps, s.ForEach.Sinks = nil, body, []int{1}
+					}
+				}),
+			)
+			wf.InputSchema = M{"type": "object", "properties": M{"items": M{"type": "array"}}}
+			store := NewMemoryStore(1)
+			e := mustEngine(b, plan(wf), Options{Backend: benchBackend{}, Schemas: benchSchemas, Store: store, MaxIterations: n})
+			var retained float64
+			for i := 0; i < b.N; i++ {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				run, err := e.Run(context.Background(), "loop", map[string]any{"items": items}, RunOptions{})
+				if err != nil || run.Status != RunCompleted {
+					b.Fatalf("Run = %v, %v", run, err)
+				}
+				run = nil
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				retained += float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+			}
+			runtime.KeepAlive(items)
+			b.ReportMetric(retained/float64(b.N), "retained-B/iter")
+		})
+	}
+}

@@ -104,7 +104,7 @@ func (r *runState) untracedLoop(ctx context.Context, sp *stepPlan, fr frame) ste
 		return r.runForEachItems(ctx, sp, fr)
 	}
 	fr.mu.RLock()
-	cv, err := sp.collection.value(fr.data)
+	cv, err := sp.collection.collectionValue(fr.data)
 	fr.mu.RUnlock()
 	if err != nil {
 		return stepMsg{status: StepFailed, attempts: 1, err: templateStepError(sp.id, sp.collection, err, "collection")}

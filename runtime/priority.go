@@ -279,7 +279,7 @@ func (r *Machine) weighLoop(k int) {
 		return
 	}
 	sp := r.wp.steps[f]
-	cv, err := sp.collection.value(r.data)
+	cv, err := sp.collection.collectionValue(r.data)
 	if err != nil {
 		return
 	}

@@ -60,6 +60,10 @@ type tmpl struct {
 	// field chain without rendering it (templatecall.go); typed stays
 	// the path for what it leaves.
 	call *queryCall
+	// jsonOf, when set, is the chain of a Single template that is exactly
+	// '{{json .field.chain}}': a forEach collection of that form is read
+	// without the JSON text (collectionValue, templatecall.go).
+	jsonOf *tmpl
 	// noValueText is true when the source itself contains "<no value>",
 	// so the writer must not treat that text as a printed null.
 	noValueText bool
@@ -160,6 +164,7 @@ func parseTemplate(t *ir.Template, funcs template.FuncMap) (*tmpl, error) {
 	if qf, ok := funcs[queriesFunc].(func() *queryCache); ok {
 		out.call = parseQueryCall(out, action, qf())
 	}
+	out.jsonOf = parseJSONOf(out, action)
 	// Re-parse with "| __typed" appended to the pipeline. Everything before
 	// the pipeline's end keeps its offset, so positions stay exact.
 	src := t.Source

@@ -21,6 +21,20 @@ package runtime
 // shortcut changes no result and no message: TestQueryShortcutIsTheTypedPath
 // holds the two paths to the same values.
 
+// The collection shortcut: a forEach collection that is exactly
+// '{{json .steps.x.output.items}}', the form ToolHive's workflows need
+// (its loops read a rendered JSON array) and so every workflow written
+// for both engines. On the typed path json encodes the array, __typed
+// encodes that text as a JSON string, decodeTyped reads the string back
+// and the loop parses the string as its array: four passes over the
+// items for a value the chain already holds. collectionValue copies the
+// chain's value with jsonCopy instead, which is what those passes give
+// back, when the result is an array and its JSON text is surely within
+// the template limit even once escaped as a string; anything else (an
+// object, a value jsonCopy refuses, a failed chain, a large array) takes
+// the typed path with its usual value or error. TestCollectionShortcut-
+// IsTheTypedPath holds the two paths to the same items and messages.
+
 import (
 	"math"
 	"strconv"
@@ -137,4 +151,46 @@ func jsonCopy(v any, d int) (any, bool) {
 		return s, true
 	}
 	return nil, false
+}
+
+// parseJSONOf returns the chain of t when its single action is exactly
+// `json .field.chain`; nil otherwise.
+func parseJSONOf(t *tmpl, action *parse.ActionNode) *tmpl {
+	if len(action.Pipe.Cmds) != 1 {
+		return nil
+	}
+	args := action.Pipe.Cmds[0].Args
+	if len(args) != 2 {
+		return nil
+	}
+	if id, ok := args[0].(*parse.IdentifierNode); !ok || id.Ident != ir.FuncJSON {
+		return nil
+	}
+	f, ok := args[1].(*parse.FieldNode)
+	if !ok {
+		return nil
+	}
+	return &tmpl{src: t.src, chain: f.Ident, chainPos: nodeOffset(t.src.Source, int(f.Position()), f.String())}
+}
+
+// shortcutCollectionBytes bounds the JSON size of a collection the
+// shortcut takes: escaped as a JSON string, each byte of JSON text takes
+// at most six (\u00XX), plus the quotes, so the typed path's text would
+// be within maxTemplateOutput too.
+const shortcutCollectionBytes = (maxTemplateOutput - 2) / 6
+
+// collectionValue is t's value as a forEach collection: the value, or for
+// '{{json .chain}}' the array the JSON text holds, read without the text
+// when it can be (see the top of the file).
+func (t *tmpl) collectionValue(data map[string]any) (any, error) {
+	if t.jsonOf != nil {
+		if v, err := t.jsonOf.resolveChain(data); err == nil {
+			if arr, ok := v.([]any); ok && jmes.CheckResult(arr, shortcutCollectionBytes) == nil {
+				if c, ok := jsonCopy(arr, 0); ok {
+					return c, nil
+				}
+			}
+		}
+	}
+	return t.value(data)
 }

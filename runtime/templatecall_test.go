@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vmcp-dev/vmcp/ir"
 )
@@ -100,6 +101,83 @@ func TestQueryShortcutTakesOnlyOneQueryOfAChain(t *testing.T) {
 			t.Errorf("%s: shortcut %v; want %v", src, got, takes)
 		}
 	}
+}
+
+// TestCollectionShortcutIsTheTypedPath: a collection '{{json .chain}}'
+// gives the loop the items (with their Go types) that rendering the JSON
+// text and parsing it give, or the same value and error where the
+// shortcut leaves the typed path to decide.
+func TestCollectionShortcutIsTheTypedPath(t *testing.T) {
+	deep := any("leaf")
+	for range maxArgumentDepth + 2 {
+		deep = []any{deep}
+	}
+	output := map[string]any{
+		"ints":    []any{int64(0), int64(1), int64(-7), int64(math.MaxInt64)},
+		"numbers": []any{3.0, 1.5, 1e20, float64(1 << 62), math.Pow(2, 63), math.Copysign(0, -1), 1e-7},
+		"objects": []any{map[string]any{"uid": "a", "refs": []any{map[string]any{"to": "b"}}}, map[string]any{"uid": "b", "refs": []any{}}, nil, true, "héllo <&>"},
+		"badText": []any{"a\xffb"},
+		"badKeys": []any{map[string]any{"k\xfe": 1.0}},
+		"deep":    []any{deep},
+		"nan":     []any{math.NaN()},
+		"empty":   []any{},
+		"object":  map[string]any{"a": 1.0},
+		"text":    "[1, 2]",
+		"nothing": nil,
+	}
+	data := map[string]any{"steps": map[string]any{"s": map[string]any{"output": output}}}
+	funcs := templateFuncs()
+	for key := range output {
+		for _, src := range []string{"{{json .steps.s.output." + key + "}}", "{{ json .steps.s.nope." + key + " }}"} {
+			t.Run(src, func(t *testing.T) {
+				tp, err := parseTemplate(&ir.Template{Source: src, Pos: at(3, 7), Single: true}, funcs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tp.jsonOf == nil {
+					t.Fatal("the shortcut does not take this template")
+				}
+				got, gotErr := tp.collectionValue(data)
+				typed := *tp
+				typed.jsonOf = nil
+				want, wantErr := typed.collectionValue(data)
+				if diff := cmp.Diff(loopItems(want), loopItems(got), cmpopts.EquateNaNs()); diff != "" {
+					t.Errorf("shortcut items differ from the typed path's (-typed +shortcut):\n%s", diff)
+				}
+				if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+					t.Errorf("shortcut error %v; the typed path's %v", gotErr, wantErr)
+				}
+			})
+		}
+	}
+	for src, takes := range map[string]bool{
+		`{{json .steps.s.output}}`:          true,
+		`{{json .steps.s.output | printf}}`: false,
+		`{{json (index .steps "s")}}`:       false,
+		`x {{json .steps.s.output}}`:        false,
+		`{{query "a" .steps.s.output}}`:     false,
+	} {
+		tp, err := parseTemplate(&ir.Template{Source: src, Pos: at(1, 1), Single: true}, funcs)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		if got := tp.jsonOf != nil; got != takes {
+			t.Errorf("%s: shortcut %v; want %v", src, got, takes)
+		}
+	}
+}
+
+// loopItems is a collection's value as the loop reads it: a string
+// holding a JSON array is that array.
+func loopItems(v any) any {
+	if s, ok := v.(string); ok {
+		if parsed, err := decodeTyped(s); err == nil {
+			if _, isArray := parsed.([]any); isArray {
+				return parsed
+			}
+		}
+	}
+	return v
 }
 
 // BenchmarkQueryTemplate is one CMDB projection (30 objects with two
