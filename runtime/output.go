@@ -195,8 +195,8 @@ func convertOutput(v any, typ string) (any, error) {
 		}
 		return fmt.Sprint(v), nil
 	}
-	nv, _, err := coerce(v, map[string]any{"type": typ}, "", 0)
-	if err != nil {
+	nv, _, cerr := coerce(v, map[string]any{"type": typ}, 0)
+	if cerr != nil {
 		return nil, fmt.Errorf("value is not a valid %s", typ)
 	}
 	ok := false

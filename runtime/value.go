@@ -54,6 +54,13 @@ type coerceError struct {
 	want string
 }
 
+// under returns e with prefix put in front of its path, as the value it
+// is in names it.
+func (e *coerceError) under(prefix string) *coerceError {
+	e.path = prefix + e.path
+	return e
+}
+
 func (e *coerceError) Error() string {
 	return fmt.Sprintf("argument %q: a string that is not a valid %s cannot be passed where the tool's input schema declares %s", e.path, e.want, e.want)
 }
@@ -69,9 +76,9 @@ func coerceArgs(args map[string]any, schema map[string]any) error {
 		if ps == nil {
 			continue
 		}
-		nv, changed, err := coerce(v, ps, k, 0)
+		nv, changed, err := coerce(v, ps, 0)
 		if err != nil {
-			return err
+			return err.under(k)
 		}
 		if changed {
 			args[k] = nv
@@ -81,63 +88,65 @@ func coerceArgs(args map[string]any, schema map[string]any) error {
 }
 
 // coerce returns v converted to the schema's type, and whether it changed.
-// Containers are copied, never changed in place.
-func coerce(v any, schema map[string]any, path string, d int) (any, bool, error) {
+// Containers are copied, never changed in place. An error's path is
+// relative to v (the caller puts the argument's name in front), so no
+// path is built for the values that convert.
+func coerce(v any, schema map[string]any, d int) (any, bool, *coerceError) {
 	if d > maxArgumentDepth {
 		return v, false, nil
 	}
-	types := schemaTypes(schema)
 	switch x := v.(type) {
 	case string:
-		if len(types) == 0 || types["string"] {
+		types := schemaTypes(schema)
+		if types == 0 || types&typeString != 0 {
 			return v, false, nil
 		}
 		s := strings.TrimSpace(x)
 		switch {
-		case types["integer"]:
+		case types&typeInteger != 0:
 			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 				return i, true, nil
 			}
 			if f, err := strconv.ParseFloat(s, 64); err == nil && f == float64(int64(f)) {
 				return int64(f), true, nil
 			}
-			if !types["number"] {
-				return nil, false, &coerceError{path, "integer"}
+			if types&typeNumber == 0 {
+				return nil, false, &coerceError{want: "integer"}
 			}
 			fallthrough
-		case types["number"]:
+		case types&typeNumber != 0:
 			f, err := strconv.ParseFloat(s, 64)
 			if err != nil {
-				return nil, false, &coerceError{path, "number"}
+				return nil, false, &coerceError{want: "number"}
 			}
 			return f, true, nil
-		case types["boolean"]:
+		case types&typeBoolean != 0:
 			switch strings.ToLower(s) {
 			case "true":
 				return true, true, nil
 			case "false":
 				return false, true, nil
 			}
-			return nil, false, &coerceError{path, "boolean"}
-		case types["object"], types["array"]:
+			return nil, false, &coerceError{want: "boolean"}
+		case types&(typeObject|typeArray) != 0:
 			parsed, err := decodeTyped(s)
 			if err != nil {
-				return nil, false, &coerceError{path, jsonKindName(types)}
+				return nil, false, &coerceError{want: jsonKindName(types)}
 			}
 			switch parsed.(type) {
 			case map[string]any:
-				if types["object"] {
-					nv, _, err := coerce(parsed, schema, path, d)
+				if types&typeObject != 0 {
+					nv, _, err := coerce(parsed, schema, d)
 					return nv, true, err
 				}
 			case []any:
-				if types["array"] {
-					nv, _, err := coerce(parsed, schema, path, d)
+				if types&typeArray != 0 {
+					nv, _, err := coerce(parsed, schema, d)
 					return nv, true, err
 				}
 			}
-			return nil, false, &coerceError{path, jsonKindName(types)}
-		case types["null"] && s == "":
+			return nil, false, &coerceError{want: jsonKindName(types)}
+		case types&typeNull != 0 && s == "":
 			return nil, true, nil
 		}
 	case map[string]any:
@@ -151,9 +160,9 @@ func coerce(v any, schema map[string]any, path string, d int) (any, bool, error)
 			if ps == nil {
 				continue
 			}
-			ne, changed, err := coerce(e, ps, path+"."+k, d+1)
+			ne, changed, err := coerce(e, ps, d+1)
 			if err != nil {
-				return nil, false, err
+				return nil, false, err.under("." + k)
 			}
 			if changed {
 				if cp == nil {
@@ -175,9 +184,9 @@ func coerce(v any, schema map[string]any, path string, d int) (any, bool, error)
 		}
 		var cp []any
 		for i, e := range x {
-			ne, changed, err := coerce(e, items, fmt.Sprintf("%s[%d]", path, i), d+1)
+			ne, changed, err := coerce(e, items, d+1)
 			if err != nil {
-				return nil, false, err
+				return nil, false, err.under("[" + strconv.Itoa(i) + "]")
 			}
 			if changed {
 				if cp == nil {
@@ -193,34 +202,54 @@ func coerce(v any, schema map[string]any, path string, d int) (any, bool, error)
 	return v, false, nil
 }
 
-func jsonKindName(types map[string]bool) string {
-	if types["object"] {
+func jsonKindName(types jsonTypes) string {
+	if types&typeObject != 0 {
 		return "object"
 	}
 	return "array"
 }
 
-// schemaTypes returns the set of JSON types a schema declares.
-func schemaTypes(schema map[string]any) map[string]bool {
+// jsonTypes is the set of JSON types a schema declares, one bit each.
+type jsonTypes uint8
+
+const (
+	typeString jsonTypes = 1 << iota
+	typeInteger
+	typeNumber
+	typeBoolean
+	typeObject
+	typeArray
+	typeNull
+)
+
+// typeBits maps a JSON Schema type name to its bit.
+var typeBits = map[string]jsonTypes{
+	"string": typeString, "integer": typeInteger, "number": typeNumber, "boolean": typeBoolean,
+	"object": typeObject, "array": typeArray, "null": typeNull,
+}
+
+// schemaTypes returns the set of JSON types a schema declares (0: none
+// that coercion knows).
+func schemaTypes(schema map[string]any) jsonTypes {
 	switch t := schema["type"].(type) {
 	case string:
-		return map[string]bool{t: true}
+		return typeBits[t]
 	case []any:
-		m := make(map[string]bool, len(t))
+		var m jsonTypes
 		for _, e := range t {
 			if s, ok := e.(string); ok {
-				m[s] = true
+				m |= typeBits[s]
 			}
 		}
 		return m
 	case []string:
-		m := make(map[string]bool, len(t))
+		var m jsonTypes
 		for _, s := range t {
-			m[s] = true
+			m |= typeBits[s]
 		}
 		return m
 	}
-	return nil
+	return 0
 }
 
 // deepCopy copies JSON-like values so defaults are never shared between runs.
