@@ -372,3 +372,11 @@ func BenchmarkLoopRetained(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunNoSchemas is BenchmarkRun without the tools' input schemas,
+// as the first wave's engine (which checked none) ran it: the engine's own
+// cost without the argument checks (bench/vs.sh compares it with that
+// build's BenchmarkRun).
+func BenchmarkRunNoSchemas(b *testing.B) {
+	benchmarkRunWith(b, 16, func(o *Options) { o.Schemas = nil })
+}
