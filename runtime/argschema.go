@@ -8,7 +8,8 @@ package runtime
 //
 // Cost. Schemas come from Options.Schemas (the live tool catalog). Each is
 // compiled once, on its first call, and kept in the engine's cache keyed
-// by backend and tool. The entry remembers the schema map it was compiled
+// by backend and tool, and each tool step keeps the entry it used last
+// (stepPlan.argSchema). The entry remembers the schema map it was compiled
 // from: if the source later gives another map (a backend that listed its
 // tools again), the entry is compiled again. A trivial schema (one that
 // accepts every object: {type: object}, with no properties) is cached as
@@ -35,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -91,11 +93,26 @@ func (noRemoteRefs) Load(url string) (any, error) {
 // checkToolArgs validates a tool call's arguments against its input
 // schema. It returns nil when they match or when there is nothing to
 // check, else the message of the step's error.
-func (e *Engine) checkToolArgs(backend, tool string, schema map[string]any, args map[string]any) string {
-	as, err := e.argSchemas.get(toolKey{backend, tool}, schema)
-	if err != nil {
-		e.log.Warn("a tool's input schema does not compile; its arguments go to the backend unchecked",
-			"backend", backend, "tool", tool, "error", err)
+// step, when set, is the calling step's own cache: the schema it found
+// last, used while the catalog gives the same map, without the engine
+// cache's lookup by name.
+func (e *Engine) checkToolArgs(step *atomic.Pointer[argSchema], backend, tool string, schema map[string]any, args map[string]any) string {
+	var as *argSchema
+	if step != nil {
+		if as = step.Load(); as != nil && as.source != reflect.ValueOf(schema).Pointer() {
+			as = nil
+		}
+	}
+	if as == nil {
+		var err error
+		as, err = e.argSchemas.get(toolKey{backend, tool}, schema)
+		if err != nil {
+			e.log.Warn("a tool's input schema does not compile; its arguments go to the backend unchecked",
+				"backend", backend, "tool", tool, "error", err)
+		}
+		if step != nil {
+			step.Store(as)
+		}
 	}
 	if as.validator == nil || as.fast != nil && as.fast.surelyValid(args) {
 		return ""
@@ -105,6 +122,7 @@ func (e *Engine) checkToolArgs(backend, tool string, schema map[string]any, args
 	var ve *jsonschema.ValidationError
 	if errors.As(verr, &ve) && hasInvalidJSONValue(ve) {
 		// A Go type the validator does not take: validate its JSON form.
+		var err error
 		if inst, err = jsonForm(args); err != nil {
 			return fmt.Sprintf("arguments cannot be encoded as JSON to check them against the input schema of tool %s.%s", backend, tool)
 		}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/template"
 	"time"
 
@@ -92,6 +93,9 @@ type stepPlan struct {
 	message    *tmpl
 	answer     *jsonschema.Schema // an elicitation step's form
 	collection *tmpl
+	// argSchema is the compiled input schema this tool step's arguments
+	// were last checked against (argschema.go), shared by its runs.
+	argSchema atomic.Pointer[argSchema]
 	items      *valuePlan // a literal collection
 	inner      *stepPlan
 	body       *bodyPlan // a forEach's steps: (body.go); nil with inner

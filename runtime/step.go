@@ -108,7 +108,7 @@ func (r *Machine) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *
 	}
 	if known && sp.callee == nil {
 		// A callee validates its parameters itself (validateParams).
-		if msg := r.e.checkToolArgs(sp.step.Tool.Backend, sp.step.Tool.Name, schema, args); msg != "" {
+		if msg := r.e.checkToolArgs(&sp.argSchema, sp.step.Tool.Backend, sp.step.Tool.Name, schema, args); msg != "" {
 			return nil, &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: msg}
 		}
 	}
