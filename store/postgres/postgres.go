@@ -43,8 +43,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -339,7 +337,7 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 	if s.released.Load() {
 		return s.errReleased(run.ID)
 	}
-	rr, err := s.encodeRun(run)
+	rr, err := s.codec().EncodeRun(run)
 	if err != nil {
 		return err
 	}
@@ -348,8 +346,8 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 		_, err := tx.Exec(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step,
 			workflow_version, draft, params, plan_digest, owner, triggered_by, lease_holder, lease_until, trace)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, now() + $19 * interval '1 microsecond', $20)`,
-			run.ID, run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom,
-			run.ParentID, run.ParentStep, run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest, run.Owner, run.Trigger,
+			run.ID, run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.Out, rr.ErrJSON, len(run.Steps), run.FinallyFrom,
+			run.ParentID, run.ParentStep, run.WorkflowVersion, run.Draft, rr.Params, run.PlanDigest, run.Owner, run.Trigger,
 			s.Replica, s.opts.LeaseTTL.Microseconds(), rowcodec.EncodeTrace(run))
 		if err != nil {
 			var pe *pgconn.PgError
@@ -358,12 +356,12 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 			}
 			return err
 		}
-		return insertSteps(ctx, tx, run.ID, rr.steps)
+		return insertSteps(ctx, tx, run.ID, rr.Steps)
 	})
 }
 
 // insertSteps writes a run's step rows in one round trip.
-func insertSteps(ctx context.Context, tx pgx.Tx, runID string, rows []stepRow) error {
+func insertSteps(ctx context.Context, tx pgx.Tx, runID string, rows []rowcodec.StepRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -371,7 +369,7 @@ func insertSteps(ctx context.Context, tx pgx.Tx, runID string, rows []stepRow) e
 	for i, row := range rows {
 		b.Queue(`INSERT INTO steps (run_id, idx, id, status, attempts, started_at, ended_at, output, error, note, content, truncated)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-			runID, i, row.id, row.status, row.attempts, row.started, row.ended, row.output, row.err, row.note, row.content, row.truncated)
+			runID, i, row.ID, row.Status, row.Attempts, row.Started, row.Ended, row.Output, row.Err, row.Note, row.Content, row.Truncated)
 	}
 	return tx.SendBatch(ctx, b).Close()
 }
@@ -386,7 +384,7 @@ func (s *Store) UpdateStep(ctx context.Context, runID string, index int, step ru
 	if s.released.Load() {
 		return s.errReleased(runID)
 	}
-	row, err := s.stepRow(step)
+	row, err := s.codec().EncodeStep(step)
 	if err != nil {
 		return fmt.Errorf("run %s step %s: %w", runID, step.ID, err)
 	}
@@ -394,7 +392,7 @@ func (s *Store) UpdateStep(ctx context.Context, runID string, index int, step ru
 	tag, err := s.pool.Exec(ctx, `UPDATE steps SET id = $1, status = $2, attempts = $3, started_at = $4, ended_at = $5,
 		output = $6, error = $7, note = $8, content = $9, truncated = $10
 		WHERE run_id = $11 AND idx = $12 AND EXISTS (SELECT 1 FROM runs WHERE id = $11 AND lease_holder = $13)`,
-		row.id, row.status, row.attempts, row.started, row.ended, row.output, row.err, row.note, row.content, row.truncated,
+		row.ID, row.Status, row.Attempts, row.Started, row.Ended, row.Output, row.Err, row.Note, row.Content, row.Truncated,
 		runID, index, s.Replica)
 	if err != nil {
 		return err
@@ -422,7 +420,7 @@ func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
 	if s.released.Load() {
 		return s.errReleased(run.ID)
 	}
-	rr, err := s.encodeRun(run)
+	rr, err := s.codec().EncodeRun(run)
 	if err != nil {
 		return err
 	}
@@ -440,14 +438,14 @@ func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
 		}
 		if _, err := tx.Exec(ctx, `UPDATE runs SET workflow = $1, status = $2, started_at = $3, ended_at = $4, output = $5, error = $6, step_count = $7,
 			finally_from = $8, params = $9, plan_digest = $10 WHERE id = $11`,
-			run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps),
-			run.FinallyFrom, rr.params, run.PlanDigest, run.ID); err != nil {
+			run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.Out, rr.ErrJSON, len(run.Steps),
+			run.FinallyFrom, rr.Params, run.PlanDigest, run.ID); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM steps WHERE run_id = $1`, run.ID); err != nil {
 			return err
 		}
-		return insertSteps(ctx, tx, run.ID, rr.steps)
+		return insertSteps(ctx, tx, run.ID, rr.Steps)
 	})
 }
 
@@ -557,41 +555,13 @@ func (s *Store) queryRuns(ctx context.Context, bad rowcodec.Unreadable, stepCols
 	var runs []*runtime.Run
 	byID := map[string]*runtime.Run{}
 	for rows.Next() {
-		var (
-			r                    runtime.Run
-			status               string
-			started              int64
-			ended                sql.NullInt64
-			out, errJSON, params sql.NullString
-			trace                string
-		)
-		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom, &r.ParentID, &r.ParentStep,
-			&r.WorkflowVersion, &r.Draft, &params, &r.PlanDigest, &r.Owner, &r.Trigger, &trace); err != nil {
+		r, err := rowcodec.ScanRun(rows, bad)
+		if err != nil {
 			rows.Close()
 			return nil, err
 		}
-		rowcodec.DecodeTrace(&r, trace)
-		r.Status = runtime.RunStatus(status)
-		r.StartedAt = rowcodec.FromNanos(started)
-		if ended.Valid {
-			r.EndedAt = rowcodec.FromNanos(ended.Int64)
-		}
-		if r.Output, err = rowcodec.DecodeJSON(out); err != nil {
-			bad.Add(r.ID, "output", err)
-		}
-		if r.Params, err = rowcodec.DecodeObject(params); err != nil {
-			bad.Add(r.ID, "params", err)
-		}
-		if errJSON.Valid {
-			r.Error = new(runtime.StepError)
-			if err := json.Unmarshal([]byte(errJSON.String), r.Error); err != nil {
-				r.Error = nil
-				bad.Add(r.ID, "error", err)
-			}
-		}
-		r.Steps = []runtime.StepState{}
-		runs = append(runs, &r)
-		byID[r.ID] = &r
+		runs = append(runs, r)
+		byID[r.ID] = r
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -610,29 +580,9 @@ func (s *Store) queryRuns(ctx context.Context, bad rowcodec.Unreadable, stepCols
 	}
 	defer srows.Close()
 	for srows.Next() {
-		var (
-			runID, status    string
-			st               runtime.StepState
-			started, ended   sql.NullInt64
-			out, content     sql.NullString
-			errText, noteTxt string
-		)
-		if err := srows.Scan(&runID, &st.ID, &status, &st.Attempts, &started, &ended, &out, &errText, &noteTxt, &content); err != nil {
+		runID, st, err := rowcodec.ScanStep(srows, bad)
+		if err != nil {
 			return nil, err
-		}
-		st.Status = runtime.StepStatus(status)
-		if started.Valid {
-			st.StartedAt = rowcodec.FromNanos(started.Int64)
-		}
-		if ended.Valid {
-			st.EndedAt = rowcodec.FromNanos(ended.Int64)
-		}
-		st.Error, st.Note = errText, noteTxt
-		if st.Output, err = rowcodec.DecodeJSON(out); err != nil {
-			st.Note = bad.AddStep(runID, &st, "output", err)
-		}
-		if st.Content, err = rowcodec.DecodeObject(content); err != nil {
-			st.Note = bad.AddStep(runID, &st, "content", err)
 		}
 		r := byID[runID]
 		r.Steps = append(r.Steps, st)

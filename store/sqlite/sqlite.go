@@ -93,7 +93,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -376,50 +375,26 @@ func (s *Store) migrate() error {
 	return nil
 }
 
-// runRow is a run encoded for the runs table.
-type runRow struct {
-	out, errJSON, params sql.NullString
-	steps                []stepRow
-}
-
-// encodeRun turns a run's output, error, params and steps into column
-// values. Params are never truncated: a resumed run needs them whole.
-func (s *Store) encodeRun(run *runtime.Run) (row runRow, err error) {
-	row.out, _, err = rowcodec.EncodeOutput(run.Output, s.opts.MaxOutputBytes)
-	if err != nil {
-		return row, fmt.Errorf("run %s output: %w", run.ID, err)
-	}
-	if row.errJSON, err = rowcodec.EncodeError(run.Error); err != nil {
-		return row, err
-	}
-	if row.params, err = rowcodec.EncodeJSON(run.Params); err != nil {
-		return row, fmt.Errorf("run %s params: %w", run.ID, err)
-	}
-	row.steps = make([]stepRow, len(run.Steps))
-	for i, st := range run.Steps {
-		if row.steps[i], err = s.stepRow(st); err != nil {
-			return row, fmt.Errorf("run %s step %s: %w", run.ID, st.ID, err)
-		}
-	}
-	return row, nil
-}
+// codec encodes the store's rows (rowcodec: the encodings both SQL stores
+// share).
+func (s *Store) codec() rowcodec.Codec { return rowcodec.Codec{MaxOutputBytes: s.opts.MaxOutputBytes} }
 
 // CreateRun inserts a run and its steps. Like UpdateStep and FinishRun,
 // it returns once the write is committed (see writer.go for how concurrent
 // writes share commits).
 func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
-	rr, err := s.encodeRun(run)
+	rr, err := s.codec().EncodeRun(run)
 	if err != nil {
 		return err
 	}
-	rows := rr.steps
+	rows := rr.Steps
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, started_at, ended_at, output, error, step_count, finally_from, parent_id, parent_step,
 			workflow_version, draft, params, plan_digest, owner, triggered_by, trace)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			run.ID, run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep,
-			run.WorkflowVersion, run.Draft, rr.params, run.PlanDigest, run.Owner, run.Trigger, rowcodec.EncodeTrace(run))
+			run.ID, run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.Out, rr.ErrJSON, len(run.Steps), run.FinallyFrom, run.ParentID, run.ParentStep,
+			run.WorkflowVersion, run.Draft, rr.Params, run.PlanDigest, run.Owner, run.Trigger, rowcodec.EncodeTrace(run))
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint") {
 				return fmt.Errorf("run %s already exists", run.ID)
@@ -427,7 +402,7 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 			return err
 		}
 		for i, row := range rows {
-			if err := row.insert(ctx, tx, run.ID, i); err != nil {
+			if err := insertStep(ctx, tx, row, run.ID, i); err != nil {
 				return err
 			}
 		}
@@ -437,7 +412,7 @@ func (s *Store) CreateRun(ctx context.Context, run *runtime.Run) error {
 
 // UpdateStep replaces the record of step index of a run, durably.
 func (s *Store) UpdateStep(ctx context.Context, runID string, index int, step runtime.StepState) error {
-	row, err := s.stepRow(step)
+	row, err := s.codec().EncodeStep(step)
 	if err != nil {
 		return fmt.Errorf("run %s step %s: %w", runID, step.ID, err)
 	}
@@ -445,7 +420,7 @@ func (s *Store) UpdateStep(ctx context.Context, runID string, index int, step ru
 	return s.write(true, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE steps SET id = ?, status = ?, attempts = ?, started_at = ?, ended_at = ?,
 			output = ?, error = ?, note = ?, content = ?, truncated = ? WHERE run_id = ? AND idx = ?`,
-			row.id, row.status, row.attempts, row.started, row.ended, row.output, row.err, row.note, row.content, row.truncated, runID, index)
+			row.ID, row.Status, row.Attempts, row.Started, row.Ended, row.Output, row.Err, row.Note, row.Content, row.Truncated, runID, index)
 		if err != nil {
 			return err
 		}
@@ -466,17 +441,17 @@ func (s *Store) UpdateStep(ctx context.Context, runID string, index int, step ru
 // FinishRun records a run's final status, output and error, and the final
 // state of every step.
 func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
-	rr, err := s.encodeRun(run)
+	rr, err := s.codec().EncodeRun(run)
 	if err != nil {
 		return err
 	}
-	rows := rr.steps
+	rows := rr.Steps
 	ctx = context.WithoutCancel(ctx) // a write is never abandoned half way; see tx
 	return s.write(false, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET workflow = ?, status = ?, started_at = ?, ended_at = ?, output = ?, error = ?, step_count = ?,
 			finally_from = ?, params = ?, plan_digest = ? WHERE id = ?`,
-			run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.out, rr.errJSON, len(run.Steps), run.FinallyFrom,
-			rr.params, run.PlanDigest, run.ID)
+			run.Workflow, string(run.Status), rowcodec.Nanos(run.StartedAt), rowcodec.NullNanos(run.EndedAt), rr.Out, rr.ErrJSON, len(run.Steps), run.FinallyFrom,
+			rr.Params, run.PlanDigest, run.ID)
 		if err != nil {
 			return err
 		}
@@ -487,7 +462,7 @@ func (s *Store) FinishRun(ctx context.Context, run *runtime.Run) error {
 			return err
 		}
 		for i, row := range rows {
-			if err := row.insert(ctx, tx, run.ID, i); err != nil {
+			if err := insertStep(ctx, tx, row, run.ID, i); err != nil {
 				return err
 			}
 		}
@@ -608,41 +583,13 @@ func (s *Store) queryRuns(ctx context.Context, bad rowcodec.Unreadable, stepCols
 	var runs []*runtime.Run
 	byID := map[string]*runtime.Run{}
 	for rows.Next() {
-		var (
-			r                    runtime.Run
-			status               string
-			started              int64
-			ended                sql.NullInt64
-			out, errJSON, params sql.NullString
-			trace                string
-		)
-		if err := rows.Scan(&r.ID, &r.Workflow, &status, &started, &ended, &out, &errJSON, &r.FinallyFrom, &r.ParentID, &r.ParentStep,
-			&r.WorkflowVersion, &r.Draft, &params, &r.PlanDigest, &r.Owner, &r.Trigger, &trace); err != nil {
+		r, err := rowcodec.ScanRun(rows, bad)
+		if err != nil {
 			rows.Close()
 			return nil, err
 		}
-		rowcodec.DecodeTrace(&r, trace)
-		r.Status = runtime.RunStatus(status)
-		r.StartedAt = rowcodec.FromNanos(started)
-		if ended.Valid {
-			r.EndedAt = rowcodec.FromNanos(ended.Int64)
-		}
-		if r.Output, err = rowcodec.DecodeJSON(out); err != nil {
-			bad.Add(r.ID, "output", err)
-		}
-		if r.Params, err = rowcodec.DecodeObject(params); err != nil {
-			bad.Add(r.ID, "params", err)
-		}
-		if errJSON.Valid {
-			r.Error = new(runtime.StepError)
-			if err := json.Unmarshal([]byte(errJSON.String), r.Error); err != nil {
-				r.Error = nil
-				bad.Add(r.ID, "error", err)
-			}
-		}
-		r.Steps = []runtime.StepState{}
-		runs = append(runs, &r)
-		byID[r.ID] = &r
+		runs = append(runs, r)
+		byID[r.ID] = r
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -664,29 +611,9 @@ func (s *Store) queryRuns(ctx context.Context, bad rowcodec.Unreadable, stepCols
 	}
 	defer srows.Close()
 	for srows.Next() {
-		var (
-			runID, status    string
-			st               runtime.StepState
-			started, ended   sql.NullInt64
-			out, content     sql.NullString
-			errText, noteTxt string
-		)
-		if err := srows.Scan(&runID, &st.ID, &status, &st.Attempts, &started, &ended, &out, &errText, &noteTxt, &content); err != nil {
+		runID, st, err := rowcodec.ScanStep(srows, bad)
+		if err != nil {
 			return nil, err
-		}
-		st.Status = runtime.StepStatus(status)
-		if started.Valid {
-			st.StartedAt = rowcodec.FromNanos(started.Int64)
-		}
-		if ended.Valid {
-			st.EndedAt = rowcodec.FromNanos(ended.Int64)
-		}
-		st.Error, st.Note = errText, noteTxt
-		if st.Output, err = rowcodec.DecodeJSON(out); err != nil {
-			st.Note = bad.AddStep(runID, &st, "output", err)
-		}
-		if st.Content, err = rowcodec.DecodeObject(content); err != nil {
-			st.Note = bad.AddStep(runID, &st, "content", err)
 		}
 		r := byID[runID]
 		r.Steps = append(r.Steps, st)
@@ -715,51 +642,11 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// stepRow is a step encoded for the steps table.
-type stepRow struct {
-	id, status, err, note string
-	attempts              int
-	started, ended        sql.NullInt64
-	output, content       sql.NullString
-	truncated             bool
-}
-
-func (s *Store) stepRow(st runtime.StepState) (stepRow, error) {
-	out, truncated, err := rowcodec.EncodeOutput(st.Output, s.opts.MaxOutputBytes)
-	if err != nil {
-		return stepRow{}, err
-	}
-	var content sql.NullString
-	contentCut := 0
-	if st.Content != nil {
-		if content, contentCut, err = rowcodec.EncodeOutput(st.Content, s.opts.MaxOutputBytes); err != nil {
-			return stepRow{}, err
-		}
-	}
-	note := st.Note
-	for _, cut := range []struct {
-		what  string
-		bytes int
-	}{{"output", truncated}, {"content", contentCut}} {
-		if cut.bytes == 0 {
-			continue
-		}
-		msg := fmt.Sprintf("%s of %d bytes truncated by the store (limit %d bytes)", cut.what, cut.bytes, s.opts.MaxOutputBytes)
-		if note == "" {
-			note = msg
-		} else {
-			note += "; " + msg
-		}
-	}
-	return stepRow{id: st.ID, status: string(st.Status), attempts: st.Attempts, err: st.Error, note: note,
-		started: rowcodec.NullNanos(st.StartedAt), ended: rowcodec.NullNanos(st.EndedAt), output: out, content: content,
-		truncated: truncated > 0 || contentCut > 0}, nil
-}
-
-func (row stepRow) insert(ctx context.Context, tx *sql.Tx, runID string, idx int) error {
+// insertStep writes one step row of run runID at index idx.
+func insertStep(ctx context.Context, tx *sql.Tx, row rowcodec.StepRow, runID string, idx int) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO steps (run_id, idx, id, status, attempts, started_at, ended_at, output, error, note, content, truncated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		runID, idx, row.id, row.status, row.attempts, row.started, row.ended, row.output, row.err, row.note, row.content, row.truncated)
+		runID, idx, row.ID, row.Status, row.Attempts, row.Started, row.Ended, row.Output, row.Err, row.Note, row.Content, row.Truncated)
 	return err
 }
 
