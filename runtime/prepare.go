@@ -96,9 +96,9 @@ type stepPlan struct {
 	// argSchema is the compiled input schema this tool step's arguments
 	// were last checked against (argschema.go), shared by its runs.
 	argSchema atomic.Pointer[argSchema]
-	items      *valuePlan // a literal collection
-	inner      *stepPlan
-	body       *bodyPlan // a forEach's steps: (body.go); nil with inner
+	items     *valuePlan // a literal collection
+	inner     *stepPlan
+	body      *bodyPlan // a forEach's steps: (body.go); nil with inner
 	// finally marks a finally step; its Deps count from base, the index of
 	// the first finally step.
 	finally bool

@@ -60,26 +60,45 @@ type queryCall struct {
 // parseQueryCall returns the shortcut of t when its single action is
 // exactly `query "EXPR" .field.chain`; nil otherwise.
 func parseQueryCall(t *tmpl, action *parse.ActionNode, q *queryCache) *queryCall {
+	args := callArgs(action, ir.FuncQuery, 2)
+	if args == nil {
+		return nil
+	}
+	expr, ok := args[0].(*parse.StringNode)
+	if !ok {
+		return nil
+	}
+	arg := chainArg(t, args[1])
+	if arg == nil {
+		return nil
+	}
+	return &queryCall{expr: expr.Text, arg: arg, cache: q, checkText: q.resultBytes() > maxTemplateOutput}
+}
+
+// callArgs returns the n arguments of action when it is exactly one call
+// of the function name; nil otherwise.
+func callArgs(action *parse.ActionNode, name string, n int) []parse.Node {
 	if len(action.Pipe.Cmds) != 1 {
 		return nil
 	}
 	args := action.Pipe.Cmds[0].Args
-	if len(args) != 3 {
+	if len(args) != n+1 {
 		return nil
 	}
-	if id, ok := args[0].(*parse.IdentifierNode); !ok || id.Ident != ir.FuncQuery {
+	if id, ok := args[0].(*parse.IdentifierNode); !ok || id.Ident != name {
 		return nil
 	}
-	expr, ok := args[1].(*parse.StringNode)
+	return args[1:]
+}
+
+// chainArg is a call's argument n as a chain template of t's source when
+// it is a field chain; nil otherwise.
+func chainArg(t *tmpl, n parse.Node) *tmpl {
+	f, ok := n.(*parse.FieldNode)
 	if !ok {
 		return nil
 	}
-	f, ok := args[2].(*parse.FieldNode)
-	if !ok {
-		return nil
-	}
-	arg := &tmpl{src: t.src, chain: f.Ident, chainPos: nodeOffset(t.src.Source, int(f.Position()), f.String())}
-	return &queryCall{expr: expr.Text, arg: arg, cache: q, checkText: q.resultBytes() > maxTemplateOutput}
+	return &tmpl{src: t.src, chain: f.Ident, chainPos: nodeOffset(t.src.Source, int(f.Position()), f.String())}
 }
 
 // value is the query's result as the typed path would give it; ok is
@@ -156,21 +175,10 @@ func jsonCopy(v any, d int) (any, bool) {
 // parseJSONOf returns the chain of t when its single action is exactly
 // `json .field.chain`; nil otherwise.
 func parseJSONOf(t *tmpl, action *parse.ActionNode) *tmpl {
-	if len(action.Pipe.Cmds) != 1 {
-		return nil
+	if args := callArgs(action, ir.FuncJSON, 1); args != nil {
+		return chainArg(t, args[0])
 	}
-	args := action.Pipe.Cmds[0].Args
-	if len(args) != 2 {
-		return nil
-	}
-	if id, ok := args[0].(*parse.IdentifierNode); !ok || id.Ident != ir.FuncJSON {
-		return nil
-	}
-	f, ok := args[1].(*parse.FieldNode)
-	if !ok {
-		return nil
-	}
-	return &tmpl{src: t.src, chain: f.Ident, chainPos: nodeOffset(t.src.Source, int(f.Position()), f.String())}
+	return nil
 }
 
 // shortcutCollectionBytes bounds the JSON size of a collection the

@@ -67,12 +67,7 @@ func TestQueryShortcutIsTheTypedPath(t *testing.T) {
 				typed := *tp
 				typed.call = nil
 				want, wantErr := typed.value(data)
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("shortcut value differs from the typed path's (-typed +shortcut):\n%s", diff)
-				}
-				if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
-					t.Errorf("shortcut error %v; the typed path's %v", gotErr, wantErr)
-				}
+				sameAsTyped(t, want, got, wantErr, gotErr)
 			})
 		}
 	}
@@ -141,12 +136,7 @@ func TestCollectionShortcutIsTheTypedPath(t *testing.T) {
 				typed := *tp
 				typed.jsonOf = nil
 				want, wantErr := typed.collectionValue(data)
-				if diff := cmp.Diff(loopItems(want), loopItems(got), cmpopts.EquateNaNs()); diff != "" {
-					t.Errorf("shortcut items differ from the typed path's (-typed +shortcut):\n%s", diff)
-				}
-				if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
-					t.Errorf("shortcut error %v; the typed path's %v", gotErr, wantErr)
-				}
+				sameAsTyped(t, loopItems(want), loopItems(got), wantErr, gotErr, cmpopts.EquateNaNs())
 			})
 		}
 	}
@@ -164,6 +154,18 @@ func TestCollectionShortcutIsTheTypedPath(t *testing.T) {
 		if got := tp.jsonOf != nil; got != takes {
 			t.Errorf("%s: shortcut %v; want %v", src, got, takes)
 		}
+	}
+}
+
+// sameAsTyped fails t when a shortcut's value or error differs from the
+// typed path's.
+func sameAsTyped(t *testing.T, want, got any, wantErr, gotErr error, opts ...cmp.Option) {
+	t.Helper()
+	if diff := cmp.Diff(want, got, opts...); diff != "" {
+		t.Errorf("the shortcut's value differs from the typed path's (-typed +shortcut):\n%s", diff)
+	}
+	if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+		t.Errorf("shortcut error %v; the typed path's %v", gotErr, wantErr)
 	}
 }
 
