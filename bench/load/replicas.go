@@ -1,0 +1,917 @@
+package main
+
+// The load on several replicas (-replicas N): N `vmcp run` processes on
+// one PostgreSQL database (a throwaway cluster this program starts with
+// initdb and pg_ctl, as the tests do), the clients spread over them, one
+// replica killed with SIGKILL in the middle of the load and started again;
+// then the same load, the same workflow and clients, against one `vmcp
+// run` on SQLite, in the same run, so that the two can be compared.
+//
+// The workflow is the diamond of load.go, made of the test backend's
+// recorded tools: start, left and right are gated_idempotent, join is
+// gated (not idempotent), each labelled "MSG STEP", so the backend's call
+// record (one file all the backends append to) says how often each step
+// of each call reached a backend. Client i calls replica i mod N (its
+// home) in its own session. When its replica dies under a call, the call
+// is "cut" (the client cannot know whether the run exists) and the client
+// moves to the next live replica; a task it was following it goes on
+// polling there (tasks/get, tasks/result on another replica). When its
+// home is back, it returns home.
+//
+// After the load, the harness waits until no run of the database is
+// pending or running (the killed replica's leases lapse after the lease,
+// and a survivor resumes them), then checks the exactly-once rules of
+// docs/tasks.md against the store, the call record and the replicas' logs:
+//   - every call has at most one run, and every run has ended: completed,
+//     or interrupted because join, which is not idempotent, was in flight
+//     at the kill;
+//   - a run sent to a replica that was not killed under it called each
+//     step exactly once and completed; a run of the killed replica called
+//     join at most once and each idempotent step at most twice (once
+//     before the kill, once resumed); a completed run called join exactly
+//     once;
+//   - each run of the killed replica that another replica ended (the
+//     store's lease holder is another's name) was resumed exactly once
+//     ("resuming run left unfinished" in exactly one replica's log), and
+//     no other run was;
+//   - every call a client saw succeed is a completed run; every task a
+//     client was handed ended, as the client saw it, as the store says
+//     (completed; failed for interrupted): no task lost.
+// The SQLite leg has no kill: every call must succeed, each step of each
+// call be called once, and vmcp's count of completed runs equal the
+// clients'. Timings are reported, never judged.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-dev/vmcp/internal/testenv"
+)
+
+// recordedWorkflow is the replica load's diamond (see the top of the file).
+const recordedWorkflow = `compositeTools:
+  - name: diamond
+    description: Four recorded backend calls in a diamond; join is not idempotent
+    parameters:
+      msg: {type: string, required: true}
+    steps:
+      - id: start
+        tool: tb.gated_idempotent
+        arguments: {label: "{{.params.msg}} start"}
+      - id: left
+        tool: tb.gated_idempotent
+        arguments: {label: "{{.params.msg}} left"}
+        dependsOn: [start]
+      - id: right
+        tool: tb.gated_idempotent
+        arguments: {label: "{{.params.msg}} right"}
+        dependsOn: [start]
+      - id: join
+        tool: tb.gated
+        arguments: {label: "{{.params.msg}} join"}
+        dependsOn: [left, right]
+`
+
+var diamondSteps = []string{"start", "left", "right", "join"}
+
+// recordedConfig is the config of one leg: state is its state section.
+func recordedConfig(o options, backend, record, state string) string {
+	var tokens strings.Builder
+	fmt.Fprintf(&tokens, "      - %q  # the harness: every scope, reads /metrics\n", adminToken)
+	for i := range o.Owners {
+		fmt.Fprintf(&tokens, "      - {token: %q, name: load-owner-%d, scopes: [run]}\n", ownerToken(i), i)
+	}
+	return fmt.Sprintf(`backends:
+  tb: {command: %q, args: [-gated, -record, %q]}
+server:
+  auth:
+    tokens:
+%s
+  maxConnections: %d
+  maxConnectionsPerClient: %d
+  bodyTimeout: %s
+  limits: {runs: %d, perOwner: {runs: %d}, onLimit: wait}
+state: %s
+%s`, backend, record, strings.TrimSuffix(tokens.String(), "\n"), maxConnections, maxConnections, bodyTimeout,
+		o.Runs, o.PerOwnerRuns, state, recordedWorkflow)
+}
+
+// replica is one `vmcp run` of a leg, on a fixed address; it keeps that
+// address across a restart, and its stderr goes to one log file.
+type replica struct {
+	idx        int
+	addr, base string
+	log        string
+	cmd        *exec.Cmd
+	exited     chan error
+	up         atomic.Bool  // serving; false from the kill until the restart is healthy
+	gen        atomic.Int32 // kills so far: a call that fails after it changed was cut by a kill
+}
+
+// leg is one configuration under load: its replicas and what they share.
+type leg struct {
+	name     string
+	vmcp     string
+	dir, cfg string
+	record   string
+	replicas []*replica
+}
+
+func (l *leg) start(r *replica) error {
+	f, err := os.OpenFile(r.log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(l.vmcp, "run", "--config", l.cfg, "--transport", "http", "--listen", r.addr)
+	cmd.Dir = l.dir // the SQLite file goes here
+	cmd.Stderr = f
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return err
+	}
+	r.cmd, r.exited = cmd, make(chan error, 1)
+	go func() { r.exited <- cmd.Wait(); f.Close() }()
+	if err := waitHealthy(r.base, r.exited); err != nil {
+		return fmt.Errorf("%s replica %d: %v\n%s", l.name, r.idx, err, firstLines(readFile(r.log), 20))
+	}
+	r.up.Store(true)
+	return nil
+}
+
+// kill SIGKILLs r: first marked down and its generation bumped, so that
+// the calls it cuts are counted as cut.
+func (l *leg) kill(r *replica) {
+	r.up.Store(false)
+	r.gen.Add(1)
+	r.cmd.Process.Kill()
+	<-r.exited
+}
+
+// stop SIGTERMs every replica that is up and waits for it.
+func (l *leg) stop() {
+	for _, r := range l.replicas {
+		if r.cmd == nil || !r.up.Load() {
+			continue
+		}
+		r.up.Store(false)
+		r.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-r.exited:
+		case <-time.After(20 * time.Second):
+			r.cmd.Process.Kill()
+			<-r.exited
+		}
+	}
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+// sentCall is one call a client made: where, and how it ended for it.
+type sentCall struct {
+	msg     string
+	replica int
+	gen     int32 // the replica's kills before the call
+	task    bool
+	taskID  string
+	// outcome: "ok", "cut" (its replica was killed under it), "failed"
+	// (a task that ended failed), or "error".
+	outcome string
+}
+
+// legResult is what a leg's clients saw.
+type legResult struct {
+	clientResult
+	sent    []sentCall
+	elapsed time.Duration
+	// moved counts the tasks a client followed to another replica.
+	moved int
+}
+
+// legClient is one client of a leg: its session on its current replica.
+type legClient struct {
+	l      *leg
+	o      options
+	token  string
+	home   int
+	cur    int // -1: no session
+	c      loadClient
+	moved  int
+	result clientResult
+}
+
+// connect opens a session on the first live replica from prefer on.
+func (lc *legClient) connect(prefer int) bool {
+	n := len(lc.l.replicas)
+	for k := range n {
+		j := (prefer + k) % n
+		if !lc.l.replicas[j].up.Load() {
+			continue
+		}
+		c, err := newClient(lc.l.replicas[j].base, lc.token, lc.o.Tasks > 0)
+		if err != nil {
+			continue
+		}
+		lc.drop()
+		lc.c, lc.cur = c, j
+		return true
+	}
+	return false
+}
+
+func (lc *legClient) drop() {
+	if lc.cur >= 0 {
+		closeClient(lc.c)
+		lc.cur = -1
+	}
+}
+
+// session makes sure of a session (home when home is up), waiting up to
+// a minute for a live replica.
+func (lc *legClient) session() bool {
+	if lc.cur >= 0 && (lc.cur == lc.home || !lc.l.replicas[lc.home].up.Load()) && lc.l.replicas[lc.cur].up.Load() {
+		return true
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if lc.connect(lc.home) {
+			return true
+		}
+	}
+	return false
+}
+
+// cutBy says whether the current replica was killed since generation gen
+// (the call that failed was cut); it then drops the session.
+func (lc *legClient) cutBy(r *replica, gen int32) bool {
+	if r.gen.Load() == gen {
+		return false
+	}
+	lc.drop()
+	return true
+}
+
+func runLegClient(l *leg, i int, o options, deadline time.Time) ([]sentCall, clientResult, int) {
+	lc := &legClient{l: l, o: o, token: ownerToken(i % o.Owners), home: i % len(l.replicas), cur: -1, result: clientResult{errs: map[string]int{}}}
+	defer lc.drop()
+	var sent []sentCall
+	for n := 0; time.Now().Before(deadline); n++ {
+		if !lc.session() {
+			lc.result.errs["connect: no replica answered for a minute"]++
+			break
+		}
+		r := lc.l.replicas[lc.cur]
+		s := sentCall{msg: "m" + strconv.Itoa(i*1_000_000+n), replica: lc.cur, gen: r.gen.Load()}
+		k := float64(i + n)
+		s.task = int((k+1)*o.Tasks) > int(k*o.Tasks)
+		t0 := time.Now()
+		if s.task {
+			lc.task(&s, r, t0)
+		} else if kind, err := callOnce(lc.c, s.msg, checkRecorded); err != nil {
+			if lc.cutBy(r, s.gen) {
+				s.outcome = "cut"
+			} else {
+				s.outcome = "error"
+				lc.result.errs[kind]++
+			}
+		} else {
+			s.outcome = "ok"
+			lc.result.plain = append(lc.result.plain, time.Since(t0))
+		}
+		sent = append(sent, s)
+	}
+	return sent, lc.result, lc.moved
+}
+
+// task makes s a task on r and follows it to its end, on another replica
+// when r dies meanwhile.
+func (lc *legClient) task(s *sentCall, r *replica, t0 time.Time) {
+	fail := func(kind string) {
+		s.outcome = "error"
+		lc.result.errs[kind]++
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	resp, err := lc.c.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		ID:      mcp.NewRequestId("task-" + s.msg),
+		Method:  string(mcp.MethodToolsCall),
+		Params:  map[string]any{"name": "diamond", "arguments": map[string]any{"msg": s.msg}, "task": map[string]any{}},
+	})
+	switch {
+	case err != nil && lc.cutBy(r, s.gen):
+		s.outcome = "cut"
+		return
+	case err != nil:
+		fail("task create: transport: " + firstLine(err.Error()))
+		return
+	case resp.Error != nil:
+		fail("task create: JSON-RPC error: " + firstLine(resp.Error.Message))
+		return
+	}
+	created := time.Since(t0)
+	var cr mcp.CreateTaskResult
+	if err := json.Unmarshal(resp.Result, &cr); err != nil || cr.Task.TaskId == "" {
+		fail("task create: not a task")
+		return
+	}
+	s.taskID = cr.Task.TaskId
+	task := cr.Task
+	// follow does one request on the current replica; when that replica
+	// dies under it, the session moves and the request is sent again.
+	follow := func(do func() error) error {
+		for {
+			cur := lc.l.replicas[lc.cur]
+			gen := cur.gen.Load()
+			err := do()
+			if err == nil || !lc.cutBy(cur, gen) {
+				return err
+			}
+			lc.moved++
+			if !lc.session() {
+				return fmt.Errorf("no replica answered for a minute")
+			}
+		}
+	}
+	for !task.Status.IsTerminal() {
+		time.Sleep(lc.o.Poll)
+		err := follow(func() error {
+			got, err := lc.c.GetTask(ctx, mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: s.taskID}})
+			if err == nil {
+				task = got.Task
+			}
+			return err
+		})
+		if err != nil {
+			fail("tasks/get: " + firstLine(err.Error()))
+			return
+		}
+	}
+	if task.Status == mcp.TaskStatusFailed {
+		s.outcome = "failed" // checked against the store (interrupted) later
+		return
+	}
+	if task.Status != mcp.TaskStatusCompleted {
+		fail(fmt.Sprintf("task %s: %s", task.Status, firstLine(task.StatusMessage)))
+		return
+	}
+	var res *mcp.TaskResultResult
+	if err := follow(func() error {
+		var err error
+		res, err = lc.c.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: s.taskID}})
+		return err
+	}); err != nil {
+		fail("tasks/result: " + firstLine(err.Error()))
+		return
+	}
+	if kind, err := checkRecorded(res.StructuredContent, res.Content, s.msg); err != nil {
+		fail("tasks/result: " + kind)
+		return
+	}
+	s.outcome = "ok"
+	lc.result.task = append(lc.result.task, time.Since(t0))
+	lc.result.create = append(lc.result.create, created)
+}
+
+// checkRecorded checks the recorded diamond's result for msg.
+func checkRecorded(structured any, content []mcp.Content, msg string) (string, error) {
+	want := msg + " join"
+	out, _ := structured.(map[string]any)
+	if out == nil {
+		json.Unmarshal([]byte(resultText(content)), &out)
+	}
+	if out == nil || out["label"] != want {
+		return "wrong result", fmt.Errorf("result %v / %q; want label %q", structured, resultText(content), want)
+	}
+	return "", nil
+}
+
+// loadLeg warms every replica up, runs the clients for o.Duration and,
+// when kill is set, kills the second replica at half time and starts it
+// again o.RestartAfter later.
+func loadLeg(l *leg, o options, kill bool) (res legResult, err error) {
+	for _, r := range l.replicas {
+		warm, err := newClient(r.base, ownerToken(0), o.Tasks > 0)
+		if err != nil {
+			return res, fmt.Errorf("%s warm-up client: %w", l.name, err)
+		}
+		if _, err := callOnce(warm, fmt.Sprintf("warm-%d", r.idx), checkRecorded); err != nil {
+			closeClient(warm)
+			return res, fmt.Errorf("%s warm-up call: %w", l.name, err)
+		}
+		closeClient(warm)
+	}
+	results := make([]legResult, o.Clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(o.Duration)
+	for i := range o.Clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sent, cr, moved := runLegClient(l, i, o, deadline)
+			results[i] = legResult{clientResult: cr, sent: sent, moved: moved}
+		}()
+	}
+	var restartErr error
+	if kill {
+		victim := l.replicas[1%len(l.replicas)]
+		time.Sleep(o.Duration / 2)
+		l.kill(victim)
+		time.Sleep(o.RestartAfter)
+		restartErr = l.start(victim)
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	res.errs = map[string]int{}
+	for _, r := range results {
+		res.plain = append(res.plain, r.plain...)
+		res.task = append(res.task, r.task...)
+		res.create = append(res.create, r.create...)
+		res.sent = append(res.sent, r.sent...)
+		res.moved += r.moved
+		for k, v := range r.errs {
+			res.errs[k] += v
+		}
+	}
+	if restartErr != nil {
+		return res, restartErr
+	}
+	return res, nil
+}
+
+// callRecord reads the backends' record: calls[msg][step].
+func callRecord(path string) (map[string]map[string]int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	calls := map[string]map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "call" {
+			continue
+		}
+		if calls[f[1]] == nil {
+			calls[f[1]] = map[string]int{}
+		}
+		calls[f[1]][f[2]]++
+	}
+	return calls, nil
+}
+
+// storedRun is a run as the Postgres store has it.
+type storedRun struct {
+	id, msg, status, errText string
+	holder                   string // the replica that ended it (its lease)
+}
+
+// storedRuns waits until no run of the database is pending or running
+// (at most wait), then reads the diamond's runs.
+func storedRuns(url string, wait time.Duration) ([]storedRun, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait+30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	for deadline := time.Now().Add(wait); ; time.Sleep(200 * time.Millisecond) {
+		var open int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM runs WHERE status IN ('pending', 'running')`).Scan(&open); err != nil {
+			return nil, err
+		}
+		if open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%d runs still pending or running %s after the load", open, wait)
+		}
+	}
+	rows, err := conn.Query(ctx, `SELECT id, status, coalesce(params, ''), coalesce(error, ''), lease_holder FROM runs WHERE workflow = 'diamond'`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (storedRun, error) {
+		var r storedRun
+		var params string
+		if err := row.Scan(&r.id, &r.status, &params, &r.errText, &r.holder); err != nil {
+			return r, err
+		}
+		var p struct {
+			Msg string `json:"msg"`
+		}
+		if err := json.Unmarshal([]byte(params), &p); err != nil {
+			return r, fmt.Errorf("run %s: params %q: %v", r.id, params, err)
+		}
+		r.msg = p.Msg
+		return r, nil
+	})
+}
+
+// resumes counts, per run id, the "resuming run left unfinished" lines of
+// the replicas' logs.
+func resumes(l *leg) map[string]int {
+	n := map[string]int{}
+	for _, r := range l.replicas {
+		for _, line := range strings.Split(readFile(r.log), "\n") {
+			if !strings.Contains(line, "resuming run left unfinished") {
+				continue
+			}
+			if _, rest, ok := strings.Cut(line, "run_id="); ok {
+				id, _, _ := strings.Cut(rest, " ")
+				n[strings.Trim(id, `"`)]++
+			}
+		}
+	}
+	return n
+}
+
+// replicaNames reads the store's name of each start of replica r from
+// its log ("run store: postgres" replica=NAME), in order.
+func replicaNames(r *replica) []string {
+	var names []string
+	for _, line := range strings.Split(readFile(r.log), "\n") {
+		if !strings.Contains(line, `msg="run store: postgres"`) {
+			continue
+		}
+		if _, rest, ok := strings.Cut(line, "replica="); ok {
+			name, _, _ := strings.Cut(rest, " ")
+			names = append(names, strings.Trim(name, `"`))
+		}
+	}
+	return names
+}
+
+// exactlyOnce is what the checks of a replicated leg counted.
+type exactlyOnce struct {
+	runs, completed, interrupted, resumed, cut, touched int
+	problems                                            []string
+}
+
+func (e *exactlyOnce) problem(format string, args ...any) {
+	if len(e.problems) < 20 {
+		e.problems = append(e.problems, fmt.Sprintf(format, args...))
+	} else if len(e.problems) == 20 {
+		e.problems = append(e.problems, "(more problems left out)")
+	}
+}
+
+// checkExactlyOnce applies the rules at the top of the file.
+func checkExactlyOnce(l *leg, res legResult, runs []storedRun, calls map[string]map[string]int, killed bool, victim int) exactlyOnce {
+	var e exactlyOnce
+	// The victim's name before the kill: a run of its that another
+	// replica's name holds was taken over.
+	victimName := ""
+	if names := replicaNames(l.replicas[victim]); len(names) > 0 {
+		victimName = names[0]
+	} else {
+		e.problem("replica %d's log does not name its store", victim)
+	}
+	byMsg := map[string][]storedRun{}
+	for _, r := range runs {
+		byMsg[r.msg] = append(byMsg[r.msg], r)
+	}
+	resumed := resumes(l)
+	seen := map[string]bool{}
+	for _, s := range res.sent {
+		seen[s.msg] = true
+		rs := byMsg[s.msg]
+		if len(rs) > 1 {
+			e.problem("call %s has %d runs; want at most one", s.msg, len(rs))
+			continue
+		}
+		touched := killed && s.replica == victim && s.gen == 0
+		if touched {
+			e.touched++
+		}
+		if s.outcome == "cut" {
+			e.cut++
+		}
+		if len(rs) == 0 {
+			if s.outcome != "cut" {
+				e.problem("call %s (%s on replica %d) has no run in the store", s.msg, s.outcome, s.replica)
+			}
+			if len(calls[s.msg]) > 0 {
+				e.problem("call %s has no run, but its steps were called: %v", s.msg, calls[s.msg])
+			}
+			continue
+		}
+		r := rs[0]
+		c := calls[s.msg]
+		switch r.status {
+		case "completed":
+			e.completed++
+			if c["join"] != 1 {
+				e.problem("run %s (%s) completed with join called %d times; want once", r.id, s.msg, c["join"])
+			}
+		case "interrupted":
+			e.interrupted++
+			if !touched || !strings.Contains(r.errText, "join") || !strings.Contains(r.errText, "not idempotent") {
+				e.problem("run %s (%s, replica %d, killed under it: %v) ended interrupted: %s; want only the killed replica's runs with join in flight", r.id, s.msg, s.replica, touched, r.errText)
+			}
+		default:
+			e.problem("run %s (%s) ended %s: %s", r.id, s.msg, r.status, r.errText)
+		}
+		for _, step := range diamondSteps {
+			switch n := c[step]; {
+			case !touched && r.status == "completed" && n != 1:
+				e.problem("run %s (%s, replica %d, not killed) called %s %d times; want once", r.id, s.msg, s.replica, step, n)
+			case step == "join" && n > 1, n > 2:
+				e.problem("run %s (%s) called %s %d times; want at most %d", r.id, s.msg, step, n, map[bool]int{true: 1, false: 2}[step == "join"])
+			}
+		}
+		// Taken over: started on the victim, ended by another replica.
+		wantResumes := 0
+		if touched && r.holder != victimName {
+			wantResumes = 1
+			e.resumed++
+		}
+		if !touched && r.holder == victimName {
+			e.problem("run %s (%s, sent to replica %d) was ended by replica %d before its kill", r.id, s.msg, s.replica, victim)
+		}
+		if got := resumed[r.id]; got != wantResumes {
+			e.problem("run %s (%s, replica %d, ended by %s) was resumed %d times; want %d", r.id, s.msg, s.replica, r.holder, got, wantResumes)
+		}
+		switch {
+		case s.outcome == "ok" && r.status != "completed":
+			e.problem("call %s succeeded for its client, but its run %s is %s", s.msg, r.id, r.status)
+		case s.outcome == "failed" && r.status != "interrupted":
+			e.problem("task %s ended failed for its client, but its run is %s", s.taskID, r.status)
+		case s.task && s.taskID != "" && s.taskID != r.id:
+			e.problem("task %s of call %s is not its run %s", s.taskID, s.msg, r.id)
+		}
+	}
+	for _, r := range runs {
+		if !seen[r.msg] && !strings.HasPrefix(r.msg, "warm-") {
+			e.problem("run %s (%s) is no client's call", r.id, r.msg)
+		}
+	}
+	e.runs = len(runs)
+	return e
+}
+
+// runReplicas is the -replicas load: the replicated leg, then the SQLite
+// leg, then the comparison. It fails when any check fails.
+func runReplicas(o options, out io.Writer) error {
+	switch {
+	case o.Replicas < 2:
+		return fmt.Errorf("-replicas must be at least 2, not %d", o.Replicas)
+	case len(o.ReplicaPorts) != o.Replicas:
+		return fmt.Errorf("%d replica ports for %d replicas", len(o.ReplicaPorts), o.Replicas)
+	}
+	dir, err := os.MkdirTemp("", "vmcp-load-replicas-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := binaries(&o, dir); err != nil {
+		return err
+	}
+	pg, err := testenv.StartPostgresOn(o.PGPort, testenv.PostgresOptions{Durable: o.PGDurable})
+	if err != nil {
+		return err
+	}
+	defer pg.Stop()
+	if err := pg.Exec("CREATE DATABASE vmcp_load"); err != nil {
+		return err
+	}
+	url := pg.URL("vmcp_load")
+
+	newLeg := func(name, state string, ports []int) (*leg, error) {
+		l := &leg{name: name, vmcp: o.VMCP, dir: filepath.Join(dir, name)}
+		if err := os.MkdirAll(l.dir, 0o755); err != nil {
+			return nil, err
+		}
+		l.record, l.cfg = filepath.Join(l.dir, "calls.log"), filepath.Join(l.dir, "vmcp.yaml")
+		if err := os.WriteFile(l.cfg, []byte(recordedConfig(o, o.Backend, l.record, state)), 0o644); err != nil {
+			return nil, err
+		}
+		for i, p := range ports {
+			addr := fmt.Sprintf("127.0.0.1:%d", p)
+			l.replicas = append(l.replicas, &replica{idx: i, addr: addr, base: "http://" + addr, log: filepath.Join(l.dir, fmt.Sprintf("replica-%d.log", i))})
+		}
+		return l, nil
+	}
+
+	durability := "fsync off"
+	if o.PGDurable {
+		durability = "durable (fsync, synchronous_commit)"
+	}
+	fmt.Fprintf(out, "load:        %d clients x %s each leg, %.0f%% of calls as tasks (tasks/get every %s), %d owners, 2025-11-25 sessions\n", o.Clients, o.Duration, 100*o.Tasks, o.Poll, o.Owners)
+	fmt.Fprintf(out, "workflow:    diamond of 4 recorded backend calls (join not idempotent), stdio test backend per process\n")
+
+	// The replicated leg.
+	pgLeg, err := newLeg("postgres", fmt.Sprintf("{store: postgres, url: %q, lease: %s}", url, o.Lease), o.ReplicaPorts)
+	if err != nil {
+		return err
+	}
+	var problems []string
+	pgSum, err := func() (legSummary, error) {
+		defer pgLeg.stop()
+		for _, r := range pgLeg.replicas {
+			if err := pgLeg.start(r); err != nil {
+				return legSummary{}, err
+			}
+		}
+		res, err := loadLeg(pgLeg, o, true)
+		if err != nil {
+			return legSummary{}, err
+		}
+		runs, err := storedRuns(url, 4*o.Lease+30*time.Second)
+		if err != nil {
+			return legSummary{}, err
+		}
+		calls, err := callRecord(pgLeg.record)
+		if err != nil {
+			return legSummary{}, err
+		}
+		e := checkExactlyOnce(pgLeg, res, runs, calls, true, 1)
+		fmt.Fprintf(out, "\n[postgres]   %d replicas on one PostgreSQL %s, lease %s; replica 1 SIGKILLed at %s, started again %s later\n",
+			o.Replicas, durability, o.Lease, o.Duration/2, o.RestartAfter)
+		sum := report(out, res)
+		fmt.Fprintf(out, "kill:        %d calls sent to replica 1 before the kill, %d cut by it (no answer), %d tasks followed to another replica\n", e.touched, e.cut, res.moved)
+		fmt.Fprintf(out, "store:       %d runs, %d completed, %d interrupted (join in flight at the kill), %d resumed by another replica, each exactly once\n", e.runs, e.completed, e.interrupted, e.resumed)
+		if n := failures(res); n > 0 {
+			problems = append(problems, fmt.Sprintf("postgres: %d calls failed", n))
+		}
+		for _, p := range e.problems {
+			problems = append(problems, "postgres: "+p)
+		}
+		if e.touched == 0 || e.completed == 0 {
+			problems = append(problems, fmt.Sprintf("postgres: %d calls went to the killed replica and %d runs completed; want some of each", e.touched, e.completed))
+		}
+		return sum, nil
+	}()
+	if err != nil {
+		return err
+	}
+
+	// The SQLite leg: the same load on one process.
+	sqLeg, err := newLeg("sqlite", "{store: sqlite}", []int{o.Port})
+	if err != nil {
+		return err
+	}
+	sqSum, err := func() (legSummary, error) {
+		defer sqLeg.stop()
+		if err := sqLeg.start(sqLeg.replicas[0]); err != nil {
+			return legSummary{}, err
+		}
+		before, err := scrape(sqLeg.replicas[0].base)
+		if err != nil {
+			return legSummary{}, err
+		}
+		res, err := loadLeg(sqLeg, o, false)
+		if err != nil {
+			return legSummary{}, err
+		}
+		time.Sleep(time.Second) // the runs' last writes
+		after, err := scrape(sqLeg.replicas[0].base)
+		if err != nil {
+			return legSummary{}, err
+		}
+		calls, err := callRecord(sqLeg.record)
+		if err != nil {
+			return legSummary{}, err
+		}
+		fmt.Fprintf(out, "\n[sqlite]     one vmcp run on SQLite, no kill\n")
+		sum := report(out, res)
+		const completed = `vmcp_runs_total{status="completed",workflow="diamond"}`
+		recorded := int(after[completed]-before[completed]) - len(sqLeg.replicas) // the warm-up calls
+		fmt.Fprintf(out, "store:       %d runs completed according to vmcp (clients saw %d ok)\n", recorded, sum.ok)
+		if n := failures(res); n > 0 {
+			problems = append(problems, fmt.Sprintf("sqlite: %d calls failed", n))
+		}
+		if recorded != sum.ok || sum.ok != len(res.sent) {
+			problems = append(problems, fmt.Sprintf("sqlite: %d calls sent, %d ok, %d runs completed", len(res.sent), sum.ok, recorded))
+		}
+		bad := 0
+		for _, s := range res.sent {
+			for _, step := range diamondSteps {
+				if calls[s.msg][step] != 1 {
+					bad++
+					if bad <= 5 {
+						problems = append(problems, fmt.Sprintf("sqlite: call %s called %s %d times; want once", s.msg, step, calls[s.msg][step]))
+					}
+				}
+			}
+		}
+		return sum, nil
+	}()
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintf(out, "\n%-34s %10s %12s %12s %12s\n", "side by side", "calls/s", "plain p99", "task p99", "create p99")
+	for _, s := range []struct {
+		name string
+		legSummary
+	}{{fmt.Sprintf("postgres, %d replicas, one killed", o.Replicas), pgSum}, {"sqlite, one process", sqSum}} {
+		fmt.Fprintf(out, "%-34s %10.0f %12s %12s %12s\n", s.name, s.throughput, s.plainP99, s.taskP99, s.createP99)
+	}
+	if len(problems) > 0 {
+		for _, l := range []*leg{pgLeg, sqLeg} {
+			for _, r := range l.replicas {
+				fmt.Fprintf(out, "%s replica %d log (first lines):\n%s\n", l.name, r.idx, firstLines(grepOut(readFile(r.log), "resuming run left unfinished"), 15))
+			}
+		}
+		return fmt.Errorf("%s", strings.Join(problems, "\n  "))
+	}
+	fmt.Fprintln(out, "ok:          every run ended exactly once; no call or task lost")
+	return nil
+}
+
+// grepOut drops the lines that contain s.
+func grepOut(text, s string) string {
+	var keep []string
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.Contains(l, s) {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+// legSummary is one leg's line of the comparison.
+type legSummary struct {
+	ok                           int
+	throughput                   float64
+	plainP99, taskP99, createP99 time.Duration
+}
+
+func failures(res legResult) int {
+	n := 0
+	for _, v := range res.errs {
+		n += v
+	}
+	return n
+}
+
+// report prints a leg's calls, throughput, latencies and errors.
+func report(out io.Writer, res legResult) legSummary {
+	ok := len(res.plain) + len(res.task)
+	s := legSummary{ok: ok, throughput: float64(ok) / res.elapsed.Seconds()}
+	fmt.Fprintf(out, "calls:       %d ok (%d plain, %d tasks), %d failed in %.1fs\n", ok, len(res.plain), len(res.task), failures(res), res.elapsed.Seconds())
+	fmt.Fprintf(out, "throughput:  %.0f workflow calls/s (%.0f backend calls/s)\n", s.throughput, 4*s.throughput)
+	printLatency(out, "plain call", res.plain)
+	printLatency(out, "task", res.task)
+	printLatency(out, "task create", res.create)
+	p99 := func(d []time.Duration) time.Duration {
+		if len(d) == 0 {
+			return 0
+		}
+		return pct(d, 99) // printLatency sorted d
+	}
+	s.plainP99, s.taskP99, s.createP99 = p99(res.plain), p99(res.task), p99(res.create)
+	keys := make([]string, 0, len(res.errs))
+	for k := range res.errs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(out, "error:       %d x %s\n", res.errs[k], k)
+	}
+	return s
+}
+
+// binaries builds vmcp and the test backend into dir unless given.
+func binaries(o *options, dir string) error {
+	var err error
+	for _, bin := range []*string{&o.VMCP, &o.Backend} {
+		if *bin != "" {
+			if *bin, err = filepath.Abs(*bin); err != nil {
+				return err
+			}
+		}
+	}
+	if o.VMCP == "" {
+		o.VMCP = filepath.Join(dir, "vmcp")
+		if err := goBuild(o.VMCP, "github.com/vmcp-dev/vmcp/cmd/vmcp"); err != nil {
+			return err
+		}
+	}
+	if o.Backend == "" {
+		o.Backend = filepath.Join(dir, "testbackend")
+		if err := goBuild(o.Backend, "github.com/vmcp-dev/vmcp/e2e/testbackend"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
