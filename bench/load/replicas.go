@@ -258,10 +258,11 @@ func (lc *legClient) session() bool {
 	return false
 }
 
-// cutBy says whether the current replica was killed since generation gen
-// (the call that failed was cut); it then drops the session.
+// cutBy says whether the call on r that failed was cut by a kill: r was
+// killed since generation gen, or is down (killed after the caller read
+// gen, before the call); it then drops the session.
 func (lc *legClient) cutBy(r *replica, gen int32) bool {
-	if r.gen.Load() == gen {
+	if r.gen.Load() == gen && r.up.Load() {
 		return false
 	}
 	lc.drop()
