@@ -37,9 +37,10 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// The replica load's ports: 17770-17779 (three replicas, the SQLite
-// process and the PostgreSQL cluster).
-const replicaLoadLo, replicaLoadHi = 17770, 17779
+// The replica load's ports: 17770-17775 (three replicas, the SQLite
+// process and the PostgreSQL cluster; examples/demo's replicas page test
+// has 17776-17779).
+const replicaLoadLo, replicaLoadHi = 17770, 17775
 
 // TestLoadReplicas is docs/replicas.md's load, shorter: 100 clients for
 // 10 seconds on three `vmcp run` replicas on one PostgreSQL (fsync off),
