@@ -543,13 +543,13 @@ func closeClient(c loadClient) {
 
 // newClient opens an MCP session as the owner of token; v1 makes it a
 // 2025-11-25 session, the protocol whose tasks mcp-go speaks.
-func newClient(base, token string, v1 bool) (loadClient, error) {
+func newClient(base, token string, v1 bool, extra ...transport.StreamableHTTPCOption) (loadClient, error) {
 	// The token goes on every request through the HTTP client, not
 	// WithHTTPHeaders: mcp-go v1.2.1's Close sends its DELETE without
 	// those headers, so vmcp answers 401 and the session stays until
 	// server.sessions.idleTimeout.
 	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport.(*http.Transport).Clone()}}
-	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithHTTPBasicClient(hc))
+	tr, err := transport.NewStreamableHTTP(base+"/mcp", append([]transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(hc)}, extra...)...)
 	if err != nil {
 		return loadClient{}, err
 	}

@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,7 +208,7 @@ func (lc *legClient) connect(prefer int) bool {
 		if !lc.l.replicas[j].up.Load() {
 			continue
 		}
-		c, err := newClient(lc.l.replicas[j].base, lc.token, lc.o.Tasks > 0)
+		c, err := newClient(lc.l.replicas[j].base, lc.token, lc.o.Tasks > 0, transport.WithHTTPLogger(closeQuiet))
 		if err != nil {
 			continue
 		}
@@ -216,6 +217,22 @@ func (lc *legClient) connect(prefer int) bool {
 		return true
 	}
 	return false
+}
+
+// closeQuiet is mcp-go's default logger without "failed to send close
+// request": closing a session on the killed replica fails, as expected.
+var closeQuiet = slog.New(dropMessage{slog.Default().Handler(), "failed to send close request"})
+
+type dropMessage struct {
+	slog.Handler
+	msg string
+}
+
+func (d dropMessage) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == d.msg {
+		return nil
+	}
+	return d.Handler.Handle(ctx, r)
 }
 
 func (lc *legClient) drop() {
