@@ -100,7 +100,7 @@ type replica struct {
 	idx        int
 	addr, base string
 	log        string
-	cmd        *exec.Cmd
+	cmd        *exec.Cmd // nil when it is not running
 	exited     chan error
 	up         atomic.Bool  // serving; false from the kill until the restart is healthy
 	gen        atomic.Int32 // kills so far: a call that fails after it changed was cut by a kill
@@ -130,6 +130,8 @@ func (l *leg) start(r *replica) error {
 	r.cmd, r.exited = cmd, make(chan error, 1)
 	go func() { r.exited <- cmd.Wait(); f.Close() }()
 	if err := waitHealthy(r.base, r.exited); err != nil {
+		cmd.Process.Kill() // when it has not exited already
+		r.cmd = nil
 		return fmt.Errorf("%s replica %d: %v\n%s", l.name, r.idx, err, firstLines(readFile(r.log), 20))
 	}
 	r.up.Store(true)
@@ -143,12 +145,13 @@ func (l *leg) kill(r *replica) {
 	r.gen.Add(1)
 	r.cmd.Process.Kill()
 	<-r.exited
+	r.cmd = nil
 }
 
-// stop SIGTERMs every replica that is up and waits for it.
+// stop SIGTERMs every replica that runs and waits for it.
 func (l *leg) stop() {
 	for _, r := range l.replicas {
-		if r.cmd == nil || !r.up.Load() {
+		if r.cmd == nil {
 			continue
 		}
 		r.up.Store(false)
