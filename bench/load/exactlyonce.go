@@ -138,7 +138,10 @@ func replicaNames(r *replica) []string {
 // exactlyOnce is what the checks of a replicated leg counted.
 type exactlyOnce struct {
 	runs, completed, interrupted, resumed, cut, touched int
-	problems                                            []string
+	// The longest ok call sent to the killed replica before the kill,
+	// and among the other calls.
+	slowestTouched, slowestOther time.Duration
+	problems                     []string
 }
 
 func (e *exactlyOnce) problem(format string, args ...any) {
@@ -176,6 +179,9 @@ func checkExactlyOnce(l *leg, res legResult, runs []storedRun, calls map[string]
 		touched := killed && s.replica == victim && s.gen == 0
 		if touched {
 			e.touched++
+			e.slowestTouched = max(e.slowestTouched, s.took)
+		} else {
+			e.slowestOther = max(e.slowestOther, s.took)
 		}
 		if s.outcome == "cut" {
 			e.cut++

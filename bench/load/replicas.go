@@ -180,6 +180,7 @@ type sentCall struct {
 	// outcome: "ok", "cut" (its replica was killed under it), "failed"
 	// (a task that ended failed), or "error".
 	outcome string
+	took    time.Duration // of an ok call
 }
 
 // legResult is what a leg's clients saw.
@@ -294,8 +295,8 @@ func runLegClient(l *leg, i int, o options, deadline time.Time) ([]sentCall, cli
 				lc.result.errs[kind]++
 			}
 		} else {
-			s.outcome = "ok"
-			lc.result.plain = append(lc.result.plain, time.Since(t0))
+			s.outcome, s.took = "ok", time.Since(t0)
+			lc.result.plain = append(lc.result.plain, s.took)
 		}
 		sent = append(sent, s)
 	}
@@ -387,8 +388,8 @@ func (lc *legClient) task(s *sentCall, r *replica, t0 time.Time) {
 		fail("tasks/result: " + kind)
 		return
 	}
-	s.outcome = "ok"
-	lc.result.task = append(lc.result.task, time.Since(t0))
+	s.outcome, s.took = "ok", time.Since(t0)
+	lc.result.task = append(lc.result.task, s.took)
 	lc.result.create = append(lc.result.create, created)
 }
 
@@ -539,6 +540,7 @@ func runReplicas(o options, out io.Writer) error {
 			o.Replicas, durability, o.Lease, o.Duration/2, o.RestartAfter)
 		sum := report(out, res)
 		fmt.Fprintf(out, "kill:        %d calls sent to replica 1 before the kill, %d cut by it (no answer), %d tasks followed to another replica\n", e.touched, e.cut, res.moved)
+		fmt.Fprintf(out, "slowest:     %s among those calls that succeeded, %s among the others\n", e.slowestTouched.Round(time.Millisecond), e.slowestOther.Round(time.Millisecond))
 		fmt.Fprintf(out, "store:       %d runs, %d completed, %d interrupted (join in flight at the kill), %d resumed by another replica, each exactly once\n", e.runs, e.completed, e.interrupted, e.resumed)
 		if n := failures(res); n > 0 {
 			problems = append(problems, fmt.Sprintf("postgres: %d calls failed", n))
