@@ -20,4 +20,20 @@
 //
 // TestLoad runs it with 200 clients for 10 seconds (about 20 s with the
 // binaries built), without waiting for vmcp's next garbage collection.
+//
+// With -replicas N (replicas.go) it is the load of docs/replicas.md:
+// N `vmcp run` replicas on one PostgreSQL (a throwaway cluster it starts
+// with initdb and pg_ctl, durable unless -pg-durable=false), the clients
+// spread over them, the second replica SIGKILLed at half time and started
+// again -restart-after later; then the same load on one SQLite process.
+// It checks that every run ended exactly once under the resume rules, in
+// the store, the backends' call record and the replicas' logs, and that
+// no call or task was lost, and prints the throughput and latencies of
+// both side by side. Ports: the SQLite process on -port, the replicas on
+// the next N, PostgreSQL on the one after:
+//
+//	go run ./bench/load -replicas 3 -clients 100 -duration 60s -port 17770
+//
+// TestLoadReplicas runs it with 100 clients for 10 seconds a leg (about
+// 30 s), judging the invariants, never the timings.
 package main

@@ -64,6 +64,16 @@ type options struct {
 	GCWait   time.Duration // longest wait for vmcp's first GC after the load; 0: no wait
 	// Runs and PerOwnerRuns are server.limits (runs, perOwner.runs).
 	Runs, PerOwnerRuns int
+	// Replicas > 0 is the replica load (replicas.go): that many vmcp
+	// processes on ReplicaPorts, on a PostgreSQL cluster on PGPort
+	// (durable with PGDurable) with lease Lease, one killed at half time
+	// and started again RestartAfter later; then the SQLite leg on Port.
+	Replicas     int
+	ReplicaPorts []int
+	PGPort       int
+	PGDurable    bool
+	Lease        time.Duration
+	RestartAfter time.Duration
 }
 
 // The server's connection caps, as a deployment that expects a few
@@ -243,7 +253,7 @@ func run(o options, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("warm-up client: %w", err)
 	}
-	if _, err := callOnce(warm, "warm"); err != nil {
+	if _, err := callOnce(warm, "warm", checkResult); err != nil {
 		return fmt.Errorf("warm-up call: %w", err)
 	}
 	if o.Tasks > 0 {
@@ -456,7 +466,7 @@ func client1(base string, i int, o options, deadline time.Time) clientResult {
 			res.create = append(res.create, created)
 			continue
 		}
-		if kind, err := callOnce(c, msg); err != nil {
+		if kind, err := callOnce(c, msg, checkResult); err != nil {
 			res.errs[kind]++
 			continue
 		}
@@ -533,13 +543,13 @@ func closeClient(c loadClient) {
 
 // newClient opens an MCP session as the owner of token; v1 makes it a
 // 2025-11-25 session, the protocol whose tasks mcp-go speaks.
-func newClient(base, token string, v1 bool) (loadClient, error) {
+func newClient(base, token string, v1 bool, extra ...transport.StreamableHTTPCOption) (loadClient, error) {
 	// The token goes on every request through the HTTP client, not
 	// WithHTTPHeaders: mcp-go v1.2.1's Close sends its DELETE without
 	// those headers, so vmcp answers 401 and the session stays until
 	// server.sessions.idleTimeout.
 	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport.(*http.Transport).Clone()}}
-	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithHTTPBasicClient(hc))
+	tr, err := transport.NewStreamableHTTP(base+"/mcp", append([]transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(hc)}, extra...)...)
 	if err != nil {
 		return loadClient{}, err
 	}
@@ -579,7 +589,8 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // callOnce calls the workflow and checks its answer. On failure it returns
 // a short kind for the error table.
-func callOnce(c loadClient, msg string) (string, error) {
+// check is checkResult, or checkRecorded for the replica load's workflow.
+func callOnce(c loadClient, msg string, check func(any, []mcp.Content, string) (string, error)) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "diamond", Arguments: map[string]any{"msg": msg}}})
@@ -590,7 +601,7 @@ func callOnce(c loadClient, msg string) (string, error) {
 		text := resultText(res.Content)
 		return "tool error: " + firstLine(text), fmt.Errorf("%s", text)
 	}
-	return checkResult(res.StructuredContent, res.Content, msg)
+	return check(res.StructuredContent, res.Content, msg)
 }
 
 // taskOnce calls the workflow as a 2025-11-25 task (mcp-go's CallTool

@@ -22,7 +22,19 @@ func main() {
 	flag.DurationVar(&o.GCWait, "gc-wait", o.GCWait, "how long to wait after the load for vmcp's next garbage collection, to check its heap (0: check only the RSS)")
 	flag.IntVar(&o.Runs, "runs", o.Runs, "server.limits.runs: runs in flight on the server")
 	flag.IntVar(&o.PerOwnerRuns, "per-owner-runs", o.PerOwnerRuns, "server.limits.perOwner.runs (below clients/owners, runs wait for a slot)")
+	flag.IntVar(&o.Replicas, "replicas", 0, "with N >= 2: the replica load, N vmcp processes on one PostgreSQL (on -port+1 to -port+N, PostgreSQL on -port+N+1), one killed at half time, then the same load on SQLite (-port); see replicas.go")
+	flag.BoolVar(&o.PGDurable, "pg-durable", true, "with -replicas: PostgreSQL with fsync and synchronous_commit on, as in production")
+	flag.DurationVar(&o.Lease, "lease", o.Lease, "with -replicas: state.lease, how long a killed replica's runs wait for another")
+	flag.DurationVar(&o.RestartAfter, "restart-after", o.RestartAfter, "with -replicas: how long the killed replica stays down")
 	flag.Parse()
+	run := run
+	if o.Replicas > 0 {
+		for i := range o.Replicas {
+			o.ReplicaPorts = append(o.ReplicaPorts, o.Port+1+i)
+		}
+		o.PGPort = o.Port + o.Replicas + 1
+		run = runReplicas
+	}
 	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
@@ -46,5 +58,8 @@ func defaultOptions() options {
 		// An idle Go program collects at the latest two minutes after
 		// its last collection.
 		GCWait: 150 * time.Second,
+		// The replica load's.
+		Lease:        2 * time.Second,
+		RestartAfter: 3 * time.Second,
 	}
 }
