@@ -25,6 +25,9 @@ func TestOIDCAndBackendAuth(t *testing.T) {
   plain:
     url: https://plain.example/mcp
     auth: {kind: bearer, token: t1}
+  forUser:
+    url: https://user.example/mcp
+    auth: {kind: token-exchange, tokenURL: https://sts.example/token, clientID: vmcp, clientSecret: s4, audience: https://user.example/mcp}
 server:
   auth:
     oidc:
@@ -49,6 +52,8 @@ server:
 			Scopes: []string{"api:call", "api:read"}, Audience: "https://api.example/mcp"},
 		"keyed": {Kind: AuthHeader, Header: "X-Api-Key", Value: "k1"},
 		"plain": {Kind: AuthBearer, Token: "t1"},
+		"forUser": {Kind: AuthTokenExchange, TokenURL: "https://sts.example/token", ClientID: "vmcp", ClientSecret: "s4",
+			Audience: "https://user.example/mcp"},
 	} {
 		if d := cmp.Diff(want, cfg.Backends[name].Auth); d != "" {
 			t.Errorf("backends.%s.auth (-want +got):\n%s", name, d)
@@ -69,7 +74,8 @@ func TestOIDCAndBackendAuthErrors(t *testing.T) {
 		{"auth on a command backend", "backends:\n  a: {command: x, auth: {kind: bearer, token: t}}\n", "headers, auth and continuousListening apply to url backends only"},
 		{"no kind", "backends:\n  a: {url: https://a/mcp, auth: {token: t}}\n", "backends.a.auth has no kind"},
 		{"unknown kind", "backends:\n  a: {url: https://a/mcp, auth: {kind: basic}}\n", `"basic" is not one of bearer, header, client-credentials, token-exchange`},
-		{"token exchange", "backends:\n  a: {url: https://a/mcp, auth: {kind: token-exchange}}\n", "token-exchange (RFC 8693) is not supported yet"},
+		{"token exchange without audience", "backends:\n  a: {url: https://a/mcp, auth: {kind: token-exchange, tokenURL: https://i/t, clientID: c, clientSecret: s}}\nserver:\n  auth:\n    oidc: {issuer: https://i/, audience: a}\n", "(kind token-exchange) has no audience"},
+		{"token exchange without oidc", "backends:\n  a: {url: https://a/mcp, auth: {kind: token-exchange, tokenURL: https://i/t, clientID: c, clientSecret: s, audience: https://a/mcp}}\n", "backends.a.auth (kind token-exchange) exchanges the caller's OAuth access token, but server.auth.oidc is not set"},
 		{"missing secret", "backends:\n  a: {url: https://a/mcp, auth: {kind: client-credentials, tokenURL: https://i/t, clientID: c}}\n", "(kind client-credentials) has no clientSecret"},
 		{"field of another kind", "backends:\n  a: {url: https://a/mcp, auth: {kind: bearer, token: t, clientID: c}}\n", `unknown key "clientID"`},
 		{"empty token", "backends:\n  a: {url: https://a/mcp, auth: {kind: bearer, token: \"${T}\"}}\n", "backends.a.auth.token is empty"},

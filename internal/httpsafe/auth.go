@@ -69,19 +69,26 @@ var errUnknownToken = errors.New("not one of server.auth.tokens")
 // Authenticate returns whom token authenticates (surrounding spaces
 // trimmed), or why it is refused.
 func (a *Authenticator) Authenticate(ctx context.Context, token string) (Identity, error) {
+	id, _, err := a.authenticate(ctx, token)
+	return id, err
+}
+
+// authenticate is Authenticate that also says whether the Bearer verifier
+// accepted the token (an OAuth access token, not a static token).
+func (a *Authenticator) authenticate(ctx context.Context, token string) (Identity, bool, error) {
 	token = strings.TrimSpace(token)
 	if id, ok := a.tokens.Lookup(token); ok {
-		return id, nil
+		return id, false, nil
 	}
 	if a.bearer == nil || token == "" {
-		return Identity{}, errUnknownToken
+		return Identity{}, false, errUnknownToken
 	}
 	id, err := a.bearer.Verify(ctx, token)
 	if err != nil {
-		return Identity{}, err
+		return Identity{}, false, err
 	}
 	id.Authenticated = true
-	return id, nil
+	return id, true, nil
 }
 
 // challenge is the WWW-Authenticate value of a 401.
@@ -121,7 +128,7 @@ func AuthWith(a *Authenticator, open func(*http.Request) bool, next http.Handler
 			httpError(w, http.StatusUnauthorized, "missing bearer token")
 			return
 		}
-		id, err := a.Authenticate(r.Context(), token)
+		id, oauth, err := a.authenticate(r.Context(), token)
 		if err != nil {
 			desc := ""
 			if err != errUnknownToken {
@@ -132,6 +139,9 @@ func AuthWith(a *Authenticator, open func(*http.Request) bool, next http.Handler
 			return
 		}
 		ctx := withAuthenticator(WithIdentity(r.Context(), id), a)
+		if oauth {
+			ctx = WithSubjectToken(ctx, strings.TrimSpace(token))
+		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
