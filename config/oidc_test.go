@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -35,12 +36,14 @@ server:
       audience: https://vmcp.example/mcp
       scopes: {run: mcp.use, admin: mcp.admin}
       subjectClaim: email
+      introspection: {url: https://idp.example/oauth2/introspect, clientID: vmcp, clientSecret: s5, cacheTTL: 10s}
 `
 	cfg, err := parse("vmcp.yaml", []byte(src), envOf(map[string]string{"SECRET": "s3"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &OIDC{Issuer: "https://idp.example/", Audience: "https://vmcp.example/mcp", Scopes: OIDCScopes{Run: "mcp.use", Admin: "mcp.admin"}, SubjectClaim: "email"}
+	want := &OIDC{Issuer: "https://idp.example/", Audience: "https://vmcp.example/mcp", Scopes: OIDCScopes{Run: "mcp.use", Admin: "mcp.admin"}, SubjectClaim: "email",
+		Introspection: &Introspection{URL: "https://idp.example/oauth2/introspect", ClientID: "vmcp", ClientSecret: "s5", CacheTTL: 10 * time.Second}}
 	if d := cmp.Diff(want, cfg.Server.Auth.OIDC); d != "" {
 		t.Errorf("server.auth.oidc (-want +got):\n%s", d)
 	}
@@ -76,6 +79,9 @@ func TestOIDCAndBackendAuthErrors(t *testing.T) {
 		{"unknown kind", "backends:\n  a: {url: https://a/mcp, auth: {kind: basic}}\n", `"basic" is not one of bearer, header, client-credentials, token-exchange`},
 		{"token exchange without audience", "backends:\n  a: {url: https://a/mcp, auth: {kind: token-exchange, tokenURL: https://i/t, clientID: c, clientSecret: s}}\nserver:\n  auth:\n    oidc: {issuer: https://i/, audience: a}\n", "(kind token-exchange) has no audience"},
 		{"token exchange without oidc", "backends:\n  a: {url: https://a/mcp, auth: {kind: token-exchange, tokenURL: https://i/t, clientID: c, clientSecret: s, audience: https://a/mcp}}\n", "backends.a.auth (kind token-exchange) exchanges the caller's OAuth access token, but server.auth.oidc is not set"},
+		{"introspection without url", "server:\n  auth:\n    oidc: {issuer: https://i/, audience: a, introspection: {cacheTTL: 5s}}\n", "server.auth.oidc.introspection has no url"},
+		{"introspection half a client", "server:\n  auth:\n    oidc: {issuer: https://i/, audience: a, introspection: {url: https://i/introspect, clientID: c}}\n", "needs both clientID and clientSecret"},
+		{"introspection bad ttl", "server:\n  auth:\n    oidc: {issuer: https://i/, audience: a, introspection: {url: https://i/introspect, cacheTTL: soon}}\n", `"soon" is not a Go duration`},
 		{"missing secret", "backends:\n  a: {url: https://a/mcp, auth: {kind: client-credentials, tokenURL: https://i/t, clientID: c}}\n", "(kind client-credentials) has no clientSecret"},
 		{"field of another kind", "backends:\n  a: {url: https://a/mcp, auth: {kind: bearer, token: t, clientID: c}}\n", `unknown key "clientID"`},
 		{"empty token", "backends:\n  a: {url: https://a/mcp, auth: {kind: bearer, token: \"${T}\"}}\n", "backends.a.auth.token is empty"},

@@ -323,3 +323,23 @@ func (h *Hydra) admin(t testing.TB, method, path string, body any, want int, out
 		}
 	}
 }
+
+// IntrospectURL is the admin API's RFC 7662 introspection endpoint.
+func (h *Hydra) IntrospectURL() string { return h.Admin + "/admin/oauth2/introspect" }
+
+// Revoke revokes token (RFC 7009) at the public API, as its client.
+func (h *Hydra) Revoke(t testing.TB, id, secret, token string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, strings.TrimSuffix(h.Issuer, "/")+"/oauth2/revoke", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
+	resp, err := h.client.Do(req)
+	if err != nil {
+		t.Fatalf("hydra revoke: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("hydra revoke: %s %s", resp.Status, b)
+	}
+}
