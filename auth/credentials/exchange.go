@@ -60,7 +60,7 @@ func CheckCaller(ctx context.Context, backend string) error {
 	if httpsafe.SubjectToken(ctx) != "" {
 		return nil
 	}
-	return fmt.Errorf("backend %q (auth: token-exchange) is called on behalf of the run's caller, and this run has no caller's OAuth access token to exchange: start it with a token from server.auth.oidc's issuer (a run started with a static token, by a schedule or the stdio transport, or resumed after a restart, has none)", backend)
+	return fmt.Errorf("backend %q (auth: token-exchange) is called on behalf of the run's caller, and this run has no caller's OAuth access token to exchange: start it with a token from server.auth.oidc's issuer (a run started with a static token, by a schedule or over stdio, run by the Temporal executor, or resumed after a restart, has none)", backend)
 }
 
 // exchangeTransport sets the exchanged token of the request's caller, or
