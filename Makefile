@@ -1,8 +1,8 @@
-# vmcp: make build | test | lint | bench | fuzz | demo | peers | temporal-cli | hydra | jaeger | helm | image
+# vmcp: make build | test | lint | bench | fuzz | demo | peers | temporal-cli | hydra | exchangeop | jaeger | helm | image
 GO ?= go
 BIN := bin
 
-.PHONY: build test lint bench bench-toolhive fuzz demo peers temporal-cli hydra jaeger helm image system-packages clean
+.PHONY: build test lint bench bench-toolhive fuzz demo peers temporal-cli hydra exchangeop jaeger helm image system-packages clean
 
 # The npm peers run on the Node.js that package.json pins (the npm
 # registry's `node` package), not on the machine's: the MCP Inspector asks
@@ -55,6 +55,18 @@ $(HYDRA):
 
 hydra: $(HYDRA)
 
+# The token exchange tests (RFC 8693) run tools/exchangeop, a small OpenID
+# Provider built on zitadel/oidc's op package (Hydra has no token
+# exchange), built once into the same cache (scripts/exchangeop.sh; under a
+# minute) and again when its source changes.
+EXCHANGEOP_VERSION := v3.52.0
+EXCHANGEOP := $(VMCP_BIN_CACHE)/exchangeop-$(EXCHANGEOP_VERSION)
+
+$(EXCHANGEOP): tools/exchangeop/main.go tools/exchangeop/go.mod
+	VMCP_BIN_CACHE=$(VMCP_BIN_CACHE) GO=$(GO) ./scripts/exchangeop.sh
+
+exchangeop: $(EXCHANGEOP)
+
 # The tracing tests export their spans to a real Jaeger (v2, all-in-one)
 # and read them back through its query API: cmd/jaeger at the version
 # tools/jaeger/go.mod pins, built once into the same cache (see
@@ -92,7 +104,7 @@ helm: $(HELM)
 system-packages:
 	@./scripts/system-packages.sh
 
-test: system-packages node_modules/.package-lock.json $(TEMPORAL) $(HYDRA) $(JAEGER) $(HELM)
+test: system-packages node_modules/.package-lock.json $(TEMPORAL) $(HYDRA) $(EXCHANGEOP) $(JAEGER) $(HELM)
 	$(GO) vet ./...
 	PATH="$(VMCP_BIN_CACHE):$$PATH" $(GO) test -race -timeout 20m ./...
 	cd deploy && $(GO) vet ./... && VMCP_BIN_CACHE=$(VMCP_BIN_CACHE) $(GO) test -race ./...

@@ -7,10 +7,13 @@ package config
 //	auth: {kind: header, name: X-Api-Key, value: "${API_KEY}"}
 //	auth: {kind: client-credentials, tokenURL: https://idp/oauth2/token,
 //	       clientID: vmcp, clientSecret: "${SECRET}", scopes: [a, b], audience: https://api/mcp}
+//	auth: {kind: token-exchange, tokenURL: https://idp/oauth2/token,
+//	       clientID: vmcp, clientSecret: "${SECRET}", audience: https://api/mcp}
 //
-// The credential replaces any Authorization (or the header's name) the
-// headers map sets, so both may not name the same header. token-exchange
-// (RFC 8693) is not supported yet; it is refused with that message.
+// token-exchange (RFC 8693) exchanges the run's caller's OAuth token for
+// one for the backend, so its audience is required. The credential
+// replaces any Authorization (or the header's name) the headers map sets,
+// so both may not name the same header.
 
 import (
 	"fmt"
@@ -36,7 +39,7 @@ type BackendAuth struct {
 	// Header and Value are header's (name and value in the file).
 	Header, Value string
 	// TokenURL, ClientID, ClientSecret, Scopes and Audience are
-	// client-credentials'.
+	// client-credentials' and token-exchange's.
 	TokenURL, ClientID, ClientSecret string
 	Scopes                           []string
 	Audience                         string
@@ -48,6 +51,7 @@ var authFields = map[string]struct{ known, required []string }{
 	AuthBearer:            {[]string{"token"}, []string{"token"}},
 	AuthHeader:            {[]string{"name", "value"}, []string{"name", "value"}},
 	AuthClientCredentials: {[]string{"tokenURL", "clientID", "clientSecret", "scopes", "audience"}, []string{"tokenURL", "clientID", "clientSecret"}},
+	AuthTokenExchange:     {[]string{"tokenURL", "clientID", "clientSecret", "scopes", "audience"}, []string{"tokenURL", "clientID", "clientSecret", "audience"}},
 }
 
 func (l *loader) backendAuth(n ast.Node, path string) *BackendAuth {
@@ -65,12 +69,12 @@ func (l *loader) backendAuth(n ast.Node, path string) *BackendAuth {
 	switch a.Kind {
 	case "":
 		if !l.hasKey(n, "kind") {
-			l.errorf(n, path, CodeMissingField, "%s has no kind: bearer, header or client-credentials", path)
+			l.errorf(n, path, CodeMissingField, "%s has no kind: bearer, header, client-credentials or token-exchange", path)
 		}
 		return nil
-	case AuthTokenExchange:
-		l.errorf(n, path+".kind", CodeBadValue, "%s: token-exchange (RFC 8693) is not supported yet; use client-credentials, bearer or header", path)
-		return nil
+	}
+	if a.Kind == AuthTokenExchange {
+		l.exchanges = append(l.exchanges, positioned{n, path})
 	}
 	fields := authFields[a.Kind]
 	have := map[string]bool{}
@@ -120,6 +124,23 @@ func (l *loader) backendAuth(n ast.Node, path string) *BackendAuth {
 		}
 	}
 	return a
+}
+
+// positioned is a node and its YAML path.
+type positioned struct {
+	node ast.Node
+	path string
+}
+
+// checkTokenExchange refuses a token-exchange backend without
+// server.auth.oidc: no caller would have an OAuth token to exchange.
+func (l *loader) checkTokenExchange() {
+	if l.cfg.Server.Auth.OIDC != nil {
+		return
+	}
+	for _, e := range l.exchanges {
+		l.errorf(e.node, e.path, CodeBadValue, "%s (kind token-exchange) exchanges the caller's OAuth access token, but server.auth.oidc is not set, so no caller has one; configure server.auth.oidc, or use client-credentials", e.path)
+	}
 }
 
 // checkAuthHeader refuses a headers entry that the credential would

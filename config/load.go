@@ -110,6 +110,7 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 		l.top(body)
 	}
 	l.checkAuthoringBackends()
+	l.checkTokenExchange()
 	for _, b := range cfg.Backends {
 		if b.MaxParallel == 0 {
 			b.MaxParallel = DefaultBackendParallel(cfg.Server.MaxParallel, len(cfg.Backends))
@@ -122,10 +123,13 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 }
 
 type loader struct {
-	file  string
-	env   func(string) (string, bool)
-	cfg   *Config
-	diags diag.List
+	// exchanges are the token-exchange auth nodes and their paths,
+	// checked once server.auth is read.
+	exchanges []positioned
+	file      string
+	env       func(string) (string, bool)
+	cfg       *Config
+	diags     diag.List
 	// authoringBackends is the authoring.backends node, checked once every
 	// backend is read.
 	authoringBackends ast.Node

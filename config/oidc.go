@@ -5,11 +5,14 @@ package config
 // issuer must be https, or http on a loopback host (a local IdP); scopes
 // names the IdP scopes that grant run, author and admin (vmcp:run,
 // vmcp:author and vmcp:admin when omitted); subjectClaim the claim that
-// names the owner of a caller's runs (sub).
+// names the owner of a caller's runs (sub); introspection, when set, the
+// RFC 7662 endpoint that checks opaque (non-JWT) access tokens:
+// {url, clientID, clientSecret, cacheTTL}.
 
 import (
 	"net"
 	"net/url"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 )
@@ -21,6 +24,16 @@ type OIDC struct {
 	// default (vmcp:run, vmcp:author, vmcp:admin).
 	Scopes       OIDCScopes
 	SubjectClaim string
+	// Introspection checks opaque tokens (nil: JWTs only).
+	Introspection *Introspection
+}
+
+// Introspection is server.auth.oidc.introspection: the RFC 7662 endpoint,
+// the client vmcp authenticates to it as (HTTP Basic; none when empty),
+// and how long an answer is used (0: the default, 30 s).
+type Introspection struct {
+	URL, ClientID, ClientSecret string
+	CacheTTL                    time.Duration
 }
 
 // OIDCScopes maps vmcp's scopes to the IdP's.
@@ -29,7 +42,7 @@ type OIDCScopes struct{ Run, Author, Admin string }
 func (l *loader) oidc(n ast.Node, path string) *OIDC {
 	o := &OIDC{}
 	have := map[string]bool{}
-	l.fields(n, path, []string{"issuer", "audience", "scopes", "subjectClaim"}, func(key string, k, v ast.Node) {
+	l.fields(n, path, []string{"issuer", "audience", "scopes", "subjectClaim", "introspection"}, func(key string, k, v ast.Node) {
 		p := joinPath(path, key)
 		have[key] = true
 		switch key {
@@ -69,6 +82,8 @@ func (l *loader) oidc(n ast.Node, path string) *OIDC {
 			})
 		case "subjectClaim":
 			o.SubjectClaim, _ = l.str(v, p, p)
+		case "introspection":
+			o.Introspection = l.introspection(v, p)
 		}
 	})
 	if _, isMap := unwrap(n).(*ast.MappingNode); !isMap {
@@ -81,6 +96,48 @@ func (l *loader) oidc(n ast.Node, path string) *OIDC {
 		l.errorf(n, path, CodeMissingField, "%s has no audience: vmcp's resource identifier (RFC 8707), such as https://vmcp.example.com/mcp; a token's aud must contain it", path)
 	}
 	return o
+}
+
+func (l *loader) introspection(n ast.Node, path string) *Introspection {
+	in := &Introspection{}
+	have := map[string]bool{}
+	l.fields(n, path, []string{"url", "clientID", "clientSecret", "cacheTTL"}, func(key string, k, v ast.Node) {
+		p := joinPath(path, key)
+		have[key] = true
+		if key == "cacheTTL" {
+			in.CacheTTL = l.duration(v, p, p)
+			return
+		}
+		s, ok := l.str(v, p, p)
+		if !ok {
+			return
+		}
+		if s == "" {
+			l.errorf(v, p, CodeBadValue, "%s is empty (an unset ${VAR}?)", p)
+			return
+		}
+		switch key {
+		case "url":
+			if msg := issuerProblem(s); msg != "" {
+				l.errorf(v, p, CodeBadValue, "%s %q %s", p, s, msg)
+			}
+			in.URL = s
+		case "clientID":
+			in.ClientID = s
+		case "clientSecret":
+			in.ClientSecret = s
+		}
+	})
+	if _, isMap := unwrap(n).(*ast.MappingNode); !isMap {
+		return nil
+	}
+	if !have["url"] {
+		l.errorf(n, path, CodeMissingField, "%s has no url: the RFC 7662 introspection endpoint, such as https://idp.example.com/oauth2/introspect", path)
+	}
+	if have["clientID"] != have["clientSecret"] {
+		l.errorf(n, path, CodeMissingField, "%s needs both clientID and clientSecret (the client vmcp authenticates to the endpoint as), or neither", path)
+	}
+	return in
 }
 
 // issuerProblem says what is wrong with an issuer URL ("" for nothing).

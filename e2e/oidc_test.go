@@ -324,7 +324,13 @@ compositeTools:
 // file.
 func startHTTPBackend(t *testing.T) (url, record string) {
 	t.Helper()
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, oidcPortLo, oidcPortHi))
+	return startHTTPBackendIn(t, oidcPortLo, oidcPortHi)
+}
+
+// startHTTPBackendIn is startHTTPBackend on a port in [lo, hi].
+func startHTTPBackendIn(t *testing.T, lo, hi int) (url, record string) {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, lo, hi))
 	record = filepath.Join(t.TempDir(), "auth.txt")
 	cmd := exec.Command(bins.testbackend, "-http", addr, "-record-auth", record)
 	if err := cmd.Start(); err != nil {

@@ -205,6 +205,11 @@ func (m *Manager) callRaw(ctx context.Context, backend, tool, stepID string, arg
 	if !ok {
 		return nil, fmt.Errorf("unknown backend %q (configured: %s)", backend, strings.Join(m.names, ", "))
 	}
+	if c.cfg.Auth != nil && credentials.ActsForCaller(c.cfg.Auth.Kind) {
+		if err := credentials.CheckCaller(ctx, backend); err != nil {
+			return nil, err
+		}
+	}
 	if args == nil {
 		// mcp-go would send "arguments": null, which TypeScript servers
 		// reject.
@@ -252,7 +257,12 @@ func (m *Manager) callRaw(ctx context.Context, backend, tool, stepID string, arg
 		return res, nil
 	}
 	var stuck *StuckError
+	var noCredential *credentials.Error
 	switch {
+	case errors.As(err, &noCredential):
+		// No token for this call (the endpoint refused it): the request
+		// was not sent, and the session serves other calls on.
+		return nil, noCredential
 	case errors.As(err, &stuck):
 		// This call's own write missed its deadline.
 		return nil, c.fail(s, err)

@@ -18,6 +18,7 @@ const (
 	KindBearer            = "bearer"
 	KindHeader            = "header"
 	KindClientCredentials = "client-credentials"
+	KindTokenExchange     = "token-exchange"
 )
 
 // Spec is one backend's backends.<name>.auth.
@@ -28,7 +29,8 @@ type Spec struct {
 	// Header and Value are header's.
 	Header, Value string
 	// TokenURL, ClientID, ClientSecret, Scopes and Audience are
-	// client-credentials'.
+	// client-credentials' and token-exchange's (Audience is required for
+	// token-exchange: the backend the exchanged token is for).
 	TokenURL, ClientID, ClientSecret string
 	Scopes                           []string
 	Audience                         string
@@ -37,13 +39,19 @@ type Spec struct {
 // Error is a credential that could not be obtained.
 type Error struct {
 	Backend, TokenURL string
+	// Kind is the credential's kind (client-credentials when empty).
+	Kind string
 	// Answer is what the token endpoint said (its error code and
 	// description, or the transport error).
 	Answer string
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("backend %q: no access token from %s (auth: client-credentials): %s", e.Backend, e.TokenURL, e.Answer)
+	kind := e.Kind
+	if kind == "" {
+		kind = KindClientCredentials
+	}
+	return fmt.Sprintf("backend %q: no access token from %s (auth: %s): %s", e.Backend, e.TokenURL, kind, e.Answer)
 }
 
 // tokenTimeout bounds one token request.
@@ -83,10 +91,24 @@ func Transport(backend string, s Spec, next http.RoundTripper, tokenClient *http
 		// context of their own, bounded by tokenClient's timeout.
 		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, tokenClient)
 		return &oauthTransport{next: next, backend: backend, tokenURL: s.TokenURL, src: cc.TokenSource(ctx)}, nil
+	case KindTokenExchange:
+		if s.TokenURL == "" || s.ClientID == "" || s.ClientSecret == "" || s.Audience == "" {
+			return nil, fmt.Errorf("backend %q: auth kind token-exchange needs tokenURL, clientID, clientSecret and audience", backend)
+		}
+		if tokenClient == nil {
+			tokenClient = &http.Client{Timeout: tokenTimeout}
+		}
+		cc := clientcredentials.Config{ClientID: s.ClientID, ClientSecret: s.ClientSecret, TokenURL: s.TokenURL,
+			Scopes: s.Scopes, AuthStyle: oauth2.AuthStyleInHeader,
+			EndpointParams: url.Values{"audience": {s.Audience}, "resource": {s.Audience}}}
+		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, tokenClient)
+		return &exchangeTransport{next: next, backend: backend, tokenURL: s.TokenURL, clientID: s.ClientID, secret: s.ClientSecret,
+			audience: s.Audience, scopes: s.Scopes, client: tokenClient, own: cc.TokenSource(ctx), now: time.Now,
+			entries: map[string]*exchanged{}}, nil
 	case "":
-		return nil, fmt.Errorf("backend %q: auth has no kind (bearer, header or client-credentials)", backend)
+		return nil, fmt.Errorf("backend %q: auth has no kind (bearer, header, client-credentials or token-exchange)", backend)
 	}
-	return nil, fmt.Errorf("backend %q: auth kind %q is not bearer, header or client-credentials", backend, s.Kind)
+	return nil, fmt.Errorf("backend %q: auth kind %q is not bearer, header, client-credentials or token-exchange", backend, s.Kind)
 }
 
 // static sets one header.

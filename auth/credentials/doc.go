@@ -9,7 +9,7 @@
 // transport to wrap. Out: an http.RoundTripper that sets the credential on
 // every request (Transport). Entry point: Transport.
 //
-// Kinds:
+// Kinds (ActsForCaller says which need the caller's token):
 //   - bearer: "Authorization: Bearer <token>", a static token.
 //   - header: one static header (name: value), such as an API key.
 //   - client-credentials: an OAuth 2.0 client credentials grant (RFC 6749
@@ -22,6 +22,13 @@
 //     fetch and share it. A token that cannot be obtained fails the request
 //     with an *Error naming the backend, the token endpoint and its answer
 //     (never a secret).
+//   - token-exchange: RFC 8693 (exchange.go). Each tool call carries a
+//     token for the backend on behalf of the run's caller: the caller's
+//     verified OAuth access token (httpsafe.SubjectToken, which the run's
+//     context keeps) is exchanged at tokenURL for one whose audience is the
+//     backend, cached per subject; vmcp's own requests carry a client
+//     credentials token of the same client. The caller's token goes to the
+//     token endpoint only. CheckCaller refuses a call without one.
 //
 // The library: golang.org/x/oauth2 is Go's OAuth client (the Go team's,
 // the one every Go OAuth client builds on); its caching and error type

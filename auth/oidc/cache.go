@@ -32,25 +32,27 @@ type tokenCache struct {
 }
 
 type cached struct {
-	p   Principal
-	gen uint64 // the key set's generation it was verified with
+	p     Principal
+	gen   uint64    // the key set's generation it was verified with
+	until time.Time // when it stops being used
 }
 
-func (c *tokenCache) get(key [sha256.Size]byte, gen uint64, now time.Time, leeway time.Duration) (Principal, bool) {
+func (c *tokenCache) get(key [sha256.Size]byte, gen uint64, now time.Time) (Principal, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[key]
 	if !ok {
 		return Principal{}, false
 	}
-	if e.gen != gen || now.Sub(e.p.Expiry) > leeway {
+	if e.gen != gen || now.After(e.until) {
 		delete(c.m, key)
 		return Principal{}, false
 	}
 	return e.p, true
 }
 
-func (c *tokenCache) put(key [sha256.Size]byte, p Principal, gen uint64, now time.Time, leeway time.Duration) {
+// put remembers p for key until until.
+func (c *tokenCache) put(key [sha256.Size]byte, p Principal, gen uint64, now, until time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -58,7 +60,7 @@ func (c *tokenCache) put(key [sha256.Size]byte, p Principal, gen uint64, now tim
 	}
 	if len(c.m) >= maxCached {
 		for k, q := range c.m {
-			if q.gen != gen || now.Sub(q.p.Expiry) > leeway {
+			if q.gen != gen || now.After(q.until) {
 				delete(c.m, k)
 			}
 		}
@@ -66,5 +68,5 @@ func (c *tokenCache) put(key [sha256.Size]byte, p Principal, gen uint64, now tim
 			clear(c.m)
 		}
 	}
-	c.m[key] = cached{p: p, gen: gen}
+	c.m[key] = cached{p: p, gen: gen, until: until}
 }

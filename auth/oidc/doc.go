@@ -22,6 +22,10 @@
 // Scopes come from "scope" (RFC 9068: space-separated) or "scp" (a list,
 // as Ory Hydra writes it); IdP scopes without a mapping are ignored.
 //
+// With Config.Introspection, a token that is not a compact JWS is an
+// opaque token, checked by RFC 7662 introspection instead (introspect.go
+// has the rules), its answer cached for Introspection.CacheTTL.
+//
 // A verified token is remembered (cache.go) until its exp plus Leeway, and
 // only while the JWKS it passed with is the one in use, so an MCP client's
 // next request with it costs a hash and a map lookup, not a signature.

@@ -109,6 +109,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Introspection, when set, checks opaque (non-JWT) tokens
+	// (introspect.go).
+	Introspection *Introspection
 }
 
 // Principal is who a valid token authenticates.
@@ -229,6 +232,16 @@ func (c *Config) fill() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.Introspection != nil {
+		in := *c.Introspection
+		if err := checkURL("introspection.url", in.URL); err != nil {
+			return err
+		}
+		if in.CacheTTL == 0 {
+			in.CacheTTL = DefaultIntrospectionTTL
+		}
+		c.Introspection = &in
+	}
 	return nil
 }
 
@@ -286,9 +299,21 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 // Any failure is an *InvalidTokenError.
 func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	key := sha256.Sum256([]byte(raw))
+	if v.cfg.Introspection != nil && !isJWS(raw) {
+		// An opaque token (introspect.go); its entries have generation 0,
+		// which no key set has.
+		if p, ok := v.cache.get(key, 0, v.cfg.Now()); ok {
+			return p, nil
+		}
+		p, until, err := v.introspect(ctx, raw)
+		if err == nil {
+			v.cache.put(key, p, 0, v.cfg.Now(), until)
+		}
+		return p, err
+	}
 	gen, fresh := v.keys.generation()
 	if fresh {
-		if p, ok := v.cache.get(key, gen, v.cfg.Now(), v.cfg.Leeway); ok {
+		if p, ok := v.cache.get(key, gen, v.cfg.Now()); ok {
 			return p, nil
 		}
 	}
@@ -297,7 +322,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 		// Under the generation read before the check: if a fetch changed
 		// the set meanwhile, the entry never matches and the next request
 		// checks the token again.
-		v.cache.put(key, p, gen, v.cfg.Now(), v.cfg.Leeway)
+		v.cache.put(key, p, gen, v.cfg.Now(), p.Expiry.Add(v.cfg.Leeway))
 	}
 	return p, err
 }

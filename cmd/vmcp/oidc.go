@@ -21,10 +21,14 @@ func (o *ops) openOIDC(ctx context.Context) error {
 	if c == nil || o.oidc != nil {
 		return nil
 	}
-	v, err := oidc.New(ctx, oidc.Config{
+	cfg := oidc.Config{
 		Issuer: c.Issuer, Audience: c.Audience, SubjectClaim: c.SubjectClaim,
 		Scopes: oidc.ScopeMap{Run: c.Scopes.Run, Author: c.Scopes.Author, Admin: c.Scopes.Admin},
-	})
+	}
+	if in := c.Introspection; in != nil {
+		cfg.Introspection = &oidc.Introspection{URL: in.URL, ClientID: in.ClientID, ClientSecret: in.ClientSecret, CacheTTL: in.CacheTTL}
+	}
+	v, err := oidc.New(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("%v", err)
 	}

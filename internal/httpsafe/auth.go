@@ -24,11 +24,15 @@ package httpsafe
 // refuses such a token at startup, and should one get here anyway the
 // server fails closed (every request gets 401) instead of dropping the
 // token and with it authentication.
+//
+// An OAuth token whose subject is a static token's subject (its name) is
+// refused: runs belong to subjects, and the two would be one owner.
 
 import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -62,6 +66,15 @@ func NewAuthenticator(tokens []Token, bearer Bearer) *Authenticator {
 // Enabled reports whether requests must authenticate.
 func (a *Authenticator) Enabled() bool { return a != nil && a.on }
 
+// subjectTakenError refuses an OAuth token whose subject is a static
+// token's name: runs are owned by subject, so the token would see and
+// cancel the static token's runs.
+type subjectTakenError struct{ subject string }
+
+func (e *subjectTakenError) Error() string {
+	return "invalid token: its subject " + strconv.Quote(e.subject) + " is the name of a static token (server.auth.tokens), which would make them one owner; rename the static token"
+}
+
 // errUnknownToken is the refusal of a token that is no static token when
 // there is no Bearer verifier.
 var errUnknownToken = errors.New("not one of server.auth.tokens")
@@ -69,19 +82,30 @@ var errUnknownToken = errors.New("not one of server.auth.tokens")
 // Authenticate returns whom token authenticates (surrounding spaces
 // trimmed), or why it is refused.
 func (a *Authenticator) Authenticate(ctx context.Context, token string) (Identity, error) {
+	id, _, err := a.authenticate(ctx, token)
+	return id, err
+}
+
+// authenticate is Authenticate that also says whether the Bearer verifier
+// accepted the token (an OAuth access token, not a static token).
+func (a *Authenticator) authenticate(ctx context.Context, token string) (Identity, bool, error) {
 	token = strings.TrimSpace(token)
 	if id, ok := a.tokens.Lookup(token); ok {
-		return id, nil
+		return id, false, nil
 	}
 	if a.bearer == nil || token == "" {
-		return Identity{}, errUnknownToken
+		return Identity{}, false, errUnknownToken
 	}
 	id, err := a.bearer.Verify(ctx, token)
 	if err != nil {
-		return Identity{}, err
+		return Identity{}, false, err
+	}
+	if a.tokens.HasSubject(id.Subject) {
+		// The two would be one owner, each seeing the other's runs.
+		return Identity{}, false, &subjectTakenError{subject: id.Subject}
 	}
 	id.Authenticated = true
-	return id, nil
+	return id, true, nil
 }
 
 // challenge is the WWW-Authenticate value of a 401.
@@ -121,7 +145,7 @@ func AuthWith(a *Authenticator, open func(*http.Request) bool, next http.Handler
 			httpError(w, http.StatusUnauthorized, "missing bearer token")
 			return
 		}
-		id, err := a.Authenticate(r.Context(), token)
+		id, oauth, err := a.authenticate(r.Context(), token)
 		if err != nil {
 			desc := ""
 			if err != errUnknownToken {
@@ -132,6 +156,9 @@ func AuthWith(a *Authenticator, open func(*http.Request) bool, next http.Handler
 			return
 		}
 		ctx := withAuthenticator(WithIdentity(r.Context(), id), a)
+		if oauth {
+			ctx = WithSubjectToken(ctx, strings.TrimSpace(token))
+		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -78,5 +79,45 @@ func TestStaticScopeChallenge(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	if want := `Bearer realm="vmcp", error="insufficient_scope", scope="admin"`; rec.Code != 403 || rec.Header().Get("WWW-Authenticate") != want {
 		t.Errorf("403 = %d %q; want %q", rec.Code, rec.Header().Get("WWW-Authenticate"), want)
+	}
+}
+
+// TestOAuthSubjectCannotBeAStaticTokensName: an OAuth token whose subject
+// is a static token's name would be that token's owner, seeing and
+// cancelling its runs: it is refused (401 invalid_token), while the
+// static token and other subjects go on. The subject token reaches the
+// handler only for OAuth tokens.
+func TestOAuthSubjectCannotBeAStaticTokensName(t *testing.T) {
+	var got Identity
+	var subjectToken string
+	h := Protect(Options{
+		Tokens: []Token{{Value: "static-alice", Scopes: Scopes, Name: "alice"}, {Value: "static-ops", Scopes: Scopes, Name: "ops"}},
+		Bearer: fakeBearer{}, // jwt-ok is alice
+	}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, subjectToken = Caller(r.Context()), SubjectToken(r.Context())
+	}))
+	serve := func(auth string) *httptest.ResponseRecorder {
+		got, subjectToken = Identity{}, ""
+		req := httptest.NewRequest("GET", "http://localhost/api", nil)
+		req.Header.Set("Authorization", auth)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	rec := serve("Bearer jwt-ok")
+	if ch := rec.Header().Get("WWW-Authenticate"); rec.Code != 401 || got.Subject != "" ||
+		!strings.Contains(ch, `its subject "alice" is the name of a static token (server.auth.tokens)`) {
+		t.Errorf("an OAuth token with subject alice beside a static token named alice = %d %q (caller %q); want 401 naming the clash", rec.Code, ch, got.Subject)
+	}
+	if rec := serve("Bearer static-alice"); rec.Code != 200 || got.Subject != "alice" || subjectToken != "" {
+		t.Errorf("the static token = %d, caller %q, subject token %q; want 200 as alice, no subject token", rec.Code, got.Subject, subjectToken)
+	}
+
+	h = Protect(Options{Tokens: []Token{{Value: "static-ops", Scopes: Scopes, Name: "ops"}}, Bearer: fakeBearer{}},
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got, subjectToken = Caller(r.Context()), SubjectToken(r.Context())
+		}))
+	if rec := serve("Bearer jwt-ok"); rec.Code != 200 || got.Subject != "alice" || subjectToken != "jwt-ok" {
+		t.Errorf("an OAuth token without a clash = %d, caller %q, subject token %q; want 200 as alice with its token", rec.Code, got.Subject, subjectToken)
 	}
 }

@@ -43,3 +43,13 @@ func (s *TokenSet) Lookup(token string) (Identity, bool) {
 	}
 	return s.ids[which], true
 }
+
+// HasSubject reports whether a static token has subject as its subject.
+func (s *TokenSet) HasSubject(subject string) bool {
+	for _, id := range s.ids {
+		if id.Subject == subject {
+			return true
+		}
+	}
+	return false
+}

@@ -64,7 +64,13 @@ func HydraBin(t testing.TB) string {
 }
 
 func findHydra(lookPath func(string) (string, error), getenv func(string) string) (string, error) {
-	name := "hydra-" + HydraVersion
+	return findCached("hydra-"+HydraVersion, "Ory Hydra "+HydraVersion, HydraBuild+" in the repository (scripts/hydra.sh: about 10 minutes, once)", lookPath, getenv)
+}
+
+// findCached looks a binary the tests build once up on PATH, then in
+// $VMCP_BIN_CACHE and $HOME/.cache/vmcp/bin; what names it and build says
+// how to build it in the error.
+func findCached(name, what, build string, lookPath func(string) (string, error), getenv func(string) string) (string, error) {
 	if p, err := lookPath(name); err == nil {
 		return p, nil
 	}
@@ -81,7 +87,7 @@ func findHydra(lookPath func(string) (string, error), getenv func(string) string
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("Ory Hydra %s is not built (%s not on PATH, nor in %v); build it with `%s` in the repository (scripts/hydra.sh: about 10 minutes, once), or run .ci/run", HydraVersion, name, dirs, HydraBuild)
+	return "", fmt.Errorf("%s is not built (%s not on PATH, nor in %v); build it with `%s`, or run .ci/run", what, name, dirs, build)
 }
 
 // StartHydra starts Hydra on two free ports in [lo, hi] (public and
@@ -315,5 +321,25 @@ func (h *Hydra) admin(t testing.TB, method, path string, body any, want int, out
 		if err := json.Unmarshal(b, out); err != nil {
 			t.Fatalf("hydra admin %s %s: %v", method, path, err)
 		}
+	}
+}
+
+// IntrospectURL is the admin API's RFC 7662 introspection endpoint.
+func (h *Hydra) IntrospectURL() string { return h.Admin + "/admin/oauth2/introspect" }
+
+// Revoke revokes token (RFC 7009) at the public API, as its client.
+func (h *Hydra) Revoke(t testing.TB, id, secret, token string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, strings.TrimSuffix(h.Issuer, "/")+"/oauth2/revoke", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
+	resp, err := h.client.Do(req)
+	if err != nil {
+		t.Fatalf("hydra revoke: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("hydra revoke: %s %s", resp.Status, b)
 	}
 }
