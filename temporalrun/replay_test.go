@@ -189,7 +189,7 @@ func recordHistories(t *testing.T) {
 		plan := compile(t, rc.src)
 		queue := "record-" + rc.name
 		w := worker.New(c, queue, worker.Options{})
-		Register(w, replayBackend())
+		Register(w, replayBackend(), LocalOptions{})
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ func temporalExecutor(t *testing.T, plan *ir.Plan, opts runtime.Options, workflo
 	// calls to end before the case checks what the backend saw.
 	calls := &inFlight{Backend: opts.Backend}
 	defer calls.wait(t)
-	Register(env, calls)
+	Register(env, calls, LocalOptions{})
 	in := Input{Plan: plan, Tools: toolsOf(plan, opts.Schemas), Workflow: workflow, Params: params, RunID: "run-1",
 		Elicit: ro.Elicitor != nil, HeartbeatTimeout: 150 * time.Millisecond}
 	if ro.Elicitor != nil {

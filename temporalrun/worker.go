@@ -26,6 +26,8 @@ type WorkerOptions struct {
 	MaxConcurrentCalls int
 	// StopTimeout is how long Stop lets backend calls in flight go on.
 	StopTimeout time.Duration
+	// Local says which steps run as local activities (quick.go).
+	Local LocalOptions
 }
 
 // NewWorker returns a worker on taskQueue whose activities call backend.
@@ -36,18 +38,20 @@ func NewWorker(c client.Client, taskQueue string, backend runtime.Backend, opts 
 		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentCalls,
 		WorkerStopTimeout:                  opts.StopTimeout,
 	})
-	Register(w, backend)
+	Register(w, backend, opts.Local)
 	return w
 }
 
 // Register registers vmcp's workflow and activities on w (a worker, or the
-// SDK's test environment).
+// SDK's test environment). The workflow and the activities share the
+// worker's call times, which decide the quick steps (quick.go).
 func Register(w interface {
 	RegisterWorkflowWithOptions(any, workflow.RegisterOptions)
 	RegisterActivityWithOptions(any, activity.RegisterOptions)
-}, backend runtime.Backend) {
-	w.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
-	acts := &Activities{Backend: backend}
+}, backend runtime.Backend, local LocalOptions) {
+	calls := newCallTimes(local)
+	w.RegisterWorkflowWithOptions(executor{calls}.workflow, workflow.RegisterOptions{Name: WorkflowName})
+	acts := &Activities{Backend: backend, calls: calls}
 	w.RegisterActivityWithOptions(acts.CallTool, activity.RegisterOptions{Name: CallToolActivity})
 	w.RegisterActivityWithOptions(acts.ExecuteStep, activity.RegisterOptions{Name: ExecuteStepActivity})
 }
