@@ -29,6 +29,10 @@ import (
 // PayloadLimit; it is not retried.
 const ErrPayloadTooLarge = "vmcp.PayloadTooLarge"
 
+// ErrLocalBudget is the type of a local activity's error when its call
+// ran past localBudget (quick.go).
+const ErrLocalBudget = "vmcp.LocalBudget"
+
 // Activities are the worker's activities over its backends.
 type Activities struct {
 	Backend runtime.Backend
@@ -53,6 +57,11 @@ func (a *Activities) CallTool(ctx context.Context, in CallInput) (*CallOutput, e
 	cancel()
 	stop()
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && activity.GetInfo(ctx).IsLocalActivity {
+			// A local attempt's budget (quick.go): the workflow goes on
+			// with a regular activity.
+			return nil, temporal.NewNonRetryableApplicationError("the call ran past a local activity's budget", ErrLocalBudget, nil)
+		}
 		if ctx.Err() != nil {
 			// Cancelled (or Temporal's own timeout): the workflow no longer
 			// waits for this answer.

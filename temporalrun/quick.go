@@ -216,8 +216,12 @@ func (d *driver) callLocal(ctx workflow.Context, s started, in CallInput) (out C
 	if err == nil {
 		return out, callOutcome{}, true
 	}
+	// Past the budget: the call's context ended (ErrLocalBudget), or the
+	// SDK gave up on a call that did not return (a timeout).
 	var tout *temporal.TimeoutError
-	if errors.As(err, &tout) && ctx.Err() == nil && budget < remaining {
+	var app *temporal.ApplicationError
+	overBudget := errors.As(err, &tout) || errors.As(err, &app) && app.Type() == ErrLocalBudget
+	if overBudget && ctx.Err() == nil && budget < remaining {
 		return CallOutput{}, callOutcome{}, false
 	}
 	if oc, known := d.activityFailure(ctx, s, err); known {
