@@ -21,8 +21,9 @@ type WorkerOptions struct {
 	// Identity names the worker in Temporal (default: the SDK's
 	// pid@host).
 	Identity string
-	// MaxConcurrentCalls bounds the backend calls this worker runs at once
-	// (0: the SDK's default, 1000).
+	// MaxConcurrentCalls bounds the backend calls this worker runs at once,
+	// as activities and as local activities each (0: the SDK's default,
+	// 1000).
 	MaxConcurrentCalls int
 	// StopTimeout is how long Stop lets backend calls in flight go on.
 	StopTimeout time.Duration
@@ -34,9 +35,10 @@ type WorkerOptions struct {
 // Start it with Run or Start; Stop waits for the calls in flight.
 func NewWorker(c client.Client, taskQueue string, backend runtime.Backend, opts WorkerOptions) worker.Worker {
 	w := worker.New(c, taskQueue, worker.Options{
-		Identity:                           opts.Identity,
-		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentCalls,
-		WorkerStopTimeout:                  opts.StopTimeout,
+		Identity:                                opts.Identity,
+		MaxConcurrentActivityExecutionSize:      opts.MaxConcurrentCalls,
+		MaxConcurrentLocalActivityExecutionSize: opts.MaxConcurrentCalls,
+		WorkerStopTimeout:                       opts.StopTimeout,
 	})
 	Register(w, backend, opts.Local)
 	return w
