@@ -35,10 +35,11 @@ type TemporalServer struct {
 	Address, Namespace string
 	// Bin is the CLI that runs it (also useful for `temporal workflow ...`
 	// in tests).
-	Bin  string
-	cmd  *exec.Cmd
-	log  *Buffer
-	done chan struct{}
+	Bin   string
+	ports []int // the frontend's and the metrics', released by Stop
+	cmd   *exec.Cmd
+	log   *Buffer
+	done  chan struct{}
 }
 
 // TemporalBin returns the Temporal CLI's path, or fails the test naming the
@@ -91,6 +92,7 @@ func StartTemporal(t testing.TB, lo, hi int) *TemporalServer {
 		Address:   "127.0.0.1:" + strconv.Itoa(port),
 		Namespace: "default",
 		Bin:       bin,
+		ports:     []int{port, metrics},
 		log:       &Buffer{},
 		done:      make(chan struct{}),
 	}
@@ -132,8 +134,9 @@ func (s *TemporalServer) waitReady(limit time.Duration) error {
 	return fmt.Errorf("not ready after %v; last answer: %s", limit, last)
 }
 
-// Stop ends the server (SIGTERM to its process group, SIGKILL after 10s)
-// and waits for it. It is safe to call twice.
+// Stop ends the server (SIGTERM to its process group, SIGKILL after 10s),
+// waits for it, and hands its ports back to FreePort. It is safe to call
+// twice.
 func (s *TemporalServer) Stop() {
 	select {
 	case <-s.done:
@@ -147,6 +150,7 @@ func (s *TemporalServer) Stop() {
 		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		<-s.done
 	}
+	releasePorts(s.ports...)
 }
 
 // Log is what the server printed so far.
