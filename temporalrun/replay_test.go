@@ -3,8 +3,12 @@ package temporalrun
 // Determinism is checked against recorded histories: testdata/histories
 // holds real histories of vmcp runs on a Temporal dev server (tool steps
 // with retries and their jitter, an elicitation answered by an update, a
-// child workflow, a cancel), and TestReplayRecordedHistories replays each
-// through the current Workflow with worker.NewWorkflowReplayer. A change
+// child workflow, a cancel; quick steps as local activities, one retried,
+// one past its budget going on as an activity), and
+// TestReplayRecordedHistories replays each through the current Workflow
+// with worker.NewWorkflowReplayer, with the histories recorded before
+// local activities existed (testdata/histories/before-local-activities,
+// kept as they were: runs in flight at an upgrade must finish). A change
 // that makes the driver decide differently on the same history (another
 // command order, a timer more or less, a jitter not drawn through
 // SideEffect) fails it; such a change needs Temporal's workflow versioning
