@@ -80,7 +80,7 @@ limits: {maxResultBytes: 10485760}
 		Server:            Server{Transport: "stdio", Listen: "127.0.0.1:8080", MaxParallel: 4},
 		State:             State{Store: "sqlite", Path: filepath.Join(dir, "vmcp-state.db"), MaxOutputBytes: DefaultMaxOutputBytes},
 		Limits:            Limits{MaxResultBytes: 10485760, MaxIterations: 1000},
-		Executor:          Executor{Kind: "local", Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "vmcp", HeartbeatTimeout: 10 * time.Second},
+		Executor:          Executor{Kind: "local", Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "vmcp", HeartbeatTimeout: 10 * time.Second, LocalActivities: true},
 		HasCompositeTools: true,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {

@@ -12,9 +12,17 @@ package config
 // a backend call before Temporal takes it for dead and the step's fate is
 // decided: run again on another worker when it is idempotent, the run
 // interrupted at it otherwise.
+//
+// localActivities (default true) lets a worker run quick steps that may
+// run twice as Temporal local activities, in the workflow task that
+// starts them (temporalrun/quick.go): milliseconds per step instead of
+// tens. A step is quick when its tool's calls on the worker have averaged
+// 10ms or less, or when the tool is listed in quickTools (backend.tool).
 
 import (
+	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
@@ -48,6 +56,12 @@ type Executor struct {
 	// HeartbeatTimeout bounds a worker's silence during a backend call
 	// (default 10s).
 	HeartbeatTimeout time.Duration
+	// LocalActivities lets workers run quick steps that may run twice as
+	// local activities (default true).
+	LocalActivities bool
+	// QuickTools are backend.tool names known to be quick: local
+	// activities from their first call.
+	QuickTools []string
 }
 
 // Temporal reports whether runs execute on Temporal.
@@ -61,6 +75,7 @@ func defaultExecutor() Executor {
 		Namespace:        DefaultTemporalNamespace,
 		TaskQueue:        DefaultTemporalTaskQueue,
 		HeartbeatTimeout: DefaultHeartbeatTimeout,
+		LocalActivities:  true,
 	}
 }
 
@@ -69,7 +84,7 @@ func defaultExecutor() Executor {
 // checked either way.
 func (l *loader) executor(n ast.Node) {
 	e := &l.cfg.Executor
-	known := []string{"kind", "address", "namespace", "taskQueue", "heartbeatTimeout"}
+	known := []string{"kind", "address", "namespace", "taskQueue", "heartbeatTimeout", "localActivities", "quickTools"}
 	l.fields(n, "executor", known, func(key string, k, v ast.Node) {
 		p := "executor." + key
 		switch key {
@@ -92,6 +107,20 @@ func (l *loader) executor(n ast.Node) {
 		case "heartbeatTimeout":
 			if d := l.duration(v, p, p); d > 0 {
 				e.HeartbeatTimeout = d
+			}
+		case "localActivities":
+			e.LocalActivities = l.boolean(v, p, p)
+		case "quickTools":
+			for i, t := range l.strList(v, p, p) {
+				if b, name, ok := strings.Cut(t, "."); !ok || b == "" || name == "" {
+					item := v
+					if seq, isSeq := unwrap(v).(*ast.SequenceNode); isSeq && i < len(seq.Values) {
+						item = seq.Values[i]
+					}
+					l.errorf(item, fmt.Sprintf("%s[%d]", p, i), CodeBadValue, "%s[%d] %q is not backend.tool (for example github.list_issues)", p, i, t)
+					continue
+				}
+				e.QuickTools = append(e.QuickTools, t)
 			}
 		}
 	})

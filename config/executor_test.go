@@ -19,18 +19,19 @@ func TestLoadExecutor(t *testing.T) {
 		{
 			name: "no section: local, with the Temporal defaults ready",
 			src:  "backends: {a: {command: srv}}\n",
-			want: Executor{Kind: "local", Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "vmcp", HeartbeatTimeout: 10 * time.Second},
+			want: Executor{Kind: "local", Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "vmcp", HeartbeatTimeout: 10 * time.Second, LocalActivities: true},
 		},
 		{
 			name: "kind temporal alone takes the defaults",
 			src:  "executor: {kind: temporal}\n",
-			want: Executor{Kind: "temporal", Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "vmcp", HeartbeatTimeout: 10 * time.Second},
+			want: Executor{Kind: "temporal", Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "vmcp", HeartbeatTimeout: 10 * time.Second, LocalActivities: true},
 		},
 		{
 			name: "every field, snake_case, from the environment",
-			src:  "executor:\n  kind: temporal\n  address: \"${TEMPORAL}\"\n  namespace: prod\n  task_queue: vmcp-prod\n  heartbeat_timeout: 3s\n",
+			src:  "executor:\n  kind: temporal\n  address: \"${TEMPORAL}\"\n  namespace: prod\n  task_queue: vmcp-prod\n  heartbeat_timeout: 3s\n  local_activities: false\n  quick_tools: [gh.list_issues, kube.get]\n",
 			env:  map[string]string{"TEMPORAL": "temporal.internal:7233"},
-			want: Executor{Kind: "temporal", Address: "temporal.internal:7233", Namespace: "prod", TaskQueue: "vmcp-prod", HeartbeatTimeout: 3 * time.Second},
+			want: Executor{Kind: "temporal", Address: "temporal.internal:7233", Namespace: "prod", TaskQueue: "vmcp-prod", HeartbeatTimeout: 3 * time.Second,
+				LocalActivities: false, QuickTools: []string{"gh.list_issues", "kube.get"}},
 		},
 	}
 	for _, tt := range tests {
@@ -65,6 +66,11 @@ func TestLoadExecutorErrors(t *testing.T) {
 			name: "misspelt field gets a suggestion",
 			src:  "executor:\n  kind: temporal\n  taskQeue: q\n",
 			want: []string{`vmcp.yaml:3:3: error: unknown key "taskQeue" in executor; did you mean taskQueue?`},
+		},
+		{
+			name: "a quick tool without its backend",
+			src:  "executor:\n  kind: temporal\n  quickTools: [gh.list_issues, list_pods]\n",
+			want: []string{`vmcp.yaml:3:32: error: executor.quickTools[1] "list_pods" is not backend.tool (for example github.list_issues)`},
 		},
 		{
 			name: "address without a port",

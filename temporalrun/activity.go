@@ -1,7 +1,9 @@
 package temporalrun
 
 // The backend-call activity. It runs on a `vmcp worker`, which holds the
-// backend connections, and calls one tool once. While the call runs it
+// backend connections, and calls one tool once; it times the call for the
+// quick-step choice (quick.go). As a local activity it runs the same way,
+// without heartbeats (the workflow task's timeout covers the worker). While the call runs it
 // heartbeats every third of the heartbeat timeout: a worker that dies
 // stops heartbeating, and Temporal then times the attempt out on the
 // heartbeat timeout (seconds), not on the step timeout (minutes).
@@ -27,9 +29,16 @@ import (
 // PayloadLimit; it is not retried.
 const ErrPayloadTooLarge = "vmcp.PayloadTooLarge"
 
+// ErrLocalBudget is the type of a local activity's error when its call
+// ran past localBudget (quick.go).
+const ErrLocalBudget = "vmcp.LocalBudget"
+
 // Activities are the worker's activities over its backends.
 type Activities struct {
 	Backend runtime.Backend
+	// calls measures each tool's calls, for the quick-step choice
+	// (quick.go); nil measures nothing.
+	calls *callTimes
 }
 
 // CallTool calls one backend tool (see the top of the file).
@@ -40,10 +49,19 @@ func (a *Activities) CallTool(ctx context.Context, in CallInput) (*CallOutput, e
 	if !in.Deadline.IsZero() {
 		cctx, cancel = context.WithDeadline(ctx, in.Deadline)
 	}
+	began := time.Now()
 	res, err := a.Backend.CallTool(cctx, in.Call)
+	if !errors.Is(ctx.Err(), context.Canceled) { // a cancelled call says nothing of the tool
+		a.calls.note(in.Call.Backend+"."+in.Call.Tool, time.Since(began))
+	}
 	cancel()
 	stop()
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && activity.GetInfo(ctx).IsLocalActivity {
+			// A local attempt's budget (quick.go): the workflow goes on
+			// with a regular activity.
+			return nil, temporal.NewNonRetryableApplicationError("the call ran past a local activity's budget", ErrLocalBudget, nil)
+		}
 		if ctx.Err() != nil {
 			// Cancelled (or Temporal's own timeout): the workflow no longer
 			// waits for this answer.

@@ -17,6 +17,21 @@
 //   - NewWorker and Register (worker.go): the `vmcp worker` side, with the
 //     workflow function Workflow (workflow.go, exec.go, questions.go) and
 //     the activities (activity.go): one backend call, or one step whole.
+//     A quick step that may run twice (quick.go) runs its call as a local
+//     activity instead, inside the workflow task that started it, so a
+//     chain or a ready set of quick steps costs one workflow task rather
+//     than a round of server trips per step.
+//
+// Resume and idempotency on Temporal: a step whose start is in the
+// history (a regular activity) is never called twice unless it may run
+// twice; a worker lost in its call interrupts the run there otherwise. A
+// local activity leaves no trace until its workflow task completes, so
+// only steps that may run twice (idempotent: true, idempotentHint,
+// readOnlyHint) take that path: a worker lost before the task completed
+// has them called again by the next worker, as the resume rule allows.
+// Which tools counted as quick is recorded once per run (SideEffect,
+// behind workflow.GetVersion), so replays on any worker decide alike, and
+// runs started before local activities existed finish on their old path.
 //   - The wire contract (input.go): workflow and activity names, inputs,
 //     the run query and the answer update.
 package temporalrun

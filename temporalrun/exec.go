@@ -6,7 +6,9 @@ package temporalrun
 // (runtime/driverapi.go) renders the call and words the outcome, so both
 // drivers say the same things.
 //
-// Tool steps. One activity per attempt (activity.go), on any worker. The
+// Tool steps. One activity per attempt (activity.go), on any worker; a
+// quick step that may run twice runs as a local activity instead, in the
+// workflow task that started it (quick.go). The
 // activity bounds the backend call by the attempt's deadline (the step's
 // deadline, or attemptTimeout when sooner) and reports a slow or failing
 // backend as a result, so vmcp's retry policy decides, as locally: the
@@ -224,19 +226,19 @@ func (d *driver) activityFailure(ctx workflow.Context, s started, err error) (ca
 	return callOutcome{}, false
 }
 
-// callOnce runs one attempt of a tool step as an activity.
+// callOnce runs one attempt of a tool step: as a local activity when the
+// step is quick and may run twice (quick.go), else as an activity.
 func (d *driver) callOnce(ctx workflow.Context, s started, call runtime.ToolCall, n int, deadline time.Time, byAttempt bool) (runtime.Attempt, callOutcome) {
-	actx, ok := d.activityOptions(ctx, s)
-	if !ok {
-		return runtime.Attempt{}, callOutcome{timeout: true}
+	in := CallInput{Call: call, Attempt: n, Deadline: deadline}
+	out, oc, done := CallOutput{}, callOutcome{}, false
+	if d.local(s) { // a quick step that may run twice (quick.go)
+		out, oc, done = d.callLocal(ctx, s, in)
 	}
-	var out CallOutput
-	err := workflow.ExecuteActivity(actx, CallToolActivity, CallInput{Call: call, Attempt: n, Deadline: deadline}).Get(actx, &out)
-	if err != nil {
-		if oc, ok := d.activityFailure(ctx, s, err); ok {
-			return runtime.Attempt{}, oc
-		}
-		out = CallOutput{Err: err.Error()} // a worker-side error: a failed call
+	if !done {
+		out, oc = d.callActivity(ctx, s, in)
+	}
+	if oc.decided() {
+		return runtime.Attempt{}, oc
 	}
 	if out.TimedOut && !byAttempt {
 		return runtime.Attempt{}, callOutcome{timeout: true}
@@ -246,6 +248,23 @@ func (d *driver) callOnce(ctx workflow.Context, s started, call runtime.ToolCall
 		callErr = errors.New(out.Err)
 	}
 	return d.m.ToolAttempt(s.step, out.Result, callErr, out.TimedOut), callOutcome{}
+}
+
+// callActivity runs one attempt of a tool step as a regular activity.
+func (d *driver) callActivity(ctx workflow.Context, s started, in CallInput) (CallOutput, callOutcome) {
+	actx, ok := d.activityOptions(ctx, s)
+	if !ok {
+		return CallOutput{}, callOutcome{timeout: true}
+	}
+	var out CallOutput
+	err := workflow.ExecuteActivity(actx, CallToolActivity, in).Get(actx, &out)
+	if err != nil {
+		if oc, ok := d.activityFailure(ctx, s, err); ok {
+			return CallOutput{}, oc
+		}
+		out = CallOutput{Err: err.Error()} // a worker-side error: a failed call
+	}
+	return out, callOutcome{}
 }
 
 // childOnce runs one attempt of a workflow step: its child run as a child

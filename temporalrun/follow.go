@@ -17,8 +17,10 @@ import (
 	"sync"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/vmcp-dev/vmcp/runtime"
 )
@@ -83,6 +85,7 @@ func (r *Runner) follow(ctx context.Context, id string, last *runtime.Run, opts 
 	}()
 	it := r.opts.Client.GetWorkflowHistory(hctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	closed := false
+	var result *commonpb.Payloads // the completed workflow's, from its close event
 	for !closed && it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
@@ -93,12 +96,15 @@ func (r *Runner) follow(ctx context.Context, id string, last *runtime.Run, opts 
 		}
 		switch ev.GetEventType() {
 		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-			f.refresh(hctx)
+			f.refresh(hctx, true)
 		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED:
 			if we := ev.GetChildWorkflowExecutionStartedEventAttributes().GetWorkflowExecution(); we != nil {
 				f.followChild(hctx, we.GetWorkflowId())
 			}
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+			result = ev.GetWorkflowExecutionCompletedEventAttributes().GetResult()
+			closed = true
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
 			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
 			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
 			closed = true
@@ -107,19 +113,27 @@ func (r *Runner) follow(ctx context.Context, id string, last *runtime.Run, opts 
 	if hctx.Err() != nil {
 		return nil, ErrDetached
 	}
-	return f.finish(hctx)
+	return f.finish(hctx, result)
 }
 
-// refresh asks the workflow for its state and records what changed.
-func (f *follower) refresh(ctx context.Context) {
-	v, err := f.r.opts.Client.QueryWorkflow(ctx, f.id, "", QueryRun)
-	if err != nil {
+// refresh asks the workflow for its state and records what changed. With
+// onlyOpen, a workflow that has closed is not asked: its result covers
+// the same, and a query of a closed workflow costs a worker a replay of
+// the whole history (the server rejects it at once instead). Finding a
+// child run needs the snapshot also when the parent has closed.
+func (f *follower) refresh(ctx context.Context, onlyOpen bool) {
+	req := &client.QueryWorkflowWithOptionsRequest{WorkflowID: f.id, QueryType: QueryRun}
+	if onlyOpen {
+		req.QueryRejectCondition = enumspb.QUERY_REJECT_CONDITION_NOT_OPEN
+	}
+	resp, err := f.r.opts.Client.QueryWorkflowWithOptions(ctx, req)
+	if err != nil || resp.QueryRejected != nil {
 		// The workflow may have closed meanwhile; the final result covers it.
 		f.r.log.Debug("run query failed", "run_id", f.id, "err", err)
 		return
 	}
 	var snap Snapshot
-	if err := v.Get(&snap); err != nil || snap.Run == nil {
+	if err := resp.QueryResult.Get(&snap); err != nil || snap.Run == nil {
 		f.r.log.Warn("run query answer unreadable", "run_id", f.id, "err", err)
 		return
 	}
@@ -140,7 +154,7 @@ func (f *follower) followChild(ctx context.Context, id string) {
 	}
 	c, ok := f.children[id]
 	if !ok {
-		f.refresh(ctx) // the snapshot that names it
+		f.refresh(ctx, false) // the snapshot that names it
 		if c, ok = f.children[id]; !ok {
 			f.r.log.Warn("a child workflow that the run does not name", "run_id", f.id, "child", id)
 			return
@@ -227,8 +241,19 @@ func topLevel(run *runtime.Run) int {
 }
 
 // finish reads the workflow's result, records it and emits run_finished.
-func (f *follower) finish(ctx context.Context) (*runtime.Run, error) {
-	final, err := f.r.result(ctx, f.id)
+// A completed workflow's result is in its close event (completed); any
+// other end is read from Temporal, which words the failure.
+func (f *follower) finish(ctx context.Context, completed *commonpb.Payloads) (*runtime.Run, error) {
+	var final *runtime.Run
+	var err error
+	if completed != nil {
+		final = &runtime.Run{}
+		if err = converter.GetDefaultDataConverter().FromPayloads(completed, &final); err != nil {
+			err = fmt.Errorf("the workflow's result is unreadable: %w", err)
+		}
+	} else {
+		final, err = f.r.result(ctx, f.id)
+	}
 	if err != nil {
 		// The workflow itself failed (not a run that failed: those complete
 		// with a failed run). Keep what was recorded and say why.

@@ -70,7 +70,7 @@ func runInTestEnv(t *testing.T, plan *ir.Plan, workflow string, params map[strin
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	Register(env, backend)
+	Register(env, backend, LocalOptions{})
 	in := Input{Plan: plan, Workflow: workflow, Params: params, RunID: "run-1"}
 	for _, f := range setup {
 		f(env, &in)

@@ -3,8 +3,12 @@ package temporalrun
 // Determinism is checked against recorded histories: testdata/histories
 // holds real histories of vmcp runs on a Temporal dev server (tool steps
 // with retries and their jitter, an elicitation answered by an update, a
-// child workflow, a cancel), and TestReplayRecordedHistories replays each
-// through the current Workflow with worker.NewWorkflowReplayer. A change
+// child workflow, a cancel; quick steps as local activities, one retried,
+// one past its budget going on as an activity), and
+// TestReplayRecordedHistories replays each through the current Workflow
+// with worker.NewWorkflowReplayer, with the histories recorded before
+// local activities existed (testdata/histories/before-local-activities,
+// kept as they were: runs in flight at an upgrade must finish). A change
 // that makes the driver decide differently on the same history (another
 // command order, a timer more or less, a jitter not drawn through
 // SideEffect) fails it; such a change needs Temporal's workflow versioning
@@ -43,6 +47,8 @@ var recorded = []struct {
 	params              map[string]any
 	// during acts on the run while it runs (answers, cancels).
 	during func(t *testing.T, c client.Client, id string)
+	// local is the worker's local-activity options.
+	local LocalOptions
 }{
 	{
 		name: "tools_retry",
@@ -137,7 +143,41 @@ compositeTools:
 			}
 		},
 	},
+	{
+		name: "local_activities",
+		src: `
+compositeTools:
+  - name: quick
+    description: quick steps that may run twice (local activities), one retried, one that turns slow, one that may not run twice
+    steps:
+      - id: a
+        tool: b.echo
+        idempotent: true
+        arguments: {text: "a"}
+      - id: b
+        tool: b.flaky
+        idempotent: true
+        dependsOn: [a]
+        onError: {action: retry, maxRetries: 3, retryDelay: 50ms}
+      - id: c
+        tool: b.echo
+        dependsOn: [a]
+        arguments: {text: "c"}
+      - id: d
+        tool: b.slowonce
+        idempotent: true
+        dependsOn: [b, c]
+`,
+		workflow: "quick",
+		local:    LocalOptions{Tools: []string{"b.echo", "b.flaky", "b.slowonce"}},
+	},
 }
+
+// beforeLocalActivities holds histories recorded before quick steps ran as
+// local activities (before workflow.GetVersion(localActivitiesChange)):
+// runs in flight then must finish on the old path. -update does not
+// touch them.
+const beforeLocalActivities = "testdata/histories/before-local-activities"
 
 func TestReplayRecordedHistories(t *testing.T) {
 	if *update {
@@ -148,8 +188,14 @@ func TestReplayRecordedHistories(t *testing.T) {
 	if len(files) != len(recorded) {
 		t.Fatalf("%d recorded histories in %s; want %d (run this test with -update)", len(files), historyDir, len(recorded))
 	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
+	old, _ := filepath.Glob(filepath.Join(beforeLocalActivities, "*.json"))
+	sort.Strings(old)
+	if len(old) != 3 {
+		t.Fatalf("%d histories in %s; want the 3 recorded before local activities", len(old), beforeLocalActivities)
+	}
+	for _, f := range append(files, old...) {
+		name, _ := filepath.Rel(historyDir, f)
+		t.Run(filepath.ToSlash(name), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
@@ -189,7 +235,7 @@ func recordHistories(t *testing.T) {
 		plan := compile(t, rc.src)
 		queue := "record-" + rc.name
 		w := worker.New(c, queue, worker.Options{})
-		Register(w, replayBackend())
+		Register(w, replayBackend(), rc.local)
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -228,9 +274,9 @@ func recordHistories(t *testing.T) {
 var blocked atomic.Int32
 
 // replayBackend is the recorded runs' backend: echo, a tool that fails
-// twice, and one that blocks until cancelled.
+// twice, one that is slow once, and one that blocks until cancelled.
 func replayBackend() runtime.Backend {
-	var flaky atomic.Int32
+	var flaky, slow atomic.Int32
 	return &fakeBackend{tools: map[string]func(context.Context, map[string]any) (*runtime.ToolResult, error){
 		"b.echo": func(_ context.Context, args map[string]any) (*runtime.ToolResult, error) {
 			return structured(map[string]any{"text": args["text"]}), nil
@@ -240,6 +286,16 @@ func replayBackend() runtime.Backend {
 				return nil, errors.New("connection reset")
 			}
 			return text("ok"), nil
+		},
+		"b.slowonce": func(ctx context.Context, _ map[string]any) (*runtime.ToolResult, error) {
+			if slow.Add(1) == 1 { // past localBudget: the call goes on as an activity
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(localBudget + time.Second):
+				}
+			}
+			return text("done"), nil
 		},
 		"b.block": func(ctx context.Context, _ map[string]any) (*runtime.ToolResult, error) {
 			blocked.Add(1)

@@ -31,6 +31,11 @@ func TestSemanticsOnTemporal(t *testing.T) {
 
 // temporalExecutor is the Temporal driver as a semantictest.Executor.
 func temporalExecutor(t *testing.T, plan *ir.Plan, opts runtime.Options, workflow string, params map[string]any, ro runtime.RunOptions) (*runtime.Run, error) {
+	return temporalExecutorWith(t, plan, opts, workflow, params, ro, LocalOptions{})
+}
+
+// temporalExecutorWith is temporalExecutor on workers with local options lo.
+func temporalExecutorWith(t *testing.T, plan *ir.Plan, opts runtime.Options, workflow string, params map[string]any, ro runtime.RunOptions, lo LocalOptions) (*runtime.Run, error) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(30 * time.Second)
@@ -40,7 +45,7 @@ func temporalExecutor(t *testing.T, plan *ir.Plan, opts runtime.Options, workflo
 	// calls to end before the case checks what the backend saw.
 	calls := &inFlight{Backend: opts.Backend}
 	defer calls.wait(t)
-	Register(env, calls)
+	Register(env, calls, lo)
 	in := Input{Plan: plan, Tools: toolsOf(plan, opts.Schemas), Workflow: workflow, Params: params, RunID: "run-1",
 		Elicit: ro.Elicitor != nil, HeartbeatTimeout: 150 * time.Millisecond}
 	if ro.Elicitor != nil {

@@ -45,8 +45,18 @@ import (
 // run (a plan this worker cannot load). It is not retried.
 const ErrPlanType = "vmcp.BadPlan"
 
-// Workflow is a vmcp run as a Temporal workflow (see the top of the file).
+// Workflow is a vmcp run as a Temporal workflow (see the top of the file),
+// on a worker that has measured no tool: it runs no step as a local
+// activity, except where a recorded history says so (the replayer).
 func Workflow(ctx workflow.Context, in Input) (*runtime.Run, error) {
+	return executor{}.workflow(ctx, in)
+}
+
+// executor is the workflow function of a worker whose activities time
+// their calls in calls (quick.go).
+type executor struct{ calls *callTimes }
+
+func (e executor) workflow(ctx workflow.Context, in Input) (*runtime.Run, error) {
 	if in.Plan == nil {
 		return nil, temporal.NewNonRetryableApplicationError("the run's input has no plan", ErrPlanType, nil)
 	}
@@ -71,6 +81,7 @@ func Workflow(ctx workflow.Context, in Input) (*runtime.Run, error) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrPlanType, nil)
 	}
 	d := newDriver(ctx, in, eng, m)
+	d.calls = e.calls
 	if err := d.handlers(); err != nil {
 		return nil, err
 	}
@@ -108,6 +119,11 @@ type driver struct {
 	children []Child
 	// queued are events decided while actions were performed.
 	queued []event
+
+	// calls are the worker's call times; quick the tools that were quick
+	// when the run started, as recorded (quick.go).
+	calls *callTimes
+	quick map[string]bool
 }
 
 // event is what a step coroutine tells the loop: a step's end, a retry
@@ -161,6 +177,7 @@ func (d *driver) run() (*runtime.Run, error) {
 		tctx, cancelTimeout = workflow.WithCancel(base)
 		timeout = workflow.NewTimer(tctx, t)
 	}
+	d.recordQuick(d.root)
 	d.perform(d.m.Start(start))
 	cancelled := false
 	for !d.m.Done() {

@@ -80,6 +80,7 @@ the other workers.`,
 			backend = runtime.LimitCalls(backend, callLimits(cfg))
 			w := temporalrun.NewWorker(c, cfg.Executor.TaskQueue, backend, temporalrun.WorkerOptions{
 				Identity: identity, StopTimeout: grace,
+				Local: temporalrun.LocalOptions{Tools: cfg.Executor.QuickTools, Off: !cfg.Executor.LocalActivities},
 			})
 			if err := w.Start(); err != nil {
 				return failuref("starting the worker on task queue %q: %v", cfg.Executor.TaskQueue, err)

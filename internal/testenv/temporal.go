@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -34,10 +35,11 @@ type TemporalServer struct {
 	Address, Namespace string
 	// Bin is the CLI that runs it (also useful for `temporal workflow ...`
 	// in tests).
-	Bin  string
-	cmd  *exec.Cmd
-	log  *Buffer
-	done chan struct{}
+	Bin   string
+	ports []int // the frontend's and the metrics', released by Stop
+	cmd   *exec.Cmd
+	log   *Buffer
+	done  chan struct{}
 }
 
 // TemporalBin returns the Temporal CLI's path, or fails the test naming the
@@ -90,6 +92,7 @@ func StartTemporal(t testing.TB, lo, hi int) *TemporalServer {
 		Address:   "127.0.0.1:" + strconv.Itoa(port),
 		Namespace: "default",
 		Bin:       bin,
+		ports:     []int{port, metrics},
 		log:       &Buffer{},
 		done:      make(chan struct{}),
 	}
@@ -131,8 +134,9 @@ func (s *TemporalServer) waitReady(limit time.Duration) error {
 	return fmt.Errorf("not ready after %v; last answer: %s", limit, last)
 }
 
-// Stop ends the server (SIGTERM to its process group, SIGKILL after 10s)
-// and waits for it. It is safe to call twice.
+// Stop ends the server (SIGTERM to its process group, SIGKILL after 10s),
+// waits for it, and hands its ports back to FreePort. It is safe to call
+// twice.
 func (s *TemporalServer) Stop() {
 	select {
 	case <-s.done:
@@ -146,7 +150,31 @@ func (s *TemporalServer) Stop() {
 		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		<-s.done
 	}
+	releasePorts(s.ports...)
 }
 
 // Log is what the server printed so far.
 func (s *TemporalServer) Log() string { return s.log.String() }
+
+// CPUTime is the CPU time the server's process has used so far (user and
+// system, from /proc/PID/stat, in the kernel's USER_HZ ticks of 10ms), for
+// benchmarks that say how busy the server was.
+func (s *TemporalServer) CPUTime() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces:
+	// the fields counted here start after its closing one.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the command", s.cmd.Process.Pid, len(f))
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}

@@ -103,6 +103,17 @@ func FreePort(t testing.TB, lo, hi int) int {
 	return 0
 }
 
+// releasePorts hands ports back to FreePort once nothing listens on them
+// (a stopped server's), so a process that starts servers one after
+// another does not run out of its range.
+func releasePorts(ports ...int) {
+	portMu.Lock()
+	defer portMu.Unlock()
+	for _, p := range ports {
+		delete(handedOut, p)
+	}
+}
+
 // Serve serves srv on a free loopback port in [lo, hi] until the test ends,
 // then closes it and waits for Serve to return. It returns the base URL,
 // http://127.0.0.1:PORT.
