@@ -181,24 +181,8 @@ func run(o options, out io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	// vmcp runs in dir (its SQLite file goes there): binaries by absolute path.
-	for _, bin := range []*string{&o.VMCP, &o.Backend} {
-		if *bin != "" {
-			if *bin, err = filepath.Abs(*bin); err != nil {
-				return err
-			}
-		}
-	}
-	if o.VMCP == "" {
-		o.VMCP = filepath.Join(dir, "vmcp")
-		if err := goBuild(o.VMCP, "github.com/vmcp-dev/vmcp/cmd/vmcp"); err != nil {
-			return err
-		}
-	}
-	if o.Backend == "" {
-		o.Backend = filepath.Join(dir, "testbackend")
-		if err := goBuild(o.Backend, "github.com/vmcp-dev/vmcp/e2e/testbackend"); err != nil {
-			return err
-		}
+	if err := binaries(&o, dir); err != nil {
+		return err
 	}
 	cfg := filepath.Join(dir, "vmcp.yaml")
 	if err := os.WriteFile(cfg, []byte(config(o, o.Backend)), 0o644); err != nil {
