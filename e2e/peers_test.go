@@ -178,6 +178,14 @@ func startEverythingHTTP(t *testing.T) string {
 	port := testenv.FreePort(t, portLo, portHi)
 	cmd := exec.Command(testenv.NodeBin(t, "mcp-server-everything"), "streamableHttp")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	return startHTTPPeer(t, "server-everything", cmd, port)
+}
+
+// startHTTPPeer starts cmd, an MCP server that listens on 127.0.0.1:port,
+// waits until it listens and stops it (its process group) when the test
+// ends. It returns the server's /mcp URL.
+func startHTTPPeer(t *testing.T, what string, cmd *exec.Cmd, port int) string {
+	t.Helper()
 	stderr := &testenv.Buffer{}
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -196,7 +204,7 @@ func startEverythingHTTP(t *testing.T) string {
 		}
 	})
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	waitFor(t, "server-everything to listen on "+addr, func() bool {
+	waitFor(t, what+" to listen on "+addr, func() bool {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
