@@ -7,14 +7,18 @@ package credentials
 // for one whose audience is the backend. The caller's token itself is sent
 // only to the token endpoint, never to the backend.
 //
-// The cache: one entry per subject (the caller's subject claim), holding
-// the exchanged token until shortly (10 s, as golang.org/x/oauth2's cache)
-// before it expires. Each entry has its own lock, held while it fetches:
-// concurrent calls of one subject that find no fresh token wait for one
-// exchange and share its token, while other subjects' calls go on. A
-// failed exchange is not cached; the next call asks again. Entries whose
-// token expired are dropped when a new subject is added, so the map holds
-// at most the subjects of the last token lifetime.
+// The cache: one entry per caller token (by its SHA-256), holding the
+// exchanged token until shortly (10 s, as golang.org/x/oauth2's cache)
+// before it expires. Keyed by the token, not by its subject, an exchanged
+// token serves only the caller token it was exchanged for: a run whose
+// token has expired cannot borrow the exchange of a newer token of the
+// same subject, and the token endpoint judges every caller token once.
+// Each entry has its own lock, held while it fetches: concurrent calls
+// with one token that find no fresh exchange wait for one and share it,
+// while other callers' calls go on. A failed exchange is not cached; the
+// next call asks again. Entries whose token expired are dropped when a
+// new one is added, so the map holds at most the caller tokens of the
+// last token lifetime.
 //
 // vmcp's own requests to the backend, which act for no caller (the
 // session's initialize and tools/list, the event stream, closing the
@@ -26,6 +30,8 @@ package credentials
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -76,10 +82,10 @@ type exchangeTransport struct {
 	now               func() time.Time
 
 	mu      sync.Mutex
-	entries map[string]*exchanged // by subject
+	entries map[string]*exchanged // by the caller token's SHA-256
 }
 
-// exchanged is one subject's token.
+// exchanged is the token exchanged for one caller token.
 type exchanged struct {
 	mu  sync.Mutex // held while fetching
 	tok string
@@ -94,7 +100,7 @@ func (t *exchangeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	var tok string
 	var err error
 	if subjectToken := httpsafe.SubjectToken(r.Context()); subjectToken != "" {
-		tok, err = t.exchange(r.Context(), httpsafe.Caller(r.Context()).Subject, subjectToken)
+		tok, err = t.exchange(r.Context(), subjectToken)
 	} else {
 		var ot *oauth2.Token
 		if ot, err = t.own.Token(); err == nil {
@@ -114,10 +120,11 @@ func (t *exchangeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r2)
 }
 
-// exchange returns subject's cached token, or exchanges subjectToken for
-// a new one.
-func (t *exchangeTransport) exchange(ctx context.Context, subject, subjectToken string) (string, error) {
-	e := t.entry(subject)
+// exchange returns the token cached for subjectToken, or exchanges
+// subjectToken for a new one.
+func (t *exchangeTransport) exchange(ctx context.Context, subjectToken string) (string, error) {
+	sum := sha256.Sum256([]byte(subjectToken))
+	e := t.entry(hex.EncodeToString(sum[:]))
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.tok != "" && t.now().Add(expiryMargin).Before(e.exp) {
@@ -131,12 +138,12 @@ func (t *exchangeTransport) exchange(ctx context.Context, subject, subjectToken 
 	return tok, nil
 }
 
-// entry returns subject's entry, adding it (and dropping the expired
-// ones) when there is none.
-func (t *exchangeTransport) entry(subject string) *exchanged {
+// entry returns the entry of a caller token's key, adding it (and
+// dropping the expired ones) when there is none.
+func (t *exchangeTransport) entry(key string) *exchanged {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if e, ok := t.entries[subject]; ok {
+	if e, ok := t.entries[key]; ok {
 		return e
 	}
 	now := t.now()
@@ -151,7 +158,7 @@ func (t *exchangeTransport) entry(subject string) *exchanged {
 		}
 	}
 	e := &exchanged{}
-	t.entries[subject] = e
+	t.entries[key] = e
 	return e
 }
 

@@ -145,6 +145,28 @@ func TestTokenExchangePerSubject(t *testing.T) {
 	}
 }
 
+// TestTokenExchangeIsPerCallerToken: an exchange serves only the caller
+// token it was made for. alice's new token (a later sign-in, or her old
+// one refreshed) gets its own exchange, and a run still holding her old
+// token keeps the old exchange: it never borrows the newer one.
+func TestTokenExchangeIsPerCallerToken(t *testing.T) {
+	srv, seen := backendServer(t)
+	es := newExchangeServer(t, 3600)
+	rt, err := Transport("api", exchangeSpec(es.URL), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"alice-old", "alice-new", "alice-old", "alice-new"} {
+		if err := getCtx(asCaller("alice", tok), rt, srv.URL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "Bearer x-alice-old-1| Bearer x-alice-new-2| Bearer x-alice-old-1| Bearer x-alice-new-2|"
+	if got := strings.Join(seen(), " "); got != want {
+		t.Errorf("the backend saw %q;\nwant %q", got, want)
+	}
+}
+
 // TestTokenExchangeRefreshesAnExpiringToken: a token that expires within
 // the 10 s margin is exchanged again on the next call.
 func TestTokenExchangeRefreshesAnExpiringToken(t *testing.T) {
