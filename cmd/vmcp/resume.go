@@ -271,11 +271,46 @@ func stepCounts(run *runtime.Run) (finished int, inFlight []string) {
 	return finished, inFlight
 }
 
-// catalogHints is the live tool catalog as the engine's SchemaSource,
-// answering runtime.ToolHintSource too: a step whose backend tool declares
-// idempotentHint or readOnlyHint may be called again when a resumed run
-// finds it in flight.
-type catalogHints struct{ *catalog.Catalog }
+// catalogHints is the tool catalog the engine was built with as its
+// SchemaSource, answering runtime.ToolHintSource too: a step whose backend
+// tool declares idempotentHint or readOnlyHint may be called again when a
+// resumed run finds it in flight. The engine asks for a tool's schema on
+// every call, so the catalog (a snapshot nothing changes) is indexed by
+// backend and tool once: catalog.Tool scans a backend's tools, which for a
+// backend of 100 tools cost more than the engine's own work per call.
+type catalogHints struct {
+	tools map[[2]string]*catalog.Tool
+}
+
+func newCatalogHints(cat *catalog.Catalog) catalogHints {
+	h := catalogHints{tools: map[[2]string]*catalog.Tool{}}
+	if cat == nil {
+		return h
+	}
+	for name, b := range cat.Backends {
+		for _, t := range b.Tools {
+			if _, dup := h.tools[[2]string{name, t.Name}]; !dup { // catalog.Tool's answer: the first
+				h.tools[[2]string{name, t.Name}] = t
+			}
+		}
+	}
+	return h
+}
+
+// Tool returns the named tool of a backend and whether both exist.
+func (c catalogHints) Tool(backend, tool string) (*catalog.Tool, bool) {
+	t, ok := c.tools[[2]string{backend, tool}]
+	return t, ok
+}
+
+// InputSchema implements runtime.SchemaSource.
+func (c catalogHints) InputSchema(backend, tool string) (map[string]any, bool) {
+	t, ok := c.Tool(backend, tool)
+	if !ok || t.InputSchema == nil {
+		return nil, false
+	}
+	return t.InputSchema, true
+}
 
 func (c catalogHints) ToolHints(backend, tool string) (runtime.ToolHints, bool) {
 	t, ok := c.Tool(backend, tool)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -187,7 +188,7 @@ func TestCatalogHints(t *testing.T) {
 		{Name: "post", Annotations: &ir.Annotations{IdempotentHint: &no}},
 		{Name: "bare"},
 	}}
-	h := catalogHints{cat}
+	h := newCatalogHints(cat)
 	for _, tc := range []struct {
 		tool string
 		want runtime.ToolHints
@@ -202,6 +203,55 @@ func TestCatalogHints(t *testing.T) {
 		if got, ok := h.ToolHints("b", tc.tool); got != tc.want || ok != tc.ok {
 			t.Errorf("ToolHints(b, %s) = %+v, %v; want %+v, %v", tc.tool, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestCatalogHintsInputSchema: the index answers what catalog.InputSchema
+// answers, for every tool of every backend, and misses alike.
+func TestCatalogHintsInputSchema(t *testing.T) {
+	cat := wideCatalog(3, 50)
+	cat.Backends["b1"].Tools = append(cat.Backends["b1"].Tools, &catalog.Tool{Name: "noschema"})
+	h := newCatalogHints(cat)
+	for name, b := range cat.Backends {
+		for _, tool := range append(b.Tools, &catalog.Tool{Name: "missing"}) {
+			want, wantOK := cat.InputSchema(name, tool.Name)
+			got, ok := h.InputSchema(name, tool.Name)
+			if ok != wantOK || fmt.Sprintf("%p", got) != fmt.Sprintf("%p", want) {
+				t.Errorf("InputSchema(%s, %s) = %p, %v; the catalog's %p, %v", name, tool.Name, got, ok, want, wantOK)
+			}
+		}
+	}
+	if _, ok := h.InputSchema("nobackend", "t0"); ok {
+		t.Error("a backend that is not there has a schema")
+	}
+}
+
+// wideCatalog is backends b0..b(n-1) of tools t0..t(m-1), each with a schema.
+func wideCatalog(n, m int) *catalog.Catalog {
+	cat := catalog.New()
+	for i := range n {
+		b := &catalog.Backend{}
+		for j := range m {
+			b.Tools = append(b.Tools, &catalog.Tool{Name: fmt.Sprintf("t%d", j), InputSchema: map[string]any{"type": "object"}})
+		}
+		cat.Backends[fmt.Sprintf("b%d", i)] = b
+	}
+	return cat
+}
+
+// BenchmarkCatalogSchema is the schema lookup the engine makes on every
+// call, for the last of a backend's 100 tools: the catalog's scan against
+// catalogHints' index.
+func BenchmarkCatalogSchema(b *testing.B) {
+	cat := wideCatalog(4, 100)
+	for name, src := range map[string]runtime.SchemaSource{"catalog": cat, "index": newCatalogHints(cat)} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, ok := src.InputSchema("b2", "t99"); !ok {
+					b.Fatal("no schema")
+				}
+			}
+		})
 	}
 }
 

@@ -103,7 +103,7 @@ func openStackFor(ctx context.Context, cfg *config.Config, log *slog.Logger, dia
 		return nil, failuref("%v", err)
 	}
 	o.sources = src
-	opts := o.engineOptions(runtime.Options{Backend: mgr, Schemas: catalogHints{mgr.Catalog()}, Logger: log, MaxIterations: cfg.Limits.MaxIterations, MaxResultBytes: cfg.Limits.MaxResultBytes})
+	opts := o.engineOptions(runtime.Options{Backend: mgr, Schemas: newCatalogHints(mgr.Catalog()), Logger: log, MaxIterations: cfg.Limits.MaxIterations, MaxResultBytes: cfg.Limits.MaxResultBytes})
 	// server.maxParallel bounds backend calls across all runs, and each
 	// backend's maxParallel its own share; outside the metrics wrapper, so
 	// waiting for a slot is not counted as call latency.
