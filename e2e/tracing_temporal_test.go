@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vmcp-dev/vmcp/internal/testenv"
 )
@@ -51,6 +52,12 @@ func TestTracingJaegerTemporalKilledWorker(t *testing.T) {
 		tr, err := j.Trace(traceID)
 		return err == nil && len(spansWhere(tr, "RunActivity:", "one")) == 1
 	})
+	// Other spans the victim ended before the call it is held in (the
+	// StartActivity of step two, when its workflow task scheduled it) may
+	// still sit in its batch: it exports every 100ms, so three intervals
+	// later they are in Jaeger too (in CI one was not, and the trace had
+	// 11 spans of the 12 counted below).
+	time.Sleep(300 * time.Millisecond)
 	victim.kill(t)
 	g.open("two-k") // the call again, on the other worker, goes through
 	res := (<-done).res
