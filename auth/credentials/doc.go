@@ -26,7 +26,7 @@
 //     token for the backend on behalf of the run's caller: the caller's
 //     verified OAuth access token (httpsafe.SubjectToken, which the run's
 //     context keeps) is exchanged at tokenURL for one whose audience is the
-//     backend, cached per subject; vmcp's own requests carry a client
+//     backend, cached per caller token; vmcp's own requests carry a client
 //     credentials token of the same client. The caller's token goes to the
 //     token endpoint only. CheckCaller refuses a call without one.
 //
