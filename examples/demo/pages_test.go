@@ -265,33 +265,7 @@ func TestConsolePage(t *testing.T) {
 		t.Fatalf("%s:%d: want one command serving on 127.0.0.1:8080; got %q", consolePage, block.line, block.body)
 	}
 	// The demo the page serves is the tour's: the files it saves.
-	tour, err := readTour(readPage(t, root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clone := freshClone(t, root)
-	for _, s := range tour {
-		if s.file == "" {
-			continue
-		}
-		path := filepath.Join(clone, filepath.FromSlash(s.file))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(s.body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{
-		{"build", "-o", "bin/vmcp", "./cmd/vmcp"},
-		{"build", "-o", "bin/demo-backend", "./examples/demo/backends"},
-	} {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = clone
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	clone := tourClone(t, root)
 
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, 17600, 17649))
 	var serverLog bytes.Buffer
@@ -426,4 +400,39 @@ func TestReferenceConfig(t *testing.T) {
 		t.Errorf("%s:%d: server.maxConnectionsPerClient %d, state.store %q; want 128 and memory",
 			referencePage, block.line, cfg.Server.MaxConnectionsPerClient, cfg.State.Store)
 	}
+}
+
+// tourClone is a fresh clone of root with the files the README's tour
+// saves and the two binaries it builds (bin/vmcp, bin/demo-backend): the
+// demo the docs' pages start from.
+func tourClone(t *testing.T, root string) string {
+	t.Helper()
+	tour, err := readTour(readPage(t, root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone := freshClone(t, root)
+	for _, s := range tour {
+		if s.file == "" {
+			continue
+		}
+		path := filepath.Join(clone, filepath.FromSlash(s.file))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(s.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"build", "-o", "bin/vmcp", "./cmd/vmcp"},
+		{"build", "-o", "bin/demo-backend", "./examples/demo/backends"},
+	} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = clone
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return clone
 }

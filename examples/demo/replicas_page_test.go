@@ -21,7 +21,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -41,33 +40,7 @@ const replicasPageLo, replicasPageHi = 17776, 17779
 func TestReplicasPage(t *testing.T) {
 	root := testenv.RepoRoot()
 	block := onlyBlock(t, replicasPage, readPage(t, root, replicasPage), "sh", "bin/vmcp run --transport http --listen 127.0.0.1:8081 &")
-	tour, err := readTour(readPage(t, root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clone := freshClone(t, root)
-	for _, s := range tour {
-		if s.file == "" {
-			continue
-		}
-		path := filepath.Join(clone, filepath.FromSlash(s.file))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(s.body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{
-		{"build", "-o", "bin/vmcp", "./cmd/vmcp"},
-		{"build", "-o", "bin/demo-backend", "./examples/demo/backends"},
-	} {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = clone
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	clone := tourClone(t, root)
 	pg := testenv.StartPostgres(t, replicasPageLo, replicasPageHi, testenv.PostgresOptions{})
 	if err := pg.Exec("CREATE DATABASE vmcp"); err != nil {
 		t.Fatal(err)
