@@ -107,15 +107,7 @@ func ownerToken(i int) string { return fmt.Sprintf("load-owner-token-%d", i) }
 
 const configTemplate = `backends:
   tb: {command: "%s"}
-server:
-  auth:
-    tokens:
-%s
-  maxConnections: %d
-  maxConnectionsPerClient: %d
-  bodyTimeout: %s
-  limits: {runs: %d, perOwner: {runs: %d}, onLimit: wait}
-state:
+%sstate:
   store: %s
 compositeTools:
   - name: diamond
@@ -141,13 +133,26 @@ compositeTools:
 `
 
 func config(o options, backend string) string {
+	return fmt.Sprintf(configTemplate, backend, serverSection(o), o.Store)
+}
+
+// serverSection is the server: section of every load's config (ending in
+// a newline): the harness's admin token and a run token per owner, the
+// connection and body limits, and the run caps.
+func serverSection(o options) string {
 	var tokens strings.Builder
 	fmt.Fprintf(&tokens, "      - %q  # the harness: every scope, reads /metrics\n", adminToken)
 	for i := range o.Owners {
 		fmt.Fprintf(&tokens, "      - {token: %q, name: load-owner-%d, scopes: [run]}\n", ownerToken(i), i)
 	}
-	return fmt.Sprintf(configTemplate, backend, strings.TrimSuffix(tokens.String(), "\n"),
-		maxConnections, maxConnections, bodyTimeout, o.Runs, o.PerOwnerRuns, o.Store)
+	return fmt.Sprintf(`server:
+  auth:
+    tokens:
+%s  maxConnections: %d
+  maxConnectionsPerClient: %d
+  bodyTimeout: %s
+  limits: {runs: %d, perOwner: {runs: %d}, onLimit: wait}
+`, tokens.String(), maxConnections, maxConnections, bodyTimeout, o.Runs, o.PerOwnerRuns)
 }
 
 // sample is what the harness reads of the server at one moment.

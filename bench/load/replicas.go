@@ -74,24 +74,10 @@ var diamondSteps = []string{"start", "left", "right", "join"}
 
 // recordedConfig is the config of one leg: state is its state section.
 func recordedConfig(o options, backend, record, state string) string {
-	var tokens strings.Builder
-	fmt.Fprintf(&tokens, "      - %q  # the harness: every scope, reads /metrics\n", adminToken)
-	for i := range o.Owners {
-		fmt.Fprintf(&tokens, "      - {token: %q, name: load-owner-%d, scopes: [run]}\n", ownerToken(i), i)
-	}
 	return fmt.Sprintf(`backends:
   tb: {command: %q, args: [-gated, -record, %q]}
-server:
-  auth:
-    tokens:
-%s
-  maxConnections: %d
-  maxConnectionsPerClient: %d
-  bodyTimeout: %s
-  limits: {runs: %d, perOwner: {runs: %d}, onLimit: wait}
-state: %s
-%s`, backend, record, strings.TrimSuffix(tokens.String(), "\n"), maxConnections, maxConnections, bodyTimeout,
-		o.Runs, o.PerOwnerRuns, state, recordedWorkflow)
+%sstate: %s
+%s`, backend, record, serverSection(o), state, recordedWorkflow)
 }
 
 // replica is one `vmcp run` of a leg, on a fixed address; it keeps that
