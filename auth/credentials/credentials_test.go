@@ -1,6 +1,7 @@
 package credentials
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,7 +61,12 @@ func newTokenServer(t *testing.T, expiresIn int) *tokenServer {
 
 func get(t *testing.T, rt http.RoundTripper, url string, header ...string) error {
 	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
+	return getWith(context.Background(), rt, url, header...)
+}
+
+// getWith GETs url through rt with ctx and the header pairs.
+func getWith(ctx context.Context, rt http.RoundTripper, url string, header ...string) error {
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}

@@ -75,15 +75,10 @@ func asCaller(subject, token string) context.Context {
 	return httpsafe.WithSubjectToken(httpsafe.WithIdentity(context.Background(), httpsafe.Identity{Subject: subject}), token)
 }
 
+// getCtx is a call for the caller in ctx, its request carrying a
+// caller's Authorization header that the transport must replace.
 func getCtx(ctx context.Context, rt http.RoundTripper, url string) error {
-	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
-	req.Header.Set("Authorization", "Bearer the-callers-token")
-	resp, err := (&http.Client{Transport: rt}).Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	return nil
+	return getWith(ctx, rt, url, "Authorization", "Bearer the-callers-token")
 }
 
 // TestTokenExchangePerSubject: ten concurrent calls of alice make one
