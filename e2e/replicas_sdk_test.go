@@ -46,21 +46,7 @@ func (d *declineElicit) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.El
 // needs a client that can be asked) with el.
 func legacyTasksClient(t *testing.T, url string, el client.ElicitationHandler) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr, client.WithLegacyProtocolOnly(), client.WithElicitationHandler(el))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testenv.HTTPClient(t, url, client.WithLegacyProtocolOnly(), client.WithElicitationHandler(el))
 }
 
 // startLegacyTask calls tool as a 2025-11-25 task (tools/call with

@@ -3,7 +3,9 @@
 // @modelcontextprotocol/client) read the same arguments, connect the same
 // way and answer greet's question the same way, so e2e/sdk_test.go and
 // e2e/sdk_v2_test.go judge their elicitation sections with one check.
-// It imports no SDK: each script passes its own transport classes.
+// tasks.mjs and replicas.mjs share the tasks extension's raw requests
+// (rawDispatcher). It imports no SDK: each script passes its own transport
+// classes.
 
 // parseArgs reads --url URL or -- COMMAND... (exactly one of them) and the
 // script's own flags: flags maps a flag to a function that stores its
@@ -77,4 +79,33 @@ export async function elicitations(answerer, callGreet) {
     }
   }
   return results;
+}
+
+// rawDispatcher returns a function that POSTs a framed 2026-07-28 request
+// to url and reads its answer (the last event of an event stream, or the
+// JSON body): the tasks extension's requests need it, since the SDK's
+// codecs refuse resultType "task". log, when set, gets each request
+// (">> ") and answer ("<< ").
+export function rawDispatcher(url, log) {
+  let nextID = 1;
+  return async function rawDispatch(request) {
+    const body = { jsonrpc: "2.0", id: `raw-${nextID++}`, ...request };
+    const headers = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": request.method,
+    };
+    const name = request.params?.taskId ?? request.params?.name;
+    if (typeof name === "string") headers["mcp-name"] = name;
+    log?.(">> " + JSON.stringify(body));
+    const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
+    let text = await res.text();
+    if ((res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+      const data = text.split("\n").filter((l) => l.startsWith("data: "));
+      text = data[data.length - 1].slice("data: ".length);
+    }
+    log?.("<< " + text);
+    return JSON.parse(text);
+  };
 }

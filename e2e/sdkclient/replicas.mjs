@@ -12,6 +12,7 @@
 
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
+import { rawDispatcher } from "./common.mjs";
 
 const [url, askID, cancelID] = process.argv.slice(2);
 if (!cancelID) throw new Error("usage: node replicas.mjs URL_B ASK_ID CANCEL_ID");
@@ -21,27 +22,8 @@ const capabilities = { elicitation: { form: {} } };
 const client = new Client(clientInfo, { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } });
 await client.connect(new StreamableHTTPClientTransport(new URL(url)));
 
-// As in tasks.mjs: the extension's requests go as framed POSTs, since
-// the SDK's codecs refuse resultType "task".
-let nextID = 1;
-async function rawDispatch(request) {
-  const body = { jsonrpc: "2.0", id: `raw-${nextID++}`, ...request };
-  const headers = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": request.method,
-  };
-  const name = request.params?.taskId ?? request.params?.name;
-  if (typeof name === "string") headers["mcp-name"] = name;
-  const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
-  let text = await res.text();
-  if ((res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
-    const data = text.split("\n").filter((l) => l.startsWith("data: "));
-    text = data[data.length - 1].slice("data: ".length);
-  }
-  return JSON.parse(text);
-}
+// The tasks extension's requests go as framed POSTs (common.mjs).
+const rawDispatch = rawDispatcher(url);
 
 const session = createTaskSessionFromClient(client, {
   endpointId: "vmcp-e2e-replica-b",

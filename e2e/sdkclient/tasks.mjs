@@ -10,6 +10,7 @@ import {
   createApplicationInputHandler,
   createTaskSessionFromClient,
 } from "@modelcontextprotocol/ext-tasks/client";
+import { rawDispatcher } from "./common.mjs";
 
 const [url, era] = process.argv.slice(2);
 const clientInfo = { name: "vmcp-ext-tasks-test", version: "1.0.0" };
@@ -31,29 +32,8 @@ const transport = new StreamableHTTPClientTransport(new URL(url), debug ? { fetc
 await client.connect(transport);
 if (debug) process.stderr.write(`era ${client.getProtocolEra()}\n`);
 
-// The extension needs a raw request path: the SDK's codecs refuse
-// resultType "task". It is a plain POST of the framed request.
-let nextID = 1;
-async function rawDispatch(request) {
-  const body = { jsonrpc: "2.0", id: `raw-${nextID++}`, ...request };
-  const headers = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": request.method,
-  };
-  const name = request.params?.taskId ?? request.params?.name;
-  if (typeof name === "string") headers["mcp-name"] = name;
-  if (process.env.TASKS_DEBUG) process.stderr.write(">> " + JSON.stringify(body) + "\n");
-  const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
-  let text = await res.text();
-  if ((res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
-    const data = text.split("\n").filter((l) => l.startsWith("data: "));
-    text = data[data.length - 1].slice("data: ".length);
-  }
-  if (process.env.TASKS_DEBUG) process.stderr.write("<< " + text + "\n");
-  return JSON.parse(text);
-}
+// The tasks extension's requests go as framed POSTs (common.mjs).
+const rawDispatch = rawDispatcher(url, process.env.TASKS_DEBUG ? (line) => process.stderr.write(line + "\n") : undefined);
 
 const asked = [];
 const session = createTaskSessionFromClient(client, {
