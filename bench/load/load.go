@@ -650,13 +650,18 @@ func taskOnce(c loadClient, msg string, poll time.Duration) (time.Duration, stri
 // checkResult checks the diamond's result for msg: structured content, or
 // else the JSON text of the content.
 func checkResult(structured any, content []mcp.Content, msg string) (string, error) {
-	want := "left " + msg + " 3"
+	return checkField(structured, content, "text", "left "+msg+" 3")
+}
+
+// checkField checks that a result's field key (in its structured content,
+// or else in the JSON text of its content) is want.
+func checkField(structured any, content []mcp.Content, key, want string) (string, error) {
 	out, _ := structured.(map[string]any)
 	if out == nil {
 		json.Unmarshal([]byte(resultText(content)), &out)
 	}
-	if out == nil || out["text"] != want {
-		return "wrong result", fmt.Errorf("result %v / %q; want text %q", structured, resultText(content), want)
+	if out == nil || out[key] != want {
+		return "wrong result", fmt.Errorf("result %v / %q; want %s %q", structured, resultText(content), key, want)
 	}
 	return "", nil
 }

@@ -381,15 +381,7 @@ func (lc *legClient) task(s *sentCall, r *replica, t0 time.Time) {
 
 // checkRecorded checks the recorded diamond's result for msg.
 func checkRecorded(structured any, content []mcp.Content, msg string) (string, error) {
-	want := msg + " join"
-	out, _ := structured.(map[string]any)
-	if out == nil {
-		json.Unmarshal([]byte(resultText(content)), &out)
-	}
-	if out == nil || out["label"] != want {
-		return "wrong result", fmt.Errorf("result %v / %q; want label %q", structured, resultText(content), want)
-	}
-	return "", nil
+	return checkField(structured, content, "label", msg+" join")
 }
 
 // loadLeg warms every replica up, runs the clients for o.Duration and,
