@@ -194,20 +194,34 @@ func (sp *stepPlan) noteCall(d time.Duration) {
 // or more (from a mean of 2µs), and after a few calls when it is less
 // slow; meanwhile the queue's timer sees that the steps behind it wait.
 // Concurrent runs may lose each other's updates; the mean stays a mean.
-type callTime struct{ mean atomic.Int64 } // ns; 0 until the first call
+type callTime struct{ CallMean }
 
 // callCap is the longest one call counts for in a callTime.
 const callCap = 4 * inlineCall
 
-func (c *callTime) note(d time.Duration) {
-	n := min(max(int64(d), 1), int64(callCap))
+func (c *callTime) note(d time.Duration) { c.Note(d, callCap) }
+
+func (c *callTime) quick() bool { return c.AtMost(inlineCall) }
+
+// CallMean is the mean call time the quick paths decide by: an
+// exponentially weighted mean, each call weighing 1/8, of the calls'
+// times, each counted for at most a cap (see callTime for why). The
+// Temporal executor keeps one per tool on each worker to choose local
+// activities (temporalrun/quick.go). Concurrent notes may lose each
+// other's updates; the mean stays a mean.
+type CallMean struct{ mean atomic.Int64 } // ns; 0 until the first call
+
+// Note adds one call that took d, counted for at most limit.
+func (c *CallMean) Note(d, limit time.Duration) {
+	n := min(max(int64(d), 1), int64(limit))
 	if old := c.mean.Load(); old != 0 {
 		n = old + (n-old)/8
 	}
 	c.mean.Store(n)
 }
 
-func (c *callTime) quick() bool {
+// AtMost reports whether a call was noted and the mean is at most d.
+func (c *CallMean) AtMost(d time.Duration) bool {
 	m := c.mean.Load()
-	return m > 0 && m <= int64(inlineCall)
+	return m > 0 && m <= int64(d)
 }

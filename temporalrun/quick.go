@@ -64,13 +64,13 @@ import (
 	"errors"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/vmcp-dev/vmcp/ir"
+	"github.com/vmcp-dev/vmcp/runtime"
 )
 
 // quickCall is the longest mean call time of a quick tool (see the top of
@@ -100,31 +100,30 @@ type LocalOptions struct {
 	Off bool
 }
 
-// callTimes is a worker's mean call time per backend tool: an
-// exponentially weighted mean (each call weighs 1/8) of the calls' times
-// capped at callCap, as the local driver's callTime is (runtime/quick.go).
-// Concurrent calls may lose each other's updates; the mean stays a mean.
+// callTimes is a worker's mean call time per backend tool, the local
+// driver's measure (runtime.CallMean), each call counted for at most
+// callCap.
 type callTimes struct {
 	opts  LocalOptions
 	known map[string]bool
 	mu    sync.Mutex
-	means map[string]*atomic.Int64 // ns; by backend.tool
+	means map[string]*runtime.CallMean // by backend.tool
 }
 
 func newCallTimes(opts LocalOptions) *callTimes {
-	c := &callTimes{opts: opts, known: map[string]bool{}, means: map[string]*atomic.Int64{}}
+	c := &callTimes{opts: opts, known: map[string]bool{}, means: map[string]*runtime.CallMean{}}
 	for _, t := range opts.Tools {
 		c.known[t] = true
 	}
 	return c
 }
 
-func (c *callTimes) mean(tool string) *atomic.Int64 {
+func (c *callTimes) mean(tool string) *runtime.CallMean {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.means[tool]
 	if m == nil {
-		m = &atomic.Int64{}
+		m = &runtime.CallMean{}
 		c.means[tool] = m
 	}
 	return m
@@ -135,12 +134,7 @@ func (c *callTimes) note(tool string, d time.Duration) {
 	if c == nil {
 		return
 	}
-	m := c.mean(tool)
-	n := min(max(int64(d), 1), int64(callCap))
-	if old := m.Load(); old != 0 {
-		n = old + (n-old)/8
-	}
-	m.Store(n)
+	c.mean(tool).Note(d, callCap)
 }
 
 // quick reports whether tool is quick on this worker.
@@ -151,8 +145,7 @@ func (c *callTimes) quick(tool string) bool {
 	if c.known[tool] {
 		return true
 	}
-	m := c.mean(tool).Load()
-	return m > 0 && m <= int64(quickCall)
+	return c.mean(tool).AtMost(quickCall)
 }
 
 // quickTools are the tools plan's steps call that are quick now, sorted:
