@@ -68,9 +68,15 @@ func (f *fakeBackend) callsTo(step string) []runtime.ToolCall {
 // backend behind the activities and returns the final run.
 func runInTestEnv(t *testing.T, plan *ir.Plan, workflow string, params map[string]any, backend runtime.Backend, setup ...func(*testsuite.TestWorkflowEnvironment, *Input)) *runtime.Run {
 	t.Helper()
+	return runInTestEnvWith(t, plan, workflow, params, backend, LocalOptions{}, setup...)
+}
+
+// runInTestEnvWith is runInTestEnv on a worker with local options lo.
+func runInTestEnvWith(t *testing.T, plan *ir.Plan, workflow string, params map[string]any, backend runtime.Backend, lo LocalOptions, setup ...func(*testsuite.TestWorkflowEnvironment, *Input)) *runtime.Run {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	Register(env, backend, LocalOptions{})
+	Register(env, backend, lo)
 	in := Input{Plan: plan, Workflow: workflow, Params: params, RunID: "run-1"}
 	for _, f := range setup {
 		f(env, &in)

@@ -56,23 +56,9 @@ func (k *kinds) sorted() (local, remote []string) {
 // options lo and returns the run and which steps ran how.
 func runQuick(t *testing.T, plan *ir.Plan, workflow string, backend runtime.Backend, lo LocalOptions) (*runtime.Run, *kinds) {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	Register(env, backend, lo)
 	k := &kinds{}
-	k.listen(env)
-	env.ExecuteWorkflow(WorkflowName, Input{Plan: plan, Workflow: workflow, RunID: "run-1"})
-	if !env.IsWorkflowCompleted() {
-		t.Fatal("the workflow did not complete")
-	}
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatalf("workflow error: %v", err)
-	}
-	var run runtime.Run
-	if err := env.GetWorkflowResult(&run); err != nil {
-		t.Fatalf("workflow result: %v", err)
-	}
-	return &run, k
+	run := runInTestEnvWith(t, plan, workflow, nil, backend, lo, func(env *testsuite.TestWorkflowEnvironment, _ *Input) { k.listen(env) })
+	return run, k
 }
 
 const quickPlan = `
