@@ -42,16 +42,7 @@ func TestAuthoringSession(t *testing.T) {
 		t.Fatalf("the %q section has %d steps; want the whole session", authoringHeading, len(steps))
 	}
 	clone := freshClone(t, root)
-	for _, args := range [][]string{
-		{"build", "-o", "bin/vmcp", "./cmd/vmcp"},
-		{"build", "-o", "bin/demo-backend", "./examples/demo/backends"},
-	} {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = clone
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	buildDemo(t, clone)
 	port := fmt.Sprint(testenv.FreePort(t, 17500, 17599))
 	t.Cleanup(func() { // the server, should a step fail before the kill
 		if pid, err := os.ReadFile(filepath.Join(clone, "vmcp-http.pid")); err == nil {

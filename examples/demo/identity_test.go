@@ -46,16 +46,7 @@ func TestIdentityProviderSection(t *testing.T) {
 		t.Fatalf("the %q section has %d steps; want the whole session", identityHeading, len(steps))
 	}
 	clone := freshClone(t, root)
-	for _, args := range [][]string{
-		{"build", "-o", "bin/vmcp", "./cmd/vmcp"},
-		{"build", "-o", "bin/demo-backend", "./examples/demo/backends"},
-	} {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = clone
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	buildDemo(t, clone)
 	pub, adm, vmcp := testenv.FreePort(t, 17250, 17299), testenv.FreePort(t, 17250, 17299), testenv.FreePort(t, 17250, 17299)
 	replace := strings.NewReplacer(
 		"127.0.0.1:4444", fmt.Sprint("127.0.0.1:", pub), "SERVE_PUBLIC_PORT=4444", fmt.Sprint("SERVE_PUBLIC_PORT=", pub),

@@ -150,16 +150,7 @@ func TestTemporalPage(t *testing.T) {
 	}
 
 	clone := freshClone(t, root)
-	for _, args := range [][]string{
-		{"build", "-o", "bin/vmcp", "./cmd/vmcp"},
-		{"build", "-o", "bin/demo-backend", "./examples/demo/backends"},
-	} {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = clone
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	buildDemo(t, clone)
 
 	// The same call on the local executor gives the result to expect.
 	local := strings.Replace(commands[2], temporalConfig, localConfig, 1)
@@ -424,6 +415,14 @@ func tourClone(t *testing.T, root string) string {
 			t.Fatal(err)
 		}
 	}
+	buildDemo(t, clone)
+	return clone
+}
+
+// buildDemo builds the binaries the docs' pages run (bin/vmcp,
+// bin/demo-backend) in clone.
+func buildDemo(t *testing.T, clone string) {
+	t.Helper()
 	for _, args := range [][]string{
 		{"build", "-o", "bin/vmcp", "./cmd/vmcp"},
 		{"build", "-o", "bin/demo-backend", "./examples/demo/backends"},
@@ -434,5 +433,4 @@ func tourClone(t *testing.T, root string) string {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	return clone
 }
