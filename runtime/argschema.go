@@ -18,7 +18,9 @@ package runtime
 // backend judges, as before, and the engine logs the reason once). Most
 // schemas are also prepared for a check that allocates nothing
 // (argfast.go); the validator runs only when that check cannot say the
-// arguments match. The arguments are validated as the Go values they are,
+// arguments match. That check runs first, before coercion: arguments it
+// passes need no coercion either (argSchema.surelyValid says why), so a
+// matching call costs one pass over its arguments. The arguments are validated as the Go values they are,
 // without a JSON round trip; only a value the validator does not know (a
 // []string, say) makes them go through JSON once.
 //
@@ -90,31 +92,43 @@ func (noRemoteRefs) Load(url string) (any, error) {
 	return nil, fmt.Errorf("references outside the schema are not loaded (%s)", url)
 }
 
-// checkToolArgs validates a tool call's arguments against its input
-// schema. It returns nil when they match or when there is nothing to
-// check, else the message of the step's error.
-// step, when set, is the calling step's own cache: the schema it found
-// last, used while the catalog gives the same map, without the engine
-// cache's lookup by name.
-func (e *Engine) checkToolArgs(step *atomic.Pointer[argSchema], backend, tool string, schema map[string]any, args map[string]any) string {
-	var as *argSchema
+// toolArgSchema returns the compiled input schema of backend tool, schema
+// being what the source gives for it now. step, when set, is the calling
+// step's own cache: the entry it found last, used while the source gives
+// the same map, without the engine cache's lookup by name.
+func (e *Engine) toolArgSchema(step *atomic.Pointer[argSchema], backend, tool string, schema map[string]any) *argSchema {
 	if step != nil {
-		if as = step.Load(); as != nil && as.source != reflect.ValueOf(schema).Pointer() {
-			as = nil
+		if as := step.Load(); as != nil && as.source == reflect.ValueOf(schema).Pointer() {
+			return as
 		}
 	}
-	if as == nil {
-		var err error
-		as, err = e.argSchemas.get(toolKey{backend, tool}, schema)
-		if err != nil {
-			e.log.Warn("a tool's input schema does not compile; its arguments go to the backend unchecked",
-				"backend", backend, "tool", tool, "error", err)
-		}
-		if step != nil {
-			step.Store(as)
-		}
+	as, err := e.argSchemas.get(toolKey{backend, tool}, schema)
+	if err != nil {
+		e.log.Warn("a tool's input schema does not compile; its arguments go to the backend unchecked",
+			"backend", backend, "tool", tool, "error", err)
 	}
-	if as.validator == nil || as.fast != nil && as.fast.surelyValid(args) {
+	if step != nil {
+		step.Store(as)
+	}
+	return as
+}
+
+// surelyValid reports whether args surely match the schema, by the
+// allocation-free check (argfast.go) alone. When it says yes, coercion
+// (value.go) would change nothing either: coercion changes only a string
+// where the schema's type leaves strings out, and the fast check, which
+// follows the same properties and items with the same type bits, finds
+// no such string in arguments that match.
+func (as *argSchema) surelyValid(args map[string]any) bool {
+	return as.fast != nil && as.fast.surelyValid(args)
+}
+
+// check validates a tool call's arguments against the schema: the fast
+// check first, then the validator, which writes the message. It returns
+// "" when they match or when there is nothing to check, else the message
+// of the step's error.
+func (as *argSchema) check(backend, tool string, args map[string]any) string {
+	if as.validator == nil || as.surelyValid(args) {
 		return ""
 	}
 	var inst any = args
@@ -138,6 +152,12 @@ func (e *Engine) checkToolArgs(step *atomic.Pointer[argSchema], backend, tool st
 	collectProblemsAt(ve, "argument", func(loc []string) string { return argPath(inst, loc) }, problems)
 	return fmt.Sprintf("%s (input schema of tool %s.%s)",
 		strings.Join(sortedProblems(problems, "arguments do not match"), "; "), backend, tool)
+}
+
+// checkToolArgs validates a tool call's arguments against its input
+// schema: toolArgSchema, then check.
+func (e *Engine) checkToolArgs(step *atomic.Pointer[argSchema], backend, tool string, schema map[string]any, args map[string]any) string {
+	return e.toolArgSchema(step, backend, tool, schema).check(backend, tool, args)
 }
 
 // hasInvalidJSONValue reports whether the error tree holds an

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"maps"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -165,7 +167,7 @@ var fastCaseSchemas = []M{
 // fastCaseValues are argument objects made from a pool of values under
 // the keys the schemas above use.
 func fastCaseValues() []map[string]any {
-	pool := []any{nil, true, false, "", "a", "ab", "abc", "abcd", "üü", "pod", "node", int64(0), int64(3), int64(-1), 1.0, 1.5, 2.5, 3.5,
+	pool := []any{nil, true, false, "", "a", "ab", "abc", "abcd", "üü", "pod", "node", "5", " 5 ", "1.5", "true", `{"name":"x"}`, `[{"name":"a"}]`, int64(0), int64(3), int64(-1), 1.0, 1.5, 2.5, 3.5,
 		int64(1) << 60, M{}, M{"name": "x"}, M{"id": 1}, A{}, A{M{"name": "a"}}, A{M{"name": "a"}, M{"name": "b"}, M{"name": "c"}}, A{A{}}, A{"x"}}
 	var out []map[string]any
 	for _, k := range []string{"v", "a", "name", "kind", "items", "any", "b", "other"} {
@@ -178,8 +180,9 @@ func fastCaseValues() []map[string]any {
 }
 
 // TestFastArgCheckAgreesWithTheValidator: whenever argfast.go says the
-// arguments surely match, the validator agrees; and it does say so for
-// matching arguments of each schema (else it would never save anything).
+// arguments surely match, the validator agrees and coercion would change
+// nothing (evalArgs then skips both); and it does say so for matching
+// arguments of each schema (else it would never save anything).
 func TestFastArgCheckAgreesWithTheValidator(t *testing.T) {
 	for i, schema := range fastCaseSchemas {
 		fast, ok := prepareFast(schema, 0)
@@ -198,6 +201,10 @@ func TestFastArgCheckAgreesWithTheValidator(t *testing.T) {
 			sure++
 			if err := v.Validate(normalizeInstance(args)); err != nil {
 				t.Errorf("schema %d: fast check passes %v, the validator says %v", i, args, err)
+			}
+			coerced := maps.Clone(args)
+			if err := coerceArgs(coerced, schema); err != nil || !reflect.DeepEqual(coerced, args) {
+				t.Errorf("schema %d: fast check passes %v, which coercion makes %v (%v)", i, args, coerced, err)
 			}
 		}
 		if sure == 0 {

@@ -597,9 +597,12 @@ func (m *Machine) launch(i int) {
 // markRunning makes step i running as of at and records it.
 func (m *Machine) markRunning(i int, at time.Time) {
 	sp := m.wp.steps[i]
-	if m.steps != nil {
-		m.setEntry(i, nil, nil, StepRunning, "")
-	} else {
+	// A chains-only workflow's entry of a running step stays pending: its
+	// templates read .steps.X only through a chain into X's entry, and
+	// only where X is a transitive dependency (the checker's rule), so
+	// none reads the entry of a step that has not ended. Other workflows
+	// may read .steps whole (a loop body's {{json .steps}}), and see it.
+	if m.steps == nil {
 		m.setView(sp.id, runningEntry)
 	}
 	m.lockRecord()
