@@ -58,7 +58,8 @@ type builder struct {
 	aliasPos ir.Pos // the outermost alias being expanded
 	inexact  int    // string scalars whose position mapping fell back to the start
 
-	slab []Node // Nodes are handed out from here, nodeSlab at a time
+	slab    []Node       // Nodes are handed out from here, nodeSlab at a time
+	segSlab []ir.Segment // and string segments, segmentSlab at a time
 }
 
 // nodeSlab is how many Nodes the builder allocates at once. A file's
@@ -283,16 +284,39 @@ func (b *builder) str(v string, st Style, off int, pos ir.Pos, path string) *Nod
 	}
 	segs, ok := b.s.scalarSegments(st, off, v)
 	if !ok {
+		// resync reuses the scratch space segs is in: the fallback, one
+		// segment at off, is made again when it finds nothing.
 		if start, rs, found := b.resync(st, off, v); found {
 			segs, ok = rs, true
 			n.Pos = b.s.pos(start)
+		} else {
+			segs = append(segs[:0], b.s.segment(0, off))
 		}
 	}
 	if !ok {
 		b.inexact++
 	}
-	n.lines = segs
+	n.lines = b.keepSegments(segs)
 	return n
+}
+
+// segmentSlab is how many ir.Segments keepSegments allocates at once; most
+// strings need one.
+const segmentSlab = 256
+
+// keepSegments copies segments from scalarSegments' scratch space into
+// the builder's slab, which lives as long as the File as the Nodes do.
+func (b *builder) keepSegments(segs []ir.Segment) []ir.Segment {
+	if len(segs) > len(b.segSlab) {
+		if len(segs) > segmentSlab/4 {
+			return append([]ir.Segment(nil), segs...)
+		}
+		b.segSlab = make([]ir.Segment, segmentSlab)
+	}
+	out := b.segSlab[:len(segs):len(segs)]
+	b.segSlab = b.segSlab[len(segs):]
+	copy(out, segs)
+	return out
 }
 
 // maxResync and maxResyncDistance bound the start offsets tried by resync,

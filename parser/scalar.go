@@ -108,11 +108,27 @@ func (sp *spanner) synth(b []byte, at int) {
 // scalarSegments maps the string value v, written in style st starting at
 // byte offset start, back to the file. ok is false when the source could
 // not be matched with the value; segs then holds one segment at start.
+// segs is the source's scratch space, valid until the next call: the
+// builder copies it into the Node (builder.keepSegments).
 func (s *source) scalarSegments(st Style, start int, v string) (segs []ir.Segment, ok bool) {
-	sp := &spanner{s: s, want: v, nextSrc: -1}
 	if start < 0 || start > len(s.src) {
 		return nil, false
 	}
+	if at, ok := s.oneRun(st, start, v); ok && scalarShortcut {
+		s.scratch = append(s.scratch[:0], s.segment(0, at))
+		return s.scratch, true
+	}
+	return s.walkSegments(st, start, v)
+}
+
+// scalarShortcut turns oneRun on; TestOneRunIsTheWalk turns it off to
+// compare.
+var scalarShortcut = true
+
+// walkSegments is scalarSegments without the shortcut: it walks the
+// scalar's source in its style (spanner), segment by segment.
+func (s *source) walkSegments(st Style, start int, v string) (segs []ir.Segment, ok bool) {
+	sp := &spanner{s: s, want: v, nextSrc: -1, segs: s.scratch[:0]}
 	switch st {
 	case Plain:
 		ok = sp.plain(start)
@@ -126,12 +142,51 @@ func (s *source) scalarSegments(st Style, start int, v string) (segs []ir.Segmen
 		ok = sp.folded(start)
 	}
 	if !ok || sp.differs || sp.n != len(v) {
-		return []ir.Segment{s.segment(0, start)}, false
+		s.scratch = append(sp.segs[:0], s.segment(0, start))
+		return s.scratch, false
 	}
 	if len(sp.segs) == 0 {
-		return []ir.Segment{s.segment(0, start)}, true
+		sp.segs = append(sp.segs, s.segment(0, start))
 	}
-	return sp.segs, true
+	s.scratch = sp.segs
+	return s.scratch, true
+}
+
+// oneRun is scalarSegments' shortcut for the scalars most files are made
+// of: a value on one line that is a run of the file's text as it stands (a
+// plain scalar, or a quoted one without escapes or doubled quotes). Their
+// walk (plain, quoted) would copy the run as one segment; oneRun finds the
+// same segment by comparing the text with the value, and returns the
+// offset it starts at. ok is false for any other scalar, which takes the
+// walk.
+func (s *source) oneRun(st Style, start int, v string) (at int, ok bool) {
+	src := s.src
+	switch st {
+	case Plain:
+		if strings.ContainsAny(v, "\n\r") || start+len(v) > len(src) || string(src[start:start+len(v)]) != v {
+			return 0, false
+		}
+		return start, true
+	case SingleQuoted, DoubleQuoted:
+		q := byte('\'')
+		special := "'\n\r"
+		if st == DoubleQuoted {
+			q, special = '"', "\"\\\n\r"
+		}
+		end := start + 1 + len(v) // the closing quote
+		if end >= len(src) || src[start] != q || src[end] != q || strings.ContainsAny(v, special) ||
+			string(src[start+1:end]) != v {
+			return 0, false
+		}
+		if q == '\'' && end+1 < len(src) && src[end+1] == '\'' {
+			return 0, false // '' stands for a quote: the value goes on
+		}
+		if v == "" {
+			return start, true // the walk makes no segment; the value starts at the quote
+		}
+		return start + 1, true
+	}
+	return 0, false
 }
 
 // segment starts a segment at value offset off for the source byte at.

@@ -1,8 +1,12 @@
 package parser
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/vmcp-dev/vmcp/ir"
 )
@@ -160,5 +164,99 @@ func TestOffsetPosBounds(t *testing.T) {
 	var nilNode *Node
 	if got := nilNode.OffsetPos(3); got != (ir.Pos{}) {
 		t.Errorf("nil.OffsetPos(3) = %v; want the zero Pos", got)
+	}
+}
+
+// TestOneRunIsTheWalk parses the corpus, the examples and the offset cases
+// with scalarSegments' shortcut (oneRun) and without it: every string
+// scalar must get the same value, style, position and segments, and as
+// many must fall back to an inexact mapping.
+func TestOneRunIsTheWalk(t *testing.T) {
+	type scalar struct {
+		Path  string
+		Value string
+		Style Style
+		Pos   ir.Pos
+		Segs  []ir.Segment
+	}
+	collect := func(src string) ([]scalar, int) {
+		docs, _, inexact, err := convertAll(src)
+		if err != nil {
+			return nil, -1
+		}
+		var out []scalar
+		for _, d := range docs {
+			walk(d, func(n *Node) {
+				if s, ok := n.Str(); ok {
+					out = append(out, scalar{n.Path, s, n.Style, n.Pos, n.lines})
+				}
+			})
+		}
+		return out, inexact
+	}
+	srcs := map[string]string{}
+	for _, c := range offsetCases {
+		srcs["offset case "+c.name] = c.src
+	}
+	files := corpusFiles(t)
+	examples, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(examples) == 0 {
+		t.Fatalf("no example workflows: %v", err)
+	}
+	for _, p := range append(files, examples...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs[p] = string(b)
+	}
+	t.Cleanup(func() { scalarShortcut = true })
+	scalars := 0
+	for name, src := range srcs {
+		scalarShortcut = true
+		with, inexactWith := collect(src)
+		scalarShortcut = false
+		without, inexactWithout := collect(src)
+		if diff := cmp.Diff(without, with); diff != "" || inexactWith != inexactWithout {
+			t.Errorf("%s: with the shortcut (-walk +oneRun), inexact %d -> %d:\n%s", name, inexactWithout, inexactWith, diff)
+		}
+		scalars += len(with)
+	}
+	if scalars < 1000 {
+		t.Fatalf("compared %d string scalars; want the whole corpus", scalars)
+	}
+}
+
+// TestOneRun shows which scalars take the shortcut: one line, written as
+// it reads.
+func TestOneRun(t *testing.T) {
+	for _, c := range []struct {
+		src   string // the scalar as written, at offset 0
+		st    Style
+		v     string
+		taken bool
+	}{
+		{"hello {{.a}}", Plain, "hello {{.a}}", true},
+		{`"hello"`, DoubleQuoted, "hello", true},
+		{`'it is'`, SingleQuoted, "it is", true},
+		{`""`, DoubleQuoted, "", true},
+		{`"tab\there"`, DoubleQuoted, "tab\there", false}, // an escape
+		{`'it''s'`, SingleQuoted, "it's", false},          // a doubled quote
+		{"first\n  second", Plain, "first second", false}, // folded lines
+		{`"a`, DoubleQuoted, "a", false},                  // no closing quote
+		{"|\n  text\n", Literal, "text\n", false},
+	} {
+		s := newSource("f", []byte(c.src))
+		at, ok := s.oneRun(c.st, 0, c.v)
+		if ok != c.taken {
+			t.Errorf("oneRun(%q as %v) taken = %v, want %v", c.src, c.st, ok, c.taken)
+			continue
+		}
+		if ok {
+			walked, wok := s.walkSegments(c.st, 0, c.v)
+			if want := s.segment(0, at); !wok || len(walked) != 1 || walked[0] != want {
+				t.Errorf("oneRun(%q) = segment %v; the walk gives %v (ok %v)", c.src, want, walked, wok)
+			}
+		}
 	}
 }

@@ -25,6 +25,9 @@ type source struct {
 	lines  []int   // byte offset of the start of each line, lines[0] == 0
 	ascii  []bool  // whether each line is pure ASCII
 	checks [][]int // per line: byte offset of rune k*checkpointRunes, lazily
+
+	scratch  []ir.Segment // scalarSegments' result, reused from call to call
+	lastLine int          // the line lineOf found last
 }
 
 const checkpointRunes = 64
@@ -76,7 +79,17 @@ func (s *source) checkpoints(i int) []int {
 
 // lineOf returns the 0-based line holding byte offset off.
 func (s *source) lineOf(off int) int {
-	return sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off }) - 1
+	// Conversions mostly go forward through the file: try the line found
+	// last and the one after it before searching.
+	for l := s.lastLine; l < s.lastLine+2 && l < len(s.lines); l++ {
+		if s.lines[l] <= off && (l+1 == len(s.lines) || off < s.lines[l+1]) {
+			s.lastLine = l
+			return l
+		}
+	}
+	l := sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off }) - 1
+	s.lastLine = max(l, 0)
+	return l
 }
 
 // lineStart returns the offset of the start of the line containing off.
