@@ -305,7 +305,8 @@ func (b *builder) str(v string, st Style, off int, pos ir.Pos, path string) *Nod
 const segmentSlab = 256
 
 // keepSegments copies segments from scalarSegments' scratch space into
-// the builder's slab, which lives as long as the File as the Nodes do.
+// the builder's slab, which, like the Nodes' slab, lives as long as the
+// File.
 func (b *builder) keepSegments(segs []ir.Segment) []ir.Segment {
 	if len(segs) > len(b.segSlab) {
 		if len(segs) > segmentSlab/4 {

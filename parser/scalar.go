@@ -114,9 +114,11 @@ func (s *source) scalarSegments(st Style, start int, v string) (segs []ir.Segmen
 	if start < 0 || start > len(s.src) {
 		return nil, false
 	}
-	if at, ok := s.oneRun(st, start, v); ok && scalarShortcut {
-		s.scratch = append(s.scratch[:0], s.segment(0, at))
-		return s.scratch, true
+	if scalarShortcut {
+		if at, ok := s.oneRun(st, start, v); ok {
+			s.scratch = append(s.scratch[:0], s.segment(0, at))
+			return s.scratch, true
+		}
 	}
 	return s.walkSegments(st, start, v)
 }

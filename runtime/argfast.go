@@ -1,6 +1,6 @@
 package runtime
 
-// A shortcut for checkToolArgs (argschema.go).
+// A shortcut for argSchema.check (argschema.go).
 //
 // The validator (santhosh-tekuri/jsonschema) allocates as it walks: about
 // fifteen allocations and a microsecond and a half for a four-property

@@ -20,9 +20,10 @@ package runtime
 // (argfast.go); the validator runs only when that check cannot say the
 // arguments match. That check runs first, before coercion: arguments it
 // passes need no coercion either (argSchema.surelyValid says why), so a
-// matching call costs one pass over its arguments. The arguments are validated as the Go values they are,
-// without a JSON round trip; only a value the validator does not know (a
-// []string, say) makes them go through JSON once.
+// matching call costs one pass over its arguments. The arguments are
+// validated as the Go values they are, without a JSON round trip; only a
+// value the validator does not know (a []string, say) makes them go
+// through JSON once.
 //
 // Errors name the argument's path (items[1].name), the rule and the tool,
 // never the value: arguments may be secrets. A forEach iteration's error
@@ -152,12 +153,6 @@ func (as *argSchema) check(backend, tool string, args map[string]any) string {
 	collectProblemsAt(ve, "argument", func(loc []string) string { return argPath(inst, loc) }, problems)
 	return fmt.Sprintf("%s (input schema of tool %s.%s)",
 		strings.Join(sortedProblems(problems, "arguments do not match"), "; "), backend, tool)
-}
-
-// checkToolArgs validates a tool call's arguments against its input
-// schema: toolArgSchema, then check.
-func (e *Engine) checkToolArgs(step *atomic.Pointer[argSchema], backend, tool string, schema map[string]any, args map[string]any) string {
-	return e.toolArgSchema(step, backend, tool, schema).check(backend, tool, args)
 }
 
 // hasInvalidJSONValue reports whether the error tree holds an

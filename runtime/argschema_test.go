@@ -142,15 +142,21 @@ func TestArgSchemaCache(t *testing.T) {
 	}
 }
 
+// checkToolArgs checks a call's arguments as evalArgs does once the fast
+// check has not passed them: the tool's compiled schema, then its check.
+func checkToolArgs(e *Engine, backend, tool string, schema, args map[string]any) string {
+	return e.toolArgSchema(nil, backend, tool, schema).check(backend, tool, args)
+}
+
 // TestCheckToolArgsNonJSONTypes: a Go value the validator does not take
 // (a []string) is checked in its JSON form, not reported as a problem.
 func TestCheckToolArgsNonJSONTypes(t *testing.T) {
 	e := mustEngine(t, plan(build("w", tool("a", "svc.x", nil))), Options{Backend: newFake(nil)})
 	schema := M{"type": "object", "properties": M{"tags": M{"type": "array", "items": M{"type": "string"}}}}
-	if msg := e.checkToolArgs(nil, "svc", "tags", schema, map[string]any{"tags": []string{"a", "b"}}); msg != "" {
+	if msg := checkToolArgs(e, "svc", "tags", schema, map[string]any{"tags": []string{"a", "b"}}); msg != "" {
 		t.Errorf("checkToolArgs([]string of strings) = %q; want no problem", msg)
 	}
-	if msg := e.checkToolArgs(nil, "svc", "tags", schema, map[string]any{"tags": []int{1}}); !strings.Contains(msg, `argument "tags[0]" must be string (got number)`) {
+	if msg := checkToolArgs(e, "svc", "tags", schema, map[string]any{"tags": []int{1}}); !strings.Contains(msg, `argument "tags[0]" must be string (got number)`) {
 		t.Errorf("checkToolArgs([]int) = %q; want the path and the rule", msg)
 	}
 }
@@ -224,10 +230,10 @@ func TestCheckToolArgsValidAllocatesNothing(t *testing.T) {
 	e := mustEngine(t, plan(build("w", tool("a", "svc.x", nil))), Options{Backend: newFake(nil)})
 	schema := fastCaseSchemas[0]
 	args := map[string]any{"v": int64(3), "a": 1.5}
-	if msg := e.checkToolArgs(nil, "svc", "x", schema, args); msg != "" {
+	if msg := checkToolArgs(e, "svc", "x", schema, args); msg != "" {
 		t.Fatalf("checkToolArgs = %q; want no problem", msg)
 	}
-	if n := testing.AllocsPerRun(100, func() { e.checkToolArgs(nil, "svc", "x", schema, args) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { checkToolArgs(e, "svc", "x", schema, args) }); n != 0 {
 		t.Errorf("checkToolArgs of matching arguments makes %v allocations; want 0", n)
 	}
 }

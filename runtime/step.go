@@ -98,16 +98,14 @@ func (r *Machine) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *
 		args = map[string]any{}
 	}
 	schema, known := r.inputSchema(sp)
-	// A tool's arguments that surely match its schema need neither
-	// coercion nor the validator (argSchema.surelyValid): one pass.
 	var as *argSchema
 	if known && sp.callee == nil { // a callee validates its parameters itself (validateParams)
 		as = r.e.toolArgSchema(&sp.argSchema, sp.step.Tool.Backend, sp.step.Tool.Name, schema)
-		if as.surelyValid(args) {
-			known, as = false, nil
-		}
 	}
-	if known {
+	// A tool's arguments that surely match its schema need neither
+	// coercion nor the validator (argSchema.surelyValid): one pass.
+	matched := as != nil && as.surelyValid(args)
+	if known && !matched {
 		if err := coerceArgs(args, schema); err != nil {
 			return nil, &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: err.Error()}
 		}
@@ -115,7 +113,7 @@ func (r *Machine) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *
 	if serr := checkArgLimits(sp, args); serr != nil {
 		return nil, serr
 	}
-	if as != nil {
+	if as != nil && !matched {
 		if msg := as.check(sp.step.Tool.Backend, sp.step.Tool.Name, args); msg != "" {
 			return nil, &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: msg}
 		}
