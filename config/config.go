@@ -92,8 +92,9 @@ type Backend struct {
 	ContinuousListening bool
 	// MaxParallel bounds this backend's tool calls in flight at once,
 	// across all runs, within server.maxParallel, so that one backend that
-	// stops answering cannot take every slot. 0 means the default (see
-	// DefaultBackendParallel).
+	// stops answering cannot take every slot. When the file gives none it
+	// is server.maxParallel: the limit the file sets is the one calls
+	// reach, and a backend is held to less only when the file says so.
 	MaxParallel int
 	// RateLimit, when set, bounds how often this backend is called, across
 	// all runs of the process (backends.<name>.rateLimit).
@@ -110,17 +111,6 @@ type RateLimit struct {
 	// Burst is the bucket's size, >= 1; when the file omits it, it is
 	// PerSecond rounded up (at least 1).
 	Burst int
-}
-
-// DefaultBackendParallel is a backend's maxParallel when the file gives
-// none: all of server.maxParallel when it is the only backend, otherwise
-// half of it (rounded up), so a stuck backend leaves the others at least
-// half of the slots.
-func DefaultBackendParallel(serverMax, backends int) int {
-	if backends <= 1 || serverMax <= 1 {
-		return serverMax
-	}
-	return (serverMax + 1) / 2
 }
 
 // Limits are server-wide caps (vmcp.yaml's limits:).

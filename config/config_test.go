@@ -67,9 +67,9 @@ limits: {maxResultBytes: 10485760}
 		Path: path,
 		Dir:  dir,
 		Backends: map[string]*Backend{
-			"github":  {Name: "github", Command: "github-mcp-server", Args: []string{"stdio"}, Env: map[string]string{"GITHUB_TOKEN": "gh-secret"}, Transport: "stdio", Timeout: 60 * time.Second, StartTimeout: 60 * time.Second, MaxParallel: 2},
-			"metrics": {Name: "metrics", URL: "http://127.0.0.1:9000/mcp", Transport: "streamable-http", Headers: map[string]string{"Authorization": "Bearer m-secret"}, Timeout: 60 * time.Second, StartTimeout: 60 * time.Second, MaxParallel: 2},
-			"legacy":  {Name: "legacy", URL: "http://127.0.0.1:9001/sse", Transport: "sse", Timeout: 5 * time.Second, StartTimeout: 60 * time.Second, MaxParallel: 2},
+			"github":  {Name: "github", Command: "github-mcp-server", Args: []string{"stdio"}, Env: map[string]string{"GITHUB_TOKEN": "gh-secret"}, Transport: "stdio", Timeout: 60 * time.Second, StartTimeout: 60 * time.Second, MaxParallel: 4},
+			"metrics": {Name: "metrics", URL: "http://127.0.0.1:9000/mcp", Transport: "streamable-http", Headers: map[string]string{"Authorization": "Bearer m-secret"}, Timeout: 60 * time.Second, StartTimeout: 60 * time.Second, MaxParallel: 4},
+			"legacy":  {Name: "legacy", URL: "http://127.0.0.1:9001/sse", Transport: "sse", Timeout: 5 * time.Second, StartTimeout: 60 * time.Second, MaxParallel: 4},
 		},
 		Workflows: []string{
 			filepath.Join(dir, "build/plan.json"),
@@ -269,8 +269,8 @@ limits: {max_result_bytes: 2048}
 				for n, b := range c.Backends {
 					got[n] = b.MaxParallel
 				}
-				if diff := cmp.Diff(map[string]int{"a": 7, "b": 5, "c": 1}, got); diff != "" {
-					t.Errorf("backend maxParallel (-want +got; b has the default, half of 9 rounded up):\n%s", diff)
+				if diff := cmp.Diff(map[string]int{"a": 7, "b": 9, "c": 1}, got); diff != "" {
+					t.Errorf("backend maxParallel (-want +got; b has the default, all of server.maxParallel):\n%s", diff)
 				}
 				if c.Limits.MaxResultBytes != 2048 {
 					t.Errorf("limits.maxResultBytes = %d; want 2048", c.Limits.MaxResultBytes)

@@ -14,7 +14,7 @@
 //	  NAME: {url, transport: streamable-http|sse, headers, continuousListening,
 //	         auth: {kind: bearer|header|client-credentials, ...}}   # backendauth.go
 //	        # every backend: timeout (per call, 60s), startTimeout (60s),
-//	        # maxParallel (server.maxParallel, or half of it with several backends)
+//	        # maxParallel (server.maxParallel)
 //	workflows: [files, directories or globs]         # relative to the config
 //	compositeTools: [...]                           # read by the workflow parser
 //	server: {transport: stdio|http, listen: 127.0.0.1:8080, exposeBackendTools,

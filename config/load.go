@@ -113,7 +113,7 @@ func parse(path string, src []byte, env func(string) (string, bool)) (*Config, e
 	l.checkTokenExchange()
 	for _, b := range cfg.Backends {
 		if b.MaxParallel == 0 {
-			b.MaxParallel = DefaultBackendParallel(cfg.Server.MaxParallel, len(cfg.Backends))
+			b.MaxParallel = cfg.Server.MaxParallel
 		}
 	}
 	if l.diags.HasErrors() {

@@ -11,4 +11,9 @@
 // room for MaxConcurrentCalls tool calls at once. mcp-go's stdio server
 // runs 5 at a time unless told otherwise, which would cap every caller,
 // vmcp at parallelism 50 included, at 5 calls in flight.
+//
+// Call log: NewServer builds the server; when $CMDB_CALL_LOG names a
+// file, every tool call appends a line to it (start and end in Unix
+// nanoseconds, and the tool), from which bench/cmdb/firstwave/compare.sh
+// counts the calls in flight.
 package fake

@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/examples/cmdb/fake"
 )
@@ -30,7 +29,10 @@ func run(args []string) error {
 		return err
 	}
 	g := &graphServer{store: newStore(), delay: delay}
-	s := server.NewMCPServer("cmdb-graph", "1.0.0", server.WithToolCapabilities(false))
+	s, err := fake.NewServer("cmdb-graph")
+	if err != nil {
+		return err
+	}
 	object := func(props map[string]any, required ...string) map[string]any {
 		return map[string]any{"type": "object", "properties": props, "required": required}
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-dev/vmcp/examples/cmdb/cluster"
 	"github.com/vmcp-dev/vmcp/examples/cmdb/fake"
@@ -39,7 +38,10 @@ func run(args []string) error {
 		return err
 	}
 	api := &api{cl: cl, delay: delay}
-	s := server.NewMCPServer("cmdb-k8s", "1.0.0", server.WithToolCapabilities(false))
+	s, err := fake.NewServer("cmdb-k8s")
+	if err != nil {
+		return err
+	}
 	s.AddTool(mcp.NewTool("get_cluster",
 		mcp.WithDescription("The cluster itself: its uid and name"),
 		mcp.WithReadOnlyHintAnnotation(true),
