@@ -103,6 +103,9 @@ func (r *runState) untracedLoop(ctx context.Context, sp *stepPlan, fr frame) ste
 	if sp.items != nil {
 		return r.runForEachItems(ctx, sp, fr)
 	}
+	if items, ok := r.takeWeighed(sp); ok {
+		return r.iterate(ctx, sp, fr, items, posOr(sp.collection.src.Pos, sp.step.Pos))
+	}
 	fr.mu.RLock()
 	cv, err := sp.collection.collectionValue(fr.data)
 	fr.mu.RUnlock()

@@ -42,10 +42,19 @@ package runtime
 // rebuilt in place (O(ready)), once per loop per run. Workflows without a
 // template-collection loop share the static priorities and pay nothing.
 //
+// One evaluation. A weighed collection that reads nothing but finished
+// .steps entries, .params and .vars (every workflow function is pure) has
+// the same value when the loop starts, so the run keeps the items it
+// found and the loop starts from them instead of evaluating the template
+// again (takeWeighed). A collection that may read .workflow, which
+// changes as the run goes, or reaches .steps without naming the step, is
+// evaluated again when the loop starts.
+//
 // Everything is indexed by plan position and walked in slice order, so
 // the order of starts is a function of the plan and the step results.
 
 import (
+	"strings"
 	"text/template/parse"
 
 	"github.com/vmcp-dev/vmcp/ir"
@@ -56,6 +65,9 @@ import (
 type watchedLoop struct {
 	step  int   // the forEach's index
 	reads []int // the steps its collection reads, sorted; empty: known at the start
+	// reuse: the collection's value cannot change between its weighing
+	// and the loop's start (see "One evaluation" above).
+	reuse bool
 }
 
 // loopWeight is the weight of a forEach over n items: the number of waves
@@ -95,8 +107,9 @@ func (wp *workflowPlan) preparePriorities() {
 		if !ok {
 			reads = sp.step.Deps
 		}
+		reuse := ok && !strings.Contains(sp.collection.src.Source, "workflow")
 		k := int32(len(wp.loops))
-		wp.loops = append(wp.loops, watchedLoop{step: i, reads: reads})
+		wp.loops = append(wp.loops, watchedLoop{step: i, reads: reads, reuse: reuse})
 		if wp.watchers == nil {
 			wp.watchers = make([][]int32, wp.nmain)
 		}
@@ -211,11 +224,13 @@ func chainStepRead(chain, ids []string) ([]string, bool) {
 // loopState is a run's view of the priorities, when its workflow has
 // watched loops: its own copies of the weights and priorities, and for
 // each watched loop the number of the steps its collection reads that
-// have not finished (-1 once it was weighed).
+// have not finished (-1 once it was weighed), and the items a weighing
+// found for the loop's start (nil when none are kept, or once taken).
 type loopState struct {
-	weight []int32
-	prio   []int32
-	unread []int32
+	weight  []int32
+	prio    []int32
+	unread  []int32
+	weighed [][]any
 }
 
 // startPriorities gives the run its priorities: the workflow's static
@@ -235,6 +250,11 @@ func (r *Machine) startPriorities(ls *loopState) {
 	for _, l := range wp.loops {
 		ls.unread = append(ls.unread, int32(len(l.reads)))
 	}
+	if cap(ls.weighed) < len(wp.loops) {
+		ls.weighed = make([][]any, len(wp.loops))
+	}
+	ls.weighed = ls.weighed[:len(wp.loops)]
+	clear(ls.weighed)
 	r.loops = ls
 	r.ready.prio = ls.prio
 }
@@ -283,11 +303,14 @@ func (r *Machine) weighLoop(k int) {
 	if err != nil {
 		return
 	}
-	n, ok := collectionLen(cv)
+	items, ok := collectionItems(cv)
 	if !ok {
 		return
 	}
-	w := loopWeight(sp.step.ForEach, n)
+	if r.wp.loops[k].reuse && items != nil {
+		ls.weighed[k] = items
+	}
+	w := loopWeight(sp.step.ForEach, len(items))
 	if w <= ls.weight[f] {
 		return
 	}
@@ -318,23 +341,42 @@ func (r *Machine) raiseAncestors(f int) {
 	}
 }
 
-// collectionLen is the number of items of a collection's value, as
-// iterate reads it: an array, or a string holding a JSON array.
-func collectionLen(cv any) (int, bool) {
+// collectionItems is a collection's value as iterate reads it: an array,
+// or a string holding a JSON array; nil for nil. ok is false for anything
+// else, which iterate reports when the loop starts.
+func collectionItems(cv any) (items []any, ok bool) {
 	switch x := cv.(type) {
 	case nil:
-		return 0, true
+		return nil, true
 	case []any:
-		return len(x), true
+		return x, true
 	case string:
 		parsed, err := decodeTyped(x)
 		if err != nil {
-			return 0, false
+			return nil, false
 		}
 		arr, ok := parsed.([]any)
-		return len(arr), ok
+		return arr, ok
 	}
-	return 0, false
+	return nil, false
+}
+
+// takeWeighed returns the items the run's weighing of top-level loop sp
+// kept (see "One evaluation" above), at most once. Called by the loop's
+// goroutine: weighLoop wrote the entry before the loop was launched, and
+// no one else touches it after.
+func (r *Machine) takeWeighed(sp *stepPlan) ([]any, bool) {
+	if r.loops == nil || sp.index >= r.wp.nmain || r.wp.steps[sp.index] != sp {
+		return nil, false
+	}
+	for k, l := range r.wp.loops {
+		if l.step == sp.index {
+			items := r.loops.weighed[k]
+			r.loops.weighed[k] = nil
+			return items, items != nil
+		}
+	}
+	return nil, false
 }
 
 // readyQueue is a binary max-heap of step indexes by (priority desc,

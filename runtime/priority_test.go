@@ -125,3 +125,35 @@ func TestWeighLoopKeepsTheWeightOfABadCollection(t *testing.T) {
 		}
 	}
 }
+
+// A weighed collection that reads only finished steps, .params and .vars
+// is kept for the loop's start, once; one that may read .workflow, which
+// changes as the run goes, is not.
+func TestWeighedCollectionIsKeptForTheLoop(t *testing.T) {
+	wf := build("kept",
+		forEach("params", "{{.params.items}}", "n", tool("", "svc.x", nil)),
+		forEach("clock", `{{if .workflow.id}}{{json .params.items}}{{end}}`, "n", tool("", "svc.x", nil)),
+	)
+	wp, err := prepareWorkflow(wf, templateFuncs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Machine{wp: wp, run: &Run{Steps: slices.Clone(wp.pendingSteps)}}
+	r.data = map[string]any{
+		"params":   map[string]any{"items": []any{"a", "b"}},
+		"workflow": map[string]any{"id": "w"},
+	}
+	r.startPriorities(nil)
+	r.weighKnownLoops()
+	r.data["params"] = map[string]any{"items": []any{"changed"}} // what a second evaluation would see
+	items, ok := r.takeWeighed(wp.steps[0])
+	if diff := cmp.Diff([]any{"a", "b"}, items); !ok || diff != "" {
+		t.Errorf("takeWeighed(params) = %v, %v; want the weighed items (-want +got):\n%s", items, ok, diff)
+	}
+	if items, ok := r.takeWeighed(wp.steps[0]); ok {
+		t.Errorf("takeWeighed(params) again = %v; want nothing (taken once)", items)
+	}
+	if items, ok := r.takeWeighed(wp.steps[1]); ok {
+		t.Errorf("takeWeighed(clock) = %v; want nothing: its collection reads .workflow", items)
+	}
+}

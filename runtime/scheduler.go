@@ -182,6 +182,7 @@ func (r *runState) release() {
 	}
 	clear(sc.entries) // drop the outputs
 	clear(sc.data)
+	clear(sc.loops.weighed) // and collections weighed for loops that never started
 	sc.ready = r.ready.items[:0]
 	acts := r.acts[:cap(r.acts)]
 	clear(acts)

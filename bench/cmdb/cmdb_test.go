@@ -194,3 +194,10 @@ func BenchmarkCMDBSync(b *testing.B) {
 func BenchmarkCMDBSyncFlat(b *testing.B) {
 	benchSync(b, "examples/cmdb/cmdb_sync_flat.yaml", "cmdb_sync_flat")
 }
+
+// BenchmarkCMDBSyncFirstWave is bench/cmdb/firstwave's sync, written as
+// the first wave's dialect allows (a loop per kind, JSON written by
+// templates).
+func BenchmarkCMDBSyncFirstWave(b *testing.B) {
+	benchSync(b, "bench/cmdb/firstwave/cmdb_sync_firstwave.yaml", "cmdb_sync_firstwave")
+}
