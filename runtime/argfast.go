@@ -25,6 +25,8 @@ package runtime
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -44,8 +46,11 @@ var fastTypeBits = map[string]uint8{"null": fastNull, "boolean": fastBoolean, "s
 
 // fastSchema is a schema of the subset above, ready for surelyValid.
 type fastSchema struct {
-	types    uint8 // 0: any type
-	props    map[string]*fastSchema
+	types uint8 // 0: any type
+	props map[string]*fastSchema
+	// few lists props, sorted by name, when there are at most fewProps
+	// of them (validObject).
+	few      []namedSchema
 	required []string
 	items    *fastSchema // nil: any items
 	// addl is additionalProperties as a schema; noAddl is false.
@@ -94,6 +99,12 @@ func (f *fastSchema) set(k string, v any, d int) bool {
 			if f.props[name], ok = prepareFast(ps, d+1); !ok {
 				return false
 			}
+		}
+		if len(f.props) <= fewProps {
+			for name, ps := range f.props {
+				f.few = append(f.few, namedSchema{name, ps})
+			}
+			slices.SortFunc(f.few, func(a, b namedSchema) int { return strings.Compare(a.name, b.name) })
 		}
 		ok = isMap
 	case "required":
@@ -234,10 +245,37 @@ func (f *fastSchema) validString(s string) bool {
 	return false
 }
 
+// namedSchema is one declared property.
+type namedSchema struct {
+	name   string
+	schema *fastSchema
+}
+
+// fewProps is the most declared properties for which validObject looks
+// each one up in the arguments rather than ranging over them: starting a
+// range over a map costs about as much as a few lookups.
+const fewProps = 8
+
 func (f *fastSchema) validObject(m map[string]any) bool {
 	for _, r := range f.required {
 		if _, ok := m[r]; !ok {
 			return false
+		}
+	}
+	if f.few != nil && len(m) <= len(f.few) {
+		// Every key found is a declared one, checked; when all of m's keys
+		// were found, none is undeclared.
+		found := 0
+		for _, p := range f.few {
+			if v, ok := m[p.name]; ok {
+				if !p.schema.surelyValid(v) {
+					return false
+				}
+				found++
+			}
+		}
+		if found == len(m) {
+			return true
 		}
 	}
 	for k, v := range m {
