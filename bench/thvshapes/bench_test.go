@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/vmcp-dev/vmcp/catalog"
 	"github.com/vmcp-dev/vmcp/compiler"
 	"github.com/vmcp-dev/vmcp/runtime"
 )
@@ -49,25 +53,30 @@ func (b *backend) CallTool(_ context.Context, call runtime.ToolCall) (*runtime.T
 	return &runtime.ToolResult{Structured: map[string]any{"v": call.Arguments["v"]}}, nil
 }
 
-// schemas are the tools' input schemas by "backend.tool", from tools.json.
-type schemas map[string]map[string]any
-
-func (s schemas) InputSchema(backend, tool string) (map[string]any, bool) {
-	m, ok := s[backend+"."+tool]
-	return m, ok
-}
-
-func loadSchemas(tb testing.TB) schemas {
+// loadSchemas reads the tools' input schemas ("backend.tool": schema,
+// tools.json) into a catalog, the schema source vmcp run gives the engine.
+func loadSchemas(tb testing.TB) *catalog.Catalog {
 	tb.Helper()
 	src, err := os.ReadFile(filepath.Join(shapesDir, "tools.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var s schemas
+	var s map[string]map[string]any
 	if err := json.Unmarshal(src, &s); err != nil {
 		tb.Fatalf("tools.json: %v", err)
 	}
-	return s
+	cat := catalog.New()
+	for _, ref := range slices.Sorted(maps.Keys(s)) {
+		backend, tool, ok := strings.Cut(ref, ".")
+		if !ok {
+			tb.Fatalf("tools.json: %q is not backend.tool", ref)
+		}
+		if cat.Backends[backend] == nil {
+			cat.Backends[backend] = &catalog.Backend{}
+		}
+		cat.Backends[backend].Tools = append(cat.Backends[backend].Tools, &catalog.Tool{Name: tool, InputSchema: s[ref]})
+	}
+	return cat
 }
 
 // newEngine compiles the shape's file and builds an engine over it.
