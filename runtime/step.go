@@ -189,7 +189,7 @@ func (r *runState) call(ctx context.Context, sp, policy *stepPlan, args map[stri
 		} else {
 			res, err = r.env.Backend.CallTool(actx, call)
 		}
-		a := classifyAttempt(tool, policy.tuning.attemptTimeout, res, err, ctx.Err() == nil && actx.Err() != nil)
+		a := classifyAttempt(tool, policy.tuning.attemptTimeout, res, err, err != nil && ctx.Err() == nil && actx.Err() != nil)
 		if !a.OK {
 			return toolOutput{}, &attemptError{msg: a.Msg, cause: err, kind: a.Kind}
 		}
