@@ -5,7 +5,10 @@
 //
 // BenchmarkCMDBSync runs examples/cmdb/cmdb_sync.yaml (nested loops with
 // bodies) and BenchmarkCMDBSyncFlat cmdb_sync_flat.yaml (the same sync
-// with single-step loops), each at parallelism 1, 10 and 50: the
+// with single-step loops), and BenchmarkCMDBSyncFirstWave
+// firstwave/cmdb_sync_firstwave.yaml (the sync as the first wave's dialect
+// writes it: a loop per kind, JSON written by templates), each at
+// parallelism 1, 10 and 50: the
 // workflow's maxParallel, every loop's maxParallel, server.maxParallel
 // and each backend's maxParallel all set to that number. The engine is
 // built the way `vmcp run` builds it (config, backend manager, compile
@@ -26,6 +29,10 @@
 // Run:
 //
 //	go test -run '^$' -bench CMDBSync -benchtime 1x ./bench/cmdb/
+//
+// firstwave/compare.sh runs the first-wave sync with `vmcp call` from
+// this tree and from another revision (325f719 by default), alternated
+// in the same rounds, and compares their wall time and calls in flight.
 //
 // The results are in the "CMDB sync" section of docs/performance.md.
 package cmdb
