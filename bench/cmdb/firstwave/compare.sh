@@ -87,7 +87,8 @@ for ((r = 1; r <= rounds; r++)); do
 done
 [[ -n ${KEEP:-} ]] && mkdir -p "$KEEP" && cp "$work/out" "$KEEP/firstwave-$rev.out"
 
-echo "graph: $(tr -d ' \n' <"$work/new.json"); $(awk 'NR == 1 { print $6 }' "$work/out") calls per run; latencies $CMDB_K8S_LATENCY / $CMDB_GRAPH_LATENCY"
+graph=$(tr -d ' \n' <"$work/new.json" | grep -o '"nodes":[0-9]*,"relationships":[0-9]*')
+echo "graph: $graph (both builds); $(awk 'NR == 1 { print $6 }' "$work/out") calls per run; latencies $CMDB_K8S_LATENCY / $CMDB_GRAPH_LATENCY"
 sort -k1,1n -k3,3n "$work/out" | awk -v rev="$rev" '
 function median(a, n,   i, j, t) {
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
