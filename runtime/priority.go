@@ -48,7 +48,9 @@ package runtime
 // found and the loop starts from them instead of evaluating the template
 // again (takeWeighed). A collection that may read .workflow, which
 // changes as the run goes, or reaches .steps without naming the step, is
-// evaluated again when the loop starts.
+// evaluated again when the loop starts. Only the local driver's runs keep
+// the items: a machine another driver feeds (NewMachine: Temporal, a
+// replay) runs no loop itself and would only hold them.
 //
 // Everything is indexed by plan position and walked in slice order, so
 // the order of starts is a function of the plan and the step results.
@@ -225,25 +227,31 @@ func chainStepRead(chain, ids []string) ([]string, bool) {
 // watched loops: its own copies of the weights and priorities, and for
 // each watched loop the number of the steps its collection reads that
 // have not finished (-1 once it was weighed), and the items a weighing
-// found for the loop's start (nil when none are kept, or once taken).
+// found for the loop's start (nil when none are kept, or once taken),
+// when keep says the run's loops take them.
 type loopState struct {
 	weight  []int32
 	prio    []int32
 	unread  []int32
 	weighed [][]any
+	keep    bool
 }
 
 // startPriorities gives the run its priorities: the workflow's static
 // ones, or copies the run can raise when the workflow has watched loops.
+// ls is the local driver's memory for them (scheduler.go), or nil for a
+// machine another driver feeds.
 func (r *Machine) startPriorities(ls *loopState) {
 	wp := r.wp
 	r.ready.prio = wp.prio
 	if len(wp.loops) == 0 {
 		return
 	}
+	keep := ls != nil
 	if ls == nil {
 		ls = &loopState{}
 	}
+	ls.keep = keep
 	ls.weight = append(ls.weight[:0], wp.weight...)
 	ls.prio = append(ls.prio[:0], wp.prio...)
 	ls.unread = ls.unread[:0]
@@ -307,7 +315,7 @@ func (r *Machine) weighLoop(k int) {
 	if !ok {
 		return
 	}
-	if r.wp.loops[k].reuse && items != nil {
+	if ls.keep && r.wp.loops[k].reuse && items != nil {
 		ls.weighed[k] = items
 	}
 	w := loopWeight(sp.step.ForEach, len(items))

@@ -128,7 +128,8 @@ func TestWeighLoopKeepsTheWeightOfABadCollection(t *testing.T) {
 
 // A weighed collection that reads only finished steps, .params and .vars
 // is kept for the loop's start, once; one that may read .workflow, which
-// changes as the run goes, is not.
+// changes as the run goes, is not; and a machine another driver feeds
+// keeps nothing.
 func TestWeighedCollectionIsKeptForTheLoop(t *testing.T) {
 	wf := build("kept",
 		forEach("params", "{{.params.items}}", "n", tool("", "svc.x", nil)),
@@ -143,7 +144,7 @@ func TestWeighedCollectionIsKeptForTheLoop(t *testing.T) {
 		"params":   map[string]any{"items": []any{"a", "b"}},
 		"workflow": map[string]any{"id": "w"},
 	}
-	r.startPriorities(nil)
+	r.startPriorities(&loopState{}) // the local driver's
 	r.weighKnownLoops()
 	r.data["params"] = map[string]any{"items": []any{"changed"}} // what a second evaluation would see
 	items, ok := r.takeWeighed(wp.steps[0])
@@ -155,5 +156,12 @@ func TestWeighedCollectionIsKeptForTheLoop(t *testing.T) {
 	}
 	if items, ok := r.takeWeighed(wp.steps[1]); ok {
 		t.Errorf("takeWeighed(clock) = %v; want nothing: its collection reads .workflow", items)
+	}
+
+	other := &Machine{wp: wp, run: &Run{Steps: slices.Clone(wp.pendingSteps)}, data: r.data}
+	other.startPriorities(nil) // NewMachine's: no local driver
+	other.weighKnownLoops()
+	if items, ok := other.takeWeighed(wp.steps[0]); ok {
+		t.Errorf("another driver's machine kept %v; want nothing kept", items)
 	}
 }
