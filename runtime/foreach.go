@@ -134,23 +134,9 @@ func (r *runState) runForEachItems(ctx context.Context, sp *stepPlan, fr frame) 
 // where errors about the collection point.
 func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, collPos ir.Pos) stepMsg {
 	fe := sp.step.ForEach
-	var items []any
-	switch x := cv.(type) {
-	case nil:
-	case []any:
-		items = x
-	case string:
-		parsed, err := decodeTyped(x)
-		if err != nil {
-			return failed(sp, collPos, "collection must be an array; it is a string that is not valid JSON", 1)
-		}
-		arr, ok := parsed.([]any)
-		if !ok {
-			return failed(sp, collPos, fmt.Sprintf("collection must be an array; it is a string holding %s", typeName(parsed)), 1)
-		}
-		items = arr
-	default:
-		return failed(sp, collPos, fmt.Sprintf("collection must be an array; it is %s", typeName(cv)), 1)
+	items, ok := collectionItems(cv)
+	if !ok {
+		return failed(sp, collPos, notACollection(cv), 1)
 	}
 	// maxIterations, maxParallel and the item's name are the checker's
 	// (defaults included); the engine's iteration limit may only lower

@@ -14,7 +14,6 @@ package runtime
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"text/template"
@@ -213,7 +212,7 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 		})
 	}
 	wp.eachTemplate(func(t *tmpl) {
-		wp.readsWorkflow = wp.readsWorkflow || strings.Contains(t.src.Source, "workflow")
+		wp.readsWorkflow = wp.readsWorkflow || t.mayReadWorkflow()
 	})
 	return wp, nil
 }

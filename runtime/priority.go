@@ -56,7 +56,7 @@ package runtime
 // the order of starts is a function of the plan and the step results.
 
 import (
-	"strings"
+	"fmt"
 	"text/template/parse"
 
 	"github.com/vmcp-dev/vmcp/ir"
@@ -109,7 +109,7 @@ func (wp *workflowPlan) preparePriorities() {
 		if !ok {
 			reads = sp.step.Deps
 		}
-		reuse := ok && !strings.Contains(sp.collection.src.Source, "workflow")
+		reuse := ok && !sp.collection.mayReadWorkflow()
 		k := int32(len(wp.loops))
 		wp.loops = append(wp.loops, watchedLoop{step: i, reads: reads, reuse: reuse})
 		if wp.watchers == nil {
@@ -367,6 +367,20 @@ func collectionItems(cv any) (items []any, ok bool) {
 		return arr, ok
 	}
 	return nil, false
+}
+
+// notACollection says why cv, which collectionItems refused, is not a
+// collection.
+func notACollection(cv any) string {
+	s, ok := cv.(string)
+	if !ok {
+		return fmt.Sprintf("collection must be an array; it is %s", typeName(cv))
+	}
+	parsed, err := decodeTyped(s)
+	if err != nil {
+		return "collection must be an array; it is a string that is not valid JSON"
+	}
+	return fmt.Sprintf("collection must be an array; it is a string holding %s", typeName(parsed))
 }
 
 // takeWeighed returns the items the run's weighing of top-level loop sp

@@ -291,6 +291,11 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 
 var _ io.Writer = (*limitWriter)(nil)
 
+// mayReadWorkflow reports whether t may read .workflow, which changes as
+// the run goes: a template whose text never names "workflow" cannot
+// reach it.
+func (t *tmpl) mayReadWorkflow() bool { return strings.Contains(t.src.Source, "workflow") }
+
 // isParam reports whether t is exactly a parameter, {{.params.P}}.
 func (t *tmpl) isParam() bool { return len(t.chain) == 2 && t.chain[0] == "params" }
 
