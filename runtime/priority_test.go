@@ -165,3 +165,27 @@ func TestWeighedCollectionIsKeptForTheLoop(t *testing.T) {
 		t.Errorf("another driver's machine kept %v; want nothing kept", items)
 	}
 }
+
+// What a loop reports for a collection that is not an array, for each way
+// it can fail to be one.
+func TestNotACollection(t *testing.T) {
+	for cv, want := range map[any]string{
+		"not json": "collection must be an array; it is a string that is not valid JSON",
+		`{"a": 1}`: "collection must be an array; it is a string holding an object",
+		int64(3):   "collection must be an array; it is a number",
+		`["a", 1]`: "",
+	} {
+		_, ok := collectionItems(cv)
+		if want == "" {
+			if !ok {
+				t.Errorf("collectionItems(%v) refused it; want an array", cv)
+			}
+			continue
+		}
+		if ok {
+			t.Errorf("collectionItems(%v) accepted it; want it refused", cv)
+		} else if got := notACollection(cv); got != want {
+			t.Errorf("notACollection(%v) = %q; want %q", cv, got, want)
+		}
+	}
+}
