@@ -49,10 +49,12 @@ type fastSchema struct {
 	types uint8 // 0: any type
 	props map[string]*fastSchema
 	// few lists props, sorted by name, when there are at most fewProps
-	// of them (validObject).
-	few      []namedSchema
-	required []string
-	items    *fastSchema // nil: any items
+	// of them (validObject); fewRequired says that every required name
+	// is one of them, marked.
+	few         []namedSchema
+	fewRequired bool
+	required    []string
+	items       *fastSchema // nil: any items
 	// addl is additionalProperties as a schema; noAddl is false.
 	addl               *fastSchema
 	noAddl             bool
@@ -81,7 +83,26 @@ func prepareFast(schema any, d int) (*fastSchema, bool) {
 			return nil, false
 		}
 	}
+	f.markRequired()
 	return f, true
+}
+
+// markRequired marks the few properties that are required, once every
+// keyword is read. A required name that is not declared, or named twice,
+// leaves fewRequired false, and validObject looks the required names up
+// on their own.
+func (f *fastSchema) markRequired() {
+	if f.few == nil {
+		return
+	}
+	marked := 0
+	for i := range f.few {
+		if slices.Contains(f.required, f.few[i].name) {
+			f.few[i].required = true
+			marked++
+		}
+	}
+	f.fewRequired = marked == len(f.required)
 }
 
 // set reads one keyword into f; false when it is outside the subset or
@@ -102,7 +123,7 @@ func (f *fastSchema) set(k string, v any, d int) bool {
 		}
 		if len(f.props) <= fewProps {
 			for name, ps := range f.props {
-				f.few = append(f.few, namedSchema{name, ps})
+				f.few = append(f.few, namedSchema{name: name, schema: ps})
 			}
 			slices.SortFunc(f.few, func(a, b namedSchema) int { return strings.Compare(a.name, b.name) })
 		}
@@ -247,8 +268,9 @@ func (f *fastSchema) validString(s string) bool {
 
 // namedSchema is one declared property.
 type namedSchema struct {
-	name   string
-	schema *fastSchema
+	name     string
+	schema   *fastSchema
+	required bool
 }
 
 // fewProps is the most declared properties for which validObject looks
@@ -257,26 +279,33 @@ type namedSchema struct {
 const fewProps = 8
 
 func (f *fastSchema) validObject(m map[string]any) bool {
-	for _, r := range f.required {
-		if _, ok := m[r]; !ok {
+	if f.few != nil && len(m) <= len(f.few) {
+		// One lookup per declared property: a missing one must not be
+		// required, a found one is checked, and when all of m's keys were
+		// found none is undeclared.
+		if !f.fewRequired && !f.hasRequired(m) {
 			return false
 		}
-	}
-	if f.few != nil && len(m) <= len(f.few) {
-		// Every key found is a declared one, checked; when all of m's keys
-		// were found, none is undeclared.
 		found := 0
 		for _, p := range f.few {
-			if v, ok := m[p.name]; ok {
-				if !p.schema.surelyValid(v) {
+			v, ok := m[p.name]
+			switch {
+			case !ok:
+				if p.required {
 					return false
 				}
+			case !p.schema.surelyValid(v):
+				return false
+			default:
 				found++
 			}
 		}
 		if found == len(m) {
 			return true
 		}
+	}
+	if !f.hasRequired(m) {
+		return false
 	}
 	for k, v := range m {
 		ps, declared := f.props[k]
@@ -291,6 +320,16 @@ func (f *fastSchema) validObject(m map[string]any) bool {
 			if !f.addl.surelyValid(v) {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// hasRequired reports whether m has every required property.
+func (f *fastSchema) hasRequired(m map[string]any) bool {
+	for _, r := range f.required {
+		if _, ok := m[r]; !ok {
+			return false
 		}
 	}
 	return true

@@ -168,6 +168,9 @@ var fastCaseSchemas = []M{
 	{"type": "object", "properties": M{"items": M{"type": "array", "minItems": 1, "maxItems": 2, "items": M{"type": "object", "required": A{"name"}}}}},
 	{"type": "object", "additionalProperties": M{"type": A{"string", "null"}}, "$schema": "http://json-schema.org/draft-07/schema#", "title": "t"},
 	{"type": "object", "properties": M{"any": true, "b": M{"type": "boolean", "description": "d", "default": true}}},
+	{"type": "object", "properties": M{"v": M{"type": "integer"}, "name": M{"type": "string"}}, "required": A{"name", "v"}},
+	// A required name that is not declared: validObject looks it up on its own.
+	{"type": "object", "properties": M{"v": M{"type": "integer"}}, "required": A{"v", "other"}},
 }
 
 // fastCaseValues are argument objects made from a pool of values under
