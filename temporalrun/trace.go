@@ -3,9 +3,9 @@ package temporalrun
 // Tracing on Temporal. The runner makes each run's span (vmcp.run) with
 // RunnerOptions.Tracer, as the local engine does, and starts the
 // workflow with that span in its context. The Temporal SDK's OpenTelemetry
-// interceptor (go.temporal.io/sdk/contrib/opentelemetry, set on the
-// client's options by telemetry/trace, and so on the workers made from
-// that client) writes the span into the workflow's header and makes the
+// interceptor (go.temporal.io/sdk/contrib/opentelemetry, which
+// TracingInterceptor makes for the client's options, and so for the
+// workers made from that client) writes the span into the workflow's header and makes the
 // SDK's spans under it:
 //
 //	vmcp.run                           the runner (vmcp run)
@@ -33,8 +33,11 @@ import (
 	"context"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
 	oteltrace "go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
+	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
+	"go.temporal.io/sdk/interceptor"
 
 	"github.com/vmcp-dev/vmcp/runtime"
 )
@@ -51,6 +54,22 @@ const (
 	// attrActivityAttempt is Temporal's attempt of the activity.
 	attrActivityAttempt = "temporal.activity.attempt"
 )
+
+// TracingInterceptor is the interceptor to put in a Temporal client's
+// Interceptors when vmcp traces: the SDK's OpenTelemetry interceptor over
+// vmcp's tracer and propagator (telemetry/trace Provider.Tracer and
+// Propagator). It is also a worker interceptor, so the workers made from
+// that client make their workflow and activity spans from the header,
+// under the run's span.
+func TracingInterceptor(tracer oteltrace.Tracer, prop propagation.TextMapPropagator) (interceptor.ClientInterceptor, error) {
+	return temporalotel.NewTracingInterceptor(temporalotel.TracerOptions{
+		Tracer:            tracer,
+		TextMapPropagator: prop,
+		// The runner queries the workflow after each of its tasks
+		// (follow.go): a span per query would bury the run's.
+		DisableQueryTracing: true,
+	})
+}
 
 // startSpan starts run's span when the runner traces and records its
 // trace id on run.

@@ -45,7 +45,7 @@ func dialTemporal(ex config.Executor, log *slog.Logger, tracing *trace.Provider)
 		Logger:    tlog.NewStructuredLogger(slog.New(minLevel{log.Handler(), slog.LevelWarn})),
 	}
 	if tracing != nil {
-		ti, err := tracing.TemporalInterceptor()
+		ti, err := temporalrun.TracingInterceptor(tracing.Tracer(), tracing.Propagator())
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: the Temporal tracing interceptor: %w", err)
 		}

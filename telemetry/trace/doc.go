@@ -35,15 +35,17 @@
 // A run that Resume continues after a crash continues its trace: its
 // span is the child of the stopped process's run span, whose trace and
 // span ids the run's record keeps, with the event vmcp.resumed
-// (startResumed). On the Temporal executor, TemporalInterceptor is the
-// Temporal SDK's OpenTelemetry interceptor over this provider: the
-// workers' workflow and activity spans join the run's trace
-// (temporalrun/trace.go draws that tree).
+// (startResumed). On the Temporal executor,
+// temporalrun.TracingInterceptor puts the Temporal SDK's OpenTelemetry
+// interceptor over this provider's Tracer and Propagator: the workers'
+// workflow and activity spans join the run's trace (temporalrun/trace.go
+// draws that tree). It lives there so that tracing does not link the
+// Temporal SDK into every program that traces.
 //
 // Off (no section, no OTEL_* endpoint) nothing of this package is
 // called: the engine's Tracer and the Backend decorator are not
 // installed.
 //
-// Entry points: Resolve, New, Provider.Backend, Provider.TemporalInterceptor,
+// Entry points: Resolve, New, Provider.Backend, Provider.Tracer,
 // Extract, LogHandler.
 package trace

@@ -139,6 +139,15 @@ func withTracesPath(u string) string {
 // Settings are the provider's settings.
 func (p *Provider) Settings() Settings { return p.settings }
 
+// Tracer is the provider's tracer (vmcp's instrumentation scope), and
+// Propagator the propagator it injects and extracts with (W3C trace
+// context and baggage): what an adapter's own instrumentation needs to
+// join vmcp's traces (temporalrun.TracingInterceptor).
+func (p *Provider) Tracer() oteltrace.Tracer { return p.tracer }
+
+// Propagator: see Tracer.
+func (p *Provider) Propagator() propagation.TextMapPropagator { return p.prop }
+
 // Shutdown exports the spans still held and stops the exporter.
 func (p *Provider) Shutdown(ctx context.Context) error { return p.tp.Shutdown(ctx) }
 
