@@ -118,6 +118,39 @@ func TestInputValidation(t *testing.T) {
 	}
 }
 
+// A run given no parameters gets its defaults from what the workflow's
+// preparation validated once (checkParams): each run has its own copy, so
+// what one run's caller does to its Params never reaches the next run.
+func TestRunsWithoutParamsGetTheirOwnDefaults(t *testing.T) {
+	wf := build("defaults", tool("a", "svc.x", M{"opts": "{{.params.opts}}", "mode": "{{.params.mode}}", "n": "{{.params.n}}"}))
+	wf.InputSchema = M{"type": "object", "properties": M{
+		"mode": M{"type": "string", "default": "fast"},
+		"opts": M{"type": "object", "default": M{"depth": int64(2)}},
+		"n":    M{"type": "integer"},
+	}}
+	fb := newFake(nil)
+	e := mustEngine(t, plan(wf), Options{Backend: fb})
+	want := M{"args": M{"mode": "fast", "opts": M{"depth": int64(2)}}} // a null argument is left out
+	for i := range 3 {
+		params := M(nil)
+		if i == 2 {
+			params = M{} // empty, not nil: the same
+		}
+		run, err := e.Run(context.Background(), "defaults", params, RunOptions{})
+		if err != nil || run.Status != RunCompleted {
+			t.Fatalf("run %d = %v, %v", i, run, err)
+		}
+		if diff := cmp.Diff(want, run.Output); diff != "" {
+			t.Fatalf("run %d output mismatch (-want +got):\n%s", i, diff)
+		}
+		if n, ok := run.Params["n"]; !ok || n != nil {
+			t.Fatalf("run %d: Params[n] = %v, %v; want a declared parameter left out to be null", i, n, ok)
+		}
+		run.Params["opts"].(map[string]any)["depth"] = int64(99)
+		run.Params["mode"] = "changed"
+	}
+}
+
 // scriptedElicitor answers with a fixed result, or waits for the context.
 type scriptedElicitor struct {
 	res  ElicitResult

@@ -323,8 +323,16 @@ func (e *Engine) prepareRun(workflow string, params map[string]any) (*workflowPl
 }
 
 // checkParams applies the input limits and validates params against the
-// workflow's parameters (defaults filled in).
+// workflow's parameters (defaults filled in). A run without parameters
+// gets a copy of what validating none gave when the workflow was
+// prepared (noParams), or its error.
 func (wp *workflowPlan) checkParams(params map[string]any) (map[string]any, error) {
+	if len(params) == 0 {
+		if wp.noParamsErr != nil {
+			return nil, wp.noParamsErr
+		}
+		return deepCopy(wp.noParams).(map[string]any), nil
+	}
 	if err := checkInputLimits(wp.wf.Name, params); err != nil {
 		return nil, err
 	}
@@ -335,7 +343,9 @@ func (wp *workflowPlan) checkParams(params map[string]any) (map[string]any, erro
 // memory (the local driver's pool, scheduler.go).
 func (m *Machine) init(e *Engine, wp *workflowPlan, id string, params map[string]any, opts MachineOptions, sc *runScratch) {
 	n := len(wp.steps)
-	*m = Machine{e: e, wp: wp, guard: opts.DataGuard, recGuard: opts.RecordGuard}
+	// m is zero: a new Machine, or a released run's (runState.release),
+	// so only what a run sets is written.
+	m.e, m.wp, m.guard, m.recGuard = e, wp, opts.DataGuard, opts.RecordGuard
 	var entries []stepEntry
 	if sc != nil {
 		m.pending, m.ready.items, m.acts, entries = sc.pending, sc.ready[:0], sc.acts[:0], sc.entries

@@ -70,6 +70,12 @@ type workflowPlan struct {
 	timeout     time.Duration
 	maxParallel int
 	input       *jsonschema.Schema
+	// noParams is a run's parameters when it is given none (defaults
+	// applied, declared ones null), or noParamsErr why a run needs some:
+	// validated once, as a scheduled run or a call without arguments
+	// would every time (checkParams copies it).
+	noParams    map[string]any
+	noParamsErr error
 	vars        []varPlan
 	output      []*outputPlan
 }
@@ -186,6 +192,7 @@ func prepareWorkflow(wf *ir.Workflow, funcs template.FuncMap) (*workflowPlan, er
 	if wp.input, err = compileInputSchema(wf); err != nil {
 		return nil, err
 	}
+	wp.noParams, wp.noParamsErr = wp.validateParams(nil)
 	for _, v := range wf.Vars {
 		vp, err := prepareValue(v.Value, funcs, 0)
 		if err != nil {

@@ -208,14 +208,8 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 			sc.entries = make([]stepEntry, n)
 		}
 	}
-	r := &sc.state
-	*r = runState{
-		opts:      opts,
-		scratch:   sc,
-		finished:  sc.finished,
-		deadlines: sc.deadlines,
-		queue:     sc.queue,
-	}
+	r := &sc.state // zero: new, or cleared by release
+	r.opts, r.scratch, r.finished, r.deadlines, r.queue = opts, sc, sc.finished, sc.deadlines, sc.queue
 	if q := r.queue; q != nil {
 		q.mu.Lock()
 		q.r = r
