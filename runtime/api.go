@@ -100,7 +100,8 @@ const (
 )
 
 // Run is the observable record of one workflow execution. Values returned by
-// the engine and stores are copies: callers may keep and read them freely.
+// stores are copies, and nothing writes the one Engine.Run returns once it
+// has returned: callers may keep and read them freely.
 type Run struct {
 	ID       string `json:"id"`
 	Workflow string `json:"workflow"`

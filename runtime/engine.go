@@ -222,7 +222,7 @@ var ErrUnknownWorkflow = errors.New("unknown workflow")
 
 // Run validates params against the workflow's input schema (applying
 // defaults) and executes the workflow to the end. It returns the final run
-// record (read-only: with a MemoryStore its Steps are the store's); a workflow failure is Run.Status failed with Run.Error set, not a
+// record (read-only: with a MemoryStore it is the store's own); a workflow failure is Run.Status failed with Run.Error set, not a
 // Go error. The error is non-nil only when the run could not start: an
 // unknown workflow or invalid parameters (*InputError).
 func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any, opts RunOptions) (*Run, error) {
@@ -306,8 +306,8 @@ func (e *Engine) drive(ctx context.Context, r *runState, resume bool, rec *Run) 
 	ms, mem := e.store.(*MemoryStore)
 	switch {
 	case mem && !resume:
-		// The store's record shares Steps with the run: the machine
-		// writes each step under the store's lock (scheduler.go putStep).
+		// The store's record is the run's own: the machine writes it
+		// under the store's lock (scheduler.go putStep, Machine.finish).
 		r.memStore, r.memShared = ms, true
 		r.Machine.recGuard = &ms.mu
 		err = ms.createShared(r.run)

@@ -248,9 +248,10 @@ type MachineOptions struct {
 	// the step executors) on other goroutines under its read side. A
 	// single-threaded driver leaves it nil.
 	DataGuard sync.Locker
-	// RecordGuard, when set, is held while the machine writes a step's
-	// record into Run().Steps, for a driver that shares that slice with
-	// readers (the local driver shares it with a MemoryStore's record).
+	// RecordGuard, when set, is held while the machine writes Run(): a
+	// step's record into its Steps, and the outcome when the run ends
+	// (finish), for a driver that shares the record with readers (the
+	// local driver's record is a MemoryStore's, createShared).
 	RecordGuard sync.Locker
 }
 
@@ -450,7 +451,9 @@ func (m *Machine) Start(at time.Time) []Action {
 func (m *Machine) begin(at time.Time) {
 	m.started = true
 	m.now = at
+	m.lockRecord()
 	m.run.StartedAt = at
+	m.unlockRecord()
 	if m.wp.timeout > 0 {
 		m.deadline = at.Add(m.wp.timeout)
 	}
@@ -786,8 +789,10 @@ func (m *Machine) decideOutcome() outcome {
 func (m *Machine) finish() {
 	m.phase = phaseDone
 	run := m.run
+	m.lockRecord()
 	run.Status, run.Error, run.Output = m.decided.status, m.decided.err, m.decided.output
 	run.EndedAt = m.now
+	m.unlockRecord()
 	m.acts = append(m.acts, Action{Kind: ActionFinish, At: m.now})
 }
 

@@ -651,10 +651,9 @@ func (r *runState) runStep(ctx context.Context, sp *stepPlan) stepMsg {
 	return r.runTool(ctx, sp) // tool and workflow steps (call runs a workflow step's child)
 }
 
-// putStep stores step i's record. A new run's MemoryStore record shares
-// its Steps with the machine's Run (MemoryStore.createShared), and the
-// machine writes a step under the store's lock (its RecordGuard): that
-// is the write. A resumed run's MemoryStore record is the store's own:
+// putStep stores step i's record. A new run's MemoryStore record is the
+// machine's Run itself (MemoryStore.createShared), and the machine writes
+// a step under the store's lock (its RecordGuard): that is the write. A resumed run's MemoryStore record is the store's own:
 // an assignment under the store's lock. Another store is written by the
 // writer goroutine; see storeStep.
 func (r *runState) putStep(i int, st *StepState, durable bool) {

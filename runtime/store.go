@@ -2,10 +2,10 @@ package runtime
 
 // MemoryStore is the default Store: runs live in a map guarded by one
 // RWMutex. UpdateStep is a map lookup and a struct assignment; the engine
-// skips even that for a new run, whose Steps are the record's
-// (createShared) and which it assigns under the lock, and skips the
-// lookup for a resumed one (record). FinishRun overwrites the record made
-// by CreateRun in place. Every other value handed in or out is copied (the
+// skips even that for a new run, whose record is the engine's own
+// (createShared), written under the lock, and skips the lookup for a
+// resumed one (record). FinishRun overwrites the record made by CreateRun
+// in place. Every other value handed in or out is copied (the
 // Steps slice; outputs are shared, as the engine never changes an output
 // after recording it), so callers never alias the store's state. The
 // oldest finished runs are dropped once more than MaxRuns are kept.
@@ -104,19 +104,18 @@ func (s *MemoryStore) UpdateStep(_ context.Context, runID string, index int, ste
 }
 
 // createShared is CreateRun for the engine's own run record: the stored
-// record is a copy of run except for Steps, which it shares with run. The
-// engine's machine then writes each step by assigning run.Steps[i] under
-// mu (its RecordGuard), which saves a copy of every step state (and of the
-// record's Steps) per run. Readers still get copies, so the sharing is
-// invisible to them.
+// record is run itself. The engine's machine writes it only under mu (its
+// RecordGuard): each step by assigning run.Steps[i], and the outcome once,
+// when the run ends (Machine.finish); FinishRun then has nothing to copy.
+// That saves a copy of the record and of every step state per run.
+// Readers still get copies, so the sharing is invisible to them.
 func (s *MemoryStore) createShared(run *Run) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.runs[run.ID]; ok {
 		return fmt.Errorf("run %q already exists", run.ID)
 	}
-	rec := *run
-	s.runs[run.ID] = &rec
+	s.runs[run.ID] = run
 	s.order = append(s.order, run.ID)
 	s.evict()
 	return nil
@@ -143,17 +142,18 @@ func (s *MemoryStore) FinishRun(_ context.Context, run *Run) error {
 	if !ok {
 		return ErrRunNotFound
 	}
+	if cur == run { // the engine's own record (createShared), written in place
+		s.evict()
+		return nil
+	}
 	// The stored record is the store's own copy, never handed out (GetRun
 	// and ListRuns copy it), so it is overwritten in place: no new Steps
-	// slice when the step count is unchanged, and no copy at all when it
-	// shares the run's (createShared).
+	// slice when the step count is unchanged.
 	steps, owner := cur.Steps, cur.Owner
 	*cur = *run
 	cur.Owner = owner // set by CreateRun for good
 	if len(steps) == len(run.Steps) {
-		if len(steps) > 0 && &steps[0] != &run.Steps[0] {
-			copy(steps, run.Steps)
-		}
+		copy(steps, run.Steps)
 		cur.Steps = steps
 	} else {
 		cur.Steps = append([]StepState(nil), run.Steps...)
