@@ -378,10 +378,12 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, mu *s
 	if !run {
 		return inner.step.DefaultResults, true, nil
 	}
-	if dl, ok := ctx.Deadline(); inner.timeout > 0 && (!ok || time.Until(dl) > inner.timeout) {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, inner.timeout)
-		defer cancel()
+	if inner.timeout > 0 {
+		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > inner.timeout {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, inner.timeout)
+			defer cancel()
+		}
 	}
 	timeout := inner.timeout
 	if timeout <= 0 {
