@@ -391,3 +391,28 @@ func BenchmarkLoopRetained(b *testing.B) {
 func BenchmarkRunNoSchemas(b *testing.B) {
 	benchmarkRunWith(b, 16, func(o *Options) { o.Schemas = nil })
 }
+
+// BenchmarkRunFixedCost runs chains of 1, 10 and 100 steps without input
+// schemas: ns/op of the one-step chain is a run's fixed cost (its set-up,
+// record, store entry and end), and the slope from 10 to 100 steps the
+// cost of one more step. It uses only what every build since the first
+// wave's has (chainShape, mustEngine, plan, benchBackend), so the same
+// function copied into an older revision's runtime package measures that
+// build alike (docs/performance.md, 2026-12-04).
+func BenchmarkRunFixedCost(b *testing.B) {
+	for _, n := range []int{1, 10, 100} {
+		sh := chainShape(n)
+		sh.wf.Timeout = ir.Duration(30 * time.Minute)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			e := mustEngine(b, plan(sh.wf), Options{Backend: benchBackend{}, Store: NewMemoryStore(16)})
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := e.Run(ctx, sh.wf.Name, nil, RunOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
