@@ -386,13 +386,26 @@ func newBrowser(t *testing.T, path string) *browser {
 	return &browser{ctx: ctx}
 }
 
-// do runs actions with a 30s deadline.
+// do runs actions one after another, with a 30s deadline for all. An
+// action that finds its node gone (the browser's "No node with given id
+// found": the page was replaced between chromedp's query and the action,
+// as after a form's navigation, before chromedp has read the new
+// document) is tried again, up to five times: it did nothing, since its
+// node was not there, so trying it again is safe, where running the whole
+// list again would repeat the clicks that did happen.
 func (b *browser) do(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatalf("browser: %v", err)
+	for _, a := range actions {
+		err := chromedp.Do(ctx, a)
+		for try := 1; err != nil && try < 5 && strings.Contains(err.Error(), "No node with given id found"); try++ {
+			time.Sleep(100 * time.Millisecond)
+			err = chromedp.Do(ctx, a)
+		}
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
 	}
 }
 
