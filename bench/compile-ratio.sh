@@ -6,9 +6,10 @@
 #
 # Each round runs goccy's parse and vmcp's compile of one file of 1, 10
 # and 50 workflows of 100 steps twice: as two sub-benchmarks one after
-# the other (BenchmarkCompileVsGoccy, "blocks"), and one operation of
-# each in turn (BenchmarkCompileVsGoccyAlternated, "alternated"), where a
-# burst of load falls on both alike. The script prints per size and way
+# the other (BenchmarkCompileVsGoccy, "blocks"), and in short turns of
+# each, about a tenth of a second long, alternated
+# (BenchmarkCompileVsGoccyAlternated, "alternated"), where a burst of load
+# falls on both alike. The script prints per size and way
 # the median ns/step of each and the median and range of the rounds'
 # ratios (compile / goccy). The settled bound is 1.5. BENCHTIME (default
 # 1s) is each benchmark's time.

@@ -145,6 +145,26 @@ func genWorkflows(k, n int) []byte {
 	return []byte(b.String())
 }
 
+// compileSizes are the files both comparisons with goccy read: 1, 10 and
+// 50 workflows of 100 steps (genWorkflows); turn is how many operations
+// of each side BenchmarkCompileVsGoccyAlternated runs in a row, about a
+// tenth of a second's worth.
+var compileSizes = []struct{ workflows, steps, turn int }{{1, 100, 48}, {10, 100, 6}, {50, 100, 2}}
+
+// parseWithGoccy parses src with goccy/go-yaml alone.
+func parseWithGoccy(b *testing.B, src []byte) {
+	if _, err := goparser.ParseBytes(src, 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// compileAll compiles in and checks that it gave the workflows it holds.
+func compileAll(b *testing.B, in []Source, workflows int) {
+	if p, diags := Compile(in, Options{}); p == nil || diags.HasErrors() || len(p.Workflows) != workflows {
+		b.Fatalf("Compile failed: %v", diags)
+	}
+}
+
 // BenchmarkCompileVsGoccy compiles a file, and parses the same bytes with
 // goccy/go-yaml alone, as two sub-benchmarks side by side (each pays for
 // its own garbage collection): with -count N each round runs both, and
@@ -153,26 +173,21 @@ func genWorkflows(k, n int) []byte {
 // ratios). ns/step is the time per workflow step, which must stay flat
 // from one workflow to fifty.
 func BenchmarkCompileVsGoccy(b *testing.B) {
-	for _, size := range []struct{ workflows, steps int }{{1, 100}, {10, 100}, {50, 100}} {
+	for _, size := range compileSizes {
 		src := genWorkflows(size.workflows, size.steps)
+		in := []Source{{Name: "bench.yaml", Src: src}}
 		steps := float64(size.workflows * size.steps)
 		b.Run(fmt.Sprintf("workflows=%d/goccy", size.workflows), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := goparser.ParseBytes(src, 0); err != nil {
-					b.Fatal(err)
-				}
+				parseWithGoccy(b, src)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/steps, "ns/step")
 		})
 		b.Run(fmt.Sprintf("workflows=%d/compile", size.workflows), func(b *testing.B) {
-			in := []Source{{Name: "bench.yaml", Src: src}}
 			b.ReportAllocs()
 			for b.Loop() {
-				p, diags := Compile(in, Options{})
-				if p == nil || diags.HasErrors() || len(p.Workflows) != size.workflows {
-					b.Fatalf("Compile failed: %v", diags)
-				}
+				compileAll(b, in, size.workflows)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/steps, "ns/step")
 		})
@@ -180,40 +195,30 @@ func BenchmarkCompileVsGoccy(b *testing.B) {
 }
 
 // BenchmarkCompileVsGoccyAlternated makes the same comparison in short
-// turns: each iteration parses the file with goccy k times and compiles
-// it k times (which of the two goes first alternates from one iteration
-// to the next), k chosen so that a turn takes about a tenth of a second,
-// and times each turn. A burst of load on a shared machine then falls on
-// both alike instead of on whichever sub-benchmark of
-// BenchmarkCompileVsGoccy it meets, so the ratio it reports (the compile's
-// time over goccy's, summed over the same iterations) varies less from
-// round to round. The turns are long enough that each side pays for the
-// collections its own garbage needs: what one leaves for the other to
-// collect is at most one cycle in k operations.
+// turns: each iteration parses the file with goccy size.turn times and
+// compiles it as many times (which of the two goes first alternates from
+// one iteration to the next), and times each turn. A burst of load on a
+// shared machine then falls on both alike instead of on whichever
+// sub-benchmark of BenchmarkCompileVsGoccy it meets, so the ratio it
+// reports (the compile's time over goccy's, summed over the same
+// iterations) varies less from round to round. The turns are long enough
+// that each side pays for the collections its own garbage needs: what one
+// leaves for the other to collect is at most one cycle in a turn.
 func BenchmarkCompileVsGoccyAlternated(b *testing.B) {
-	for _, size := range []struct{ workflows, steps, k int }{{1, 100, 48}, {10, 100, 6}, {50, 100, 2}} {
+	for _, size := range compileSizes {
 		src := genWorkflows(size.workflows, size.steps)
 		in := []Source{{Name: "bench.yaml", Src: src}}
 		b.Run(fmt.Sprintf("workflows=%d", size.workflows), func(b *testing.B) {
 			var goccy, compile time.Duration
-			parse := func() {
+			turn := func(spent *time.Duration, op func()) {
 				at := time.Now()
-				for range size.k {
-					if _, err := goparser.ParseBytes(src, 0); err != nil {
-						b.Fatal(err)
-					}
+				for range size.turn {
+					op()
 				}
-				goccy += time.Since(at)
+				*spent += time.Since(at)
 			}
-			build := func() {
-				at := time.Now()
-				for range size.k {
-					if p, diags := Compile(in, Options{}); p == nil || diags.HasErrors() || len(p.Workflows) != size.workflows {
-						b.Fatalf("Compile failed: %v", diags)
-					}
-				}
-				compile += time.Since(at)
-			}
+			parse := func() { turn(&goccy, func() { parseWithGoccy(b, src) }) }
+			build := func() { turn(&compile, func() { compileAll(b, in, size.workflows) }) }
 			n := 0
 			for b.Loop() {
 				if n%2 == 0 {
@@ -225,7 +230,7 @@ func BenchmarkCompileVsGoccyAlternated(b *testing.B) {
 				}
 				n++
 			}
-			ops := float64(n * size.k * size.workflows * size.steps)
+			ops := float64(n * size.turn * size.workflows * size.steps)
 			b.ReportMetric(float64(goccy.Nanoseconds())/ops, "goccy-ns/step")
 			b.ReportMetric(float64(compile.Nanoseconds())/ops, "compile-ns/step")
 			b.ReportMetric(float64(compile)/float64(goccy), "ratio")

@@ -222,8 +222,9 @@ var ErrUnknownWorkflow = errors.New("unknown workflow")
 
 // Run validates params against the workflow's input schema (applying
 // defaults) and executes the workflow to the end. It returns the final run
-// record (read-only: with a MemoryStore it is the store's own); a workflow failure is Run.Status failed with Run.Error set, not a
-// Go error. The error is non-nil only when the run could not start: an
+// record (read-only: with a MemoryStore it is the store's own); a
+// workflow failure is Run.Status failed with Run.Error set, not a Go
+// error. The error is non-nil only when the run could not start: an
 // unknown workflow or invalid parameters (*InputError).
 func (e *Engine) Run(ctx context.Context, workflow string, params map[string]any, opts RunOptions) (*Run, error) {
 	if opts.Draft != nil {

@@ -653,9 +653,10 @@ func (r *runState) runStep(ctx context.Context, sp *stepPlan) stepMsg {
 
 // putStep stores step i's record. A new run's MemoryStore record is the
 // machine's Run itself (MemoryStore.createShared), and the machine writes
-// a step under the store's lock (its RecordGuard): that is the write. A resumed run's MemoryStore record is the store's own:
-// an assignment under the store's lock. Another store is written by the
-// writer goroutine; see storeStep.
+// a step under the store's lock (its RecordGuard): that is the write. A
+// resumed run's MemoryStore record is the store's own: an assignment
+// under the store's lock. Another store is written by the writer
+// goroutine; see storeStep.
 func (r *runState) putStep(i int, st *StepState, durable bool) {
 	if r.memShared {
 		return // the machine wrote the store's record itself (under its lock)
