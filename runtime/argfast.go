@@ -22,12 +22,22 @@ package runtime
 // schema with any other keyword (format, pattern, $ref, anyOf, ...) is
 // not prepared, and its calls all go to the validator. The boolean
 // schema true is the empty schema.
+//
+// A step's own shortcut (plannedCheck). A tool step whose arguments are an
+// object in the workflow passes the same keys on every call: its plan's
+// (less those omitNullActions leaves out). Which property schema checks
+// each key, and whether the keys hold every required property, is found
+// once per step and schema; a call then costs one lookup per argument
+// instead of one per declared property. It answers as
+// fastSchema.surelyValid does, and leaves every other call to it.
 
 import (
 	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // Type bits of fastSchema.types.
@@ -344,6 +354,62 @@ func (f *fastSchema) validArray(a []any) bool {
 	}
 	for _, v := range a {
 		if !f.items.surelyValid(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// plannedCheck is a tool step's fast check of its arguments' top level,
+// made for the step's argument plan and one compiled schema.
+type plannedCheck struct {
+	schema *argSchema // the entry it was made for
+	// props holds, per plan key, the schema its value must surely match
+	// (nil: any value); nil when the check is not usable, when
+	// schema.surelyValid decides every call.
+	props []*fastSchema
+}
+
+// newPlannedCheck prepares the check of arguments made by plan against
+// as. It is usable when the plan is an object, its keys hold every
+// required property and each key is declared or allowed as an additional
+// property: then arguments with all of the plan's keys match when each
+// value matches its key's schema.
+func newPlannedCheck(plan *valuePlan, as *argSchema) *plannedCheck {
+	pc := &plannedCheck{schema: as}
+	f := as.fast
+	if f == nil || plan == nil || plan.kind != ir.KindObject || !f.allows(fastObject) || f.enum != nil {
+		return pc
+	}
+	for _, r := range f.required {
+		if !slices.Contains(plan.keys, r) {
+			return pc
+		}
+	}
+	props := make([]*fastSchema, len(plan.keys))
+	for i, k := range plan.keys {
+		switch ps, declared := f.props[k]; {
+		case declared:
+			props[i] = ps
+		case f.noAddl:
+			return pc
+		default:
+			props[i] = f.addl
+		}
+	}
+	pc.props = props
+	return pc
+}
+
+// surelyValid is pc.schema.surelyValid(args) for arguments made by plan.
+// With as many arguments as the plan has keys, the arguments have each of
+// them (they have no others), so only their values are left to check.
+func (pc *plannedCheck) surelyValid(plan *valuePlan, args map[string]any) bool {
+	if pc.props == nil || len(args) != len(pc.props) {
+		return pc.schema.surelyValid(args)
+	}
+	for i, k := range plan.keys {
+		if ps := pc.props[i]; ps != nil && !ps.surelyValid(args[k]) {
 			return false
 		}
 	}

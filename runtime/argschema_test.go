@@ -3,8 +3,11 @@ package runtime
 import (
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vmcp-dev/vmcp/ir"
 )
 
 // jiraSchemas declare jira.create's input: an array of objects that each
@@ -224,6 +227,54 @@ func TestFastArgCheckAgreesWithTheValidator(t *testing.T) {
 		if _, ok := prepareFast(outside, 0); ok {
 			t.Errorf("prepareFast(%v) = ok; want it left to the validator", outside)
 		}
+	}
+}
+
+// TestPlannedArgCheckAnswersAsTheFastCheck: a step's own check of its
+// arguments (plannedCheck, made once for the step's argument plan) gives
+// the fast check's answer for every argument object its plan can make:
+// all of the plan's keys, in either order, or fewer (omitNullActions left
+// one out). And it is usable, not a detour to the fast check, for the
+// schemas whose rules allow the plan's keys.
+func TestPlannedArgCheckAnswersAsTheFastCheck(t *testing.T) {
+	usable := 0
+	for i, schema := range fastCaseSchemas {
+		fast, ok := prepareFast(schema, 0)
+		if !ok {
+			t.Fatalf("schema %d is not prepared for the fast check", i)
+		}
+		as := &argSchema{fast: fast}
+		for _, args := range fastCaseValues() {
+			keys := slices.Sorted(maps.Keys(args))
+			plans := [][]string{keys, slices.Concat(keys, []string{"omitted"})}
+			if len(keys) > 1 {
+				plans = append(plans, []string{keys[1], keys[0]})
+			}
+			want := fast.surelyValid(args)
+			for _, pk := range plans {
+				plan := &valuePlan{kind: ir.KindObject, keys: pk}
+				pc := newPlannedCheck(plan, as)
+				if got := pc.surelyValid(plan, args); got != want {
+					t.Errorf("schema %d, plan keys %v: planned check says %v for %v, the fast check %v", i, pk, got, args, want)
+				}
+				if pc.props != nil && len(pk) == len(args) {
+					usable++
+				}
+			}
+		}
+	}
+	if usable == 0 {
+		t.Error("the planned check was never usable: every call went to the fast check")
+	}
+	// A plan that is not an object, and a schema outside the subset, leave
+	// every call to the fast check.
+	as := &argSchema{}
+	if pc := newPlannedCheck(&valuePlan{kind: ir.KindObject, keys: []string{"v"}}, as); pc.props != nil || pc.surelyValid(nil, M{"v": 1}) {
+		t.Error("a schema outside the fast subset got a usable planned check")
+	}
+	fast, _ := prepareFast(fastCaseSchemas[0], 0)
+	if pc := newPlannedCheck(&valuePlan{kind: ir.KindTemplate}, &argSchema{fast: fast}); pc.props != nil {
+		t.Error("a whole-arguments template got a usable planned check")
 	}
 }
 

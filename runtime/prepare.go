@@ -101,9 +101,11 @@ type stepPlan struct {
 	// argSchema is the compiled input schema this tool step's arguments
 	// were last checked against (argschema.go), shared by its runs.
 	argSchema atomic.Pointer[argSchema]
-	items     *valuePlan // a literal collection
-	inner     *stepPlan
-	body      *bodyPlan // a forEach's steps: (body.go); nil with inner
+	// argCheck is the step's own fast check for that schema (argfast.go).
+	argCheck atomic.Pointer[plannedCheck]
+	items    *valuePlan // a literal collection
+	inner    *stepPlan
+	body     *bodyPlan // a forEach's steps: (body.go); nil with inner
 	// finally marks a finally step; its Deps count from base, the index of
 	// the first finally step.
 	finally bool

@@ -104,7 +104,7 @@ func (r *Machine) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *
 	}
 	// A tool's arguments that surely match its schema need neither
 	// coercion nor the validator (argSchema.surelyValid): one pass.
-	matched := as != nil && as.surelyValid(args)
+	matched := as != nil && sp.argsSurelyValid(as, args)
 	if known && !matched {
 		if err := coerceArgs(args, schema); err != nil {
 			return nil, &StepError{Step: sp.id, Pos: sp.step.Pos, Msg: err.Error()}
@@ -119,6 +119,17 @@ func (r *Machine) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *
 		}
 	}
 	return args, nil
+}
+
+// argsSurelyValid is as.surelyValid(args) by the step's own check
+// (plannedCheck), made on the first call with as.
+func (sp *stepPlan) argsSurelyValid(as *argSchema, args map[string]any) bool {
+	pc := sp.argCheck.Load()
+	if pc == nil || pc.schema != as {
+		pc = newPlannedCheck(sp.args, as)
+		sp.argCheck.Store(pc)
+	}
+	return pc.surelyValid(sp.args, args)
 }
 
 // omitNullActions leaves out of a tool call each argument that is exactly
