@@ -308,10 +308,10 @@ func (e *Engine) drive(ctx context.Context, r *runState, resume bool, rec *Run) 
 	switch {
 	case mem && !resume:
 		// The store's record is the run's own: the machine writes it
-		// under the store's lock (scheduler.go putStep, Machine.finish).
+		// while sched is held, and the store's readers copy it under
+		// sched (scheduler.go putStep, Machine.finish).
 		r.memStore, r.memShared = ms, true
-		r.Machine.recGuard = &ms.mu
-		err = ms.createShared(r.run)
+		err = ms.createShared(r.run, r.sched)
 	case !resume:
 		err = e.store.CreateRun(ctx, r.run)
 	default:

@@ -24,7 +24,10 @@ package runtime
 // same order give the same actions and the same Run. A driver that
 // evaluates templates while the machine runs (the local driver does, on
 // its step goroutines) hands it a DataGuard, which the machine holds
-// while it writes the template data.
+// while it writes the template data. The lock with which a driver
+// serialises the machine's inputs also guards Run() for its readers: the
+// local driver's is runState.sched, under which a MemoryStore copies the
+// record it shares with the run (createShared).
 //
 // Scheduling: a ready queue, not level barriers. Each step has a counter
 // of unfinished dependencies, set from len(Deps). Steps whose counter is
@@ -248,22 +251,16 @@ type MachineOptions struct {
 	// the step executors) on other goroutines under its read side. A
 	// single-threaded driver leaves it nil.
 	DataGuard sync.Locker
-	// RecordGuard, when set, is held while the machine writes Run(): a
-	// step's record into its Steps, and the outcome when the run ends
-	// (finish), for a driver that shares the record with readers (the
-	// local driver's record is a MemoryStore's, createShared).
-	RecordGuard sync.Locker
 }
 
 // Machine is the deterministic core of one run (see the top of this
 // file). It is not safe for concurrent use: the driver serialises its
 // inputs.
 type Machine struct {
-	e        *Engine
-	wp       *workflowPlan
-	run      *Run
-	guard    sync.Locker
-	recGuard sync.Locker // MachineOptions.RecordGuard
+	e     *Engine
+	wp    *workflowPlan
+	run   *Run
+	guard sync.Locker
 
 	view      map[string]any // .steps as maps, when steps is nil
 	steps     *stepView      // .steps when the workflow is chainsOnly
@@ -346,7 +343,7 @@ func (m *Machine) init(e *Engine, wp *workflowPlan, id string, params map[string
 	n := len(wp.steps)
 	// m is zero: a new Machine, or a released run's (runState.release),
 	// so only what a run sets is written.
-	m.e, m.wp, m.guard, m.recGuard = e, wp, opts.DataGuard, opts.RecordGuard
+	m.e, m.wp, m.guard = e, wp, opts.DataGuard
 	var entries []stepEntry
 	if sc != nil {
 		m.pending, m.ready.items, m.acts, entries = sc.pending, sc.ready[:0], sc.acts[:0], sc.entries
@@ -451,9 +448,7 @@ func (m *Machine) Start(at time.Time) []Action {
 func (m *Machine) begin(at time.Time) {
 	m.started = true
 	m.now = at
-	m.lockRecord()
 	m.run.StartedAt = at
-	m.unlockRecord()
 	if m.wp.timeout > 0 {
 		m.deadline = at.Add(m.wp.timeout)
 	}
@@ -501,7 +496,7 @@ func (m *Machine) Retrying(step, attempt int, err *StepError) []Action {
 	}
 	st := m.run.Steps[step]
 	st.Attempts = attempt
-	m.setStep(step, st)
+	m.run.Steps[step] = st
 	msg := ""
 	if err != nil {
 		msg = err.Msg
@@ -618,12 +613,10 @@ func (m *Machine) markRunning(i int, at time.Time) {
 	if m.steps == nil {
 		m.setView(sp.id, runningEntry)
 	}
-	m.lockRecord()
 	st := &m.run.Steps[i]
 	st.Status = StepRunning
 	st.StartedAt = at
 	st.Attempts = 1
-	m.unlockRecord()
 	m.running++
 	m.record(i, EventStepStarted)
 	if n := len(m.acts); n > 0 && m.acts[n-1].Kind == ActionRecord {
@@ -687,7 +680,6 @@ func (m *Machine) settle(res StepResult) {
 		m.stopped = true
 	}
 	m.setEntry(i, output, res.Content, res.Status, errMsg)
-	m.lockRecord()
 	st := &m.run.Steps[i]
 	if res.Attempts > 0 {
 		st.Attempts = res.Attempts
@@ -698,7 +690,6 @@ func (m *Machine) settle(res StepResult) {
 	st.Error = errMsg
 	st.Content = res.Content
 	st.Output = output
-	m.unlockRecord()
 	m.done++
 	m.record(i, kind)
 	for _, d := range sp.dependents {
@@ -772,7 +763,7 @@ func (m *Machine) decideOutcome() outcome {
 			st.Output = sp.step.DefaultResults
 			st.Note = "skipped by skip_remaining"
 			m.setEntry(i, st.Output, nil, StepSkipped, "")
-			m.setStep(i, st)
+			m.run.Steps[i] = st
 			m.done++
 			m.record(i, EventStepSkipped)
 		}
@@ -789,10 +780,8 @@ func (m *Machine) decideOutcome() outcome {
 func (m *Machine) finish() {
 	m.phase = phaseDone
 	run := m.run
-	m.lockRecord()
 	run.Status, run.Error, run.Output = m.decided.status, m.decided.err, m.decided.output
 	run.EndedAt = m.now
-	m.unlockRecord()
 	m.acts = append(m.acts, Action{Kind: ActionFinish, At: m.now})
 }
 
@@ -839,34 +828,17 @@ func (m *Machine) refreshWorkflow(status string, now time.Time) {
 	m.unlock()
 }
 
-// setStep sets step i's record, under the RecordGuard when there is one.
-func (m *Machine) setStep(i int, st StepState) {
-	if g := m.recGuard; g != nil {
-		g.Lock()
-		m.run.Steps[i] = st
-		g.Unlock()
-		return
-	}
-	m.run.Steps[i] = st
-}
-
 // lock and unlock hold the DataGuard, when there is one, around writes
-// to the template data; lockRecord and unlockRecord hold the RecordGuard
-// around writes to a step's record in place.
-func (m *Machine) lock()         { lockIf(m.guard) }
-func (m *Machine) unlock()       { unlockIf(m.guard) }
-func (m *Machine) lockRecord()   { lockIf(m.recGuard) }
-func (m *Machine) unlockRecord() { unlockIf(m.recGuard) }
-
-func lockIf(l sync.Locker) {
-	if l != nil {
-		l.Lock()
+// to the template data.
+func (m *Machine) lock() {
+	if m.guard != nil {
+		m.guard.Lock()
 	}
 }
 
-func unlockIf(l sync.Locker) {
-	if l != nil {
-		l.Unlock()
+func (m *Machine) unlock() {
+	if m.guard != nil {
+		m.guard.Unlock()
 	}
 }
 

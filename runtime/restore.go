@@ -98,7 +98,7 @@ func (rs *restoreState) launch(m *Machine, i int) bool {
 	}
 	s := m.run.Steps[i]
 	s.Status = StepRunning
-	m.setStep(i, s)
+	m.run.Steps[i] = s
 	m.running++
 	m.setEntry(i, nil, nil, StepRunning, "")
 	rs.held = append(rs.held, i)
@@ -225,7 +225,7 @@ func (m *Machine) resumeHeld(at time.Time) {
 			// Not started again: back to pending, as the record says.
 			st := m.run.Steps[i]
 			st.Status, st.StartedAt, st.Attempts = StepPending, time.Time{}, 0
-			m.setStep(i, st)
+			m.run.Steps[i] = st
 			m.running--
 			m.setEntry(i, nil, nil, StepPending, "")
 			m.record(i, "") // a record without an event

@@ -89,7 +89,7 @@ func (s *MemoryStore) Prune(cutoff time.Time) int {
 		if !ok {
 			continue
 		}
-		if r.Status.Finished() && !r.EndedAt.IsZero() && r.EndedAt.Before(cutoff) {
+		if s.live[id] == nil && r.Status.Finished() && !r.EndedAt.IsZero() && r.EndedAt.Before(cutoff) {
 			delete(s.runs, id)
 			n++
 			continue

@@ -127,10 +127,12 @@ type runState struct {
 	queue    *workQueue // the scratch's, made by its first hand-off
 
 	// sched guards the machine and the driver state below: whichever
-	// goroutine feeds the machine holds it. dlMu guards the shared
-	// deadlines; stop takes it (and never sched), so it may be called from
-	// anywhere, an event handler included.
-	sched sync.Mutex
+	// goroutine feeds the machine holds it. It is the run's own, not the
+	// pooled state's: a MemoryStore's reader may still take it after the
+	// run has ended and this state serves another run (createShared).
+	// dlMu guards the shared deadlines; stop takes it (and never sched),
+	// so it may be called from anywhere, an event handler included.
+	sched *sync.Mutex
 	dlMu  sync.Mutex
 
 	finalPhase bool // the finally steps run: stop has no effect (dlMu)
@@ -210,6 +212,7 @@ func newRunState(parent context.Context, e *Engine, wp *workflowPlan, id string,
 	}
 	r := &sc.state // zero: new, or cleared by release
 	r.opts, r.scratch, r.finished, r.deadlines, r.queue = opts, sc, sc.finished, sc.deadlines, sc.queue
+	r.sched = new(sync.Mutex)
 	if q := r.queue; q != nil {
 		q.mu.Lock()
 		q.r = r
@@ -653,7 +656,8 @@ func (r *runState) runStep(ctx context.Context, sp *stepPlan) stepMsg {
 
 // putStep stores step i's record. A new run's MemoryStore record is the
 // machine's Run itself (MemoryStore.createShared), and the machine writes
-// a step under the store's lock (its RecordGuard): that is the write. A
+// a step while sched is held (the store's readers copy it under sched):
+// that is the write. A
 // resumed run's MemoryStore record is the store's own: an assignment
 // under the store's lock. Another store is written by the writer
 // goroutine; see storeStep.

@@ -3,8 +3,8 @@ package runtime
 // MemoryStore is the default Store: runs live in a map guarded by one
 // RWMutex. UpdateStep is a map lookup and a struct assignment; the engine
 // skips even that for a new run, whose record is the engine's own
-// (createShared), written under the lock, and skips the lookup for a
-// resumed one (record). FinishRun overwrites the record made by CreateRun
+// (createShared), written under the run's own lock, and skips the lookup
+// for a resumed one (record). FinishRun overwrites the record made by CreateRun
 // in place. Every other value handed in or out is copied (the
 // Steps slice; outputs are shared, as the engine never changes an output
 // after recording it), so callers never alias the store's state. The
@@ -23,8 +23,12 @@ const DefaultMaxRuns = 1000
 // MemoryStore keeps runs in memory. The zero value is not usable; call
 // NewMemoryStore.
 type MemoryStore struct {
-	mu      sync.RWMutex
-	runs    map[string]*Run
+	mu   sync.RWMutex
+	runs map[string]*Run
+	// live holds the lock of each record that a running run writes
+	// itself (createShared) until the run finishes: such a record is read
+	// only under its lock, and without mu held.
+	live    map[string]sync.Locker
 	order   []string // creation order, oldest first
 	maxRuns int
 }
@@ -35,7 +39,7 @@ func NewMemoryStore(maxRuns int) *MemoryStore {
 	if maxRuns <= 0 {
 		maxRuns = DefaultMaxRuns
 	}
-	return &MemoryStore{runs: make(map[string]*Run), maxRuns: maxRuns}
+	return &MemoryStore{runs: make(map[string]*Run), live: make(map[string]sync.Locker), maxRuns: maxRuns}
 }
 
 func copyRun(r *Run) *Run {
@@ -68,7 +72,7 @@ func (s *MemoryStore) evict() {
 	for len(s.runs) > s.maxRuns {
 		idx := -1
 		for i, id := range s.order {
-			if r, ok := s.runs[id]; !ok || r.Status.Finished() {
+			if r, ok := s.runs[id]; !ok || s.live[id] == nil && r.Status.Finished() {
 				idx = i
 				break
 			}
@@ -104,18 +108,21 @@ func (s *MemoryStore) UpdateStep(_ context.Context, runID string, index int, ste
 }
 
 // createShared is CreateRun for the engine's own run record: the stored
-// record is run itself. The engine's machine writes it only under mu (its
-// RecordGuard): each step by assigning run.Steps[i], and the outcome once,
-// when the run ends (Machine.finish); FinishRun then has nothing to copy.
-// That saves a copy of the record and of every step state per run.
-// Readers still get copies, so the sharing is invisible to them.
-func (s *MemoryStore) createShared(run *Run) error {
+// record is run itself. The engine's machine writes it only while guard
+// (the run's scheduler lock) is held: each step in run.Steps, and the
+// outcome once, when the run ends (Machine.finish); FinishRun then has
+// nothing to copy. That saves a copy of the record and of every step
+// state per run, and a step's write takes no lock that other runs share.
+// Readers copy the record under guard until FinishRun, so the sharing is
+// invisible to them.
+func (s *MemoryStore) createShared(run *Run, guard sync.Locker) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.runs[run.ID]; ok {
 		return fmt.Errorf("run %q already exists", run.ID)
 	}
 	s.runs[run.ID] = run
+	s.live[run.ID] = guard
 	s.order = append(s.order, run.ID)
 	s.evict()
 	return nil
@@ -143,6 +150,7 @@ func (s *MemoryStore) FinishRun(_ context.Context, run *Run) error {
 		return ErrRunNotFound
 	}
 	if cur == run { // the engine's own record (createShared), written in place
+		delete(s.live, run.ID) // written for the last time
 		s.evict()
 		return nil
 	}
@@ -169,25 +177,60 @@ func (s *MemoryStore) FinishRun(_ context.Context, run *Run) error {
 // GetRun returns a copy of a run.
 func (s *MemoryStore) GetRun(_ context.Context, id string) (*Run, error) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	r, ok := s.runs[id]
-	if !ok {
-		return nil, ErrRunNotFound
+	guard := s.live[id]
+	if !ok || guard == nil {
+		defer s.mu.RUnlock()
+		if !ok {
+			return nil, ErrRunNotFound
+		}
+		return copyRun(r), nil
 	}
-	return copyRun(r), nil
+	s.mu.RUnlock()
+	return copyLive(r, guard), nil
 }
 
-// ListRuns returns matching runs, newest first.
+// copyLive copies a record that its run writes itself, under the run's
+// lock. The caller does not hold mu: the run may hold its lock while it
+// waits for mu. Once the run has finished, its record no longer changes,
+// and the lock (which a later run may be using) is only a brief wait.
+func copyLive(r *Run, guard sync.Locker) *Run {
+	guard.Lock()
+	defer guard.Unlock()
+	return copyRun(r)
+}
+
+// ListRuns returns matching runs, newest first. Records of running runs
+// are copied under their own locks first, then the others under mu; a run
+// that finished in between is listed once, as copied first.
 func (s *MemoryStore) ListRuns(_ context.Context, f RunFilter) ([]*Run, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
 	}
+	type liveRecord struct {
+		run   *Run
+		guard sync.Locker
+	}
+	s.mu.RLock()
+	live := make([]liveRecord, 0, len(s.live))
+	for id, g := range s.live {
+		live = append(live, liveRecord{s.runs[id], g})
+	}
+	s.mu.RUnlock()
 	var out []*Run
-	for _, r := range s.runs {
-		if f.Match(r) {
+	seen := make(map[string]bool, len(live))
+	for _, l := range live {
+		if c := copyLive(l.run, l.guard); f.Match(c) {
+			out = append(out, c)
+		}
+		seen[l.run.ID] = true
+	}
+
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for id, r := range s.runs {
+		if !seen[id] && s.live[id] == nil && f.Match(r) {
 			out = append(out, r)
 		}
 	}
@@ -201,7 +244,9 @@ func (s *MemoryStore) ListRuns(_ context.Context, f RunFilter) ([]*Run, error) {
 		out = out[:limit]
 	}
 	for i, r := range out {
-		out[i] = copyRun(r)
+		if s.runs[r.ID] == r { // the store's own record, not a copy made above
+			out[i] = copyRun(r)
+		}
 	}
 	return out, nil
 }
