@@ -32,8 +32,20 @@ type (
 
 // SchemaSource gives the input schema of a backend tool when it is known,
 // so string arguments can be coerced to the declared types ("5" -> 5).
+// The engine asks on every call, so a source may change its answers (a
+// backend that lists its tools again).
 type SchemaSource interface {
 	InputSchema(backend, tool string) (map[string]any, bool)
+}
+
+// FixedSchemaSource is a SchemaSource whose answers never change, such as
+// a snapshot of the tool catalog taken when the engine is made. The
+// engine then asks it once per tool step, and later calls of the step use
+// the schema it gave.
+type FixedSchemaSource interface {
+	SchemaSource
+	// SchemasFixed only marks the source; it is never called.
+	SchemasFixed()
 }
 
 // Elicitor asks the calling client for input on behalf of an elicitation step.

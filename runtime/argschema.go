@@ -11,7 +11,8 @@ package runtime
 // by backend and tool, and each tool step keeps the entry it used last
 // (stepPlan.argSchema). The entry remembers the schema map it was compiled
 // from: if the source later gives another map (a backend that listed its
-// tools again), the entry is compiled again. A trivial schema (one that
+// tools again), the entry is compiled again. A FixedSchemaSource is not
+// asked again once a step has its entry. A trivial schema (one that
 // accepts every object: {type: object}, with no properties) is cached as
 // "nothing to check", and so is one that does not compile (the backend's
 // schema is the backend's business: the call goes through and the
@@ -53,6 +54,7 @@ type toolKey struct{ backend, tool string }
 // subset. source identifies the schema map it came from.
 type argSchema struct {
 	source    uintptr
+	schema    map[string]any // what source points to
 	validator *jsonschema.Schema
 	fast      *fastSchema
 }
@@ -73,7 +75,7 @@ func (c *argSchemas) get(key toolKey, schema map[string]any) (*argSchema, error)
 			return as, nil
 		}
 	}
-	as := &argSchema{source: src}
+	as := &argSchema{source: src, schema: schema}
 	var err error
 	if !anyObjectSchema(schema) {
 		as.validator, err = compileSchemaWith(schema, "vmcp:///tools/"+key.backend+"/"+key.tool+"/input.json", noRemoteRefs{})

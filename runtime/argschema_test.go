@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"context"
 	"maps"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/vmcp-dev/vmcp/ir"
@@ -142,6 +144,67 @@ func TestArgSchemaCache(t *testing.T) {
 	b, err := c.get(key, s2)
 	if err != nil || b == a || b.validator != nil {
 		t.Errorf("get(jira.create, new trivial schema) = %+v, %v; want a new entry with no validator", b, err)
+	}
+}
+
+// countingSchemas is a schema source that counts how often it is asked.
+type countingSchemas struct {
+	m     schemaMap
+	asked atomic.Int32
+}
+
+func (c *countingSchemas) InputSchema(backend, tool string) (map[string]any, bool) {
+	c.asked.Add(1)
+	return c.m.InputSchema(backend, tool)
+}
+
+// fixedCounting is countingSchemas marked as a FixedSchemaSource.
+type fixedCounting struct{ *countingSchemas }
+
+func (fixedCounting) SchemasFixed() {}
+
+// TestFixedSchemaSourceIsAskedOncePerStep: the engine asks a
+// FixedSchemaSource for a tool step's schema on the step's first call
+// only, and other sources on every call; later calls still coerce their
+// arguments to the schema it gave ("5" to 5) and still fail on arguments
+// that do not match it.
+func TestFixedSchemaSourceIsAskedOncePerStep(t *testing.T) {
+	schemas := schemaMap{"svc.x": M{"type": "object", "properties": M{"v": M{"type": "integer"}}, "required": A{"v"}}}
+	wfs := plan(
+		build("ok", tool("a", "svc.x", M{"v": "5"}), tool("b", "svc.x", M{"v": 6})),
+		build("bad", tool("c", "svc.x", M{"v": "x"})),
+	)
+	for _, c := range []struct {
+		name  string
+		fixed bool
+		want  int32 // times asked in three runs of ok and two of bad
+	}{{"fixed", true, 3}, {"live", false, 8}} {
+		t.Run(c.name, func(t *testing.T) {
+			cs := &countingSchemas{m: schemas}
+			var src SchemaSource = cs
+			if c.fixed {
+				src = fixedCounting{cs}
+			}
+			e := mustEngine(t, wfs, Options{Backend: newFake(nil), Schemas: src})
+			for range 3 {
+				run, err := e.Run(context.Background(), "ok", nil, RunOptions{})
+				if err != nil || run.Status != RunCompleted {
+					t.Fatalf("Run(ok) = %v, %v", run, err)
+				}
+				if got := run.Steps[0].Output.(map[string]any)["args"].(map[string]any)["v"]; got != int64(5) {
+					t.Errorf("step a called with v = %#v; want the coerced 5", got)
+				}
+			}
+			for range 2 {
+				run, err := e.Run(context.Background(), "bad", nil, RunOptions{})
+				if err != nil || run.Status != RunFailed || !strings.Contains(run.Error.Error(), "input schema declares integer") {
+					t.Fatalf("Run(bad) = %v, %v; want it failed by the input schema", run, err)
+				}
+			}
+			if got := cs.asked.Load(); got != c.want {
+				t.Errorf("the source was asked %d times; want %d", got, c.want)
+			}
+		})
 	}
 }
 

@@ -36,6 +36,9 @@ var benchSchemas = schemaTable{
 // cost the benchmark 4% of a ten-step chain.
 type schemaTable map[toolKey]map[string]any
 
+// SchemasFixed: like catalogHints, the table never changes.
+func (schemaTable) SchemasFixed() {}
+
 func (s schemaTable) InputSchema(backend, tool string) (map[string]any, bool) {
 	m, ok := s[toolKey{backend, tool}]
 	return m, ok

@@ -83,6 +83,8 @@ type Engine struct {
 	wfs     map[string]*workflowPlan
 	backend Backend
 	schemas SchemaSource
+	// fixedSchemas: schemas is a FixedSchemaSource.
+	fixedSchemas bool
 	// argSchemas are the compiled input schemas of the tools called so
 	// far (argschema.go).
 	argSchemas argSchemas
@@ -113,6 +115,7 @@ func New(plan *ir.Plan, opts Options) (*Engine, error) {
 		log:     opts.Logger,
 		active:  make(map[string]*runState),
 	}
+	_, e.fixedSchemas = opts.Schemas.(FixedSchemaSource)
 	if e.store == nil {
 		e.store = NewMemoryStore(0)
 	}

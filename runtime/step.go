@@ -97,9 +97,18 @@ func (r *Machine) evalArgs(sp *stepPlan, data map[string]any) (map[string]any, *
 	if args == nil {
 		args = map[string]any{}
 	}
-	schema, known := r.inputSchema(sp)
-	var as *argSchema
-	if known && sp.callee == nil { // a callee validates its parameters itself (validateParams)
+	var (
+		schema map[string]any
+		known  bool
+		as     *argSchema
+	)
+	if r.e.fixedSchemas && sp.callee == nil {
+		as = sp.argSchema.Load() // the schema the source gave this step, for good
+	}
+	if as != nil {
+		schema, known = as.schema, true
+	} else if schema, known = r.inputSchema(sp); known && sp.callee == nil {
+		// A callee validates its parameters itself (validateParams).
 		as = r.e.toolArgSchema(&sp.argSchema, sp.step.Tool.Backend, sp.step.Tool.Name, schema)
 	}
 	// A tool's arguments that surely match its schema need neither

@@ -303,6 +303,12 @@ func (c catalogHints) Tool(backend, tool string) (*catalog.Tool, bool) {
 	return t, ok
 }
 
+// SchemasFixed marks the hints as a runtime.FixedSchemaSource: the
+// catalog snapshot never changes, so the engine asks once per tool step.
+func (catalogHints) SchemasFixed() {}
+
+var _ runtime.FixedSchemaSource = catalogHints{}
+
 // InputSchema implements runtime.SchemaSource.
 func (c catalogHints) InputSchema(backend, tool string) (map[string]any, bool) {
 	t, ok := c.Tool(backend, tool)
