@@ -53,9 +53,16 @@ func (b *backend) CallTool(_ context.Context, call runtime.ToolCall) (*runtime.T
 	return &runtime.ToolResult{Structured: map[string]any{"v": call.Arguments["v"]}}, nil
 }
 
+// catalogSnapshot is a catalog that never changes once loaded, which is
+// how vmcp run gives its catalog to the engine (a FixedSchemaSource: the
+// engine asks for a tool step's schema once).
+type catalogSnapshot struct{ *catalog.Catalog }
+
+func (catalogSnapshot) SchemasFixed() {}
+
 // loadSchemas reads the tools' input schemas ("backend.tool": schema,
 // tools.json) into a catalog, the schema source vmcp run gives the engine.
-func loadSchemas(tb testing.TB) *catalog.Catalog {
+func loadSchemas(tb testing.TB) catalogSnapshot {
 	tb.Helper()
 	src, err := os.ReadFile(filepath.Join(shapesDir, "tools.json"))
 	if err != nil {
@@ -76,7 +83,7 @@ func loadSchemas(tb testing.TB) *catalog.Catalog {
 		}
 		cat.Backends[backend].Tools = append(cat.Backends[backend].Tools, &catalog.Tool{Name: tool, InputSchema: s[ref]})
 	}
-	return cat
+	return catalogSnapshot{cat}
 }
 
 // newEngine compiles the shape's file and builds an engine over it.
