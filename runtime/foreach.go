@@ -156,6 +156,14 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 	results := make([]iterResult, len(items))
 	iterCtx, stopIters := context.WithCancelCause(ctx)
 	defer stopIters(nil)
+	// An iteration gives its inner step a context of the step's own
+	// timeout only while the loop's deadline is further away. Once it is
+	// not, it never is again, so when it is not at the start no iteration
+	// asks.
+	innerTimer := sp.inner != nil && sp.inner.timeout > 0
+	if dl, ok := iterCtx.Deadline(); innerTimer && ok && time.Until(dl) <= sp.inner.timeout {
+		innerTimer = false
+	}
 	stop := func() { stopIters(errIterationFailed) }
 	var (
 		next      atomic.Int64
@@ -247,7 +255,7 @@ func (r *runState) iterate(ctx context.Context, sp *stepPlan, fr frame, cv any, 
 					serr = iterationError(iterCtx, sp, i, items[i], serr)
 				}
 			} else {
-				out, skipped, serr = r.runIteration(ictx, sp, policy, fr.mu, data, outerFE, fe, itemVar, i, items[i])
+				out, skipped, serr = r.runIteration(ictx, sp, policy, fr.mu, data, outerFE, fe, itemVar, i, items[i], innerTimer)
 			}
 			if span != nil {
 				span.End(iterationEnd(skipped, serr))
@@ -348,9 +356,11 @@ func iterationError(ctx context.Context, sp *stepPlan, i int, item any, serr *St
 // worker's own template data, read under mu (its frame's lock). Its
 // .forEach holds the enclosing loops' items (outerFE) and this one: fe,
 // when the worker reuses one map for it (already data's .forEach), or a
-// new map put there when fe is nil. skipped is true when the inner step's
-// condition is false; out is then its defaultResults.
-func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, mu *sync.RWMutex, data, outerFE, fe map[string]any, itemVar string, i int, item any) (out any, skipped bool, serr *StepError) {
+// new map put there when fe is nil. innerTimer says that the inner step's
+// timeout may end before the loop's deadline (iterate). skipped is true
+// when the inner step's condition is false; out is then its
+// defaultResults.
+func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, mu *sync.RWMutex, data, outerFE, fe map[string]any, itemVar string, i int, item any, innerTimer bool) (out any, skipped bool, serr *StepError) {
 	inner := sp.inner
 	if fe == nil {
 		fe = make(map[string]any, len(outerFE)+2)
@@ -378,7 +388,7 @@ func (r *runState) runIteration(ctx context.Context, sp, policy *stepPlan, mu *s
 	if !run {
 		return inner.step.DefaultResults, true, nil
 	}
-	if inner.timeout > 0 {
+	if innerTimer {
 		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > inner.timeout {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, inner.timeout)

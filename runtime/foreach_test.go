@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vmcp-dev/vmcp/ir"
 )
@@ -135,4 +137,43 @@ func TestForEachSkippedCountsUnstarted(t *testing.T) {
 			}
 		},
 	}.run(t)
+}
+
+// TestLoopInnerStepTimeout: a loop's inner step that has a timeout of its
+// own gets it in every iteration while the loop's deadline is further
+// away (each hanging call ends after 40ms, and the iteration fails with
+// the step's timeout), and the loop's deadline when that comes first
+// (the workflow's 60ms timeout ends the run; no iteration reports a 10s
+// timeout). iterate decides which once, at the start of the loop.
+func TestLoopInnerStepTimeout(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		inner, wfTime time.Duration
+		status        RunStatus
+		errHas        string
+	}{
+		{"the step's own timeout comes first", 40 * time.Millisecond, 30 * time.Minute, RunFailed, "timed out after 40ms"},
+		{"the workflow's deadline comes first", 10 * time.Second, 60 * time.Millisecond, RunTimedOut, "workflow timed out after 60ms"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wf := build("loop",
+				forEach("each", "{{.params.items}}", "n", tool("", "svc.hang", M{"v": "{{.forEach.n}}"}).With(timeout(c.inner))),
+			)
+			wf.Timeout = ir.Duration(c.wfTime)
+			wf.InputSchema = M{"type": "object", "properties": M{"items": M{"type": "array"}}}
+			fb := newFake(map[string]*fakeTool{"svc.hang": {Hang: true}})
+			e := mustEngine(t, plan(wf), Options{Backend: fb})
+			began := time.Now()
+			run, err := e.Run(context.Background(), "loop", map[string]any{"items": A{int64(1), int64(2)}}, RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Status != c.status || run.Error == nil || !strings.Contains(run.Error.Error(), c.errHas) {
+				t.Fatalf("run = %s, %v; want %s with %q", run.Status, run.Error, c.status, c.errHas)
+			}
+			if took := time.Since(began); took > 5*time.Second {
+				t.Errorf("the run took %s: no deadline ended the hanging calls", took)
+			}
+		})
+	}
 }
