@@ -192,8 +192,8 @@ func (s *MemoryStore) GetRun(_ context.Context, id string) (*Run, error) {
 
 // copyLive copies a record that its run writes itself, under the run's
 // lock. The caller does not hold mu: the run may hold its lock while it
-// waits for mu. Once the run has finished, its record no longer changes,
-// and the lock (which a later run may be using) is only a brief wait.
+// waits for mu. Once the run has finished, its record no longer changes
+// and its lock, the run's alone, is free.
 func copyLive(r *Run, guard sync.Locker) *Run {
 	guard.Lock()
 	defer guard.Unlock()
