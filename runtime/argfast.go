@@ -318,21 +318,22 @@ func (f *fastSchema) validObject(m map[string]any) bool {
 		return false
 	}
 	for k, v := range m {
-		ps, declared := f.props[k]
-		switch {
-		case declared:
-			if !ps.surelyValid(v) {
-				return false
-			}
-		case f.noAddl:
+		ps, allowed := f.property(k)
+		if !allowed || ps != nil && !ps.surelyValid(v) {
 			return false
-		case f.addl != nil:
-			if !f.addl.surelyValid(v) {
-				return false
-			}
 		}
 	}
 	return true
+}
+
+// property is the schema that a property named k must surely match: its
+// declared one, else additionalProperties' (nil: any value). allowed is
+// false when additionalProperties is false and k is not declared.
+func (f *fastSchema) property(k string) (ps *fastSchema, allowed bool) {
+	if ps, declared := f.props[k]; declared {
+		return ps, true
+	}
+	return f.addl, !f.noAddl
 }
 
 // hasRequired reports whether m has every required property.
@@ -388,14 +389,11 @@ func newPlannedCheck(plan *valuePlan, as *argSchema) *plannedCheck {
 	}
 	props := make([]*fastSchema, len(plan.keys))
 	for i, k := range plan.keys {
-		switch ps, declared := f.props[k]; {
-		case declared:
-			props[i] = ps
-		case f.noAddl:
+		ps, allowed := f.property(k)
+		if !allowed {
 			return pc
-		default:
-			props[i] = f.addl
 		}
+		props[i] = ps
 	}
 	pc.props = props
 	return pc

@@ -51,12 +51,17 @@ type toolKey struct{ backend, tool string }
 
 // argSchema is a compiled tool input schema; validator is nil when there
 // is nothing to check, fast when the schema is not in argfast.go's
-// subset. source identifies the schema map it came from.
+// subset. schema is the map it was compiled from.
 type argSchema struct {
-	source    uintptr
-	schema    map[string]any // what source points to
+	schema    map[string]any
 	validator *jsonschema.Schema
 	fast      *fastSchema
+}
+
+// from reports whether as was compiled from schema: the same map, not an
+// equal one (a source that lists a tool again gives a new map).
+func (as *argSchema) from(schema map[string]any) bool {
+	return reflect.ValueOf(as.schema).Pointer() == reflect.ValueOf(schema).Pointer()
 }
 
 // argSchemas caches the compiled input schemas of backend tools.
@@ -69,13 +74,12 @@ type argSchemas struct {
 // schema cannot be used when it was compiled just now and failed; the
 // caller logs it.
 func (c *argSchemas) get(key toolKey, schema map[string]any) (*argSchema, error) {
-	src := reflect.ValueOf(schema).Pointer()
 	if v, ok := c.m.Load(key); ok {
-		if as := v.(*argSchema); as.source == src {
+		if as := v.(*argSchema); as.from(schema) {
 			return as, nil
 		}
 	}
-	as := &argSchema{source: src, schema: schema}
+	as := &argSchema{schema: schema}
 	var err error
 	if !anyObjectSchema(schema) {
 		as.validator, err = compileSchemaWith(schema, "vmcp:///tools/"+key.backend+"/"+key.tool+"/input.json", noRemoteRefs{})
@@ -101,7 +105,7 @@ func (noRemoteRefs) Load(url string) (any, error) {
 // the same map, without the engine cache's lookup by name.
 func (e *Engine) toolArgSchema(step *atomic.Pointer[argSchema], backend, tool string, schema map[string]any) *argSchema {
 	if step != nil {
-		if as := step.Load(); as != nil && as.source == reflect.ValueOf(schema).Pointer() {
+		if as := step.Load(); as != nil && as.from(schema) {
 			return as
 		}
 	}
