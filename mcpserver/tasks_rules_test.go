@@ -92,6 +92,9 @@ func TestTasksExtensionWireRules(t *testing.T) {
 	t.Run("routing headers", func(t *testing.T) {
 		id := c.StartTask(t, "two_questions", nil)
 		defer c.Result(t, "tasks/cancel", map[string]any{"taskId": id})
+		// The task asks first, so that "untouched" below means the rejected
+		// requests changed nothing, not that the run had not got there yet.
+		c.Wait(t, id, "input_required")
 		for _, tt := range []struct {
 			name    string
 			method  string
