@@ -29,12 +29,12 @@ package checker
 // diagnostics point at the exact file column. refs.go checks them.
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"text/template/parse"
 	"unicode/utf8"
 
+	"github.com/vmcp-dev/vmcp/internal/lazyre"
 	"github.com/vmcp-dev/vmcp/internal/spell"
 	"github.com/vmcp-dev/vmcp/ir"
 	"github.com/vmcp-dev/vmcp/parser"
@@ -387,35 +387,36 @@ func chainStart(pos int, ident []string, dot int) int {
 // ---- syntax errors ----
 
 var (
-	syntaxPrefixRE = regexp.MustCompile(`^template: t:(\d+): `)
-	startedAtRE    = regexp.MustCompile(` (?:in action )?started at t:(\d+)`)
-	badCharRE      = regexp.MustCompile(`U\+([0-9A-F]{4,6})`)
-	quotedRE       = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
-	keywordRE      = regexp.MustCompile(`^unexpected (?:<(\w+)>|\{\{(\w+)\}\})`)
-	hyphenRE       = regexp.MustCompile(`(?:\.|\$\.)(steps|params|vars)\.([A-Za-z0-9_]+)$`)
-	idTailRE       = regexp.MustCompile(`^[A-Za-z0-9_-]*`)
+	syntaxPrefixRE = lazyre.New(`^template: t:(\d+): `)
+	startedAtRE    = lazyre.New(` (?:in action )?started at t:(\d+)`)
+	badCharRE      = lazyre.New(`U\+([0-9A-F]{4,6})`)
+	quotedRE       = lazyre.New(`"((?:[^"\\]|\\.)*)"`)
+	keywordRE      = lazyre.New(`^unexpected (?:<(\w+)>|\{\{(\w+)\}\})`)
+	hyphenRE       = lazyre.New(`(?:\.|\$\.)(steps|params|vars)\.([A-Za-z0-9_]+)$`)
+	idTailRE       = lazyre.New(`^[A-Za-z0-9_-]*`)
+	undefinedFnRE  = lazyre.New(`^function "([^"]+)" not defined`)
 )
 
 // reportSyntax reports a text/template parse error at its file position.
 func (w *wfCheck) reportSyntax(n *parser.Node, src, raw string) {
 	line := 1
 	msg := raw
-	if m := syntaxPrefixRE.FindStringSubmatch(raw); m != nil {
+	if m := syntaxPrefixRE().FindStringSubmatch(raw); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = raw[len(m[0]):]
 	}
-	if m := startedAtRE.FindStringSubmatch(msg); m != nil {
+	if m := startedAtRE().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = strings.Replace(msg, m[0], "", 1)
 	}
 	off := syntaxOffset(src, line, msg)
 	var detail []string
 	if strings.Contains(msg, "U+002D '-'") {
-		if m := hyphenRE.FindStringSubmatch(src[:off]); m != nil {
-			detail = append(detail, hyphenHint(m[1], m[2]+idTailRE.FindString(src[off:])))
+		if m := hyphenRE().FindStringSubmatch(src[:off]); m != nil {
+			detail = append(detail, hyphenHint(m[1], m[2]+idTailRE().FindString(src[off:])))
 		}
 	}
-	if m := regexp.MustCompile(`^function "([^"]+)" not defined`).FindStringSubmatch(msg); m != nil {
+	if m := undefinedFnRE().FindStringSubmatch(msg); m != nil {
 		msg += spell.DidYouMean(m[1], allFuncNames)
 	}
 	w.add(errTemplateSyntax(n.OffsetPos(off), n.Path, msg, detail...))
@@ -477,7 +478,7 @@ func syntaxOffset(src string, line int, msg string) int {
 	case strings.Contains(msg, "comment"):
 		off, ok = find("/*")
 	case strings.Contains(msg, "U+"):
-		if m := badCharRE.FindStringSubmatch(msg); m != nil {
+		if m := badCharRE().FindStringSubmatch(msg); m != nil {
 			if r, err := strconv.ParseUint(m[1], 16, 32); err == nil {
 				off, ok = find(string(rune(r)))
 			}
@@ -489,9 +490,9 @@ func syntaxOffset(src string, line int, msg string) int {
 	case strings.Contains(msg, "{{continue}}"):
 		off, ok = find("continue")
 	default:
-		if m := keywordRE.FindStringSubmatch(msg); m != nil {
+		if m := keywordRE().FindStringSubmatch(msg); m != nil {
 			off, ok = find(m[1] + m[2])
-		} else if m := quotedRE.FindStringSubmatch(msg); m != nil {
+		} else if m := quotedRE().FindStringSubmatch(msg); m != nil {
 			needle, err := strconv.Unquote(`"` + m[1] + `"`)
 			if err != nil {
 				needle = m[1]

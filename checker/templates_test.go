@@ -91,11 +91,11 @@ func TestSyntaxOffset(t *testing.T) {
 		if err != nil {
 			var line int
 			msg := err.Error()
-			if m := syntaxPrefixRE.FindStringSubmatch(msg); m != nil {
+			if m := syntaxPrefixRE().FindStringSubmatch(msg); m != nil {
 				line = atoi(m[1])
 				msg = msg[len(m[0]):]
 			}
-			if m := startedAtRE.FindStringSubmatch(msg); m != nil {
+			if m := startedAtRE().FindStringSubmatch(msg); m != nil {
 				line = atoi(m[1])
 				msg = strings.Replace(msg, m[0], "", 1)
 			}

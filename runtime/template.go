@@ -25,12 +25,12 @@ import (
 	"io"
 	"math"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"text/template"
 	"text/template/parse"
 
+	"github.com/vmcp-dev/vmcp/internal/lazyre"
 	"github.com/vmcp-dev/vmcp/ir"
 )
 
@@ -419,18 +419,18 @@ func lineColOffset(src string, line, col int) int {
 // they do in compile-time diagnostics.
 func (t *tmpl) offsetPos(offset int) ir.Pos { return t.src.OffsetPos(offset) }
 
-var execErrorRE = regexp.MustCompile(`(?s)^template: t:(\d+):(\d+): executing "t" at <(.*?)>: (.*)$`)
+var execErrorRE = lazyre.New(`(?s)^template: t:(\d+):(\d+): executing "t" at <(.*?)>: (.*)$`)
 
 var (
-	missingKeyRE = regexp.MustCompile(`^map has no entry for key "(.*)"$`)
-	nilFieldRE   = regexp.MustCompile(`^nil pointer evaluating .*\.(\w+)$`)
-	badFieldRE   = regexp.MustCompile(`^can't evaluate field (\w+) in type (.*)$`)
+	missingKeyRE = lazyre.New(`^map has no entry for key "(.*)"$`)
+	nilFieldRE   = lazyre.New(`^nil pointer evaluating .*\.(\w+)$`)
+	badFieldRE   = lazyre.New(`^can't evaluate field (\w+) in type (.*)$`)
 )
 
 // execError maps a text/template execution error to a templateError with
 // an absolute position and a message that names the step and the field.
 func (t *tmpl) execError(err error) error {
-	m := execErrorRE.FindStringSubmatch(err.Error())
+	m := execErrorRE().FindStringSubmatch(err.Error())
 	if m == nil {
 		return &templateError{pos: t.src.Pos, msg: stripTemplatePrefix(err.Error())}
 	}
@@ -439,13 +439,13 @@ func (t *tmpl) execError(err error) error {
 	node, msg := m[3], m[4]
 	pos := t.offsetPos(nodeOffset(t.src.Source, lineColOffset(t.src.Source, line, col), node))
 	chain := nodeChain(node)
-	if k := missingKeyRE.FindStringSubmatch(msg); k != nil {
+	if k := missingKeyRE().FindStringSubmatch(msg); k != nil {
 		return &templateError{pos: pos, missing: true, msg: fmt.Sprintf("%s has no field %q (in {{%s}}); use index to read an optional field", describeChain(chainBefore(chain, k[1])), k[1], node)}
 	}
-	if k := nilFieldRE.FindStringSubmatch(msg); k != nil {
+	if k := nilFieldRE().FindStringSubmatch(msg); k != nil {
 		return &templateError{pos: pos, missing: true, msg: fmt.Sprintf("cannot read field %q of %s: it is null (in {{%s}})", k[1], describeChain(chainBefore(chain, k[1])), node)}
 	}
-	if k := badFieldRE.FindStringSubmatch(msg); k != nil {
+	if k := badFieldRE().FindStringSubmatch(msg); k != nil {
 		return &templateError{pos: pos, missing: true, msg: fmt.Sprintf("cannot read field %q of %s: it is %s, not an object (in {{%s}})", k[1], describeChain(chainBefore(chain, k[1])), goTypeName(k[2]), node)}
 	}
 	if qp, ok := t.queryExprPos(err); ok {

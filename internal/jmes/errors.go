@@ -10,10 +10,11 @@ package jmes
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/jmespath-community/go-jmespath/pkg/parsing"
+
+	"github.com/vmcp-dev/vmcp/internal/lazyre"
 )
 
 // Error is a query that does not parse, cannot be evaluated, or failed:
@@ -65,11 +66,11 @@ var tokenWords = map[string]string{
 	"identifier": "a name", "lbracket": "'['", "lbrace": "'{'",
 }
 
-var tokenNameRE = regexp.MustCompile(`\b(TOK[A-Za-z]+|t(?:Quoted|Unquoted)Identifier|tColon|tNumber)\b`)
+var tokenNameRE = lazyre.New(`\b(TOK[A-Za-z]+|t(?:Quoted|Unquoted)Identifier|tColon|tNumber)\b`)
 
 // words replaces the library's token names in msg.
 func words(msg string) string {
-	return tokenNameRE.ReplaceAllStringFunc(msg, func(name string) string {
+	return tokenNameRE().ReplaceAllStringFunc(msg, func(name string) string {
 		if w, ok := tokenWords[name]; ok {
 			return w
 		}
@@ -78,13 +79,13 @@ func words(msg string) string {
 }
 
 var (
-	expectedRE   = regexp.MustCompile(`^Expected (\S+), received: (\S+)$`)
-	keywordRE    = regexp.MustCompile(`^Expected keyword (\S+), received: (\S+)$`)
-	unexpectedRE = regexp.MustCompile(`^Unexpected token: (\S+)$`)
-	trailingRE   = regexp.MustCompile(`^Unexpected token at the end of the expression: (\S+)$`)
-	invalidRE    = regexp.MustCompile(`^Invalid token: (\S+)$`)
-	unclosedRE   = regexp.MustCompile(`^Unclosed delimiter: (.)$`)
-	sliceRE      = regexp.MustCompile(`^Expected tColon or tNumber, received: (\S+)$`)
+	expectedRE   = lazyre.New(`^Expected (\S+), received: (\S+)$`)
+	keywordRE    = lazyre.New(`^Expected keyword (\S+), received: (\S+)$`)
+	unexpectedRE = lazyre.New(`^Unexpected token: (\S+)$`)
+	trailingRE   = lazyre.New(`^Unexpected token at the end of the expression: (\S+)$`)
+	invalidRE    = lazyre.New(`^Invalid token: (\S+)$`)
+	unclosedRE   = lazyre.New(`^Unclosed delimiter: (.)$`)
+	sliceRE      = lazyre.New(`^Expected tColon or tNumber, received: (\S+)$`)
 )
 
 // found words what the parser met: "the query ended" at the end, else
@@ -100,17 +101,17 @@ func found(tok string) string {
 func syntaxError(expr string, se parsing.SyntaxError) *Error {
 	msg := strings.TrimPrefix(se.Error(), "SyntaxError: ")
 	e := &Error{Off: se.Offset}
-	if m := sliceRE.FindStringSubmatch(msg); m != nil {
+	if m := sliceRE().FindStringSubmatch(msg); m != nil {
 		e.Msg, e.Fix = "a slice takes numbers and ':' but "+found(m[1]), "write [start:stop:step], as in [0:2]"
-	} else if m := keywordRE.FindStringSubmatch(msg); m != nil {
+	} else if m := keywordRE().FindStringSubmatch(msg); m != nil {
 		e.Msg, e.Fix = fmt.Sprintf("expected %q after the bindings of let but %s", m[1], found(m[2])), "write let $name = expression, $other = expression in body"
-	} else if m := expectedRE.FindStringSubmatch(msg); m != nil {
+	} else if m := expectedRE().FindStringSubmatch(msg); m != nil {
 		e.Msg, e.Fix = "expected "+words(m[1])+" but "+found(m[2]), expectedFix(m[1])
-	} else if m := trailingRE.FindStringSubmatch(msg); m != nil {
+	} else if m := trailingRE().FindStringSubmatch(msg); m != nil {
 		e.Msg, e.Fix = words(m[1])+" follows a complete expression", "join the parts with '.', '|' or an operator, or remove what follows"
-	} else if m := unexpectedRE.FindStringSubmatch(msg); m != nil {
+	} else if m := unexpectedRE().FindStringSubmatch(msg); m != nil {
 		e.Msg = "unexpected " + words(m[1])
-	} else if m := invalidRE.FindStringSubmatch(msg); m != nil {
+	} else if m := invalidRE().FindStringSubmatch(msg); m != nil {
 		e.Msg = words(m[1]) + " cannot start an expression"
 		switch m[1] {
 		case "TOKNumber":
@@ -118,7 +119,7 @@ func syntaxError(expr string, se parsing.SyntaxError) *Error {
 		case "TOKJSONLiteral", "TOKStringLiteral":
 			e.Msg = words(m[1]) + " cannot stand here"
 		}
-	} else if m := unclosedRE.FindStringSubmatch(msg); m != nil {
+	} else if m := unclosedRE().FindStringSubmatch(msg); m != nil {
 		e.Msg, e.Fix = "the "+delimited(m[1])+" starting here is never closed", "end it with "+m[1]
 		e.Off = unclosedAt(expr, se.Offset)
 	} else {
