@@ -1,4 +1,4 @@
-package runtime_test
+package sqlite_test
 
 import (
 	"context"
