@@ -17,6 +17,15 @@
 # the raw outputs there; NEWBENCH is this tree's benchmark when it has
 # another name (BenchmarkRunNoSchemas against REV's BenchmarkRun), its
 # results then paired with REV's by their sub-benchmark names.
+#
+# Both test binaries' live heap at start is printed first (what every
+# garbage collection marks again besides the benchmark's own data: under
+# Go's minimum heap goal of 4 MB a cycle comes as often in both binaries,
+# so a bigger start heap costs the benchmark more per cycle).
+# BALLAST_KB=n gives REV's binary n KB more of live heap at start (a
+# throwaway test file in its worktree, 128-byte objects with pointers),
+# so that a difference in what the two test binaries link can be told
+# from one in the code measured: set it to the difference printed.
 set -euo pipefail
 
 rev=${1:?usage: $0 REV PKG BENCH [rounds]}
@@ -35,10 +44,43 @@ cleanup() {
 trap cleanup EXIT
 
 git -C "$root" worktree add -q --detach "$work/old" "$rev"
+if [[ -n ${BALLAST_KB:-} ]]; then
+	name=$(cd "$work/old" && go list -f '{{.Name}}' "$pkg")
+	cat >"$work/old/$pkg/zz_vs_ballast_test.go" <<EOF
+package $name
+
+type vsBallastNode struct {
+	next *vsBallastNode
+	v    any
+	pad  [13]uintptr
+}
+
+var vsBallast = func() *vsBallastNode {
+	var head *vsBallastNode
+	for i := 0; i < ${BALLAST_KB} * 1024 / 128; i++ {
+		head = &vsBallastNode{next: head, v: i}
+	}
+	return head
+}()
+EOF
+fi
 echo "building $pkg at $rev" >&2
 (cd "$work/old" && go test -c -o "$work/old.test" "$pkg")
 echo "building $pkg in this tree ($(git -C "$root" rev-parse --short HEAD))" >&2
 (cd "$root" && go test -c -o "$work/new.test" "$pkg")
+
+# The live heap at start: a heap profile of every allocation, written
+# after a collection, by a binary that runs nothing.
+for side in old new; do
+	dir=$root/$pkg
+	[[ $side == old ]] && dir=$work/old/$pkg
+	(cd "$dir" && GODEBUG=memprofilerate=1 "$work/$side.test" -test.run '^$' -test.memprofilerate 1 \
+		-test.memprofile "$work/$side.heap" >/dev/null 2>&1)
+	label=$rev${BALLAST_KB:+ + ${BALLAST_KB} KB ballast}
+	[[ $side == new ]] && label="this tree"
+	go tool pprof -sample_index=inuse_space -top -nodecount=1 "$work/$side.test" "$work/$side.heap" 2>/dev/null |
+		sed -n "s/.* of \([0-9.]*[kMG]*B\) total.*/live heap at start, $label: \1/p" >&2
+done
 
 # A test binary runs in its package's directory, as go test runs it.
 for ((r = 1; r <= rounds; r++)); do
