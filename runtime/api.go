@@ -33,7 +33,8 @@ type (
 // SchemaSource gives the input schema of a backend tool when it is known,
 // so string arguments can be coerced to the declared types ("5" -> 5).
 // The engine asks on every call, so a source may change its answers (a
-// backend that lists its tools again).
+// backend that lists its tools again), unless the source says it never
+// does (FixedSchemaSource).
 type SchemaSource interface {
 	InputSchema(backend, tool string) (map[string]any, bool)
 }
