@@ -58,9 +58,15 @@ func (a *Activities) CallTool(ctx context.Context, in CallInput) (*CallOutput, e
 	stop()
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) && activity.GetInfo(ctx).IsLocalActivity {
-			// A local attempt's budget (quick.go): the workflow goes on
-			// with a regular activity.
-			return nil, temporal.NewNonRetryableApplicationError("the call ran past a local activity's budget", ErrLocalBudget, nil)
+			if budgetFirst(ctx, in.Deadline) {
+				// A local attempt's budget (quick.go): the workflow goes
+				// on with a regular activity.
+				return nil, temporal.NewNonRetryableApplicationError("the call ran past a local activity's budget", ErrLocalBudget, nil)
+			}
+			// The budget was the step's own deadline (a step timeout
+			// under localBudget), which the call's context shares: the
+			// step timed out, whichever of the two ended first.
+			return &CallOutput{Err: err.Error(), TimedOut: true}, nil
 		}
 		if ctx.Err() != nil {
 			// Cancelled (or Temporal's own timeout): the workflow no longer
@@ -80,6 +86,16 @@ func (a *Activities) CallTool(ctx context.Context, in CallInput) (*CallOutput, e
 			ErrPayloadTooLarge, nil)
 	}
 	return &CallOutput{Result: res}, nil
+}
+
+// budgetFirst reports whether ctx, a local activity's, ends before
+// stepDeadline (zero: none), so that its end is a local attempt's budget
+// and not the step's timeout. callLocal gives a step whose deadline comes
+// first the time left to it as the budget, and the activity's deadline
+// then falls at or after the step's, as it is counted from the schedule.
+func budgetFirst(ctx context.Context, stepDeadline time.Time) bool {
+	dl, ok := ctx.Deadline()
+	return ok && (stepDeadline.IsZero() || dl.Before(stepDeadline))
 }
 
 // ExecuteStep runs one step whole (a forEach, its iterations and bodies)

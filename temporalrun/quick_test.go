@@ -197,3 +197,40 @@ func planTools(plan *ir.Plan) []string {
 	}
 	return out
 }
+
+// TestBudgetFirst: a local attempt's end is its budget only when the
+// activity's deadline comes before the step's; at or after it (callLocal
+// gave the budget the step's remaining time) it is the step's timeout,
+// which the semantic suite's "step timeout" case once saw reported as a
+// budget when the two deadlines fell within a millisecond.
+func TestBudgetFirst(t *testing.T) {
+	now := time.Now()
+	for _, c := range []struct {
+		name        string
+		local, step time.Duration // from now; step 0: no step deadline
+		noLocal     bool
+		want        bool
+	}{
+		{name: "the budget ends first", local: 10 * time.Millisecond, step: time.Second, want: true},
+		{name: "the same instant is the step's", local: 20 * time.Millisecond, step: 20 * time.Millisecond, want: false},
+		{name: "the step ends first", local: 21 * time.Millisecond, step: 20 * time.Millisecond, want: false},
+		{name: "no step deadline", local: 10 * time.Millisecond, want: true},
+		{name: "no activity deadline", noLocal: true, step: time.Second, want: false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			if !c.noLocal {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(ctx, now.Add(c.local))
+				defer cancel()
+			}
+			var step time.Time
+			if c.step != 0 {
+				step = now.Add(c.step)
+			}
+			if got := budgetFirst(ctx, step); got != c.want {
+				t.Errorf("budgetFirst = %v; want %v", got, c.want)
+			}
+		})
+	}
+}
